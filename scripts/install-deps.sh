@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs what opscope needs to build and test on Debian 12, from Debian's archive only.
+# Safe to run again: apt-get skips what is installed. Runs apt through sudo when not root.
+set -euo pipefail
+
+packages=(cmake ninja-build gcc clang clang-format libclang-rt-14-dev libzstd-dev zstd
+	python3 pkg-config)
+
+missing=()
+for p in "${packages[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+	echo "install-deps: all packages present"
+	exit 0
+fi
+
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+if ! $sudo apt-get install -y --no-install-recommends "${missing[@]}"; then
+	$sudo apt-get update
+	$sudo apt-get install -y --no-install-recommends "${missing[@]}"
+fi

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it: dependencies, formatting check, then
+#   1. the ASan+UBSan build with every unit, e2e and fuzz-replay test;
+#   2. the TSan build with the tests of buffers, writer and timers (label tsan-able: unit).
+# Usage: scripts/test.sh   (from anywhere; builds under build/asan and build/tsan)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/install-deps.sh
+
+echo "== format check (clang-format 14)"
+mapfile -t sources < <(git ls-files '*.c' '*.h' 2>/dev/null || find src include tests fuzz -name '*.[ch]')
+clang-format --dry-run --Werror "${sources[@]}"
+
+jobs=$(nproc)
+
+echo "== ASan + UBSan build and tests"
+cmake --preset asan >/dev/null
+cmake --build build/asan -j "$jobs"
+(cd build/asan && ctest --output-on-failure -j "$jobs")
+
+echo "== TSan build and tests of the recording core"
+cmake --preset tsan >/dev/null
+cmake --build build/tsan -j "$jobs"
+(cd build/tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -L unit \
+	-R 'record|drops|timers|profiler|nvtx')
+
+echo "== all tests passed"

@@ -1,0 +1,316 @@
+/*
+ * cmd_record.c: `opscope record [options] -- COMMAND [ARGS...]`.
+ *
+ * Runs COMMAND with libopscope preloaded (LD_PRELOAD) and registered as its NVTX injection
+ * library (NVTX_INJECTION64_PATH), with OPSCOPE_AUTOSTART=1 so the runtime records from
+ * before main() to exit. The root process writes the output file; every other process of
+ * the command (forks, exec'd children) writes "<stem>.<pid>.opscope" beside it. Signals
+ * that would stop us (SIGINT, SIGTERM, SIGHUP, SIGQUIT) are forwarded to the command, and our
+ * exit status is the command's (128 + signal when it was killed).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "trace/reader.h"
+
+static volatile sig_atomic_t record_child_pid;
+
+static void record_forward(int sig)
+{
+	if (record_child_pid > 0)
+		kill((pid_t)record_child_pid, sig);
+}
+
+static const char record_usage[] =
+	"usage: opscope record [options] -- COMMAND [ARGS...]\n"
+	"\n"
+	"Run COMMAND and record it: ranges of instrumented programs (C API, NVTX) and\n"
+	"every process it starts, each into its own trace file.\n"
+	"\n"
+	"options:\n"
+	"  -o, --output PATH     trace file of the command's first process, or a directory\n"
+	"                        (ending in '/') for one file per process\n"
+	"                        (default: COMMAND.opscope, or COMMAND.N.opscope if taken)\n"
+	"  -f, --force           overwrite PATH if it exists\n"
+	"      --buffer-size MB  event buffers per process (default 64)\n"
+	"      --flush-ms MS     how often buffered events reach the file (default 100)\n"
+	"      --compress KIND   none or zstd (default zstd when available)\n"
+	"      --no-nvtx         do not capture NVTX ranges\n"
+	"  -q, --quiet           print nothing after the command exits\n"
+	"  -h, --help            show this help\n";
+
+/* Locate libopscope.so: $OPSCOPE_LIB, next to the executable, or ../lib from it. */
+static int record_find_library(char *out, size_t size)
+{
+	const char *env = getenv("OPSCOPE_LIB");
+	if (env && *env) {
+		if (!realpath(env, out))
+			return -1;
+		return 0;
+	}
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return -1;
+	exe[n] = '\0';
+	char *slash = strrchr(exe, '/');
+	if (!slash)
+		return -1;
+	*slash = '\0';
+	static const char *const rel[] = { "/libopscope.so", "/../lib/libopscope.so",
+					   "/../lib/x86_64-linux-gnu/libopscope.so",
+					   "/../lib64/libopscope.so" };
+	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+		char cand[PATH_MAX + 64];
+		snprintf(cand, sizeof(cand), "%s%s", exe, rel[i]);
+		if (access(cand, R_OK) == 0 && realpath(cand, out)) {
+			(void)size;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* Default output: "<command>.opscope", or "<command>.N.opscope" for the first free N. */
+static void record_default_output(const char *command, char *out, size_t size, int force)
+{
+	const char *base = strrchr(command, '/');
+	base = base ? base + 1 : command;
+	snprintf(out, size, "%s.opscope", base);
+	for (int n = 1; !force && access(out, F_OK) == 0 && n < 10000; n++)
+		snprintf(out, size, "%s.%d.opscope", base, n);
+}
+
+static int record_set_preload(const char *lib)
+{
+	const char *old = getenv("LD_PRELOAD");
+	if (!old || !*old)
+		return setenv("LD_PRELOAD", lib, 1);
+	size_t n = strlen(lib) + strlen(old) + 2;
+	char *v = malloc(n);
+	if (!v)
+		return -1;
+	snprintf(v, n, "%s:%s", lib, old);
+	int rc = setenv("LD_PRELOAD", v, 1);
+	free(v);
+	return rc;
+}
+
+/* Print one line per trace file the command produced: the root file, then its siblings
+ * "<stem>.<pid>.opscope" (other processes). */
+static void record_report(const char *path, int is_dir)
+{
+	char dir[PATH_MAX], stem[PATH_MAX];
+	snprintf(dir, sizeof(dir), "%s", path);
+	if (is_dir) {
+		snprintf(stem, sizeof(stem), "%s", "");
+	} else {
+		char *slash = strrchr(dir, '/');
+		const char *file = slash ? slash + 1 : dir;
+		snprintf(stem, sizeof(stem), "%s", file);
+		char *dot = strrchr(stem, '.');
+		if (dot && dot != stem)
+			*dot = '\0';
+		if (slash)
+			*slash = '\0';
+		else
+			snprintf(dir, sizeof(dir), ".");
+	}
+	DIR *d = opendir(dir);
+	if (!d)
+		return;
+	struct dirent *e;
+	size_t stem_len = strlen(stem);
+	while ((e = readdir(d))) {
+		const char *name = e->d_name;
+		size_t len = strlen(name);
+		if (len < 8 || strcmp(name + len - 8, ".opscope") != 0)
+			continue;
+		if (!is_dir && strncmp(name, stem, stem_len) != 0)
+			continue;
+		if (!is_dir && name[stem_len] != '.')
+			continue;
+		char file[PATH_MAX * 2];
+		snprintf(file, sizeof(file), "%s/%s", dir, name);
+		struct reader_summary s;
+		if (reader_summarize(file, &s) == 0)
+			fprintf(stderr,
+				"opscope: %s: %llu events, %llu dropped, %u threads, pid %u%s\n",
+				file, (unsigned long long)s.events, (unsigned long long)s.dropped,
+				s.threads, s.pid, s.complete ? "" : " (incomplete)");
+		else
+			fprintf(stderr, "opscope: %s: unreadable\n", file);
+	}
+	closedir(d);
+}
+
+int cmd_record(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "force", no_argument, NULL, 'f' },
+		{ "buffer-size", required_argument, NULL, 'b' },
+		{ "flush-ms", required_argument, NULL, 'F' },
+		{ "compress", required_argument, NULL, 'c' },
+		{ "no-nvtx", no_argument, NULL, 'N' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *output = NULL, *buffer_mb = NULL, *flush_ms = NULL, *compress = NULL;
+	int force = 0, nvtx = 1, quiet = 0, c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+o:fqh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			output = optarg;
+			break;
+		case 'f':
+			force = 1;
+			break;
+		case 'b':
+			buffer_mb = optarg;
+			break;
+		case 'F':
+			flush_ms = optarg;
+			break;
+		case 'c':
+			compress = optarg;
+			break;
+		case 'N':
+			nvtx = 0;
+			break;
+		case 'q':
+			quiet = 1;
+			break;
+		case 'h':
+			fputs(record_usage, stdout);
+			return 0;
+		default:
+			return cli_usage_error("record", NULL);
+		}
+	}
+	if (optind >= argc)
+		return cli_usage_error("record", "no command given (opscope record -- COMMAND)");
+	if (buffer_mb && (atol(buffer_mb) <= 0 || strspn(buffer_mb, "0123456789") !=
+							   strlen(buffer_mb)))
+		return cli_usage_error("record", "--buffer-size wants a positive number of MB");
+	if (flush_ms && (atol(flush_ms) <= 0 || strspn(flush_ms, "0123456789") !=
+							 strlen(flush_ms)))
+		return cli_usage_error("record", "--flush-ms wants a positive number");
+	if (compress && strcmp(compress, "none") != 0 && strcmp(compress, "zstd") != 0)
+		return cli_usage_error("record", "--compress wants 'none' or 'zstd'");
+
+	char lib[PATH_MAX];
+	if (record_find_library(lib, sizeof(lib)) != 0) {
+		fprintf(stderr, "opscope: record: cannot find libopscope.so (set OPSCOPE_LIB)\n");
+		return 1;
+	}
+	char out[PATH_MAX];
+	if (output)
+		snprintf(out, sizeof(out), "%s", output);
+	else
+		record_default_output(argv[optind], out, sizeof(out), force);
+	size_t out_len = strlen(out);
+	struct stat st;
+	int is_dir = (out_len && out[out_len - 1] == '/') ||
+		     (stat(out, &st) == 0 && S_ISDIR(st.st_mode));
+	if (!is_dir && !force && output && access(out, F_OK) == 0) {
+		fprintf(stderr, "opscope: record: %s exists (use -f to overwrite)\n", out);
+		return 1;
+	}
+	if (is_dir)
+		mkdir(out, 0755);
+	/* Absolute, so that processes that change directory write to the same place. */
+	char abs_out[PATH_MAX + 2];
+	if (out[0] != '/') {
+		char cwd[PATH_MAX];
+		if (!getcwd(cwd, sizeof(cwd))) {
+			fprintf(stderr, "opscope: record: getcwd: %s\n", strerror(errno));
+			return 1;
+		}
+		if (strlen(cwd) + strlen(out) + 2 > sizeof(abs_out)) {
+			fprintf(stderr, "opscope: record: output path too long\n");
+			return 1;
+		}
+		snprintf(abs_out, sizeof(abs_out), "%s/%s", cwd, out);
+	} else {
+		snprintf(abs_out, sizeof(abs_out), "%s", out);
+	}
+	if (is_dir && abs_out[strlen(abs_out) - 1] != '/')
+		strcat(abs_out, "/");
+	if (!is_dir && force)
+		unlink(abs_out);
+
+	if (record_set_preload(lib) != 0 || setenv("OPSCOPE_AUTOSTART", "1", 1) != 0 ||
+	    setenv("OPSCOPE_OUTPUT", abs_out, 1) != 0) {
+		fprintf(stderr, "opscope: record: cannot set the environment\n");
+		return 1;
+	}
+	if (nvtx) {
+		const char *prev = getenv("NVTX_INJECTION64_PATH");
+		if (prev && *prev && strcmp(prev, lib) != 0)
+			fprintf(stderr,
+				"opscope: record: NVTX_INJECTION64_PATH is set (%s); NVTX ranges go "
+				"there, not to opscope\n",
+				prev);
+		else
+			setenv("NVTX_INJECTION64_PATH", lib, 1);
+	} else {
+		setenv("OPSCOPE_NVTX", "0", 1);
+	}
+	if (buffer_mb)
+		setenv("OPSCOPE_BUFFER_MB", buffer_mb, 1);
+	if (flush_ms)
+		setenv("OPSCOPE_FLUSH_MS", flush_ms, 1);
+	if (compress)
+		setenv("OPSCOPE_COMPRESS", compress, 1);
+
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "opscope: record: fork: %s\n", strerror(errno));
+		return 1;
+	}
+	if (pid == 0) {
+		char root[32];
+		snprintf(root, sizeof(root), "%d", (int)getpid());
+		setenv("OPSCOPE_ROOT_PID", root, 1);
+		execvp(argv[optind], argv + optind);
+		fprintf(stderr, "opscope: record: cannot run %s: %s\n", argv[optind],
+			strerror(errno));
+		_exit(127);
+	}
+	record_child_pid = pid;
+	static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
+		signal(forwarded[i], record_forward);
+
+	int status = 0;
+	while (waitpid(pid, &status, 0) < 0) {
+		if (errno != EINTR) {
+			fprintf(stderr, "opscope: record: waitpid: %s\n", strerror(errno));
+			return 1;
+		}
+	}
+	int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
+		return 127;
+	if (!quiet) {
+		if (WIFSIGNALED(status))
+			fprintf(stderr, "opscope: %s was killed by signal %d\n", argv[optind],
+				WTERMSIG(status));
+		record_report(abs_out, is_dir);
+	}
+	return rc;
+}

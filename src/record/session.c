@@ -1,0 +1,927 @@
+/*
+ * session.c: a recording session and its writer thread.
+ *
+ * A session owns one trace file. Threads fill chunks (emit.c); the writer thread wakes
+ * every few milliseconds (more often while there is work, up to flush_interval_ms when
+ * idle), takes the full chunks, snapshots the committed prefix of every thread's current
+ * chunk, and appends records to the file. Producers never signal the writer: waking it would
+ * be a system call on their path.
+ *
+ * Ordering rules that make a file readable at any cut:
+ *   - STRINGS and THREAD records for everything an EVENTS record references are written
+ *     before it (the writer reads the string and thread counts after it has acquired the
+ *     chunks, so every id in them is covered);
+ *   - events of one track are written in order: full chunks arrive in the order their
+ *     thread retired them, and a thread's current chunk is snapshotted only when all its
+ *     earlier chunks are written (chunk sequence numbers);
+ *   - END is written last, only on a clean stop.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "opscope_config.h"
+#include "record/buffers.h"
+#include "record/clock.h"
+#include "record/intern.h"
+#include "record/record.h"
+#include "record/session.h"
+#include "record/timers.h"
+#include "trace/encode.h"
+#include "trace/tracefile.h"
+#include "util/buf.h"
+#include "util/bytes.h"
+#include "util/error.h"
+
+#define SESSION_DEFAULT_BUFFER (64u << 20)
+#define SESSION_DEFAULT_CHUNK (64u << 10)
+#define SESSION_DEFAULT_FLUSH_MS 100u
+#define SESSION_BUSY_POLL_MS 1u
+#define SESSION_CLOCK_INTERVAL_NS 1000000000ull
+
+/* Per-track state kept by the writer for the current session. */
+struct track_state {
+	uint32_t expected_seq;    /* next chunk sequence number to write */
+	uint64_t drops_baseline;  /* thread's drop counter when the session started */
+	uint64_t drops_written;   /* last cumulative drop count written */
+	uint32_t name_id_written; /* name id in the last THREAD record, UINT32_MAX = none */
+	int announced;            /* a THREAD record was written this session */
+	int exited_written;       /* the last THREAD record said the thread exited */
+};
+
+struct session {
+	pthread_mutex_t lock;         /* start/stop/flush, and `meta` */
+	int active;                   /* a session is recording */
+	uint64_t gen;                 /* generation of the current/last session */
+	struct opscope_options opts;  /* resolved options */
+	char path[PATH_MAX];          /* trace file */
+	int lazy_open;                /* open the file only when there are events (fork child) */
+	int exclusive;                /* create the file with O_EXCL */
+	pthread_t writer;             /* the writer thread */
+	int writer_running;           /* writer was started and not joined */
+	sem_t wake;                   /* posted to wake the writer early */
+	_Atomic int stop_requested;   /* writer: final round and exit */
+	_Atomic int writer_done;      /* writer finished its final round */
+	_Atomic int terminating_signal; /* signal number that stopped the process, 0 if none */
+	pthread_cond_t flush_cond;    /* signalled when a flush round completes */
+	uint64_t flush_requested;     /* rounds asked for (under lock) */
+	uint64_t flush_completed;     /* rounds done (under lock) */
+	struct buf meta;              /* pending METADATA entries (under lock) */
+	uint32_t meta_count;          /* entries in `meta` */
+
+	/* Writer-only state. */
+	struct tracefile tf;          /* the file, when open */
+	int file_open;                /* tf is open */
+	int file_failed;              /* opening or writing failed: stop writing */
+	int open_errno;               /* errno of a failed open */
+	uint32_t strings_written;     /* ids < this are in the file */
+	struct track_state *tracks;   /* per track */
+	uint32_t tracks_cap;          /* entries allocated in `tracks` */
+	uint64_t last_clock_mono_ns;  /* when the last CLOCK record was written */
+	struct buf rec;               /* record payload being built */
+
+	/* Shared statistics. */
+	_Atomic uint64_t events_written; /* events in EVENTS records */
+	_Atomic uint64_t bytes_written;  /* file size */
+};
+
+static struct session S = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.flush_cond = PTHREAD_COND_INITIALIZER,
+};
+
+/* ---------------------------------------------------------------------------------------- */
+/* Writer. */
+
+static struct track_state *writer_track(uint32_t track)
+{
+	if (track >= S.tracks_cap) {
+		uint32_t cap = S.tracks_cap ? S.tracks_cap : 64;
+		while (cap <= track)
+			cap *= 2;
+		struct track_state *t = realloc(S.tracks, cap * sizeof(*t));
+		if (!t)
+			return NULL;
+		memset(t + S.tracks_cap, 0, (cap - S.tracks_cap) * sizeof(*t));
+		for (uint32_t i = S.tracks_cap; i < cap; i++)
+			t[i].name_id_written = UINT32_MAX;
+		S.tracks = t;
+		S.tracks_cap = cap;
+	}
+	return &S.tracks[track];
+}
+
+static void writer_record(uint16_t type, int compressible)
+{
+	if (!S.file_open || S.file_failed)
+		return;
+	if (S.rec.oom || tracefile_record(&S.tf, type, S.rec.data, S.rec.len, compressible) != 0)
+		S.file_failed = 1;
+	atomic_store_explicit(&S.bytes_written, S.tf.bytes_written, memory_order_relaxed);
+	buf_clear(&S.rec);
+}
+
+static void writer_clock(void)
+{
+	struct clock_pair p;
+	clock_pair(&p);
+	buf_u64(&S.rec, p.ticks);
+	buf_u64(&S.rec, p.mono_ns);
+	buf_u64(&S.rec, p.realtime_ns);
+	buf_u64(&S.rec, (uint64_t)(record_ticks_per_second() + 0.5));
+	writer_record(OPS_REC_CLOCK, 0);
+	S.last_clock_mono_ns = p.mono_ns;
+}
+
+static void meta_add(struct buf *b, uint32_t *count, const char *key, const char *value)
+{
+	buf_str(b, key, strlen(key));
+	buf_str(b, value, strlen(value));
+	(*count)++;
+}
+
+/* Process description, written once when the file opens. */
+static void writer_process_metadata(void)
+{
+	struct buf m;
+	uint32_t n = 0;
+	char tmp[4096];
+	buf_init(&m);
+
+	FILE *f = fopen("/proc/self/comm", "r");
+	if (f) {
+		if (fgets(tmp, sizeof(tmp), f)) {
+			tmp[strcspn(tmp, "\n")] = '\0';
+			meta_add(&m, &n, "program", tmp);
+		}
+		fclose(f);
+	}
+	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		ssize_t len = read(fd, tmp, sizeof(tmp) - 1);
+		close(fd);
+		if (len > 0) {
+			for (ssize_t i = 0; i < len - 1; i++)
+				if (tmp[i] == '\0')
+					tmp[i] = ' ';
+			tmp[len] = '\0';
+			meta_add(&m, &n, "cmdline", tmp);
+		}
+	}
+	if (gethostname(tmp, sizeof(tmp) - 1) == 0) {
+		tmp[sizeof(tmp) - 1] = '\0';
+		meta_add(&m, &n, "hostname", tmp);
+	}
+	snprintf(tmp, sizeof(tmp), "%d", (int)getpid());
+	meta_add(&m, &n, "pid", tmp);
+	snprintf(tmp, sizeof(tmp), "%d", (int)getppid());
+	meta_add(&m, &n, "ppid", tmp);
+	static const char *const rank_vars[] = { "RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK",
+						 "SLURM_PROCID" };
+	for (size_t i = 0; i < sizeof(rank_vars) / sizeof(rank_vars[0]); i++) {
+		const char *v = getenv(rank_vars[i]);
+		if (v && *v) {
+			meta_add(&m, &n, "rank", v);
+			break;
+		}
+	}
+	meta_add(&m, &n, "clocksource", clock_source_name(tmp, sizeof(tmp)));
+	meta_add(&m, &n, "tick_clock", clock_use_tsc ? "tsc" : "monotonic");
+	meta_add(&m, &n, "opscope_version", OPSCOPE_VERSION_STRING);
+
+	buf_u32(&S.rec, n);
+	buf_append(&S.rec, m.data, m.len);
+	buf_free(&m);
+	writer_record(OPS_REC_METADATA, 1);
+}
+
+static void writer_pending_metadata(void)
+{
+	pthread_mutex_lock(&S.lock);
+	if (S.meta_count) {
+		buf_u32(&S.rec, S.meta_count);
+		buf_append(&S.rec, S.meta.data, S.meta.len);
+		buf_clear(&S.meta);
+		S.meta_count = 0;
+	}
+	pthread_mutex_unlock(&S.lock);
+	if (S.rec.len)
+		writer_record(OPS_REC_METADATA, 1);
+}
+
+static int writer_open(void)
+{
+	if (S.file_open || S.file_failed)
+		return S.file_open;
+	uint64_t features = clock_use_tsc ? OPS_FEAT_TSC : 0;
+	int level = 0;
+	if (S.opts.compression != OPSCOPE_COMPRESS_NONE && OPSCOPE_HAVE_ZSTD)
+		level = S.opts.compression_level ? S.opts.compression_level : 1;
+	char path[PATH_MAX + 16];
+	int rc = -EEXIST;
+	/* Exclusive names (children) get ".1", ".2", ... if taken. */
+	for (int attempt = 0; attempt < 100 && rc == -EEXIST; attempt++) {
+		if (attempt == 0)
+			snprintf(path, sizeof(path), "%s", S.path);
+		else
+			snprintf(path, sizeof(path), "%s.%d", S.path, attempt);
+		rc = tracefile_open(&S.tf, path, S.exclusive, features, level, (uint32_t)getpid(),
+				    clock_realtime_ns());
+		if (rc != 0)
+			tracefile_close(&S.tf);
+		if (!S.exclusive)
+			break;
+	}
+	if (rc != 0) {
+		S.file_failed = 1;
+		S.open_errno = -rc;
+		return 0;
+	}
+	memcpy(S.path, path, sizeof(S.path) - 1); /* S.path is a prefix of path plus ".N" */
+	S.path[sizeof(S.path) - 1] = '\0';
+	S.file_open = 1;
+	writer_process_metadata();
+	writer_clock();
+	return 1;
+}
+
+static void writer_strings(void)
+{
+	uint32_t count = intern_count();
+	uint32_t next = S.strings_written ? S.strings_written : 1;
+	while (next < count) {
+		buf_u32(&S.rec, next);
+		size_t count_pos = S.rec.len;
+		buf_u32(&S.rec, 0);
+		uint32_t n = 0;
+		/* Keep records well under the reader's limit. */
+		for (uint32_t id = next; id < count && S.rec.len < (4u << 20); id++, n++) {
+			uint32_t len;
+			const char *s = record_string(id, &len);
+			buf_str(&S.rec, s, len);
+		}
+		if (!S.rec.oom)
+			put_u32le(S.rec.data + count_pos, n);
+		writer_record(OPS_REC_STRINGS, 1);
+		next += n;
+	}
+	S.strings_written = next;
+}
+
+/* The thread's name: set through the API, else what the OS says now. */
+static uint32_t writer_thread_name(const struct rthread *t, int exited)
+{
+	uint32_t id = atomic_load_explicit(&t->name_id, memory_order_relaxed);
+	if (id || exited)
+		return id;
+	char path[64], name[64];
+	snprintf(path, sizeof(path), "/proc/self/task/%d/comm", (int)t->tid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (fgets(name, sizeof(name), f)) {
+		name[strcspn(name, "\n")] = '\0';
+		id = record_intern(name, strlen(name));
+	}
+	fclose(f);
+	return id;
+}
+
+static void writer_thread_record(struct rthread *t, struct track_state *ts, uint32_t name,
+				 int exited)
+{
+	writer_strings(); /* the name may be new */
+	buf_u32(&S.rec, t->track);
+	buf_u32(&S.rec, (uint32_t)t->pid);
+	buf_u64(&S.rec, (uint64_t)t->tid);
+	buf_u32(&S.rec, name);
+	buf_u32(&S.rec, (exited ? OPS_THREADF_EXITED : 0u) | (t->is_main ? OPS_THREADF_MAIN : 0u));
+	writer_record(OPS_REC_THREAD, 0);
+	ts->announced = 1;
+	ts->name_id_written = name;
+	ts->exited_written = exited;
+}
+
+/* THREAD records for live threads not yet announced, or, when `refresh`, for every
+ * announced thread whose name or state changed. */
+static void writer_threads(int refresh)
+{
+	for (struct rthread *t = atomic_load_explicit(&buffers_threads, memory_order_acquire); t;
+	     t = atomic_load_explicit(&t->next, memory_order_acquire)) {
+		struct track_state *ts = writer_track(t->track);
+		if (!ts || t->pid != getpid())
+			continue;
+		int exited = atomic_load_explicit(&t->exited, memory_order_acquire);
+		if (!ts->announced) {
+			if (!exited)
+				writer_thread_record(t, ts, writer_thread_name(t, 0), 0);
+			continue; /* an exited thread is announced by its events, if any */
+		}
+		if (!refresh)
+			continue;
+		uint32_t name = writer_thread_name(t, exited);
+		if (exited && !name)
+			name = ts->name_id_written;
+		if (name != ts->name_id_written || exited != ts->exited_written)
+			writer_thread_record(t, ts, name, exited);
+	}
+}
+
+/* Make sure the track of a chunk has its THREAD record before its events. */
+static void writer_announce(uint32_t track)
+{
+	struct track_state *ts = writer_track(track);
+	if (!ts || ts->announced)
+		return;
+	for (struct rthread *t = atomic_load_explicit(&buffers_threads, memory_order_acquire); t;
+	     t = atomic_load_explicit(&t->next, memory_order_acquire)) {
+		if (t->track == track) {
+			int exited = atomic_load_explicit(&t->exited, memory_order_acquire);
+			writer_thread_record(t, ts, writer_thread_name(t, exited), exited);
+			return;
+		}
+	}
+}
+
+/* Encode slots [from, to) of chunk c as one EVENTS record. */
+static void writer_events(struct chunk *c, uint32_t from, uint32_t to)
+{
+	if (from >= to)
+		return;
+	uint64_t first = 0;
+	for (uint32_t i = from; i < to; i++)
+		if (c->slots[i].kind != OPS_EV_ARG && c->slots[i].kind != OPS_SLOT_PAYLOAD) {
+			first = c->slots[i].ticks;
+			break;
+		}
+	writer_announce(c->track);
+	struct encode_state st;
+	encode_begin(&S.rec, &st, c->track, first);
+	encode_slots(&S.rec, &st, c->slots + from, to - from);
+	encode_finish(&S.rec, &st);
+	writer_record(OPS_REC_EVENTS, 1);
+	atomic_fetch_add_explicit(&S.events_written, st.events, memory_order_relaxed);
+	c->written = to;
+}
+
+struct snapshot {
+	struct chunk *chunk;  /* a thread's current chunk */
+	uint32_t committed;   /* its committed count when taken */
+};
+
+/* One round: everything committed so far goes to the file. Returns 1 if it wrote events. */
+static int writer_round(void)
+{
+	uint64_t gen = S.gen;
+	struct chunk *full = buffers_take_full();
+
+	/* Snapshot current chunks before reading the string count (see file comment). */
+	uint32_t nthreads = atomic_load_explicit(&buffers_thread_count, memory_order_acquire);
+	struct snapshot stack_snaps[64];
+	struct snapshot *snaps = nthreads <= 64 ? stack_snaps : malloc(nthreads * sizeof(*snaps));
+	uint32_t nsnaps = 0;
+	if (snaps) {
+		for (struct rthread *t = atomic_load_explicit(&buffers_threads,
+							       memory_order_acquire);
+		     t && nsnaps < nthreads; t = atomic_load_explicit(&t->next, memory_order_acquire)) {
+			struct chunk *c = atomic_load_explicit(&t->current, memory_order_acquire);
+			if (!c || c->gen != gen)
+				continue;
+			snaps[nsnaps].chunk = c;
+			snaps[nsnaps].committed =
+				atomic_load_explicit(&c->committed, memory_order_acquire);
+			nsnaps++;
+		}
+	}
+
+	int wrote = 0;
+	int have_work = full != NULL || nsnaps > 0;
+	if (have_work && !S.file_open && !writer_open()) {
+		/* Cannot write: recycle what we took so recording goes on (and drops). */
+		for (struct chunk *c = full, *next; c; c = next) {
+			next = atomic_load_explicit(&c->next, memory_order_relaxed);
+			buffers_pool_put(c);
+		}
+		goto out;
+	}
+	if (S.file_open) {
+		writer_pending_metadata();
+		writer_strings();
+		writer_threads(0);
+	}
+
+	for (struct chunk *c = full, *next; c; c = next) {
+		next = atomic_load_explicit(&c->next, memory_order_relaxed);
+		if (c->gen == gen) {
+			struct track_state *ts = writer_track(c->track);
+			uint32_t committed = atomic_load_explicit(&c->committed, memory_order_acquire);
+			if (committed > c->written) {
+				writer_events(c, c->written, committed);
+				wrote = 1;
+			}
+			if (ts)
+				ts->expected_seq = c->seq + 1;
+		}
+		buffers_pool_put(c);
+	}
+	for (uint32_t i = 0; i < nsnaps; i++) {
+		struct chunk *c = snaps[i].chunk;
+		struct track_state *ts = writer_track(c->track);
+		/* Only when every earlier chunk of the thread is written, so order holds. If the
+		 * chunk was retired meanwhile and written above, written == committed already. */
+		if (!ts || c->seq != ts->expected_seq || snaps[i].committed <= c->written)
+			continue;
+		writer_events(c, c->written, snaps[i].committed);
+		wrote = 1;
+	}
+out:
+	if (snaps != stack_snaps)
+		free(snaps);
+	return wrote;
+}
+
+static void writer_drops(void)
+{
+	for (struct rthread *t = atomic_load_explicit(&buffers_threads, memory_order_acquire); t;
+	     t = atomic_load_explicit(&t->next, memory_order_acquire)) {
+		struct track_state *ts = writer_track(t->track);
+		if (!ts || t->pid != getpid())
+			continue;
+		uint64_t d = atomic_load_explicit(&t->dropped, memory_order_relaxed);
+		d = d > ts->drops_baseline ? d - ts->drops_baseline : 0;
+		if (d == ts->drops_written)
+			continue;
+		buf_u32(&S.rec, t->track);
+		buf_u32(&S.rec, 0);
+		buf_u64(&S.rec, d);
+		writer_record(OPS_REC_DROPS, 0);
+		ts->drops_written = d;
+	}
+}
+
+static uint64_t writer_total_drops(void)
+{
+	uint64_t total = 0;
+	for (uint32_t i = 0; i < S.tracks_cap; i++)
+		total += S.tracks[i].drops_written;
+	return total;
+}
+
+static void writer_timers(void)
+{
+	struct opscope_timer_stats *stats = NULL;
+	size_t n = 0;
+	if (timers_snapshot(&stats, &n) != 0 || n == 0) {
+		free(stats);
+		return;
+	}
+	struct buf entries;
+	buf_init(&entries);
+	uint32_t count = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!stats[i].count)
+			continue;
+		buf_u32(&entries, record_intern(stats[i].name, strlen(stats[i].name)));
+		buf_u32(&entries, 0);
+		buf_u64(&entries, stats[i].count);
+		buf_u64(&entries, stats[i].total_ns);
+		buf_u64(&entries, stats[i].max_ns);
+		buf_u64(&entries, stats[i].min_ns);
+		count++;
+	}
+	free(stats);
+	if (count) {
+		writer_strings();
+		buf_u32(&S.rec, count);
+		buf_append(&S.rec, entries.data, entries.len);
+		writer_record(OPS_REC_TIMERS, 1);
+	}
+	buf_free(&entries);
+}
+
+static void writer_finish(void)
+{
+	writer_round();
+	if (!S.file_open && !S.lazy_open)
+		writer_open();
+	if (!S.file_open)
+		return;
+	int sig = atomic_load(&S.terminating_signal);
+	if (sig) {
+		char v[16];
+		snprintf(v, sizeof(v), "%d", sig);
+		record_metadata("terminated_by_signal", v);
+	}
+	writer_pending_metadata();
+	writer_threads(1);
+	writer_drops();
+	if (!sig)
+		writer_timers();
+	writer_clock();
+	struct ops_end_payload end = {
+		.events_written = atomic_load(&S.events_written),
+		.events_dropped = writer_total_drops(),
+		.stop_ticks = record_ticks(),
+		.tracks = atomic_load(&buffers_thread_count),
+	};
+	buf_u64(&S.rec, end.events_written);
+	buf_u64(&S.rec, end.events_dropped);
+	buf_u64(&S.rec, end.stop_ticks);
+	buf_u32(&S.rec, end.tracks);
+	buf_u32(&S.rec, 0);
+	writer_record(OPS_REC_END, 0);
+	tracefile_close(&S.tf);
+	S.file_open = 0;
+}
+
+static void *writer_main(void *arg)
+{
+	(void)arg;
+	unsigned poll_ms = S.opts.flush_interval_ms;
+	for (;;) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		uint64_t ns = (uint64_t)ts.tv_nsec + (uint64_t)poll_ms * 1000000u;
+		ts.tv_sec += (time_t)(ns / 1000000000u);
+		ts.tv_nsec = (long)(ns % 1000000000u);
+		while (sem_timedwait(&S.wake, &ts) != 0 && errno == EINTR)
+			;
+		if (atomic_load(&S.stop_requested))
+			break;
+		pthread_mutex_lock(&S.lock);
+		uint64_t flush_target = S.flush_requested;
+		pthread_mutex_unlock(&S.lock);
+
+		int busy = writer_round();
+		if (S.file_open && clock_mono_ns() - S.last_clock_mono_ns >= SESSION_CLOCK_INTERVAL_NS)
+			writer_clock();
+		/* Poll fast while chunks keep coming, back off to the flush interval when idle. */
+		poll_ms = busy ? SESSION_BUSY_POLL_MS
+			       : (poll_ms * 2 < S.opts.flush_interval_ms ? poll_ms * 2
+									: S.opts.flush_interval_ms);
+
+		pthread_mutex_lock(&S.lock);
+		S.flush_completed = flush_target;
+		pthread_cond_broadcast(&S.flush_cond);
+		pthread_mutex_unlock(&S.lock);
+	}
+	writer_finish();
+	atomic_store(&S.writer_done, 1);
+	pthread_mutex_lock(&S.lock);
+	S.flush_completed = S.flush_requested;
+	pthread_cond_broadcast(&S.flush_cond);
+	pthread_mutex_unlock(&S.lock);
+	return NULL;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Output path. */
+
+static int path_is_dir(const char *p)
+{
+	struct stat st;
+	size_t n = strlen(p);
+	return (n && p[n - 1] == '/') || (stat(p, &st) == 0 && S_ISDIR(st.st_mode));
+}
+
+static void mkdir_p(const char *dir)
+{
+	char tmp[PATH_MAX];
+	snprintf(tmp, sizeof(tmp), "%s", dir);
+	for (char *p = tmp + 1; *p; p++) {
+		if (*p == '/') {
+			*p = '\0';
+			mkdir(tmp, 0755);
+			*p = '/';
+		}
+	}
+	mkdir(tmp, 0755);
+}
+
+/* "out.opscope" -> "out.<pid>.opscope" (a second process of a recorded program). */
+static void path_with_pid(char *dst, size_t size, const char *path, int pid)
+{
+	const char *slash = strrchr(path, '/');
+	const char *dot = strrchr(path, '.');
+	if (!dot || (slash && dot < slash) || dot == (slash ? slash + 1 : path))
+		snprintf(dst, size, "%s.%d", path, pid);
+	else
+		snprintf(dst, size, "%.*s.%d%s", (int)(dot - path), path, pid, dot);
+}
+
+static const char *program_name(char *buf, size_t size)
+{
+	FILE *f = fopen("/proc/self/comm", "r");
+	snprintf(buf, size, "process");
+	if (f) {
+		if (fgets(buf, (int)size, f))
+			buf[strcspn(buf, "\n")] = '\0';
+		fclose(f);
+	}
+	for (char *p = buf; *p; p++)
+		if (*p == '/' || *p == ' ')
+			*p = '_';
+	return buf;
+}
+
+/* Decide the file of this process. `base` is the configured output (file or directory).
+ * A process other than the root of an `opscope record` (OPSCOPE_ROOT_PID) never takes the
+ * root's file name: it gets its pid in the name, created exclusively. */
+static void session_resolve_path(const char *base, int force_child)
+{
+	int pid = (int)getpid();
+	const char *root = getenv("OPSCOPE_ROOT_PID");
+	int child = force_child || (root && atoi(root) != pid);
+	char prog[64];
+	if (path_is_dir(base)) {
+		mkdir_p(base);
+		size_t n = strlen(base);
+		snprintf(S.path, sizeof(S.path), "%s%s%s.%d.opscope", base,
+			 n && base[n - 1] == '/' ? "" : "/", program_name(prog, sizeof(prog)), pid);
+		S.exclusive = 1;
+	} else if (child) {
+		path_with_pid(S.path, sizeof(S.path), base, pid);
+		S.exclusive = 1;
+	} else {
+		snprintf(S.path, sizeof(S.path), "%s", base);
+		S.exclusive = 0;
+	}
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Public API. */
+
+static void session_resolve_options(const struct opscope_options *in)
+{
+	struct opscope_options o = { 0 };
+	if (in)
+		o = *in;
+	if (!o.buffer_bytes)
+		o.buffer_bytes = SESSION_DEFAULT_BUFFER;
+	if (!o.chunk_bytes)
+		o.chunk_bytes = SESSION_DEFAULT_CHUNK;
+	if (!o.flush_interval_ms)
+		o.flush_interval_ms = SESSION_DEFAULT_FLUSH_MS;
+	S.opts = o;
+	S.opts.output = NULL; /* not kept: the caller owns it; S.path is what counts */
+}
+
+/* Start the writer and open recording. Called with S.lock held. */
+static int session_launch(void)
+{
+	/* Drops before this session do not count in its file. */
+	uint32_t i = 0;
+	for (struct rthread *t = atomic_load(&buffers_threads); t; t = atomic_load(&t->next), i++)
+		;
+	free(S.tracks);
+	S.tracks = NULL;
+	S.tracks_cap = 0;
+	writer_track(i ? i - 1 : 0);
+	for (struct rthread *t = atomic_load(&buffers_threads); t; t = atomic_load(&t->next)) {
+		struct track_state *ts = writer_track(t->track);
+		if (ts)
+			ts->drops_baseline = atomic_load_explicit(&t->dropped, memory_order_relaxed);
+	}
+	S.file_open = 0;
+	S.file_failed = 0;
+	S.strings_written = 0;
+	buf_init(&S.rec);
+	atomic_store(&S.events_written, 0);
+	atomic_store(&S.bytes_written, 0);
+	atomic_store(&S.stop_requested, 0);
+	atomic_store(&S.writer_done, 0);
+	atomic_store(&S.terminating_signal, 0);
+	S.flush_requested = S.flush_completed = 0;
+	sem_init(&S.wake, 0, 0);
+
+	if (!S.lazy_open && !writer_open()) {
+		sem_destroy(&S.wake);
+		return error_set(OPSCOPE_EOPEN, "cannot create %s: %s", S.path,
+				 strerror(S.open_errno));
+	}
+	S.gen++;
+	if (pthread_create(&S.writer, NULL, writer_main, NULL) != 0) {
+		if (S.file_open)
+			tracefile_close(&S.tf);
+		S.file_open = 0;
+		sem_destroy(&S.wake);
+		return error_set(OPSCOPE_ETHREAD, "cannot start the writer thread");
+	}
+	S.writer_running = 1;
+	S.active = 1;
+	__atomic_store_n(&opscope_recording_word, S.gen * 2 + 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
+static pthread_once_t session_fork_once = PTHREAD_ONCE_INIT;
+
+static void session_register_fork(void)
+{
+	pthread_atfork(session_fork_prepare, session_fork_parent, session_fork_child);
+}
+
+int record_nvtx_wanted(void)
+{
+	const char *env = getenv("OPSCOPE_NVTX");
+	if (env && strcmp(env, "0") == 0)
+		return 0;
+	return S.opts.nvtx != -1;
+}
+
+OPSCOPE_API int opscope_session_start(const struct opscope_options *opts)
+{
+	error_clear();
+	pthread_once(&session_fork_once, session_register_fork);
+	pthread_mutex_lock(&S.lock);
+	int rc = 0;
+	if (S.active) {
+		rc = error_set(OPSCOPE_EBUSY, "a session is already recording to %s", S.path);
+		goto out;
+	}
+	session_resolve_options(opts);
+	if (buffers_pool_init(S.opts.buffer_bytes, S.opts.chunk_bytes) != 0) {
+		rc = error_set(OPSCOPE_ENOMEM, "cannot allocate %zu bytes of event buffers",
+			       S.opts.buffer_bytes);
+		goto out;
+	}
+	const char *base = opts && opts->output ? opts->output : getenv("OPSCOPE_OUTPUT");
+	char def[64];
+	if (!base || !*base) {
+		snprintf(def, sizeof(def), "opscope.%d.opscope", (int)getpid());
+		base = def;
+	}
+	session_resolve_path(base, 0);
+	S.lazy_open = 0;
+	rc = session_launch();
+out:
+	pthread_mutex_unlock(&S.lock);
+	return rc;
+}
+
+/* Ask the writer to finish and wait for it. Called with S.lock held. */
+static void session_join_writer(void)
+{
+	__atomic_store_n(&opscope_recording_word, S.gen * 2 + 2, __ATOMIC_RELEASE);
+	atomic_store(&S.stop_requested, 1);
+	sem_post(&S.wake);
+	pthread_mutex_unlock(&S.lock); /* the writer takes it while finishing */
+	pthread_join(S.writer, NULL);
+	pthread_mutex_lock(&S.lock);
+	S.writer_running = 0;
+	S.active = 0;
+	sem_destroy(&S.wake);
+	buf_free(&S.rec);
+}
+
+OPSCOPE_API int opscope_session_stop(void)
+{
+	error_clear();
+	pthread_mutex_lock(&S.lock);
+	if (!S.active) {
+		pthread_mutex_unlock(&S.lock);
+		return error_set(OPSCOPE_ENOTACTIVE, "no session is recording");
+	}
+	buffers_release_current(); /* the caller's own partial chunk goes in whole */
+	session_join_writer();
+	int rc = S.file_failed ? error_set(OPSCOPE_EIO, "writing %s failed", S.path) : 0;
+	pthread_mutex_unlock(&S.lock);
+	return rc;
+}
+
+OPSCOPE_API int opscope_session_flush(void)
+{
+	error_clear();
+	pthread_mutex_lock(&S.lock);
+	if (!S.active) {
+		pthread_mutex_unlock(&S.lock);
+		return error_set(OPSCOPE_ENOTACTIVE, "no session is recording");
+	}
+	uint64_t target = ++S.flush_requested;
+	sem_post(&S.wake);
+	while (S.flush_completed < target && !atomic_load(&S.writer_done))
+		pthread_cond_wait(&S.flush_cond, &S.lock);
+	int rc = S.file_failed ? error_set(OPSCOPE_EIO, "writing %s failed", S.path) : 0;
+	pthread_mutex_unlock(&S.lock);
+	return rc;
+}
+
+OPSCOPE_API int opscope_session_active(void)
+{
+	return opscope_recording();
+}
+
+OPSCOPE_API const char *opscope_session_path(void)
+{
+	return S.path[0] ? S.path : NULL;
+}
+
+OPSCOPE_API int opscope_session_get_stats(struct opscope_session_stats *out)
+{
+	if (!out)
+		return OPSCOPE_EINVAL;
+	memset(out, 0, sizeof(*out));
+	pthread_mutex_lock(&S.lock);
+	out->events_written = atomic_load(&S.events_written);
+	out->bytes_written = atomic_load(&S.bytes_written);
+	for (struct rthread *t = atomic_load(&buffers_threads); t; t = atomic_load(&t->next)) {
+		if (t->pid != getpid() || t->track >= S.tracks_cap)
+			continue;
+		uint64_t d = atomic_load_explicit(&t->dropped, memory_order_relaxed);
+		uint64_t base = S.tracks[t->track].drops_baseline;
+		out->events_dropped += d > base ? d - base : 0;
+		if (S.tracks[t->track].announced)
+			out->threads++;
+	}
+	out->events_recorded = out->events_written;
+	pthread_mutex_unlock(&S.lock);
+	return 0;
+}
+
+void record_metadata(const char *key, const char *value)
+{
+	pthread_mutex_lock(&S.lock);
+	meta_add(&S.meta, &S.meta_count, key, value ? value : "");
+	pthread_mutex_unlock(&S.lock);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Process events: fork, exit, fatal signals (called from autostart.c). */
+
+void session_fork_prepare(void)
+{
+	pthread_mutex_lock(&S.lock);
+	intern_lock_for_fork();
+	buffers_lock_for_fork();
+}
+
+void session_fork_parent(void)
+{
+	buffers_unlock_for_fork();
+	intern_unlock_for_fork();
+	pthread_mutex_unlock(&S.lock);
+}
+
+/* The child has the parent's memory but not its writer thread. Its events go to a file of
+ * its own, created only if it records something (a child that execs at once leaves none). */
+void session_fork_child(void)
+{
+	buffers_after_fork_child();
+	intern_after_fork_child();
+	pthread_mutex_init(&S.lock, NULL);
+	pthread_cond_init(&S.flush_cond, NULL);
+	int was_active = S.active;
+	S.active = 0;
+	S.writer_running = 0;
+	if (S.file_open) {
+		close(S.tf.fd); /* the parent's file: never write to it from here */
+		S.tf.fd = -1;
+		tracefile_close(&S.tf);
+		S.file_open = 0;
+	}
+	buf_init(&S.meta);
+	S.meta_count = 0;
+	if (!was_active) {
+		__atomic_store_n(&opscope_recording_word, S.gen * 2 + 2, __ATOMIC_RELEASE);
+		return;
+	}
+	char parent_path[PATH_MAX];
+	snprintf(parent_path, sizeof(parent_path), "%s", S.path);
+	/* The parent's file may be a ".N" variant or a pid variant; derive from the original
+	 * output when we know it. */
+	const char *base = getenv("OPSCOPE_OUTPUT");
+	session_resolve_path(base && *base ? base : parent_path, 1);
+	S.lazy_open = 1;
+	pthread_mutex_lock(&S.lock);
+	session_launch();
+	pthread_mutex_unlock(&S.lock);
+}
+
+/* Stop from a signal handler: ask the writer for its final round and wait (bounded) for it.
+ * Only async-signal-safe calls: atomics, sem_post, nanosleep. */
+void session_stop_from_signal(int sig)
+{
+	if (!S.writer_running || pthread_equal(pthread_self(), S.writer))
+		return;
+	__atomic_store_n(&opscope_recording_word, S.gen * 2 + 2, __ATOMIC_RELEASE);
+	atomic_store(&S.terminating_signal, sig);
+	atomic_store(&S.stop_requested, 1);
+	sem_post(&S.wake);
+	for (int i = 0; i < 2000 && !atomic_load(&S.writer_done); i++) {
+		struct timespec ts = { 0, 1000000 };
+		nanosleep(&ts, NULL);
+	}
+}
+
+int session_is_active(void)
+{
+	return S.active;
+}

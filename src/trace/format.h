@@ -1,0 +1,188 @@
+/*
+ * format.h: the .opscope trace file format, as constants and on-disk structures.
+ *
+ * docs/trace-format.md is the normative description; this header is its only C rendering,
+ * shared by the writer (record stage) and the reader (load stage). Everything on disk is
+ * little-endian and fixed-width; no bitfields; sizes are checked by static assertions.
+ *
+ * A file is a 64-byte header followed by records. Every record starts with a 16-byte record
+ * header {type, flags, payload_bytes, raw_bytes, crc32c}; a reader skips records whose type it
+ * does not know unless OPS_RECF_CRITICAL is set. A file cut short at any byte is readable up to
+ * its last complete record: the writer emits strings and threads before the events that use
+ * them, and an END record only on a clean stop.
+ */
+#ifndef OPSCOPE_TRACE_FORMAT_H
+#define OPSCOPE_TRACE_FORMAT_H
+
+#include <stdint.h>
+
+#define OPS_MAGIC "OPSCOPE\x1a"         /* 8 bytes, no NUL on disk */
+#define OPS_MAGIC_BYTES 8
+#define OPS_FORMAT_VERSION 1             /* version this code writes */
+#define OPS_FORMAT_MIN_READER 1          /* oldest reader that can read what we write */
+#define OPS_READER_VERSION 1             /* newest format version this code reads */
+
+/* File header feature bits (informational; records carry their own flags). */
+#define OPS_FEAT_ZSTD (1ull << 0)        /* some records are zstd-compressed */
+#define OPS_FEAT_TSC (1ull << 1)         /* ticks are TSC cycles, mapped by CLOCK records */
+
+struct ops_file_header {
+	uint8_t magic[8];            /* OPS_MAGIC */
+	uint16_t version;            /* format version of the writer */
+	uint16_t min_reader_version; /* a reader older than this must refuse the file */
+	uint32_t header_bytes;       /* size of this header; records start here (>= 64) */
+	uint64_t features;           /* OPS_FEAT_* */
+	uint64_t create_realtime_ns; /* CLOCK_REALTIME when the file was created, ns */
+	uint32_t pid;                /* process that wrote the file */
+	uint32_t reserved0;          /* 0 */
+	uint64_t reserved[3];        /* 0 */
+};
+_Static_assert(sizeof(struct ops_file_header) == 64, "file header is 64 bytes");
+
+/* Record types. Values never change; new types get new numbers. */
+enum ops_record_type {
+	OPS_REC_METADATA = 1, /* key/value strings about the process or session */
+	OPS_REC_CLOCK = 2,    /* a (ticks, monotonic ns, realtime ns) correspondence */
+	OPS_REC_STRINGS = 3,  /* interned strings with consecutive ids */
+	OPS_REC_THREAD = 4,   /* a track: a host thread (pid, tid, name) */
+	OPS_REC_EVENTS = 5,   /* encoded events of one track */
+	OPS_REC_DROPS = 6,    /* events a track lost because its buffers were full */
+	OPS_REC_TIMERS = 7,   /* scoped-timer statistics at the end of the session */
+	OPS_REC_END = 8,      /* clean end of the file, with totals */
+};
+
+/* Record flags. */
+#define OPS_RECF_ZSTD (1u << 0)     /* payload is a zstd frame of raw_bytes bytes */
+#define OPS_RECF_CRITICAL (1u << 15) /* a reader that does not know this type must stop */
+
+struct ops_record_header {
+	uint16_t type;          /* enum ops_record_type */
+	uint16_t flags;         /* OPS_RECF_* */
+	uint32_t payload_bytes; /* bytes that follow this header (compressed size if ZSTD) */
+	uint32_t raw_bytes;     /* payload size after decompression (== payload_bytes if not) */
+	uint32_t crc32c;        /* CRC-32C (Castagnoli) of the payload bytes as stored */
+};
+_Static_assert(sizeof(struct ops_record_header) == 16, "record header is 16 bytes");
+
+#define OPS_MAX_RECORD_BYTES (64u << 20) /* readers refuse larger payloads */
+
+/*
+ * Payloads (all little-endian; "str" = u32 length + bytes, no NUL):
+ *
+ * METADATA: u32 count, then count x (str key, str value). Keys written by the runtime:
+ *   "program", "cmdline" (arguments joined by spaces), "hostname", "pid", "ppid",
+ *   "rank" (from RANK / OMPI_COMM_WORLD_RANK / PMI_RANK / SLURM_PROCID when set),
+ *   "clocksource", "opscope_version", "window" (profiler window index, when scheduled).
+ *   A later METADATA record overrides earlier keys.
+ *
+ * CLOCK: struct ops_clock_payload. Ticks -> ns: piecewise linear between consecutive CLOCK
+ *   records (by ticks); before the first / after the last, extrapolate with the nearest
+ *   segment's slope, or with ticks_per_second when only one record exists.
+ *
+ * STRINGS: u32 first_id, u32 count, then count x str. Ids are consecutive from first_id;
+ *   id 0 is the empty string and is never written. Strings are UTF-8 as given by the program
+ *   (not validated by the writer; readers escape on output).
+ *
+ * THREAD: struct ops_thread_payload. A later THREAD record for the same track updates it.
+ *
+ * EVENTS: struct ops_events_payload, then the encoded events (see below). With OPS_RECF_ZSTD
+ *   the whole payload (header included) is compressed.
+ *
+ * DROPS: struct ops_drops_payload: the cumulative number of events the track lost so far.
+ *   The last DROPS record of a track holds its total.
+ *
+ * TIMERS: u32 count, then count x struct ops_timer_entry.
+ *
+ * END: struct ops_end_payload.
+ */
+
+struct ops_clock_payload {
+	uint64_t ticks;            /* the tick counter (TSC cycles, or ns when not TSC) */
+	uint64_t monotonic_ns;     /* CLOCK_MONOTONIC at the same moment */
+	uint64_t realtime_ns;      /* CLOCK_REALTIME at the same moment */
+	uint64_t ticks_per_second; /* the writer's estimate of the tick rate */
+};
+_Static_assert(sizeof(struct ops_clock_payload) == 32, "clock payload is 32 bytes");
+
+struct ops_thread_payload {
+	uint32_t track;   /* track index, unique in the file, small and dense */
+	uint32_t pid;     /* process id */
+	uint64_t tid;     /* OS thread id (gettid) */
+	uint32_t name_id; /* string id of the thread name, 0 if unnamed */
+	uint32_t flags;   /* OPS_THREADF_* */
+};
+_Static_assert(sizeof(struct ops_thread_payload) == 24, "thread payload is 24 bytes");
+#define OPS_THREADF_EXITED (1u << 0) /* the thread had exited when this record was written */
+#define OPS_THREADF_MAIN (1u << 1)   /* the thread is the process's main thread */
+
+struct ops_events_payload {
+	uint32_t track;       /* track the events belong to */
+	uint32_t count;       /* encoded events that follow (an ARG counts as one) */
+	uint64_t first_ticks; /* base for the first event's delta */
+};
+_Static_assert(sizeof(struct ops_events_payload) == 16, "events payload header is 16 bytes");
+
+struct ops_drops_payload {
+	uint32_t track;       /* track that lost events */
+	uint32_t reserved;    /* 0 */
+	uint64_t dropped;     /* events lost so far, cumulative */
+};
+_Static_assert(sizeof(struct ops_drops_payload) == 16, "drops payload is 16 bytes");
+
+struct ops_timer_entry {
+	uint32_t name_id;  /* string id of the timer name */
+	uint32_t reserved; /* 0 */
+	uint64_t count;    /* samples */
+	uint64_t total_ns; /* sum */
+	uint64_t max_ns;   /* largest sample */
+	uint64_t min_ns;   /* smallest sample */
+};
+_Static_assert(sizeof(struct ops_timer_entry) == 40, "timer entry is 40 bytes");
+
+struct ops_end_payload {
+	uint64_t events_written; /* events in all EVENTS records */
+	uint64_t events_dropped; /* events lost, all tracks */
+	uint64_t stop_ticks;     /* tick counter when the session stopped */
+	uint32_t tracks;         /* tracks in the file */
+	uint32_t reserved;       /* 0 */
+};
+_Static_assert(sizeof(struct ops_end_payload) == 32, "end payload is 32 bytes");
+
+/*
+ * Encoded events. Each event starts with one kind byte; "varint" is unsigned LEB128
+ * (at most 10 bytes); "dt" is a varint of ticks since the previous event of the record
+ * (the first from first_ticks), so times within a record never go back.
+ *
+ *   BEGIN       kind, dt, u8 category, varint name_id           open a range on this track
+ *   END         kind, dt, varint name_id (0: innermost)         close the innermost range
+ *   INSTANT     kind, dt, u8 category, varint name_id
+ *   COUNTER     kind, dt, varint name_id, f64 value
+ *   ARG         kind, varint key_id, u8 arg_type, value          argument of the previous event
+ *                   value: I64 zigzag varint | U64 varint | F64 8 bytes | STR varint string id
+ *   FLOW_OUT    kind, dt, varint flow_id     flow leaves the innermost open range here
+ *   FLOW_IN     kind, dt, varint flow_id     flow enters the innermost open range here
+ *   ASYNC_BEGIN kind, dt, u8 category, varint name_id, varint async_id
+ *   ASYNC_END   kind, dt, varint async_id    (may be on another track than its begin)
+ *   DROP_MARK   kind, dt, varint count       `count` events were lost just before this point
+ */
+enum ops_event_kind {
+	OPS_EV_BEGIN = 1,
+	OPS_EV_END = 2,
+	OPS_EV_INSTANT = 3,
+	OPS_EV_COUNTER = 4,
+	OPS_EV_ARG = 5,
+	OPS_EV_FLOW_OUT = 6,
+	OPS_EV_FLOW_IN = 7,
+	OPS_EV_ASYNC_BEGIN = 8,
+	OPS_EV_ASYNC_END = 9,
+	OPS_EV_DROP_MARK = 10,
+};
+
+enum ops_arg_type {
+	OPS_ARG_I64 = 1,
+	OPS_ARG_U64 = 2,
+	OPS_ARG_F64 = 3,
+	OPS_ARG_STR = 4,
+};
+
+#endif /* OPSCOPE_TRACE_FORMAT_H */

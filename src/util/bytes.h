@@ -1,0 +1,87 @@
+/*
+ * bytes.h: little-endian fixed-width encoding, LEB128 varints and zigzag, as inline helpers.
+ *
+ * Used by the trace writer (encode into a growable buffer) and, through cursor.h, by every
+ * reader. Encoders assume the caller reserved room: a varint needs at most 10 bytes.
+ */
+#ifndef OPSCOPE_UTIL_BYTES_H
+#define OPSCOPE_UTIL_BYTES_H
+
+#include <stdint.h>
+#include <string.h>
+
+#define VARINT_MAX_BYTES 10
+
+static inline uint8_t *put_u16le(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+	return p + 2;
+}
+
+static inline uint8_t *put_u32le(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+	return p + 4;
+}
+
+static inline uint8_t *put_u64le(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+	return p + 8;
+}
+
+static inline uint16_t get_u16le(const uint8_t *p)
+{
+	return (uint16_t)(p[0] | (p[1] << 8));
+}
+
+static inline uint32_t get_u32le(const uint8_t *p)
+{
+	return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
+	       ((uint32_t)p[3] << 24);
+}
+
+static inline uint64_t get_u64le(const uint8_t *p)
+{
+	return (uint64_t)get_u32le(p) | ((uint64_t)get_u32le(p + 4) << 32);
+}
+
+/* Unsigned LEB128; returns the byte after the last one written. */
+static inline uint8_t *put_varint(uint8_t *p, uint64_t v)
+{
+	while (v >= 0x80) {
+		*p++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	*p++ = (uint8_t)v;
+	return p;
+}
+
+static inline uint64_t zigzag_encode(int64_t v)
+{
+	return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+}
+
+static inline int64_t zigzag_decode(uint64_t v)
+{
+	return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+}
+
+static inline uint64_t f64_bits(double d)
+{
+	uint64_t u;
+	memcpy(&u, &d, sizeof(u));
+	return u;
+}
+
+static inline double f64_from_bits(uint64_t u)
+{
+	double d;
+	memcpy(&d, &u, sizeof(d));
+	return d;
+}
+
+#endif
