@@ -8,6 +8,10 @@
  * OPSCOPE_BUFFER_MB, OPSCOPE_CHUNK_KB, OPSCOPE_FLUSH_MS, OPSCOPE_COMPRESS (none|zstd),
  * OPSCOPE_NVTX (0 to ignore NVTX).
  *
+ * _exit()/_Exit(): interposed, so a process that leaves without atexit (Python's os._exit in
+ * multiprocessing and DataLoader workers) still finishes its file; in a vfork child, which
+ * shares its parent's memory, they exit at once.
+ *
  * fork(): the child continues recording into a file of its own (session_fork_child).
  * Fatal and terminating signals whose disposition is the default get a handler that has the
  * writer finish the file (bounded wait), then re-raises the signal with the default action,
@@ -17,6 +21,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "opscope/opscope.h"
@@ -92,4 +97,18 @@ __attribute__((constructor(200))) static void autostart_init(void)
 	}
 	atexit(autostart_at_exit);
 	autostart_install_signals();
+}
+
+/* Interposed _exit: finish this process's trace, then leave exactly like _exit. */
+OPSCOPE_API void _exit(int status)
+{
+	if (session_owned_here())
+		opscope_session_stop();
+	for (;;)
+		syscall(SYS_exit_group, status);
+}
+
+OPSCOPE_API void _Exit(int status)
+{
+	_exit(status);
 }

@@ -254,6 +254,8 @@ static void emit_count_drop(void)
  * recording or when the event must be dropped. */
 static __attribute__((noinline)) struct ops_slot *emit_slow(uint64_t word, unsigned n)
 {
+	/* Acquire pairs with the session start's release: the arena is visible. */
+	word = __atomic_load_n(&opscope_recording_word, __ATOMIC_ACQUIRE);
 	if (!(word & 1))
 		return NULL;
 	if (!buffers_pool.arena)

@@ -51,7 +51,6 @@
 /* Per-track state kept by the writer for the current session. */
 struct track_state {
 	uint32_t expected_seq;    /* next chunk sequence number to write */
-	uint64_t drops_baseline;  /* thread's drop counter when the session started */
 	uint64_t drops_written;   /* last cumulative drop count written */
 	uint32_t name_id_written; /* name id in the last THREAD record, UINT32_MAX = none */
 	int announced;            /* a THREAD record was written this session */
@@ -61,6 +60,7 @@ struct track_state {
 struct session {
 	pthread_mutex_t lock;         /* start/stop/flush, and `meta` */
 	int active;                   /* a session is recording */
+	pid_t pid;                    /* process that owns the session (not a vfork child) */
 	uint64_t gen;                 /* generation of the current/last session */
 	struct opscope_options opts;  /* resolved options */
 	char path[PATH_MAX];          /* trace file */
@@ -89,7 +89,12 @@ struct session {
 	uint64_t last_clock_mono_ns;  /* when the last CLOCK record was written */
 	struct buf rec;               /* record payload being built */
 
+	/* Set at launch, read-only while the session runs. */
+	uint64_t *drops_baseline;     /* per track: drop counter when the session started */
+	uint32_t drops_baseline_n;    /* tracks in drops_baseline (later tracks start at 0) */
+
 	/* Shared statistics. */
+	_Atomic uint32_t threads_announced; /* tracks with a THREAD record in this file */
 	_Atomic uint64_t events_written; /* events in EVENTS records */
 	_Atomic uint64_t bytes_written;  /* file size */
 };
@@ -306,6 +311,8 @@ static void writer_thread_record(struct rthread *t, struct track_state *ts, uint
 	buf_u32(&S.rec, name);
 	buf_u32(&S.rec, (exited ? OPS_THREADF_EXITED : 0u) | (t->is_main ? OPS_THREADF_MAIN : 0u));
 	writer_record(OPS_REC_THREAD, 0);
+	if (!ts->announced)
+		atomic_fetch_add_explicit(&S.threads_announced, 1, memory_order_relaxed);
 	ts->announced = 1;
 	ts->name_id_written = name;
 	ts->exited_written = exited;
@@ -449,6 +456,14 @@ out:
 	return wrote;
 }
 
+/* Events thread t lost during this session. */
+static uint64_t session_drops(const struct rthread *t)
+{
+	uint64_t d = atomic_load_explicit(&t->dropped, memory_order_relaxed);
+	uint64_t base = t->track < S.drops_baseline_n ? S.drops_baseline[t->track] : 0;
+	return d > base ? d - base : 0;
+}
+
 static void writer_drops(void)
 {
 	for (struct rthread *t = atomic_load_explicit(&buffers_threads, memory_order_acquire); t;
@@ -456,8 +471,7 @@ static void writer_drops(void)
 		struct track_state *ts = writer_track(t->track);
 		if (!ts || t->pid != getpid())
 			continue;
-		uint64_t d = atomic_load_explicit(&t->dropped, memory_order_relaxed);
-		d = d > ts->drops_baseline ? d - ts->drops_baseline : 0;
+		uint64_t d = session_drops(t);
 		if (d == ts->drops_written)
 			continue;
 		buf_u32(&S.rec, t->track);
@@ -679,18 +693,19 @@ static void session_resolve_options(const struct opscope_options *in)
 static int session_launch(void)
 {
 	/* Drops before this session do not count in its file. */
-	uint32_t i = 0;
-	for (struct rthread *t = atomic_load(&buffers_threads); t; t = atomic_load(&t->next), i++)
-		;
 	free(S.tracks);
 	S.tracks = NULL;
 	S.tracks_cap = 0;
-	writer_track(i ? i - 1 : 0);
-	for (struct rthread *t = atomic_load(&buffers_threads); t; t = atomic_load(&t->next)) {
-		struct track_state *ts = writer_track(t->track);
-		if (ts)
-			ts->drops_baseline = atomic_load_explicit(&t->dropped, memory_order_relaxed);
-	}
+	free(S.drops_baseline);
+	S.drops_baseline_n = atomic_load(&buffers_thread_count);
+	S.drops_baseline = calloc(S.drops_baseline_n + 1, sizeof(*S.drops_baseline));
+	if (!S.drops_baseline)
+		S.drops_baseline_n = 0;
+	for (struct rthread *t = atomic_load(&buffers_threads); t; t = atomic_load(&t->next))
+		if (t->track < S.drops_baseline_n)
+			S.drops_baseline[t->track] =
+				atomic_load_explicit(&t->dropped, memory_order_relaxed);
+	atomic_store(&S.threads_announced, 0);
 	S.file_open = 0;
 	S.file_failed = 0;
 	S.strings_written = 0;
@@ -718,6 +733,7 @@ static int session_launch(void)
 	}
 	S.writer_running = 1;
 	S.active = 1;
+	S.pid = getpid();
 	__atomic_store_n(&opscope_recording_word, S.gen * 2 + 1, __ATOMIC_RELEASE);
 	return 0;
 }
@@ -832,15 +848,10 @@ OPSCOPE_API int opscope_session_get_stats(struct opscope_session_stats *out)
 	pthread_mutex_lock(&S.lock);
 	out->events_written = atomic_load(&S.events_written);
 	out->bytes_written = atomic_load(&S.bytes_written);
-	for (struct rthread *t = atomic_load(&buffers_threads); t; t = atomic_load(&t->next)) {
-		if (t->pid != getpid() || t->track >= S.tracks_cap)
-			continue;
-		uint64_t d = atomic_load_explicit(&t->dropped, memory_order_relaxed);
-		uint64_t base = S.tracks[t->track].drops_baseline;
-		out->events_dropped += d > base ? d - base : 0;
-		if (S.tracks[t->track].announced)
-			out->threads++;
-	}
+	for (struct rthread *t = atomic_load(&buffers_threads); t; t = atomic_load(&t->next))
+		if (t->pid == getpid())
+			out->events_dropped += session_drops(t);
+	out->threads = atomic_load(&S.threads_announced);
 	out->events_recorded = out->events_written;
 	pthread_mutex_unlock(&S.lock);
 	return 0;
@@ -921,7 +932,7 @@ void session_stop_from_signal(int sig)
 	}
 }
 
-int session_is_active(void)
+int session_owned_here(void)
 {
-	return S.active;
+	return S.active && S.pid == getpid();
 }

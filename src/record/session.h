@@ -9,6 +9,8 @@ void session_fork_parent(void);
 void session_fork_child(void);
 /* Final round and END from a fatal or terminating signal handler (bounded wait). */
 void session_stop_from_signal(int sig);
-int session_is_active(void);
+/* 1 if a session is recording and belongs to this process (0 in a vfork child, which
+ * shares its parent's memory and must not touch the parent's session). */
+int session_owned_here(void);
 
 #endif
