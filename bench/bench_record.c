@@ -11,20 +11,22 @@
  * The floor is what any timestamped range recorder must do: two TSC reads and two 16-byte
  * stores into a thread-local buffer.
  */
-#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include <pthread.h>
 #include <x86intrin.h>
 
 #include "opscope/opscope.h"
+
 #include "trace/encode.h"
 #include "trace/tracefile.h"
 
 #define ROUNDS 7
-#define PAIRS 2000000
+#define PAIRS  2000000
 
 static double now_ns(void)
 {
@@ -101,7 +103,8 @@ static double bench_disabled(void)
 
 static void start_session(const char *path, int compression)
 {
-	struct opscope_options o = { .output = path, .buffer_bytes = 512u << 20,
+	struct opscope_options o = { .output = path,
+				     .buffer_bytes = 512u << 20,
 				     .compression = compression };
 	if (opscope_session_start(&o) != 0) {
 		fprintf(stderr, "bench: %s\n", opscope_last_error());
@@ -166,7 +169,8 @@ static void bench_writer(void)
 	uint64_t t = 1000000;
 	for (int i = 0; i < N; i++) {
 		t += 20 + rnd(3000);
-		slots[i] = (struct ops_slot){ .ticks = t, .name = 1 + rnd(200),
+		slots[i] = (struct ops_slot){ .ticks = t,
+					      .name = 1 + rnd(200),
 					      .kind = (i & 1) ? OPS_EV_END : OPS_EV_BEGIN,
 					      .cat = OPSCOPE_CAT_OPERATOR };
 	}
@@ -220,8 +224,8 @@ int main(int argc, char **argv)
 		printf("range_pair_2threads_dropped %llu\n", (unsigned long long)dropped);
 		remove("/tmp/opscope-bench-pairs2.opscope");
 	} else if (strcmp(mode, "stream") == 0 && argc > 3) {
-		int compression =
-			strcmp(argv[3], "zstd") == 0 ? OPSCOPE_COMPRESS_ZSTD : OPSCOPE_COMPRESS_NONE;
+		int compression = strcmp(argv[3], "zstd") == 0 ? OPSCOPE_COMPRESS_ZSTD
+							       : OPSCOPE_COMPRESS_NONE;
 		start_session(argv[2], compression);
 		stream(2000000);
 		stop_session();

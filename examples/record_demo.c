@@ -6,9 +6,10 @@
  * forward/backward/optimizer phases of each step, a loss counter) with no code change.
  * Without opscope the macros cost one relaxed load each.
  */
-#include <pthread.h>
 #include <stdio.h>
 #include <time.h>
+
+#include <pthread.h>
 
 #include "opscope/opscope.h"
 

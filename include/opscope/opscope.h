@@ -41,18 +41,18 @@ extern "C" {
 /* ---------------------------------------------------------------------------------------- */
 /* Errors: negative numbers, one table. */
 
-#define OPSCOPE_ERRNO_MAP(X)                                                                   \
-	X(OK, 0, "success")                                                                    \
-	X(EINVAL, -1, "invalid argument")                                                      \
-	X(ENOMEM, -2, "out of memory")                                                         \
-	X(EIO, -3, "input/output error")                                                       \
-	X(EBUSY, -4, "a session is already active")                                            \
-	X(ENOTACTIVE, -5, "no session is active")                                              \
-	X(EFORMAT, -6, "malformed trace file")                                                 \
-	X(EVERSION, -7, "trace file needs a newer reader")                                     \
-	X(ETRUNCATED, -8, "trace file is truncated")                                           \
-	X(EUNSUPPORTED, -9, "feature not supported by this build")                             \
-	X(ETHREAD, -10, "could not start a thread")                                            \
+#define OPSCOPE_ERRNO_MAP(X)                                       \
+	X(OK, 0, "success")                                        \
+	X(EINVAL, -1, "invalid argument")                          \
+	X(ENOMEM, -2, "out of memory")                             \
+	X(EIO, -3, "input/output error")                           \
+	X(EBUSY, -4, "a session is already active")                \
+	X(ENOTACTIVE, -5, "no session is active")                  \
+	X(EFORMAT, -6, "malformed trace file")                     \
+	X(EVERSION, -7, "trace file needs a newer reader")         \
+	X(ETRUNCATED, -8, "trace file is truncated")               \
+	X(EUNSUPPORTED, -9, "feature not supported by this build") \
+	X(ETHREAD, -10, "could not start a thread")                \
 	X(EOPEN, -11, "could not open file")
 
 enum opscope_error {
@@ -115,12 +115,12 @@ struct opscope_options {
 	/* Output file, or a directory (ends in '/' or exists) that receives
 	 * "<program>.<pid>.opscope". Default: $OPSCOPE_OUTPUT, else "opscope.<pid>.opscope". */
 	const char *output;
-	size_t buffer_bytes;        /* event buffer for all threads, bytes; default 64 MiB */
-	size_t chunk_bytes;         /* per-thread chunk, bytes (power of two); default 64 KiB */
+	size_t buffer_bytes;	    /* event buffer for all threads, bytes; default 64 MiB */
+	size_t chunk_bytes;	    /* per-thread chunk, bytes (power of two); default 64 KiB */
 	uint32_t flush_interval_ms; /* how often partial chunks reach the file; default 100 */
-	int compression;            /* enum opscope_compression */
-	int compression_level;      /* zstd level; default 1 */
-	int nvtx;                   /* capture NVTX ranges: 0 default (on), 1 on, -1 off */
+	int compression;	    /* enum opscope_compression */
+	int compression_level;	    /* zstd level; default 1 */
+	int nvtx;		    /* capture NVTX ranges: 0 default (on), 1 on, -1 off */
 };
 
 /* Start recording. Returns 0, OPSCOPE_EBUSY if a session is active, or another error;
@@ -141,8 +141,8 @@ struct opscope_session_stats {
 	uint64_t events_recorded; /* events stored in buffers */
 	uint64_t events_written;  /* events written to the file */
 	uint64_t events_dropped;  /* events lost because every buffer was full */
-	uint64_t bytes_written;   /* bytes of the trace file */
-	uint32_t threads;         /* threads that recorded at least one event */
+	uint64_t bytes_written;	  /* bytes of the trace file */
+	uint32_t threads;	  /* threads that recorded at least one event */
 };
 OPSCOPE_API int opscope_session_get_stats(struct opscope_session_stats *out);
 
@@ -159,9 +159,9 @@ OPSCOPE_API void opscope_step(int64_t num_samples);
 struct opscope_site {
 	const char *name;  /* range name, a string literal */
 	const char *file;  /* __FILE__ */
-	uint32_t line;     /* __LINE__ */
+	uint32_t line;	   /* __LINE__ */
 	uint32_t category; /* enum opscope_category */
-	uint32_t id;       /* interned name id, 0 until first use (library-owned) */
+	uint32_t id;	   /* interned name id, 0 until first use (library-owned) */
 };
 
 /* The run-time switch: bit 0 set while a session records. Read by the macros with one
@@ -208,16 +208,16 @@ OPSCOPE_API void opscope_thread_name(const char *name);
 
 struct opscope_timer_site {
 	const char *name; /* timer name, a string literal */
-	uint32_t id;      /* library-owned, 0 until first use */
+	uint32_t id;	  /* library-owned, 0 until first use */
 };
 
 struct opscope_timer_stats {
 	const char *name;  /* owned by the library */
-	uint64_t count;    /* samples */
+	uint64_t count;	   /* samples */
 	uint64_t total_ns; /* sum of samples */
 	uint64_t max_ns;   /* largest sample */
 	uint64_t min_ns;   /* smallest sample (0 when count == 0) */
-	double avg_ns;     /* total_ns / count */
+	double avg_ns;	   /* total_ns / count */
 };
 
 /* The current time in the timers' clock (TSC ticks or ns; only differences matter). */
@@ -258,25 +258,24 @@ OPSCOPE_API int opscope_schedule_from_range(int64_t start, int64_t end,
 
 struct opscope_profiler;
 typedef int (*opscope_state_fn)(uint64_t step, void *user);
-typedef void (*opscope_ready_fn)(struct opscope_profiler *prof, const char *trace_path,
-				 void *user);
+typedef void (*opscope_ready_fn)(struct opscope_profiler *prof, const char *trace_path, void *user);
 
 struct opscope_profiler_options {
 	/* Where windows go: a directory (each window "<worker>_w<N>.opscope") or a file path
 	 * (window N > 0 gets ".<N>" before the extension). Default "./opscope_log/". */
 	const char *output;
 	const struct opscope_schedule *schedule; /* NULL and no state_fn: record every step */
-	opscope_state_fn state_fn;               /* a custom scheduler; wins over `schedule` */
-	opscope_ready_fn on_trace_ready;         /* called when a recorded window is complete */
-	void *user;                              /* passed to the callbacks */
-	int timer_only;                          /* benchmark only: no events, no files */
-	int skip_steps;      /* benchmark: steps left out of the Perf Summary; default 10 */
-	FILE *summary_out;   /* where stop() prints the Perf Summary; default stdout */
+	opscope_state_fn state_fn;		 /* a custom scheduler; wins over `schedule` */
+	opscope_ready_fn on_trace_ready;	 /* called when a recorded window is complete */
+	void *user;				 /* passed to the callbacks */
+	int timer_only;				 /* benchmark only: no events, no files */
+	int skip_steps;	   /* benchmark: steps left out of the Perf Summary; default 10 */
+	FILE *summary_out; /* where stop() prints the Perf Summary; default stdout */
 	const struct opscope_options *session; /* buffer sizes, compression, ... */
 };
 
-OPSCOPE_API struct opscope_profiler *opscope_profiler_create(
-	const struct opscope_profiler_options *opts);
+OPSCOPE_API struct opscope_profiler *
+opscope_profiler_create(const struct opscope_profiler_options *opts);
 OPSCOPE_API void opscope_profiler_destroy(struct opscope_profiler *prof);
 OPSCOPE_API int opscope_profiler_start(struct opscope_profiler *prof);
 /* End step N and begin step N+1; num_samples < 0 = not given (throughput in steps/s). */
@@ -297,12 +296,12 @@ OPSCOPE_API int opscope_profiler_step_info(struct opscope_profiler *prof, const 
 
 /* The Perf Summary figures over the steps after `skip_steps`. */
 struct opscope_bench_summary {
-	uint64_t steps;           /* steps measured */
+	uint64_t steps; /* steps measured */
 	double reader_avg_s, reader_max_s, reader_min_s;
 	double batch_avg_s, batch_max_s, batch_min_s;
 	double ips_avg, ips_max, ips_min; /* samples/s, or steps/s when samples_mode == 0 */
-	int samples_mode;                 /* 1: every step gave num_samples */
-	double reader_ratio;              /* reader_avg / batch_avg * 100 */
+	int samples_mode;		  /* 1: every step gave num_samples */
+	double reader_ratio;		  /* reader_avg / batch_avg * 100 */
 };
 OPSCOPE_API int opscope_profiler_bench_summary(const struct opscope_profiler *prof,
 					       struct opscope_bench_summary *out);
@@ -312,32 +311,32 @@ OPSCOPE_API void opscope_profiler_print_summary(const struct opscope_profiler *p
 /* Instrumentation macros. */
 
 #define OPSCOPE_CONCAT2_(a, b) a##b
-#define OPSCOPE_CONCAT_(a, b) OPSCOPE_CONCAT2_(a, b)
+#define OPSCOPE_CONCAT_(a, b)  OPSCOPE_CONCAT2_(a, b)
 
 #if defined(OPSCOPE_DISABLE)
 
 #define OPSCOPE_RANGE_BEGIN(category, name) ((void)0)
-#define OPSCOPE_RANGE_END() ((void)0)
+#define OPSCOPE_RANGE_END()		    ((void)0)
 #define OPSCOPE_SCOPE(category, name)
 #define OPSCOPE_TIMER(name)
 #define OPSCOPE_INSTANT(category, name) ((void)0)
-#define OPSCOPE_COUNTER(name, value) ((void)0)
+#define OPSCOPE_COUNTER(name, value)	((void)0)
 
 #else
 
 /* Begin a range named by a string literal, with a static descriptor for this call site. */
-#define OPSCOPE_RANGE_BEGIN(category, name)                                                  \
-	do {                                                                                   \
-		static struct opscope_site opscope_site_ = { name, __FILE__, __LINE__,         \
-							     category, 0 };                     \
-		if (opscope_recording())                                                       \
-			opscope_range_begin_site(&opscope_site_);                              \
+#define OPSCOPE_RANGE_BEGIN(category, name)                                                      \
+	do {                                                                                     \
+		static struct opscope_site opscope_site_ = { name, __FILE__, __LINE__, category, \
+							     0 };                                \
+		if (opscope_recording())                                                         \
+			opscope_range_begin_site(&opscope_site_);                                \
 	} while (0)
 
-#define OPSCOPE_RANGE_END()                                                                  \
-	do {                                                                                   \
-		if (opscope_recording())                                                       \
-			opscope_range_end();                                                   \
+#define OPSCOPE_RANGE_END()                  \
+	do {                                 \
+		if (opscope_recording())     \
+			opscope_range_end(); \
 	} while (0)
 
 static inline int opscope_scope_begin_(struct opscope_site *site)
@@ -355,12 +354,11 @@ static inline void opscope_scope_end_(int *begun)
 }
 
 /* A range from here to the end of the enclosing block (GCC/Clang cleanup attribute). */
-#define OPSCOPE_SCOPE(category, name)                                                        \
-	static struct opscope_site OPSCOPE_CONCAT_(opscope_site_, __LINE__) = {                \
-		name, __FILE__, __LINE__, category, 0                                          \
-	};                                                                                     \
-	__attribute__((cleanup(opscope_scope_end_))) int OPSCOPE_CONCAT_(opscope_scope_,       \
-									 __LINE__) =            \
+#define OPSCOPE_SCOPE(category, name)                                                    \
+	static struct opscope_site OPSCOPE_CONCAT_(                                      \
+		opscope_site_, __LINE__) = { name, __FILE__, __LINE__, category, 0 };    \
+	__attribute__((cleanup(opscope_scope_end_))) int OPSCOPE_CONCAT_(opscope_scope_, \
+									 __LINE__) =     \
 		opscope_scope_begin_(&OPSCOPE_CONCAT_(opscope_site_, __LINE__))
 
 struct opscope_timer_scope_ {
@@ -374,24 +372,22 @@ static inline void opscope_timer_scope_end_(struct opscope_timer_scope_ *t)
 }
 
 /* A scoped timer: adds the time to the end of the enclosing block to the timer `name`. */
-#define OPSCOPE_TIMER(name)                                                                  \
-	static struct opscope_timer_site OPSCOPE_CONCAT_(opscope_tsite_, __LINE__) = { name,  \
-										       0 };   \
-	__attribute__((cleanup(opscope_timer_scope_end_))) struct opscope_timer_scope_         \
-		OPSCOPE_CONCAT_(opscope_timer_, __LINE__) = {                                  \
-			&OPSCOPE_CONCAT_(opscope_tsite_, __LINE__), opscope_timer_now()        \
-		}
+#define OPSCOPE_TIMER(name)                                                                       \
+	static struct opscope_timer_site OPSCOPE_CONCAT_(opscope_tsite_, __LINE__) = { name, 0 }; \
+	__attribute__((cleanup(opscope_timer_scope_end_))) struct opscope_timer_scope_            \
+	OPSCOPE_CONCAT_(opscope_timer_, __LINE__) = { &OPSCOPE_CONCAT_(opscope_tsite_, __LINE__), \
+						      opscope_timer_now() }
 
-#define OPSCOPE_INSTANT(category, name)                                                      \
-	do {                                                                                   \
-		if (opscope_recording())                                                       \
-			opscope_instant(category, name);                                       \
+#define OPSCOPE_INSTANT(category, name)                  \
+	do {                                             \
+		if (opscope_recording())                 \
+			opscope_instant(category, name); \
 	} while (0)
 
-#define OPSCOPE_COUNTER(name, value)                                                         \
-	do {                                                                                   \
-		if (opscope_recording())                                                       \
-			opscope_counter(name, value);                                          \
+#define OPSCOPE_COUNTER(name, value)                  \
+	do {                                          \
+		if (opscope_recording())              \
+			opscope_counter(name, value); \
 	} while (0)
 
 #endif /* OPSCOPE_DISABLE */

@@ -8,14 +8,15 @@
  * that would stop us (SIGINT, SIGTERM, SIGHUP, SIGQUIT) are forwarded to the command, and our
  * exit status is the command's (128 + signal when it was killed).
  */
-#include <dirent.h>
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <dirent.h>
+#include <getopt.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -202,11 +203,10 @@ int cmd_record(int argc, char **argv)
 	}
 	if (optind >= argc)
 		return cli_usage_error("record", "no command given (opscope record -- COMMAND)");
-	if (buffer_mb && (atol(buffer_mb) <= 0 || strspn(buffer_mb, "0123456789") !=
-							   strlen(buffer_mb)))
+	if (buffer_mb &&
+	    (atol(buffer_mb) <= 0 || strspn(buffer_mb, "0123456789") != strlen(buffer_mb)))
 		return cli_usage_error("record", "--buffer-size wants a positive number of MB");
-	if (flush_ms && (atol(flush_ms) <= 0 || strspn(flush_ms, "0123456789") !=
-							 strlen(flush_ms)))
+	if (flush_ms && (atol(flush_ms) <= 0 || strspn(flush_ms, "0123456789") != strlen(flush_ms)))
 		return cli_usage_error("record", "--flush-ms wants a positive number");
 	if (compress && strcmp(compress, "none") != 0 && strcmp(compress, "zstd") != 0)
 		return cli_usage_error("record", "--compress wants 'none' or 'zstd'");

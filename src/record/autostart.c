@@ -21,10 +21,12 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "opscope/opscope.h"
+
 #include "record/session.h"
 
 static const int autostart_signals[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT,

@@ -19,28 +19,29 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+
 #include <sys/types.h>
 
 #include "trace/encode.h"
 
 struct chunk {
-	_Atomic uint32_t committed;   /* slots completely written by the owner */
-	uint32_t written;             /* slots already encoded to the file (writer only) */
-	uint32_t track;               /* owner's track */
-	uint32_t seq;                 /* owner's chunk sequence number in this generation */
-	uint64_t gen;                 /* session generation the events belong to */
-	struct chunk *_Atomic next;   /* link in the full queue */
-	_Atomic uint32_t next_free;   /* link in the free stack: index + 1, 0 = end */
-	uint32_t index;               /* position in the arena */
-	uint64_t reserved[3];         /* pads the header to 64 bytes */
-	struct ops_slot slots[];      /* capacity: pool.slots_per_chunk */
+	_Atomic uint32_t committed; /* slots completely written by the owner */
+	uint32_t written;	    /* slots already encoded to the file (writer only) */
+	uint32_t track;		    /* owner's track */
+	uint32_t seq;		    /* owner's chunk sequence number in this generation */
+	uint64_t gen;		    /* session generation the events belong to */
+	struct chunk *_Atomic next; /* link in the full queue */
+	_Atomic uint32_t next_free; /* link in the free stack: index + 1, 0 = end */
+	uint32_t index;		    /* position in the arena */
+	uint64_t reserved[3];	    /* pads the header to 64 bytes */
+	struct ops_slot slots[];    /* capacity: pool.slots_per_chunk */
 };
 _Static_assert(sizeof(struct chunk) == 64, "chunk header is one cache line");
 
 struct pool {
-	uint8_t *arena;              /* nchunks * chunk_bytes, mmap'd */
-	size_t chunk_bytes;          /* bytes per chunk including the header */
-	uint32_t nchunks;            /* chunks in the arena */
+	uint8_t *arena;		     /* nchunks * chunk_bytes, mmap'd */
+	size_t chunk_bytes;	     /* bytes per chunk including the header */
+	uint32_t nchunks;	     /* chunks in the arena */
 	uint32_t slots_per_chunk;    /* slot capacity of one chunk */
 	_Atomic uint64_t free_head;  /* ABA tag << 32 | (index + 1) */
 	_Atomic uint32_t free_count; /* chunks in the free stack (approximate while racing) */
@@ -52,15 +53,15 @@ extern struct pool buffers_pool;
 /* A thread that has recorded. Never freed: the registry only grows, so the writer can walk
  * it without a lock. */
 struct rthread {
-	uint32_t track;                  /* dense index, also the file's track number */
-	pid_t tid;                       /* OS thread id */
-	pid_t pid;                       /* process id (changes in a forked child) */
-	int is_main;                     /* tid == pid */
-	struct chunk *_Atomic current;   /* the chunk being filled, for flush snapshots */
-	_Atomic uint64_t dropped;        /* events lost, cumulative over the process */
-	_Atomic uint32_t name_id;        /* thread name set through the API, 0 = ask the OS */
-	_Atomic int exited;              /* the thread has exited */
-	struct rthread *_Atomic next;    /* registry link */
+	uint32_t track;		       /* dense index, also the file's track number */
+	pid_t tid;		       /* OS thread id */
+	pid_t pid;		       /* process id (changes in a forked child) */
+	int is_main;		       /* tid == pid */
+	struct chunk *_Atomic current; /* the chunk being filled, for flush snapshots */
+	_Atomic uint64_t dropped;      /* events lost, cumulative over the process */
+	_Atomic uint32_t name_id;      /* thread name set through the API, 0 = ask the OS */
+	_Atomic int exited;	       /* the thread has exited */
+	struct rthread *_Atomic next;  /* registry link */
 };
 
 /* Registry head (oldest first) and count. */

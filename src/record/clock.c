@@ -10,13 +10,13 @@
  * the first is taken when the library loads, the second whenever a rate is asked for; the
  * estimate is frozen once the baseline exceeds one second.
  */
+#include "record/clock.h"
+
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
-
-#include "record/clock.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>

@@ -14,7 +14,7 @@
 extern int clock_use_tsc;
 
 struct clock_pair {
-	uint64_t ticks;       /* tick counter */
+	uint64_t ticks;	      /* tick counter */
 	uint64_t mono_ns;     /* CLOCK_MONOTONIC at the same moment */
 	uint64_t realtime_ns; /* CLOCK_REALTIME, read just after */
 };

@@ -12,11 +12,12 @@
  * When no chunk is free the event is dropped and counted (per thread, in the registry and
  * in-stream as a DROP_MARK once the thread gets a chunk again). The program never waits.
  */
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <pthread.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -27,7 +28,7 @@
 #include "record/record.h"
 #include "util/bytes.h"
 
-#define likely(x) __builtin_expect(!!(x), 1)
+#define likely(x)   __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
 
 OPSCOPE_API uint64_t opscope_recording_word;
@@ -43,13 +44,13 @@ static pthread_once_t thread_exit_once = PTHREAD_ONCE_INIT;
 /* Per-thread state. initial-exec so the sampler's signal handlers may use it later and so
  * that no access ever calls into the dynamic loader. */
 struct emit_tls {
-	uint64_t word;            /* recording word this thread attached with (odd), or 0 */
-	struct ops_slot *pos;     /* next free slot in `chunk` */
-	uint32_t left;            /* free slots after pos */
-	struct chunk *chunk;      /* current chunk, or NULL */
-	struct rthread *thr;      /* registry entry, NULL until the first event */
-	uint64_t pending_drops;   /* drops not yet marked in the event stream */
-	uint32_t seq;             /* chunks taken in this generation */
+	uint64_t word;		/* recording word this thread attached with (odd), or 0 */
+	struct ops_slot *pos;	/* next free slot in `chunk` */
+	uint32_t left;		/* free slots after pos */
+	struct chunk *chunk;	/* current chunk, or NULL */
+	struct rthread *thr;	/* registry entry, NULL until the first event */
+	uint64_t pending_drops; /* drops not yet marked in the event stream */
+	uint32_t seq;		/* chunks taken in this generation */
 };
 static __thread struct emit_tls tls __attribute__((tls_model("initial-exec")));
 
@@ -99,9 +100,8 @@ void buffers_pool_put(struct chunk *c)
 	do {
 		atomic_store_explicit(&c->next_free, (uint32_t)head, memory_order_relaxed);
 		next = (((head >> 32) + 1) << 32) | (c->index + 1u);
-	} while (!atomic_compare_exchange_weak_explicit(&buffers_pool.free_head, &head, next,
-							memory_order_release,
-							memory_order_relaxed));
+	} while (!atomic_compare_exchange_weak_explicit(
+		&buffers_pool.free_head, &head, next, memory_order_release, memory_order_relaxed));
 	atomic_fetch_add_explicit(&buffers_pool.free_count, 1, memory_order_relaxed);
 }
 
@@ -117,9 +117,8 @@ static struct chunk *pool_get(void)
 		c = pool_chunk(idx - 1);
 		uint32_t after = atomic_load_explicit(&c->next_free, memory_order_relaxed);
 		next = (((head >> 32) + 1) << 32) | after;
-	} while (!atomic_compare_exchange_weak_explicit(&buffers_pool.free_head, &head, next,
-							memory_order_acquire,
-							memory_order_acquire));
+	} while (!atomic_compare_exchange_weak_explicit(
+		&buffers_pool.free_head, &head, next, memory_order_acquire, memory_order_acquire));
 	atomic_fetch_sub_explicit(&buffers_pool.free_count, 1, memory_order_relaxed);
 	return c;
 }
@@ -129,9 +128,8 @@ static void queue_full(struct chunk *c)
 	struct chunk *head = atomic_load_explicit(&buffers_pool.full, memory_order_relaxed);
 	do {
 		atomic_store_explicit(&c->next, head, memory_order_relaxed);
-	} while (!atomic_compare_exchange_weak_explicit(&buffers_pool.full, &head, c,
-							memory_order_release,
-							memory_order_relaxed));
+	} while (!atomic_compare_exchange_weak_explicit(
+		&buffers_pool.full, &head, c, memory_order_release, memory_order_relaxed));
 }
 
 struct chunk *buffers_take_full(void)
@@ -341,8 +339,9 @@ static inline void emit_two(unsigned kind, unsigned cat, uint32_t name, uint64_t
 	struct ops_slot *p = emit_reserve(2);
 	if (!p)
 		return;
-	p[0] = (struct ops_slot){ .ticks = clock_ticks(), .name = name, .kind = (uint8_t)kind,
-				  .cat = (uint8_t)cat };
+	p[0] = (struct ops_slot){
+		.ticks = clock_ticks(), .name = name, .kind = (uint8_t)kind, .cat = (uint8_t)cat
+	};
 	p[1] = (struct ops_slot){ .ticks = payload, .kind = OPS_SLOT_PAYLOAD };
 	emit_commit(p + 2);
 }
@@ -352,8 +351,9 @@ static inline void emit_arg(uint32_t key, unsigned type, uint64_t value)
 	struct ops_slot *p = emit_reserve(1);
 	if (!p)
 		return;
-	*p = (struct ops_slot){ .ticks = value, .name = key, .kind = OPS_EV_ARG,
-				.aux = (uint16_t)type };
+	*p = (struct ops_slot){
+		.ticks = value, .name = key, .kind = OPS_EV_ARG, .aux = (uint16_t)type
+	};
 	emit_commit(p + 1);
 }
 
@@ -419,7 +419,8 @@ static uint32_t emit_site_id(struct opscope_site *site)
 {
 	uint32_t id = __atomic_load_n(&site->id, __ATOMIC_RELAXED);
 	if (unlikely(!id)) {
-		id = record_intern(site->name ? site->name : "", site->name ? strlen(site->name) : 0);
+		id = record_intern(site->name ? site->name : "",
+				   site->name ? strlen(site->name) : 0);
 		__atomic_store_n(&site->id, id, __ATOMIC_RELAXED);
 	}
 	return id;

@@ -9,23 +9,25 @@
  *   - lookups by content go through an open-addressing hash table under a mutex (slow path);
  *     the per-thread cache in record_intern_cached avoids it for repeated dynamic names.
  */
-#include <pthread.h>
+#include "record/intern.h"
+
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "record/intern.h"
+#include <pthread.h>
+
 #include "record/record.h"
 
 #define INTERN_PAGE_SHIFT 12
-#define INTERN_PAGE_SIZE (1u << INTERN_PAGE_SHIFT)
-#define INTERN_MAX_PAGES 4096 /* 16 M strings */
+#define INTERN_PAGE_SIZE  (1u << INTERN_PAGE_SHIFT)
+#define INTERN_MAX_PAGES  4096 /* 16 M strings */
 
 struct intern_entry {
 	const char *str; /* NUL-terminated copy, never freed */
-	uint32_t len;    /* bytes, without the NUL */
-	uint32_t hash;   /* of the content */
+	uint32_t len;	 /* bytes, without the NUL */
+	uint32_t hash;	 /* of the content */
 };
 
 static pthread_mutex_t intern_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -157,7 +159,7 @@ out:
 
 struct intern_cache_entry {
 	const char *ptr; /* caller's pointer */
-	uint32_t id;     /* its id when last seen */
+	uint32_t id;	 /* its id when last seen */
 };
 
 static __thread struct intern_cache_entry intern_cache[INTERN_CACHE_SIZE]

@@ -16,17 +16,20 @@
  *     earlier chunks are written (chunk sequence numbers);
  *   - END is written last, only on a clean stop.
  */
+#include "record/session.h"
+
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
-#include <pthread.h>
-#include <semaphore.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "opscope_config.h"
@@ -34,7 +37,6 @@
 #include "record/clock.h"
 #include "record/intern.h"
 #include "record/record.h"
-#include "record/session.h"
 #include "record/timers.h"
 #include "trace/encode.h"
 #include "trace/tracefile.h"
@@ -42,61 +44,61 @@
 #include "util/bytes.h"
 #include "util/error.h"
 
-#define SESSION_DEFAULT_BUFFER (64u << 20)
-#define SESSION_DEFAULT_CHUNK (64u << 10)
-#define SESSION_DEFAULT_FLUSH_MS 100u
-#define SESSION_BUSY_POLL_MS 1u
+#define SESSION_DEFAULT_BUFFER	  (64u << 20)
+#define SESSION_DEFAULT_CHUNK	  (64u << 10)
+#define SESSION_DEFAULT_FLUSH_MS  100u
+#define SESSION_BUSY_POLL_MS	  1u
 #define SESSION_CLOCK_INTERVAL_NS 1000000000ull
 
 /* Per-track state kept by the writer for the current session. */
 struct track_state {
-	uint32_t expected_seq;    /* next chunk sequence number to write */
-	uint64_t drops_written;   /* last cumulative drop count written */
+	uint32_t expected_seq;	  /* next chunk sequence number to write */
+	uint64_t drops_written;	  /* last cumulative drop count written */
 	uint32_t name_id_written; /* name id in the last THREAD record, UINT32_MAX = none */
-	int announced;            /* a THREAD record was written this session */
-	int exited_written;       /* the last THREAD record said the thread exited */
+	int announced;		  /* a THREAD record was written this session */
+	int exited_written;	  /* the last THREAD record said the thread exited */
 };
 
 struct session {
-	pthread_mutex_t lock;         /* start/stop/flush, and `meta` */
-	int active;                   /* a session is recording */
-	pid_t pid;                    /* process that owns the session (not a vfork child) */
-	uint64_t gen;                 /* generation of the current/last session */
-	struct opscope_options opts;  /* resolved options */
-	char path[PATH_MAX];          /* trace file */
-	int lazy_open;                /* open the file only when there are events (fork child) */
-	int exclusive;                /* create the file with O_EXCL */
-	pthread_t writer;             /* the writer thread */
-	int writer_running;           /* writer was started and not joined */
-	sem_t wake;                   /* posted to wake the writer early */
-	_Atomic int stop_requested;   /* writer: final round and exit */
-	_Atomic int writer_done;      /* writer finished its final round */
+	pthread_mutex_t lock;		/* start/stop/flush, and `meta` */
+	int active;			/* a session is recording */
+	pid_t pid;			/* process that owns the session (not a vfork child) */
+	uint64_t gen;			/* generation of the current/last session */
+	struct opscope_options opts;	/* resolved options */
+	char path[PATH_MAX];		/* trace file */
+	int lazy_open;			/* open the file only when there are events (fork child) */
+	int exclusive;			/* create the file with O_EXCL */
+	pthread_t writer;		/* the writer thread */
+	int writer_running;		/* writer was started and not joined */
+	sem_t wake;			/* posted to wake the writer early */
+	_Atomic int stop_requested;	/* writer: final round and exit */
+	_Atomic int writer_done;	/* writer finished its final round */
 	_Atomic int terminating_signal; /* signal number that stopped the process, 0 if none */
-	pthread_cond_t flush_cond;    /* signalled when a flush round completes */
-	uint64_t flush_requested;     /* rounds asked for (under lock) */
-	uint64_t flush_completed;     /* rounds done (under lock) */
-	struct buf meta;              /* pending METADATA entries (under lock) */
-	uint32_t meta_count;          /* entries in `meta` */
+	pthread_cond_t flush_cond;	/* signalled when a flush round completes */
+	uint64_t flush_requested;	/* rounds asked for (under lock) */
+	uint64_t flush_completed;	/* rounds done (under lock) */
+	struct buf meta;		/* pending METADATA entries (under lock) */
+	uint32_t meta_count;		/* entries in `meta` */
 
 	/* Writer-only state. */
-	struct tracefile tf;          /* the file, when open */
-	int file_open;                /* tf is open */
-	int file_failed;              /* opening or writing failed: stop writing */
-	int open_errno;               /* errno of a failed open */
-	uint32_t strings_written;     /* ids < this are in the file */
-	struct track_state *tracks;   /* per track */
-	uint32_t tracks_cap;          /* entries allocated in `tracks` */
-	uint64_t last_clock_mono_ns;  /* when the last CLOCK record was written */
-	struct buf rec;               /* record payload being built */
+	struct tracefile tf;	     /* the file, when open */
+	int file_open;		     /* tf is open */
+	int file_failed;	     /* opening or writing failed: stop writing */
+	int open_errno;		     /* errno of a failed open */
+	uint32_t strings_written;    /* ids < this are in the file */
+	struct track_state *tracks;  /* per track */
+	uint32_t tracks_cap;	     /* entries allocated in `tracks` */
+	uint64_t last_clock_mono_ns; /* when the last CLOCK record was written */
+	struct buf rec;		     /* record payload being built */
 
 	/* Set at launch, read-only while the session runs. */
-	uint64_t *drops_baseline;     /* per track: drop counter when the session started */
-	uint32_t drops_baseline_n;    /* tracks in drops_baseline (later tracks start at 0) */
+	uint64_t *drops_baseline;  /* per track: drop counter when the session started */
+	uint32_t drops_baseline_n; /* tracks in drops_baseline (later tracks start at 0) */
 
 	/* Shared statistics. */
 	_Atomic uint32_t threads_announced; /* tracks with a THREAD record in this file */
-	_Atomic uint64_t events_written; /* events in EVENTS records */
-	_Atomic uint64_t bytes_written;  /* file size */
+	_Atomic uint64_t events_written;    /* events in EVENTS records */
+	_Atomic uint64_t bytes_written;	    /* file size */
 };
 
 static struct session S = {
@@ -381,8 +383,8 @@ static void writer_events(struct chunk *c, uint32_t from, uint32_t to)
 }
 
 struct snapshot {
-	struct chunk *chunk;  /* a thread's current chunk */
-	uint32_t committed;   /* its committed count when taken */
+	struct chunk *chunk; /* a thread's current chunk */
+	uint32_t committed;  /* its committed count when taken */
 };
 
 /* One round: everything committed so far goes to the file. Returns 1 if it wrote events. */
@@ -397,9 +399,10 @@ static int writer_round(void)
 	struct snapshot *snaps = nthreads <= 64 ? stack_snaps : malloc(nthreads * sizeof(*snaps));
 	uint32_t nsnaps = 0;
 	if (snaps) {
-		for (struct rthread *t = atomic_load_explicit(&buffers_threads,
-							       memory_order_acquire);
-		     t && nsnaps < nthreads; t = atomic_load_explicit(&t->next, memory_order_acquire)) {
+		for (struct rthread *t =
+			     atomic_load_explicit(&buffers_threads, memory_order_acquire);
+		     t && nsnaps < nthreads;
+		     t = atomic_load_explicit(&t->next, memory_order_acquire)) {
 			struct chunk *c = atomic_load_explicit(&t->current, memory_order_acquire);
 			if (!c || c->gen != gen)
 				continue;
@@ -430,7 +433,8 @@ static int writer_round(void)
 		next = atomic_load_explicit(&c->next, memory_order_relaxed);
 		if (c->gen == gen) {
 			struct track_state *ts = writer_track(c->track);
-			uint32_t committed = atomic_load_explicit(&c->committed, memory_order_acquire);
+			uint32_t committed =
+				atomic_load_explicit(&c->committed, memory_order_acquire);
 			if (committed > c->written) {
 				writer_events(c, c->written, committed);
 				wrote = 1;
@@ -576,12 +580,14 @@ static void *writer_main(void *arg)
 		pthread_mutex_unlock(&S.lock);
 
 		int busy = writer_round();
-		if (S.file_open && clock_mono_ns() - S.last_clock_mono_ns >= SESSION_CLOCK_INTERVAL_NS)
+		if (S.file_open &&
+		    clock_mono_ns() - S.last_clock_mono_ns >= SESSION_CLOCK_INTERVAL_NS)
 			writer_clock();
 		/* Poll fast while chunks keep coming, back off to the flush interval when idle. */
-		poll_ms = busy ? SESSION_BUSY_POLL_MS
-			       : (poll_ms * 2 < S.opts.flush_interval_ms ? poll_ms * 2
-									: S.opts.flush_interval_ms);
+		poll_ms =
+			busy ? SESSION_BUSY_POLL_MS
+			     : (poll_ms * 2 < S.opts.flush_interval_ms ? poll_ms * 2
+								       : S.opts.flush_interval_ms);
 
 		pthread_mutex_lock(&S.lock);
 		S.flush_completed = flush_target;

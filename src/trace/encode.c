@@ -10,8 +10,7 @@
 
 #include "util/bytes.h"
 
-void encode_begin(struct buf *out, struct encode_state *st, uint32_t track,
-		  uint64_t first_ticks)
+void encode_begin(struct buf *out, struct encode_state *st, uint32_t track, uint64_t first_ticks)
 {
 	buf_u32(out, track);
 	buf_u32(out, 0); /* count, patched by encode_finish */
@@ -34,8 +33,7 @@ static uint8_t *encode_dt(uint8_t *p, struct encode_state *st, uint64_t ticks)
 	return put_varint(p, dt);
 }
 
-void encode_slots(struct buf *out, struct encode_state *st, const struct ops_slot *slots,
-		  size_t n)
+void encode_slots(struct buf *out, struct encode_state *st, const struct ops_slot *slots, size_t n)
 {
 	/* Worst case per event: kind + 4 varints + 8 bytes. */
 	enum { EVENT_MAX = 1 + 4 * VARINT_MAX_BYTES + 8 };

@@ -20,10 +20,10 @@
 
 struct ops_slot {
 	uint64_t ticks; /* time in ticks; for ARG/PAYLOAD slots the 64-bit value */
-	uint32_t name;  /* name or key string id */
-	uint8_t kind;   /* enum ops_event_kind or OPS_SLOT_PAYLOAD */
-	uint8_t cat;    /* category (BEGIN, INSTANT, ASYNC_BEGIN) */
-	uint16_t aux;   /* ARG: enum ops_arg_type */
+	uint32_t name;	/* name or key string id */
+	uint8_t kind;	/* enum ops_event_kind or OPS_SLOT_PAYLOAD */
+	uint8_t cat;	/* category (BEGIN, INSTANT, ASYNC_BEGIN) */
+	uint16_t aux;	/* ARG: enum ops_arg_type */
 };
 _Static_assert(sizeof(struct ops_slot) == 16, "a slot is 16 bytes");
 
@@ -31,8 +31,7 @@ _Static_assert(sizeof(struct ops_slot) == 16, "a slot is 16 bytes");
 static inline int ops_kind_has_payload(unsigned kind)
 {
 	return kind == OPS_EV_COUNTER || kind == OPS_EV_FLOW_OUT || kind == OPS_EV_FLOW_IN ||
-	       kind == OPS_EV_ASYNC_BEGIN || kind == OPS_EV_ASYNC_END ||
-	       kind == OPS_EV_DROP_MARK;
+	       kind == OPS_EV_ASYNC_BEGIN || kind == OPS_EV_ASYNC_END || kind == OPS_EV_DROP_MARK;
 }
 
 struct encode_state {
@@ -41,11 +40,9 @@ struct encode_state {
 };
 
 /* Start an EVENTS payload for `track` whose first event is at `first_ticks`. */
-void encode_begin(struct buf *out, struct encode_state *st, uint32_t track,
-		  uint64_t first_ticks);
+void encode_begin(struct buf *out, struct encode_state *st, uint32_t track, uint64_t first_ticks);
 /* Encode n slots (whole events only). Slots of unknown kind are skipped. */
-void encode_slots(struct buf *out, struct encode_state *st, const struct ops_slot *slots,
-		  size_t n);
+void encode_slots(struct buf *out, struct encode_state *st, const struct ops_slot *slots, size_t n);
 /* Patch the event count into the payload header written by encode_begin. */
 void encode_finish(struct buf *out, const struct encode_state *st);
 

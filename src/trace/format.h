@@ -16,26 +16,26 @@
 
 #include <stdint.h>
 
-#define OPS_MAGIC "OPSCOPE\x1a"         /* 8 bytes, no NUL on disk */
-#define OPS_MAGIC_BYTES 8
-#define OPS_FORMAT_VERSION 1             /* version this code writes */
-#define OPS_FORMAT_MIN_READER 1          /* oldest reader that can read what we write */
-#define OPS_READER_VERSION 1             /* newest format version this code reads */
+#define OPS_MAGIC	      "OPSCOPE\x1a" /* 8 bytes, no NUL on disk */
+#define OPS_MAGIC_BYTES	      8
+#define OPS_FORMAT_VERSION    1 /* version this code writes */
+#define OPS_FORMAT_MIN_READER 1 /* oldest reader that can read what we write */
+#define OPS_READER_VERSION    1 /* newest format version this code reads */
 
 /* File header feature bits (informational; records carry their own flags). */
-#define OPS_FEAT_ZSTD (1ull << 0)        /* some records are zstd-compressed */
-#define OPS_FEAT_TSC (1ull << 1)         /* ticks are TSC cycles, mapped by CLOCK records */
+#define OPS_FEAT_ZSTD (1ull << 0) /* some records are zstd-compressed */
+#define OPS_FEAT_TSC  (1ull << 1) /* ticks are TSC cycles, mapped by CLOCK records */
 
 struct ops_file_header {
-	uint8_t magic[8];            /* OPS_MAGIC */
-	uint16_t version;            /* format version of the writer */
+	uint8_t magic[8];	     /* OPS_MAGIC */
+	uint16_t version;	     /* format version of the writer */
 	uint16_t min_reader_version; /* a reader older than this must refuse the file */
-	uint32_t header_bytes;       /* size of this header; records start here (>= 64) */
-	uint64_t features;           /* OPS_FEAT_* */
+	uint32_t header_bytes;	     /* size of this header; records start here (>= 64) */
+	uint64_t features;	     /* OPS_FEAT_* */
 	uint64_t create_realtime_ns; /* CLOCK_REALTIME when the file was created, ns */
-	uint32_t pid;                /* process that wrote the file */
-	uint32_t reserved0;          /* 0 */
-	uint64_t reserved[3];        /* 0 */
+	uint32_t pid;		     /* process that wrote the file */
+	uint32_t reserved0;	     /* 0 */
+	uint64_t reserved[3];	     /* 0 */
 };
 _Static_assert(sizeof(struct ops_file_header) == 64, "file header is 64 bytes");
 
@@ -52,15 +52,15 @@ enum ops_record_type {
 };
 
 /* Record flags. */
-#define OPS_RECF_ZSTD (1u << 0)     /* payload is a zstd frame of raw_bytes bytes */
+#define OPS_RECF_ZSTD	  (1u << 0)  /* payload is a zstd frame of raw_bytes bytes */
 #define OPS_RECF_CRITICAL (1u << 15) /* a reader that does not know this type must stop */
 
 struct ops_record_header {
-	uint16_t type;          /* enum ops_record_type */
-	uint16_t flags;         /* OPS_RECF_* */
+	uint16_t type;		/* enum ops_record_type */
+	uint16_t flags;		/* OPS_RECF_* */
 	uint32_t payload_bytes; /* bytes that follow this header (compressed size if ZSTD) */
-	uint32_t raw_bytes;     /* payload size after decompression (== payload_bytes if not) */
-	uint32_t crc32c;        /* CRC-32C (Castagnoli) of the payload bytes as stored */
+	uint32_t raw_bytes;	/* payload size after decompression (== payload_bytes if not) */
+	uint32_t crc32c;	/* CRC-32C (Castagnoli) of the payload bytes as stored */
 };
 _Static_assert(sizeof(struct ops_record_header) == 16, "record header is 16 bytes");
 
@@ -97,42 +97,42 @@ _Static_assert(sizeof(struct ops_record_header) == 16, "record header is 16 byte
  */
 
 struct ops_clock_payload {
-	uint64_t ticks;            /* the tick counter (TSC cycles, or ns when not TSC) */
-	uint64_t monotonic_ns;     /* CLOCK_MONOTONIC at the same moment */
-	uint64_t realtime_ns;      /* CLOCK_REALTIME at the same moment */
+	uint64_t ticks;		   /* the tick counter (TSC cycles, or ns when not TSC) */
+	uint64_t monotonic_ns;	   /* CLOCK_MONOTONIC at the same moment */
+	uint64_t realtime_ns;	   /* CLOCK_REALTIME at the same moment */
 	uint64_t ticks_per_second; /* the writer's estimate of the tick rate */
 };
 _Static_assert(sizeof(struct ops_clock_payload) == 32, "clock payload is 32 bytes");
 
 struct ops_thread_payload {
-	uint32_t track;   /* track index, unique in the file, small and dense */
-	uint32_t pid;     /* process id */
-	uint64_t tid;     /* OS thread id (gettid) */
+	uint32_t track;	  /* track index, unique in the file, small and dense */
+	uint32_t pid;	  /* process id */
+	uint64_t tid;	  /* OS thread id (gettid) */
 	uint32_t name_id; /* string id of the thread name, 0 if unnamed */
-	uint32_t flags;   /* OPS_THREADF_* */
+	uint32_t flags;	  /* OPS_THREADF_* */
 };
 _Static_assert(sizeof(struct ops_thread_payload) == 24, "thread payload is 24 bytes");
 #define OPS_THREADF_EXITED (1u << 0) /* the thread had exited when this record was written */
-#define OPS_THREADF_MAIN (1u << 1)   /* the thread is the process's main thread */
+#define OPS_THREADF_MAIN   (1u << 1) /* the thread is the process's main thread */
 
 struct ops_events_payload {
-	uint32_t track;       /* track the events belong to */
-	uint32_t count;       /* encoded events that follow (an ARG counts as one) */
+	uint32_t track;	      /* track the events belong to */
+	uint32_t count;	      /* encoded events that follow (an ARG counts as one) */
 	uint64_t first_ticks; /* base for the first event's delta */
 };
 _Static_assert(sizeof(struct ops_events_payload) == 16, "events payload header is 16 bytes");
 
 struct ops_drops_payload {
-	uint32_t track;       /* track that lost events */
-	uint32_t reserved;    /* 0 */
-	uint64_t dropped;     /* events lost so far, cumulative */
+	uint32_t track;	   /* track that lost events */
+	uint32_t reserved; /* 0 */
+	uint64_t dropped;  /* events lost so far, cumulative */
 };
 _Static_assert(sizeof(struct ops_drops_payload) == 16, "drops payload is 16 bytes");
 
 struct ops_timer_entry {
 	uint32_t name_id;  /* string id of the timer name */
 	uint32_t reserved; /* 0 */
-	uint64_t count;    /* samples */
+	uint64_t count;	   /* samples */
 	uint64_t total_ns; /* sum */
 	uint64_t max_ns;   /* largest sample */
 	uint64_t min_ns;   /* smallest sample */
@@ -142,9 +142,9 @@ _Static_assert(sizeof(struct ops_timer_entry) == 40, "timer entry is 40 bytes");
 struct ops_end_payload {
 	uint64_t events_written; /* events in all EVENTS records */
 	uint64_t events_dropped; /* events lost, all tracks */
-	uint64_t stop_ticks;     /* tick counter when the session stopped */
-	uint32_t tracks;         /* tracks in the file */
-	uint32_t reserved;       /* 0 */
+	uint64_t stop_ticks;	 /* tick counter when the session stopped */
+	uint32_t tracks;	 /* tracks in the file */
+	uint32_t reserved;	 /* 0 */
 };
 _Static_assert(sizeof(struct ops_end_payload) == 32, "end payload is 32 bytes");
 

@@ -8,9 +8,10 @@
 #include "trace/tracefile.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <fcntl.h>
 #include <sys/uio.h>
 #include <unistd.h>
 

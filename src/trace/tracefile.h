@@ -13,13 +13,13 @@
 #include "util/buf.h"
 
 struct tracefile {
-	int fd;                  /* open file, O_WRONLY */
-	uint64_t bytes_written;  /* bytes in the file so far */
-	int compress_level;      /* 0 = no compression, else zstd level */
-	int failed;              /* a write failed; later writes are skipped */
-	struct buf scratch;      /* compression output */
-	void *zctx;              /* ZSTD_CCtx, when compressing */
-	uint64_t features;       /* OPS_FEAT_* written in the header */
+	int fd;			/* open file, O_WRONLY */
+	uint64_t bytes_written; /* bytes in the file so far */
+	int compress_level;	/* 0 = no compression, else zstd level */
+	int failed;		/* a write failed; later writes are skipped */
+	struct buf scratch;	/* compression output */
+	void *zctx;		/* ZSTD_CCtx, when compressing */
+	uint64_t features;	/* OPS_FEAT_* written in the header */
 };
 
 /* Create `path` (exclusive when `exclusive`), write the header. Returns 0 or -errno. */

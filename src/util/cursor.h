@@ -14,9 +14,9 @@
 
 struct cursor {
 	const uint8_t *base; /* start of the range */
-	size_t len;          /* bytes in the range */
-	size_t pos;          /* next byte to read */
-	bool failed;         /* a read went out of bounds or was malformed */
+	size_t len;	     /* bytes in the range */
+	size_t pos;	     /* next byte to read */
+	bool failed;	     /* a read went out of bounds or was malformed */
 	size_t fail_pos;     /* pos at the first failure */
 };
 

@@ -17,8 +17,8 @@ static __thread int error_is_set;
 const char *opscope_strerror(int err)
 {
 	switch (err) {
-#define OPSCOPE_ERR_TEXT_(name, value, text)                                                   \
-	case value:                                                                            \
+#define OPSCOPE_ERR_TEXT_(name, value, text) \
+	case value:                          \
 		return text;
 		OPSCOPE_ERRNO_MAP(OPSCOPE_ERR_TEXT_)
 #undef OPSCOPE_ERR_TEXT_
@@ -29,8 +29,8 @@ const char *opscope_strerror(int err)
 const char *opscope_err_name(int err)
 {
 	switch (err) {
-#define OPSCOPE_ERR_NAME_(name, value, text)                                                   \
-	case value:                                                                            \
+#define OPSCOPE_ERR_NAME_(name, value, text) \
+	case value:                          \
 		return #name;
 		OPSCOPE_ERRNO_MAP(OPSCOPE_ERR_NAME_)
 #undef OPSCOPE_ERR_NAME_

@@ -3,9 +3,10 @@
  * of `THREADS` threads through the C API, without starting a session itself: it is meant to
  * be run under `opscope record`. Usage: api_threads THREADS ITERS
  */
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+
+#include <pthread.h>
 
 #include "opscope/opscope.h"
 

@@ -2,16 +2,18 @@
  * test_drops.c: a writer that cannot keep up. Its own program, because the event buffer is
  * sized by the first session of a process and this one must be tiny.
  */
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <pthread.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "opscope/opscope.h"
+
 #include "harness.h"
 #include "model/model.h"
-#include "opscope/opscope.h"
 #include "trace/reader.h"
 
 static char tmpdir[] = "/tmp/opscope-test-record-XXXXXX";
@@ -24,8 +26,8 @@ static const char *tmp_path(const char *name)
 }
 
 struct worker_arg {
-	int ranges;   /* begin/end pairs to record */
-	int depth;    /* nesting depth of each group */
+	int ranges; /* begin/end pairs to record */
+	int depth;  /* nesting depth of each group */
 };
 
 static void *worker(void *p)

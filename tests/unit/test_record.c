@@ -3,16 +3,18 @@
  * buffers, the writer thread, drops, restarts and fork. Files are read back with the
  * trace reader, so what is asserted is what a user would load.
  */
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <pthread.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "opscope/opscope.h"
+
 #include "harness.h"
 #include "model/model.h"
-#include "opscope/opscope.h"
 #include "trace/reader.h"
 
 static char tmpdir[] = "/tmp/opscope-test-record-XXXXXX";
@@ -25,8 +27,8 @@ static const char *tmp_path(const char *name)
 }
 
 struct worker_arg {
-	int ranges;   /* begin/end pairs to record */
-	int depth;    /* nesting depth of each group */
+	int ranges; /* begin/end pairs to record */
+	int depth;  /* nesting depth of each group */
 };
 
 static void *worker(void *p)
