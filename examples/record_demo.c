@@ -6,6 +6,8 @@
  * forward/backward/optimizer phases of each step, a loss counter) with no code change.
  * Without opscope the macros cost one relaxed load each.
  */
+#define _POSIX_C_SOURCE 200809L
+
 #include <stdio.h>
 #include <time.h>
 

@@ -232,20 +232,16 @@ int cmd_record(int argc, char **argv)
 	if (is_dir)
 		mkdir(out, 0755);
 	/* Absolute, so that processes that change directory write to the same place. */
-	char abs_out[PATH_MAX + 2];
-	if (out[0] != '/') {
-		char cwd[PATH_MAX];
-		if (!getcwd(cwd, sizeof(cwd))) {
-			fprintf(stderr, "opscope: record: getcwd: %s\n", strerror(errno));
-			return 1;
-		}
-		if (strlen(cwd) + strlen(out) + 2 > sizeof(abs_out)) {
-			fprintf(stderr, "opscope: record: output path too long\n");
-			return 1;
-		}
-		snprintf(abs_out, sizeof(abs_out), "%s/%s", cwd, out);
-	} else {
-		snprintf(abs_out, sizeof(abs_out), "%s", out);
+	char abs_out[2 * PATH_MAX + 2];
+	char cwd[PATH_MAX] = "";
+	if (out[0] != '/' && !getcwd(cwd, sizeof(cwd))) {
+		fprintf(stderr, "opscope: record: getcwd: %s\n", strerror(errno));
+		return 1;
+	}
+	snprintf(abs_out, sizeof(abs_out), "%s%s%s", cwd, cwd[0] ? "/" : "", out);
+	if (strlen(abs_out) >= PATH_MAX) {
+		fprintf(stderr, "opscope: record: output path too long\n");
+		return 1;
 	}
 	if (is_dir && abs_out[strlen(abs_out) - 1] != '/')
 		strcat(abs_out, "/");

@@ -48,6 +48,7 @@
 #define SESSION_DEFAULT_CHUNK	  (64u << 10)
 #define SESSION_DEFAULT_FLUSH_MS  100u
 #define SESSION_BUSY_POLL_MS	  1u
+#define SESSION_IDLE_POLL_MS	  8u
 #define SESSION_CLOCK_INTERVAL_NS 1000000000ull
 
 /* Per-track state kept by the writer for the current session. */
@@ -97,7 +98,8 @@ struct session {
 
 	/* Shared statistics. */
 	_Atomic uint32_t threads_announced; /* tracks with a THREAD record in this file */
-	_Atomic uint64_t events_written;    /* events in EVENTS records */
+	_Atomic uint64_t events_written;    /* events in EVENTS records, DROP_MARKs included */
+	_Atomic uint64_t drop_marks;	    /* DROP_MARK events among them */
 	_Atomic uint64_t bytes_written;	    /* file size */
 };
 
@@ -379,6 +381,7 @@ static void writer_events(struct chunk *c, uint32_t from, uint32_t to)
 	encode_finish(&S.rec, &st);
 	writer_record(OPS_REC_EVENTS, 1);
 	atomic_fetch_add_explicit(&S.events_written, st.events, memory_order_relaxed);
+	atomic_fetch_add_explicit(&S.drop_marks, st.drop_marks, memory_order_relaxed);
 	c->written = to;
 }
 
@@ -387,8 +390,9 @@ struct snapshot {
 	uint32_t committed;  /* its committed count when taken */
 };
 
-/* One round: everything committed so far goes to the file. Returns 1 if it wrote events. */
-static int writer_round(void)
+/* One round: full chunks go to the file, and with `snapshot` also the committed part of
+ * every thread's current chunk. Returns 1 if it wrote events. */
+static int writer_round(int snapshot)
 {
 	uint64_t gen = S.gen;
 	struct chunk *full = buffers_take_full();
@@ -396,7 +400,9 @@ static int writer_round(void)
 	/* Snapshot current chunks before reading the string count (see file comment). */
 	uint32_t nthreads = atomic_load_explicit(&buffers_thread_count, memory_order_acquire);
 	struct snapshot stack_snaps[64];
-	struct snapshot *snaps = nthreads <= 64 ? stack_snaps : malloc(nthreads * sizeof(*snaps));
+	struct snapshot *snaps = !snapshot	  ? NULL
+				 : nthreads <= 64 ? stack_snaps
+						  : malloc(nthreads * sizeof(*snaps));
 	uint32_t nsnaps = 0;
 	if (snaps) {
 		for (struct rthread *t =
@@ -528,7 +534,7 @@ static void writer_timers(void)
 
 static void writer_finish(void)
 {
-	writer_round();
+	writer_round(1);
 	if (!S.file_open && !S.lazy_open)
 		writer_open();
 	if (!S.file_open)
@@ -564,7 +570,11 @@ static void writer_finish(void)
 static void *writer_main(void *arg)
 {
 	(void)arg;
-	unsigned poll_ms = S.opts.flush_interval_ms;
+	/* Full chunks are taken every few ms (so buffers free up during a burst); partial
+	 * chunks are snapshotted every flush interval (and on flush requests). */
+	unsigned poll_ms = SESSION_BUSY_POLL_MS;
+	uint64_t last_snapshot_ns = clock_mono_ns();
+	uint64_t flush_done = 0;
 	for (;;) {
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);
@@ -579,15 +589,21 @@ static void *writer_main(void *arg)
 		uint64_t flush_target = S.flush_requested;
 		pthread_mutex_unlock(&S.lock);
 
-		int busy = writer_round();
-		if (S.file_open &&
-		    clock_mono_ns() - S.last_clock_mono_ns >= SESSION_CLOCK_INTERVAL_NS)
+		uint64_t now = clock_mono_ns();
+		int snapshot = flush_target > flush_done ||
+			       now - last_snapshot_ns >= S.opts.flush_interval_ms * 1000000ull;
+		if (snapshot)
+			last_snapshot_ns = now;
+		int busy = writer_round(snapshot);
+		if (S.file_open && now - S.last_clock_mono_ns >= SESSION_CLOCK_INTERVAL_NS)
 			writer_clock();
-		/* Poll fast while chunks keep coming, back off to the flush interval when idle. */
-		poll_ms =
-			busy ? SESSION_BUSY_POLL_MS
-			     : (poll_ms * 2 < S.opts.flush_interval_ms ? poll_ms * 2
-								       : S.opts.flush_interval_ms);
+		/* Poll fast while chunks keep coming, back off when idle. */
+		unsigned idle_ms = S.opts.flush_interval_ms < SESSION_IDLE_POLL_MS
+					   ? S.opts.flush_interval_ms
+					   : SESSION_IDLE_POLL_MS;
+		poll_ms = busy ? SESSION_BUSY_POLL_MS
+			       : (poll_ms * 2 < idle_ms ? poll_ms * 2 : idle_ms);
+		flush_done = flush_target;
 
 		pthread_mutex_lock(&S.lock);
 		S.flush_completed = flush_target;
@@ -717,6 +733,7 @@ static int session_launch(void)
 	S.strings_written = 0;
 	buf_init(&S.rec);
 	atomic_store(&S.events_written, 0);
+	atomic_store(&S.drop_marks, 0);
 	atomic_store(&S.bytes_written, 0);
 	atomic_store(&S.stop_requested, 0);
 	atomic_store(&S.writer_done, 0);
@@ -852,7 +869,7 @@ OPSCOPE_API int opscope_session_get_stats(struct opscope_session_stats *out)
 		return OPSCOPE_EINVAL;
 	memset(out, 0, sizeof(*out));
 	pthread_mutex_lock(&S.lock);
-	out->events_written = atomic_load(&S.events_written);
+	out->events_written = atomic_load(&S.events_written) - atomic_load(&S.drop_marks);
 	out->bytes_written = atomic_load(&S.bytes_written);
 	for (struct rthread *t = atomic_load(&buffers_threads); t; t = atomic_load(&t->next))
 		if (t->pid == getpid())

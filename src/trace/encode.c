@@ -17,6 +17,7 @@ void encode_begin(struct buf *out, struct encode_state *st, uint32_t track, uint
 	buf_u64(out, first_ticks);
 	st->prev_ticks = first_ticks;
 	st->events = 0;
+	st->drop_marks = 0;
 }
 
 void encode_finish(struct buf *out, const struct encode_state *st)
@@ -93,5 +94,6 @@ void encode_slots(struct buf *out, struct encode_state *st, const struct ops_slo
 		}
 		out->len += (size_t)(p - start);
 		st->events++;
+		st->drop_marks += kind == OPS_EV_DROP_MARK;
 	}
 }

@@ -36,7 +36,8 @@ static inline int ops_kind_has_payload(unsigned kind)
 
 struct encode_state {
 	uint64_t prev_ticks; /* time of the previous timed event */
-	uint32_t events;     /* events encoded */
+	uint32_t events;     /* events encoded, DROP_MARKs included (the record's count) */
+	uint32_t drop_marks; /* DROP_MARK events among them (not events of the program) */
 };
 
 /* Start an EVENTS payload for `track` whose first event is at `first_ticks`. */
