@@ -354,11 +354,11 @@ static inline void opscope_scope_end_(int *begun)
 }
 
 /* A range from here to the end of the enclosing block (GCC/Clang cleanup attribute). */
-#define OPSCOPE_SCOPE(category, name)                                                    \
-	static struct opscope_site OPSCOPE_CONCAT_(                                      \
-		opscope_site_, __LINE__) = { name, __FILE__, __LINE__, category, 0 };    \
-	__attribute__((cleanup(opscope_scope_end_))) int OPSCOPE_CONCAT_(opscope_scope_, \
-									 __LINE__) =     \
+#define OPSCOPE_SCOPE(category, name)                                                            \
+	static struct opscope_site OPSCOPE_CONCAT_(                                              \
+		opscope_site_, __LINE__) = { name, __FILE__, __LINE__, category, 0 };            \
+	__attribute__((cleanup(opscope_scope_end_), unused)) int OPSCOPE_CONCAT_(opscope_scope_, \
+										 __LINE__) =     \
 		opscope_scope_begin_(&OPSCOPE_CONCAT_(opscope_site_, __LINE__))
 
 struct opscope_timer_scope_ {
@@ -374,7 +374,7 @@ static inline void opscope_timer_scope_end_(struct opscope_timer_scope_ *t)
 /* A scoped timer: adds the time to the end of the enclosing block to the timer `name`. */
 #define OPSCOPE_TIMER(name)                                                                       \
 	static struct opscope_timer_site OPSCOPE_CONCAT_(opscope_tsite_, __LINE__) = { name, 0 }; \
-	__attribute__((cleanup(opscope_timer_scope_end_))) struct opscope_timer_scope_            \
+	__attribute__((cleanup(opscope_timer_scope_end_), unused)) struct opscope_timer_scope_    \
 	OPSCOPE_CONCAT_(opscope_timer_, __LINE__) = { &OPSCOPE_CONCAT_(opscope_tsite_, __LINE__), \
 						      opscope_timer_now() }
 

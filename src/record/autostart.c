@@ -19,6 +19,7 @@
  * caught; then the file holds everything up to the last flush (flush_interval_ms).
  */
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -77,6 +78,13 @@ __attribute__((constructor(200))) static void autostart_init(void)
 	const char *on = getenv("OPSCOPE_AUTOSTART");
 	if (!on || strcmp(on, "1") != 0)
 		return;
+	/* The first process to start recording owns the output name; processes it starts
+	 * (which inherit this variable) write files with their pid in the name. */
+	if (!getenv("OPSCOPE_ROOT_PID")) {
+		char pid[24];
+		snprintf(pid, sizeof(pid), "%d", (int)getpid());
+		setenv("OPSCOPE_ROOT_PID", pid, 1);
+	}
 	struct opscope_options o = { 0 };
 	o.buffer_bytes = env_size("OPSCOPE_BUFFER_MB", 1u << 20);
 	o.chunk_bytes = env_size("OPSCOPE_CHUNK_KB", 1u << 10);

@@ -30,8 +30,16 @@ int clock_use_tsc;
 
 /* First calibration pair, taken at load. */
 static uint64_t base_ticks, base_mono_ns;
-/* Frozen tick rate in ticks per second as a double's bits (0 until frozen). */
-static _Atomic uint64_t frozen_rate_bits;
+/* Tick rate estimate in ticks per second, as a double's bits (0 until first estimated);
+ * the tick value after which to estimate again; and whether it is final. */
+static _Atomic uint64_t rate_bits;
+static _Atomic uint64_t rate_refresh_ticks;
+static _Atomic int rate_frozen;
+
+static int rate_frozen_flag(void)
+{
+	return atomic_load_explicit(&rate_frozen, memory_order_relaxed);
+}
 
 uint64_t clock_mono_ns(void)
 {
@@ -100,8 +108,12 @@ double record_ticks_per_second(void)
 {
 	if (!clock_use_tsc)
 		return 1e9;
-	uint64_t bits = atomic_load_explicit(&frozen_rate_bits, memory_order_relaxed);
-	if (bits) {
+	/* Until the baseline is a second long, an estimate is reused until the baseline has
+	 * doubled since it was made: one tick read per call, not a clock pair. */
+	uint64_t bits = atomic_load_explicit(&rate_bits, memory_order_relaxed);
+	if (bits &&
+	    (rate_frozen_flag() ||
+	     record_ticks() < atomic_load_explicit(&rate_refresh_ticks, memory_order_relaxed))) {
 		double r;
 		memcpy(&r, &bits, sizeof(r));
 		return r;
@@ -112,10 +124,12 @@ double record_ticks_per_second(void)
 	while (p.mono_ns - base_mono_ns < 10000000u)
 		clock_pair(&p);
 	double rate = (double)(p.ticks - base_ticks) * 1e9 / (double)(p.mono_ns - base_mono_ns);
-	if (p.mono_ns - base_mono_ns >= 1000000000u) {
-		memcpy(&bits, &rate, sizeof(bits));
-		atomic_store_explicit(&frozen_rate_bits, bits, memory_order_relaxed);
-	}
+	memcpy(&bits, &rate, sizeof(bits));
+	atomic_store_explicit(&rate_refresh_ticks, p.ticks + (p.ticks - base_ticks),
+			      memory_order_relaxed);
+	atomic_store_explicit(&rate_bits, bits, memory_order_relaxed);
+	if (p.mono_ns - base_mono_ns >= 1000000000u)
+		atomic_store_explicit(&rate_frozen, 1, memory_order_relaxed);
 	return rate;
 }
 

@@ -162,15 +162,43 @@ struct intern_cache_entry {
 	uint32_t id;	 /* its id when last seen */
 };
 
-static __thread struct intern_cache_entry intern_cache[INTERN_CACHE_SIZE]
-	__attribute__((tls_model("initial-exec")));
+/* The cache lives on the heap: the library's TLS must stay small, because it is all static
+ * TLS (emit.c's state is initial-exec) and a library that NVTX dlopens only gets the few
+ * bytes of static TLS the loader keeps spare. Freed by a key destructor at thread exit. */
+static __thread struct intern_cache_entry *intern_cache;
+static pthread_key_t intern_cache_key;
+static pthread_once_t intern_cache_once = PTHREAD_ONCE_INIT;
+
+static void intern_cache_free(void *p)
+{
+	free(p);
+}
+
+static void intern_cache_key_create(void)
+{
+	pthread_key_create(&intern_cache_key, intern_cache_free);
+}
+
+static struct intern_cache_entry *intern_cache_get(void)
+{
+	if (!intern_cache) {
+		pthread_once(&intern_cache_once, intern_cache_key_create);
+		intern_cache = calloc(INTERN_CACHE_SIZE, sizeof(*intern_cache));
+		if (intern_cache)
+			pthread_setspecific(intern_cache_key, intern_cache);
+	}
+	return intern_cache;
+}
 
 uint32_t record_intern_cached(const char *s)
 {
 	if (!s)
 		return 0;
+	struct intern_cache_entry *cache = intern_cache_get();
+	if (!cache)
+		return record_intern(s, strlen(s));
 	uintptr_t p = (uintptr_t)s;
-	struct intern_cache_entry *c = &intern_cache[(p ^ (p >> 9)) & (INTERN_CACHE_SIZE - 1)];
+	struct intern_cache_entry *c = &cache[(p ^ (p >> 9)) & (INTERN_CACHE_SIZE - 1)];
 	if (c->ptr == s && c->id) {
 		struct intern_entry *e = intern_entry(c->id);
 		if (strncmp(e->str, s, e->len) == 0 && s[e->len] == '\0')

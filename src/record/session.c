@@ -654,15 +654,14 @@ static void path_with_pid(char *dst, size_t size, const char *path, int pid)
 		snprintf(dst, size, "%.*s.%d%s", (int)(dot - path), path, pid, dot);
 }
 
+/* The program's name as started (argv[0] without directories; comm is cut at 15 bytes),
+ * made safe for a file name. */
 static const char *program_name(char *buf, size_t size)
 {
-	FILE *f = fopen("/proc/self/comm", "r");
-	snprintf(buf, size, "process");
-	if (f) {
-		if (fgets(buf, (int)size, f))
-			buf[strcspn(buf, "\n")] = '\0';
-		fclose(f);
-	}
+	snprintf(buf, size, "%s",
+		 program_invocation_short_name && *program_invocation_short_name
+			 ? program_invocation_short_name
+			 : "process");
 	for (char *p = buf; *p; p++)
 		if (*p == '/' || *p == ' ')
 			*p = '_';
@@ -677,7 +676,7 @@ static void session_resolve_path(const char *base, int force_child)
 	int pid = (int)getpid();
 	const char *root = getenv("OPSCOPE_ROOT_PID");
 	int child = force_child || (root && atoi(root) != pid);
-	char prog[64];
+	char prog[128];
 	if (path_is_dir(base)) {
 		mkdir_p(base);
 		size_t n = strlen(base);

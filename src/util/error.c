@@ -11,7 +11,7 @@
 
 #include "opscope/opscope.h"
 
-static __thread char error_message[512];
+static __thread char error_message[256]; /* small: the library's TLS is static TLS */
 static __thread int error_is_set;
 
 const char *opscope_strerror(int err)

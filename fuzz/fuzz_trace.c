@@ -1,0 +1,86 @@
+/*
+ * fuzz_trace.c: libFuzzer target for the .opscope reader: the input bytes are loaded as a
+ * trace file from memory into a model (reader + loader), then exported as Chrome JSON to a
+ * sink and checked for the model's invariants. Also linked without libFuzzer into the corpus
+ * replay test (tests/fuzz/replay.c).
+ *
+ * Each input runs twice: as given (framing, CRC and tail handling), and with the CRC of every
+ * record recomputed, since a mutation almost never keeps a CRC right and would otherwise
+ * never reach the payload parsers.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "convert/export.h"
+#include "model/model.h"
+#include "util/bytes.h"
+#include "util/crc32c.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* Invariants every loaded model keeps, whatever the input: a violation aborts. */
+static void fuzz_check(const struct model *m)
+{
+	for (uint32_t t = 0; t < m->ntracks; t++) {
+		const struct model_track *tr = &m->tracks[t];
+		const struct model_ranges *r = &tr->ranges;
+		for (uint64_t i = 0; i < tr->nranges; i++) {
+			if (r->dur_ns[i] < 0 || r->name[i] >= m->nstrings)
+				abort();
+			if (r->nargs[i] && r->first_arg[i] + r->nargs[i] > m->nargs)
+				abort();
+			if (i && r->start_ns[i] < r->start_ns[i - 1])
+				abort();
+		}
+	}
+	for (uint64_t i = 0; i < m->nargs; i++)
+		if (m->args.key[i] >= m->nstrings)
+			abort();
+}
+
+static void fuzz_one(const uint8_t *data, size_t size)
+{
+	static FILE *sink;
+	if (!sink)
+		sink = fopen("/dev/null", "w");
+	struct model *m = model_new();
+	if (!m)
+		return;
+	char err[256];
+	model_load_mem(m, "fuzz.opscope", data, size, err, sizeof(err));
+	fuzz_check(m);
+	if (sink)
+		chrome_export(m, sink, err, sizeof(err));
+	model_free(m);
+}
+
+/* Recompute the CRC of every record that fits, following the sizes as they are. */
+static void fuzz_fix_crcs(uint8_t *d, size_t size)
+{
+	if (size < 64)
+		return;
+	size_t pos = get_u32le(d + 12);
+	while (pos >= 64 && pos <= size && size - pos >= 16) {
+		uint32_t len = get_u32le(d + pos + 4);
+		if (len > size - pos - 16)
+			break;
+		put_u32le(d + pos + 12, crc32c(0, d + pos + 16, len));
+		pos += 16 + (size_t)len;
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	fuzz_one(data, size);
+	uint8_t *copy = malloc(size ? size : 1);
+	if (!copy)
+		return 0;
+	memcpy(copy, data, size);
+	fuzz_fix_crcs(copy, size);
+	fuzz_one(copy, size);
+	free(copy);
+	return 0;
+}

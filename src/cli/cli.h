@@ -1,0 +1,45 @@
+/*
+ * cli.h: what the commands of the `opscope` tool share: the command table type, the entry
+ * point of each command, and small helpers for errors and for loading traces.
+ *
+ * Exit codes of every command: CLI_OK (0), CLI_ERROR (1) when something at run time failed
+ * (an unreadable trace, a write error), CLI_USAGE (2) for a usage error. Each command parses
+ * its own options with getopt_long; argv[0] is "opscope CMD" so that getopt's own messages
+ * name the command.
+ */
+#ifndef OPSCOPE_CLI_CLI_H
+#define OPSCOPE_CLI_CLI_H
+
+#include <stdio.h>
+
+struct model;
+
+#define CLI_OK	  0
+#define CLI_ERROR 1
+#define CLI_USAGE 2
+
+struct cli_command {
+	const char *name;		  /* "record" */
+	int (*fn)(int argc, char **argv); /* argv[0] is "opscope record" */
+	const char *summary;		  /* one line for `opscope --help` */
+};
+
+int cmd_record(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+int cmd_dump(int argc, char **argv);
+int cmd_export(int argc, char **argv);
+
+/* Print "opscope CMD: MSG" (when msg is not NULL) and "try 'opscope CMD --help'" to stderr;
+ * returns CLI_USAGE. */
+int cli_usage_error(const char *cmd, const char *msg);
+/* Print "opscope: MSG" to stderr; returns CLI_ERROR. */
+int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Out of memory in the tool: print and exit(CLI_ERROR). Only the CLI may exit. */
+_Noreturn void cli_die_oom(void);
+/* Load one trace file into a new model; NULL after printing why. */
+struct model *cli_load(const char *path);
+/* Write `len` bytes of s to out, escaping what a terminal would interpret: control
+ * characters as \n, \t, \xNN, invalid UTF-8 as \xNN; valid UTF-8 passes through. */
+void cli_put_escaped(FILE *out, const char *s, size_t len);
+
+#endif

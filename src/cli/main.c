@@ -1,0 +1,216 @@
+/*
+ * main.c: the `opscope` tool's entry point: the command table, global options (--help,
+ * --version), `help CMD`, suggestions for mistyped commands, and the helpers of cli.h.
+ *
+ * Each command gets argv from its own name on, with argv[0] rewritten to "opscope CMD", and
+ * parses its own options; `opscope help CMD` is `opscope CMD --help`.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "opscope/opscope.h"
+
+#include "cli/cli.h"
+#include "convert/export.h"
+#include "model/model.h"
+#include "opscope_config.h"
+
+static const struct cli_command cli_commands[] = {
+	{ "record", cmd_record, "run a command and record a trace of it" },
+	{ "info", cmd_info, "show what a trace file holds and whether it is complete" },
+	{ "dump", cmd_dump, "print the events of a trace as text" },
+	{ "export", cmd_export, "convert a trace to another format (Chrome/Perfetto JSON)" },
+	{ "help", NULL, "show help for a command" },
+};
+#define NCOMMANDS (sizeof(cli_commands) / sizeof(cli_commands[0]))
+
+static void main_usage(FILE *out)
+{
+	fputs("usage: opscope [--version] [--help] COMMAND [ARGS...]\n"
+	      "\n"
+	      "opscope profiles deep-learning workloads: record a program, then inspect or\n"
+	      "convert its trace.\n"
+	      "\n"
+	      "commands:\n",
+	      out);
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		fprintf(out, "  %-8s %s\n", cli_commands[i].name, cli_commands[i].summary);
+	fputs("\n'opscope help COMMAND' or 'opscope COMMAND --help' shows a command's options.\n",
+	      out);
+}
+
+int cli_usage_error(const char *cmd, const char *msg)
+{
+	if (msg)
+		fprintf(stderr, "opscope %s: %s\n", cmd, msg);
+	fprintf(stderr, "try 'opscope %s --help'\n", cmd);
+	return CLI_USAGE;
+}
+
+int cli_error(const char *fmt, ...)
+{
+	va_list ap;
+	fputs("opscope: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return CLI_ERROR;
+}
+
+_Noreturn void cli_die_oom(void)
+{
+	fputs("opscope: out of memory\n", stderr);
+	exit(CLI_ERROR);
+}
+
+struct model *cli_load(const char *path)
+{
+	struct model *m = model_new();
+	if (!m)
+		cli_die_oom();
+	char err[512];
+	if (model_load_file(m, path, err, sizeof(err)) != 0) {
+		cli_error("%s", err);
+		model_free(m);
+		return NULL;
+	}
+	return m;
+}
+
+void cli_put_escaped(FILE *out, const char *s, size_t len)
+{
+	const uint8_t *p = (const uint8_t *)s;
+	for (size_t i = 0; i < len;) {
+		uint8_t c = p[i];
+		size_t n = export_utf8_len(p + i, len - i);
+		/* C1 controls (U+0080..U+009F) are terminal escapes too */
+		if (n == 2 && c == 0xc2 && p[i + 1] < 0xa0)
+			n = 0;
+		if (c < 0x20 || c == 0x7f || n == 0) {
+			if (c == '\n')
+				fputs("\\n", out);
+			else if (c == '\t')
+				fputs("\\t", out);
+			else
+				fprintf(out, "\\x%02x", c);
+			i++;
+			continue;
+		}
+		if (c == '\\') {
+			fputs("\\\\", out);
+			i++;
+			continue;
+		}
+		fwrite(p + i, 1, n, out);
+		i += n;
+	}
+}
+
+/* Levenshtein distance of two short words (for suggestions). */
+static size_t main_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	if (la > 32 || lb > 32)
+		return 99;
+	size_t row[33];
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		size_t diag = row[0];
+		row[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t up = row[j];
+			size_t best = diag + (a[i - 1] != b[j - 1]);
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			diag = up;
+		}
+	}
+	return row[lb];
+}
+
+static const struct cli_command *main_find(const char *name)
+{
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		if (strcmp(cli_commands[i].name, name) == 0)
+			return &cli_commands[i];
+	return NULL;
+}
+
+static int main_unknown(const char *name)
+{
+	const char *best = NULL;
+	size_t best_d = 3;
+	for (size_t i = 0; i < NCOMMANDS; i++) {
+		size_t d = main_distance(name, cli_commands[i].name);
+		if (d < best_d) {
+			best_d = d;
+			best = cli_commands[i].name;
+		}
+	}
+	if (best)
+		fprintf(stderr, "opscope: '%s' is not a command. Did you mean '%s'?\n", name, best);
+	else
+		fprintf(stderr, "opscope: '%s' is not a command. See 'opscope --help'.\n", name);
+	return CLI_USAGE;
+}
+
+static int main_run(const struct cli_command *c, int argc, char **argv)
+{
+	char name[64];
+	snprintf(name, sizeof(name), "opscope %s", c->name);
+	char **args = calloc((size_t)argc + 1, sizeof(*args));
+	if (!args)
+		cli_die_oom();
+	args[0] = name;
+	for (int i = 1; i < argc; i++)
+		args[i] = argv[i];
+	int rc = c->fn(argc, args);
+	free(args);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		main_usage(stderr);
+		return CLI_USAGE;
+	}
+	const char *cmd = argv[1];
+	if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
+		main_usage(stdout);
+		return CLI_OK;
+	}
+	if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "-V") == 0) {
+		printf("opscope %s (trace format %d, zstd %s)\n", OPSCOPE_VERSION_STRING,
+		       OPS_FORMAT_VERSION, OPSCOPE_HAVE_ZSTD ? "yes" : "no");
+		return CLI_OK;
+	}
+	if (cmd[0] == '-') {
+		fprintf(stderr, "opscope: unknown option '%s'\n", cmd);
+		fprintf(stderr, "try 'opscope --help'\n");
+		return CLI_USAGE;
+	}
+	if (strcmp(cmd, "help") == 0) {
+		if (argc < 3) {
+			main_usage(stdout);
+			return CLI_OK;
+		}
+		const struct cli_command *c = main_find(argv[2]);
+		if (!c || !c->fn)
+			return c ? (main_usage(stdout), CLI_OK) : main_unknown(argv[2]);
+		char help[] = "--help";
+		char *args[3] = { argv[2], help, NULL };
+		return main_run(c, 2, args);
+	}
+	const struct cli_command *c = main_find(cmd);
+	if (!c)
+		return main_unknown(cmd);
+	return main_run(c, argc - 1, argv + 1);
+}

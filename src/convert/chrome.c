@@ -1,0 +1,445 @@
+/*
+ * chrome.c: export the model as Chrome / Perfetto trace JSON, object format:
+ * {"traceEvents":[...],"displayTimeUnit":"ns","otherData":{...}}.
+ *
+ * Mapping: 'M' process_name / thread_name; ranges of thread tracks as 'X' (complete) events,
+ * which nest properly per tid because the model keeps them nested; async ranges as nestable
+ * async 'b'/'e' pairs with one id each, so overlapping ones never share a track; instants as
+ * 'i' with "s":"t"; counter samples as 'C'; flows as 's' (inside the source range, at the
+ * flow point) + 'f' with "bp":"e" (inside the destination range), sharing id, cat and name;
+ * drop marks as instants in category "opscope".
+ *
+ * Invariants of the output: valid JSON whatever the names contain (every string is escaped:
+ * quotes, backslashes, control characters as \u00XX, invalid UTF-8 as U+FFFD); numbers are
+ * always finite (non-finite argument values become strings, non-finite counter samples are
+ * left out); ts and dur are microseconds with exactly three decimals, i.e. the model's ns.
+ */
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "opscope/opscope.h"
+
+#include "convert/export.h"
+#include "opscope_config.h"
+#include "util/bytes.h"
+
+#define JW_BUF_BYTES (1 << 16)
+
+/* A buffered JSON writer. Write errors are sticky and reported once at the end. */
+struct jw {
+	FILE *out;		/* destination */
+	size_t len;		/* bytes in buf */
+	bool failed;		/* a write failed */
+	bool first;		/* no event written yet (no comma needed) */
+	char buf[JW_BUF_BYTES]; /* pending output */
+};
+
+static void jw_flush(struct jw *w)
+{
+	if (w->len && !w->failed && fwrite(w->buf, 1, w->len, w->out) != w->len)
+		w->failed = true;
+	w->len = 0;
+}
+
+static void jw_raw(struct jw *w, const char *s, size_t n)
+{
+	if (n > JW_BUF_BYTES - w->len) {
+		jw_flush(w);
+		if (n > JW_BUF_BYTES) {
+			if (!w->failed && fwrite(s, 1, n, w->out) != n)
+				w->failed = true;
+			return;
+		}
+	}
+	memcpy(w->buf + w->len, s, n);
+	w->len += n;
+}
+
+static void jw_lit(struct jw *w, const char *s)
+{
+	jw_raw(w, s, strlen(s));
+}
+
+static void jw_u64(struct jw *w, uint64_t v)
+{
+	char tmp[24];
+	size_t i = sizeof(tmp);
+	do {
+		tmp[--i] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	jw_raw(w, tmp + i, sizeof(tmp) - i);
+}
+
+static void jw_i64(struct jw *w, int64_t v)
+{
+	if (v < 0) {
+		jw_raw(w, "-", 1);
+		jw_u64(w, (uint64_t)0 - (uint64_t)v);
+	} else {
+		jw_u64(w, (uint64_t)v);
+	}
+}
+
+/* ns as microseconds with three decimals: exact. */
+static void jw_us(struct jw *w, int64_t ns)
+{
+	uint64_t a = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
+	if (ns < 0)
+		jw_raw(w, "-", 1);
+	jw_u64(w, a / 1000);
+	char frac[4] = { '.', (char)('0' + a % 1000 / 100), (char)('0' + a % 100 / 10),
+			 (char)('0' + a % 10) };
+	jw_raw(w, frac, 4);
+}
+
+/* A finite double as the shortest of %.15g / %.17g that reads back exactly. */
+static void jw_f64(struct jw *w, double v)
+{
+	char tmp[40];
+	int n = snprintf(tmp, sizeof(tmp), "%.15g", v);
+	if (strtod(tmp, NULL) != v)
+		n = snprintf(tmp, sizeof(tmp), "%.17g", v);
+	jw_raw(w, tmp, (size_t)n);
+}
+
+static void jw_str(struct jw *w, const char *s, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	const uint8_t *p = (const uint8_t *)s;
+	jw_raw(w, "\"", 1);
+	size_t run = 0; /* start of the bytes that need no escape */
+	for (size_t i = 0; i < n;) {
+		uint8_t c = p[i];
+		if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
+			i++;
+			continue;
+		}
+		size_t len = c >= 0x80 ? export_utf8_len(p + i, n - i) : 0;
+		if (len) {
+			i += len;
+			continue;
+		}
+		jw_raw(w, s + run, i - run);
+		char esc[6] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 15] };
+		if (c == '"' || c == '\\') {
+			esc[1] = (char)c;
+			jw_raw(w, esc, 2);
+		} else if (c == '\n') {
+			jw_raw(w, "\\n", 2);
+		} else if (c == '\t') {
+			jw_raw(w, "\\t", 2);
+		} else if (c == '\r') {
+			jw_raw(w, "\\r", 2);
+		} else if (c < 0x20) {
+			jw_raw(w, esc, 6);
+		} else {
+			jw_raw(w, "\\ufffd", 6); /* invalid UTF-8 byte */
+		}
+		i++;
+		run = i;
+	}
+	jw_raw(w, s + run, n - run);
+	jw_raw(w, "\"", 1);
+}
+
+static void jw_sid(struct jw *w, const struct model *m, uint32_t id)
+{
+	jw_str(w, model_str(m, id), model_strlen(m, id));
+}
+
+static void jw_cstr(struct jw *w, const char *s)
+{
+	jw_str(w, s, strlen(s));
+}
+
+/* Start one event object: {"ph":"X","pid":P,"tid":T */
+static void jw_event(struct jw *w, const char *ph, uint32_t pid, uint64_t tid)
+{
+	jw_raw(w, w->first ? "\n{\"ph\":\"" : ",\n{\"ph\":\"", w->first ? 8 : 9);
+	w->first = false;
+	jw_lit(w, ph);
+	jw_lit(w, "\",\"pid\":");
+	jw_u64(w, pid);
+	jw_lit(w, ",\"tid\":");
+	jw_u64(w, tid);
+}
+
+static void jw_ts(struct jw *w, const char *key, int64_t ns)
+{
+	jw_lit(w, key);
+	jw_us(w, ns);
+}
+
+static void jw_cat(struct jw *w, uint8_t category)
+{
+	jw_lit(w, ",\"cat\":");
+	jw_cstr(w, opscope_category_name(category));
+}
+
+/* The value of argument i. */
+static void jw_arg_value(struct jw *w, const struct model *m, uint64_t i)
+{
+	uint64_t bits = m->args.bits[i];
+	switch (m->args.type[i]) {
+	case MODEL_ARG_I64:
+		jw_i64(w, (int64_t)bits);
+		break;
+	case MODEL_ARG_U64:
+		jw_u64(w, bits);
+		break;
+	case MODEL_ARG_F64: {
+		double d = f64_from_bits(bits);
+		if (isfinite(d))
+			jw_f64(w, d);
+		else
+			jw_cstr(w, isnan(d) ? "nan" : d > 0 ? "inf" : "-inf");
+		break;
+	}
+	case MODEL_ARG_STR:
+		jw_sid(w, m, bits > UINT32_MAX ? 0 : (uint32_t)bits);
+		break;
+	default:
+		jw_lit(w, "null");
+	}
+}
+
+/* ,"args":{...} for `n` args from `first`, plus a flag for unusual ranges. */
+static void jw_args(struct jw *w, const struct model *m, uint64_t first, uint32_t n, uint8_t flags)
+{
+	if (!n && !flags)
+		return;
+	jw_lit(w, ",\"args\":{");
+	bool comma = false;
+	for (uint64_t i = first; i < first + n && i < m->nargs; i++) {
+		if (comma)
+			jw_raw(w, ",", 1);
+		jw_sid(w, m, m->args.key[i]);
+		jw_raw(w, ":", 1);
+		jw_arg_value(w, m, i);
+		comma = true;
+	}
+	if (flags & MODEL_RANGEF_UNCLOSED) {
+		jw_lit(w, comma ? ",\"opscope_unclosed\":true" : "\"opscope_unclosed\":true");
+		comma = true;
+	}
+	if (flags & MODEL_RANGEF_MISMATCH)
+		jw_lit(w, comma ? ",\"opscope_closed_by_outer_end\":true"
+				: "\"opscope_closed_by_outer_end\":true");
+	jw_raw(w, "}", 1);
+}
+
+static void chrome_metadata(struct jw *w, const struct model *m)
+{
+	uint32_t pids[256];
+	uint32_t np = model_pids(m, pids, 256);
+	for (uint32_t i = 0; i < np && i < 256; i++) {
+		jw_event(w, "M", pids[i], 0);
+		jw_lit(w, ",\"name\":\"process_name\",\"args\":{\"name\":");
+		const char *prog = model_get_meta(m, pids[i], "program");
+		char tmp[64];
+		if (!prog || !*prog) {
+			snprintf(tmp, sizeof(tmp), "process %u", pids[i]);
+			prog = tmp;
+		}
+		jw_cstr(w, prog);
+		jw_lit(w, "}}");
+		const char *rank = model_get_meta(m, pids[i], "rank");
+		if (rank && *rank) {
+			jw_event(w, "M", pids[i], 0);
+			jw_lit(w, ",\"name\":\"process_labels\",\"args\":{\"labels\":");
+			char label[80];
+			snprintf(label, sizeof(label), "rank %.60s", rank);
+			jw_cstr(w, label);
+			jw_lit(w, "}}");
+		}
+	}
+	for (uint32_t t = 0; t < m->ntracks; t++) {
+		const struct model_track *tr = &m->tracks[t];
+		if (tr->kind == MODEL_TRACK_ASYNC)
+			continue;
+		jw_event(w, "M", tr->pid, tr->tid);
+		jw_lit(w, ",\"name\":\"thread_name\",\"args\":{\"name\":");
+		if (tr->name) {
+			jw_sid(w, m, tr->name);
+		} else {
+			char tmp[64];
+			snprintf(tmp, sizeof(tmp), "thread %llu", (unsigned long long)tr->tid);
+			jw_cstr(w, tmp);
+		}
+		jw_lit(w, "}}");
+	}
+}
+
+static void chrome_track(struct jw *w, const struct model *m, uint32_t t, uint64_t *async_id)
+{
+	const struct model_track *tr = &m->tracks[t];
+	const struct model_ranges *r = &tr->ranges;
+	for (uint64_t i = 0; i < tr->nranges; i++) {
+		if (tr->kind == MODEL_TRACK_ASYNC) {
+			uint64_t id = ++*async_id;
+			jw_event(w, "b", tr->pid, tr->tid);
+			jw_lit(w, ",\"id\":");
+			jw_u64(w, id);
+			jw_cat(w, r->category[i]);
+			jw_lit(w, ",\"name\":");
+			jw_sid(w, m, r->name[i]);
+			jw_ts(w, ",\"ts\":", r->start_ns[i]);
+			jw_args(w, m, r->first_arg[i], r->nargs[i], r->flags[i]);
+			jw_raw(w, "}", 1);
+			jw_event(w, "e", tr->pid, tr->tid);
+			jw_lit(w, ",\"id\":");
+			jw_u64(w, id);
+			jw_cat(w, r->category[i]);
+			jw_lit(w, ",\"name\":");
+			jw_sid(w, m, r->name[i]);
+			jw_ts(w, ",\"ts\":", r->start_ns[i] + r->dur_ns[i]);
+			jw_raw(w, "}", 1);
+			continue;
+		}
+		jw_event(w, "X", tr->pid, tr->tid);
+		jw_cat(w, r->category[i]);
+		jw_lit(w, ",\"name\":");
+		jw_sid(w, m, r->name[i]);
+		jw_ts(w, ",\"ts\":", r->start_ns[i]);
+		jw_ts(w, ",\"dur\":", r->dur_ns[i]);
+		jw_args(w, m, r->first_arg[i], r->nargs[i], r->flags[i]);
+		jw_raw(w, "}", 1);
+	}
+	const struct model_instants *in = &tr->instants;
+	for (uint64_t i = 0; i < tr->ninstants; i++) {
+		jw_event(w, "i", tr->pid, tr->tid);
+		jw_lit(w, ",\"s\":\"t\"");
+		jw_cat(w, in->category[i]);
+		jw_lit(w, ",\"name\":");
+		jw_sid(w, m, in->name[i]);
+		jw_ts(w, ",\"ts\":", in->ts_ns[i]);
+		jw_args(w, m, in->first_arg[i], in->nargs[i], 0);
+		jw_raw(w, "}", 1);
+	}
+	const struct model_counters *co = &tr->counters;
+	for (uint64_t i = 0; i < tr->ncounters; i++) {
+		if (!isfinite(co->value[i]))
+			continue;
+		jw_event(w, "C", tr->pid, tr->tid);
+		jw_lit(w, ",\"name\":");
+		jw_sid(w, m, co->name[i]);
+		jw_ts(w, ",\"ts\":", co->ts_ns[i]);
+		jw_lit(w, ",\"args\":{\"value\":");
+		jw_f64(w, co->value[i]);
+		jw_lit(w, "}}");
+	}
+}
+
+static void chrome_flows(struct jw *w, const struct model *m)
+{
+	for (uint64_t i = 0; i < m->nflows; i++) {
+		const struct model_flow *f = &m->flows[i];
+		if (f->from_track >= m->ntracks || f->to_track >= m->ntracks)
+			continue; /* one end never seen: nothing to draw */
+		const struct model_track *a = &m->tracks[f->from_track];
+		const struct model_track *b = &m->tracks[f->to_track];
+		jw_event(w, "s", a->pid, a->tid);
+		jw_lit(w, ",\"id\":");
+		jw_u64(w, i + 1);
+		jw_lit(w, ",\"cat\":\"flow\",\"name\":\"flow\"");
+		jw_ts(w, ",\"ts\":", f->from_ns);
+		jw_lit(w, ",\"args\":{\"flow_id\":");
+		jw_u64(w, f->id);
+		jw_lit(w, "}}");
+		jw_event(w, "f", b->pid, b->tid);
+		jw_lit(w, ",\"bp\":\"e\",\"id\":");
+		jw_u64(w, i + 1);
+		jw_lit(w, ",\"cat\":\"flow\",\"name\":\"flow\"");
+		jw_ts(w, ",\"ts\":", f->to_ns);
+		jw_raw(w, "}", 1);
+	}
+}
+
+static void chrome_drops(struct jw *w, const struct model *m)
+{
+	for (uint64_t i = 0; i < m->ndrop_marks; i++) {
+		const struct model_drop_mark *d = &m->drop_marks[i];
+		if (d->track >= m->ntracks)
+			continue;
+		const struct model_track *tr = &m->tracks[d->track];
+		char name[64];
+		snprintf(name, sizeof(name), "opscope: %llu events dropped",
+			 (unsigned long long)d->count);
+		jw_event(w, "i", tr->pid, tr->tid);
+		jw_lit(w, ",\"s\":\"t\",\"cat\":\"opscope\",\"name\":");
+		jw_cstr(w, name);
+		jw_ts(w, ",\"ts\":", d->ts_ns);
+		jw_raw(w, "}", 1);
+	}
+}
+
+static void chrome_other(struct jw *w, const struct model *m)
+{
+	jw_lit(w, "\"otherData\":{\"generator\":\"opscope " OPSCOPE_VERSION_STRING "\"");
+	jw_lit(w, ",\"files\":");
+	jw_u64(w, m->nfiles);
+	jw_lit(w, m->complete ? ",\"complete\":true" : ",\"complete\":false");
+	jw_lit(w, ",\"events\":");
+	jw_u64(w, m->events_total);
+	jw_lit(w, ",\"dropped_events\":");
+	jw_u64(w, m->dropped_total);
+	jw_lit(w, ",\"processes\":{");
+	uint32_t pids[256];
+	uint32_t np = model_pids(m, pids, 256);
+	for (uint32_t i = 0; i < np && i < 256; i++) {
+		char key[16];
+		snprintf(key, sizeof(key), "%u", pids[i]);
+		if (i)
+			jw_raw(w, ",", 1);
+		jw_cstr(w, key);
+		jw_lit(w, ":{");
+		bool comma = false;
+		for (uint32_t k = 0; k < m->nmeta; k++) {
+			if (m->meta[k].pid != pids[i])
+				continue;
+			if (comma)
+				jw_raw(w, ",", 1);
+			jw_sid(w, m, m->meta[k].key);
+			jw_raw(w, ":", 1);
+			jw_sid(w, m, m->meta[k].value);
+			comma = true;
+		}
+		jw_raw(w, "}", 1);
+	}
+	jw_lit(w, "}}");
+}
+
+int chrome_export(const struct model *m, FILE *out, char *err, size_t errsize)
+{
+	struct jw *w = malloc(sizeof(*w));
+	if (!w) {
+		snprintf(err, errsize, "out of memory");
+		return OPSCOPE_ENOMEM;
+	}
+	w->out = out;
+	w->len = 0;
+	w->failed = false;
+	w->first = true;
+	jw_lit(w, "{\"traceEvents\":[");
+	chrome_metadata(w, m);
+	uint64_t async_id = 0;
+	for (uint32_t t = 0; t < m->ntracks; t++)
+		chrome_track(w, m, t, &async_id);
+	chrome_flows(w, m);
+	chrome_drops(w, m);
+	jw_lit(w, "\n],\n\"displayTimeUnit\":\"ns\",\n");
+	chrome_other(w, m);
+	jw_lit(w, "}\n");
+	jw_flush(w);
+	bool failed = w->failed || fflush(out) != 0 || ferror(out);
+	free(w);
+	if (failed) {
+		snprintf(err, errsize, "write failed");
+		return OPSCOPE_EIO;
+	}
+	return 0;
+}

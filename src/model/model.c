@@ -1,0 +1,1392 @@
+/*
+ * model.c: the in-memory event model (model.h) and the loader of .opscope files into it.
+ *
+ * Loading is one pass over the records. Events are appended to per-track columns with their
+ * times still in ticks (a range's dur_ns column holds its end tick until the file is done),
+ * because CLOCK records may come anywhere in the file; when the file ends, open ranges are
+ * closed, every tick of the file is mapped to ns through its clock table, and tracks that are
+ * not in start order (async tracks, whose begins come from many threads) are sorted.
+ *
+ * Invariants kept for readers of the model: on a thread track, times never go back (a tick
+ * that does is clamped to the previous one, like the encoder does), so ranges are in start
+ * order and nest properly; the tick->ns map is monotonic (clock points are made monotonic
+ * before use), so this survives the mapping; every time is within +-2^61 ns so differences
+ * never overflow; every string id in the model is < nstrings. Nothing recurses on input depth;
+ * nothing is allocated per event except amortized column growth.
+ */
+#include "model/model.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "opscope/opscope.h"
+
+#include "trace/reader.h"
+#include "util/bytes.h"
+#include "util/cursor.h"
+
+#define TIME_LIMIT	    ((int64_t)1 << 61) /* times are clamped to +-TIME_LIMIT ns */
+#define MAX_FILE_STRING_IDS (1u << 24)	       /* largest string id a file may use */
+
+/* ---------------------------------------------------------------------------------------- */
+/* Small helpers. */
+
+/* Grow *p (elements of `size` bytes, capacity *cap) to hold `need` elements. */
+static bool grow(void **p, size_t size, uint64_t *cap, uint64_t need)
+{
+	if (need <= *cap)
+		return true;
+	uint64_t n = *cap ? *cap : 16;
+	while (n < need)
+		n *= 2;
+	if (n > SIZE_MAX / size)
+		return false;
+	void *q = realloc(*p, (size_t)(n * size));
+	if (!q)
+		return false;
+	*p = q;
+	*cap = n;
+	return true;
+}
+
+static bool grow32(void **p, size_t size, uint32_t *cap, uint64_t need)
+{
+	uint64_t c = *cap;
+	if (need > UINT32_MAX / 2)
+		return false;
+	bool ok = grow(p, size, &c, need);
+	*cap = (uint32_t)c;
+	return ok;
+}
+
+/* Grow one column to `n` elements (the column set shares a capacity). */
+static bool column(void *pp, size_t size, uint64_t n)
+{
+	void **p = pp;
+	if (n > SIZE_MAX / size)
+		return false;
+	void *q = realloc(*p, (size_t)(n * size));
+	if (!q)
+		return false;
+	*p = q;
+	return true;
+}
+
+static uint64_t hash64(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+static int64_t clamp_time(int64_t v)
+{
+	return v > TIME_LIMIT ? TIME_LIMIT : v < -TIME_LIMIT ? -TIME_LIMIT : v;
+}
+
+/* An open-addressing map u64 -> u64 for the loader (tracks, flows, async ids). */
+struct hmap {
+	uint64_t *keys; /* key per slot */
+	uint64_t *vals; /* value per slot */
+	uint8_t *used;	/* 1 if the slot holds a key */
+	uint64_t cap;	/* slots, a power of two (0 before first use) */
+	uint64_t count; /* keys held */
+};
+
+static void hmap_free(struct hmap *h)
+{
+	free(h->keys);
+	free(h->vals);
+	free(h->used);
+	memset(h, 0, sizeof(*h));
+}
+
+static uint64_t *hmap_find(const struct hmap *h, uint64_t key)
+{
+	if (!h->cap)
+		return NULL;
+	for (uint64_t i = hash64(key) & (h->cap - 1);; i = (i + 1) & (h->cap - 1)) {
+		if (!h->used[i])
+			return NULL;
+		if (h->keys[i] == key)
+			return &h->vals[i];
+	}
+}
+
+static bool hmap_put(struct hmap *h, uint64_t key, uint64_t val)
+{
+	uint64_t *v = hmap_find(h, key);
+	if (v) {
+		*v = val;
+		return true;
+	}
+	if ((h->count + 1) * 2 > h->cap) {
+		struct hmap n = { 0 };
+		n.cap = h->cap ? h->cap * 2 : 64;
+		n.keys = malloc(n.cap * sizeof(uint64_t));
+		n.vals = malloc(n.cap * sizeof(uint64_t));
+		n.used = calloc(n.cap, 1);
+		if (!n.keys || !n.vals || !n.used) {
+			hmap_free(&n);
+			return false;
+		}
+		for (uint64_t i = 0; i < h->cap; i++)
+			if (h->used[i])
+				hmap_put(&n, h->keys[i], h->vals[i]);
+		hmap_free(h);
+		*h = n;
+	}
+	uint64_t i = hash64(key) & (h->cap - 1);
+	while (h->used[i])
+		i = (i + 1) & (h->cap - 1);
+	h->used[i] = 1;
+	h->keys[i] = key;
+	h->vals[i] = val;
+	h->count++;
+	return true;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Strings. */
+
+static uint64_t str_hash(const char *s, size_t len)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (uint8_t)s[i]) * 0x100000001b3ull;
+	return h;
+}
+
+static bool strings_rehash(struct model *m, uint32_t cap)
+{
+	uint32_t *slots = calloc(cap, sizeof(*slots));
+	if (!slots)
+		return false;
+	for (uint32_t id = 1; id < m->nstrings; id++) {
+		uint64_t i = str_hash(m->text + m->str_off[id], m->str_len[id]) & (cap - 1);
+		while (slots[i])
+			i = (i + 1) & (cap - 1);
+		slots[i] = id + 1;
+	}
+	free(m->hash_slots);
+	m->hash_slots = slots;
+	m->hash_cap = cap;
+	return true;
+}
+
+uint32_t model_intern(struct model *m, const char *s, size_t len)
+{
+	if (len == 0 || m->oom)
+		return 0;
+	if (len >= UINT32_MAX) {
+		m->oom = true;
+		return 0;
+	}
+	uint64_t h = str_hash(s, len);
+	if (m->hash_cap) {
+		for (uint64_t i = h & (m->hash_cap - 1);; i = (i + 1) & (m->hash_cap - 1)) {
+			uint32_t slot = m->hash_slots[i];
+			if (!slot)
+				break;
+			uint32_t id = slot - 1;
+			if (m->str_len[id] == len && memcmp(m->text + m->str_off[id], s, len) == 0)
+				return id;
+		}
+	}
+	if (((uint64_t)m->nstrings + 1) * 2 > m->hash_cap &&
+	    (m->hash_cap >= (1u << 31) ||
+	     !strings_rehash(m, m->hash_cap ? m->hash_cap * 2 : 256))) {
+		m->oom = true;
+		return 0;
+	}
+	uint64_t need = (uint64_t)m->nstrings + 1;
+	uint32_t cap = m->strings_cap, cap2 = m->strings_cap;
+	if (!grow32((void **)&m->str_off, sizeof(*m->str_off), &cap, need) ||
+	    !grow32((void **)&m->str_len, sizeof(*m->str_len), &cap2, need)) {
+		m->oom = true;
+		return 0;
+	}
+	m->strings_cap = cap < cap2 ? cap : cap2;
+	uint64_t tcap = m->text_cap;
+	if (!grow((void **)&m->text, 1, &tcap, m->text_len + len + 1)) {
+		m->oom = true;
+		return 0;
+	}
+	m->text_cap = (size_t)tcap;
+	uint32_t id = m->nstrings++;
+	m->str_off[id] = m->text_len;
+	m->str_len[id] = (uint32_t)len;
+	memcpy(m->text + m->text_len, s, len);
+	m->text[m->text_len + len] = '\0';
+	m->text_len += len + 1;
+	uint64_t i = h & (m->hash_cap - 1);
+	while (m->hash_slots[i])
+		i = (i + 1) & (m->hash_cap - 1);
+	m->hash_slots[i] = id + 1;
+	return id;
+}
+
+const char *model_str(const struct model *m, uint32_t id)
+{
+	if (id == 0 || id >= m->nstrings)
+		return "";
+	return m->text + m->str_off[id];
+}
+
+uint32_t model_strlen(const struct model *m, uint32_t id)
+{
+	if (id == 0 || id >= m->nstrings)
+		return 0;
+	return m->str_len[id];
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Model object and builders. */
+
+struct model *model_new(void)
+{
+	struct model *m = calloc(1, sizeof(*m));
+	if (!m)
+		return NULL;
+	m->min_ns = INT64_MAX;
+	m->max_ns = INT64_MIN;
+	/* id 0 is the empty string */
+	m->str_off = calloc(16, sizeof(*m->str_off));
+	m->str_len = calloc(16, sizeof(*m->str_len));
+	m->text = calloc(16, 1);
+	if (!m->str_off || !m->str_len || !m->text) {
+		model_free(m);
+		return NULL;
+	}
+	m->strings_cap = 16;
+	m->text_cap = 16;
+	m->nstrings = 1;
+	m->text_len = 1;
+	return m;
+}
+
+static void track_free(struct model_track *t)
+{
+	struct model_ranges *r = &t->ranges;
+	free(r->start_ns);
+	free(r->dur_ns);
+	free(r->name);
+	free(r->category);
+	free(r->flags);
+	free(r->depth);
+	free(r->first_arg);
+	free(r->nargs);
+	free(t->instants.ts_ns);
+	free(t->instants.name);
+	free(t->instants.category);
+	free(t->instants.first_arg);
+	free(t->instants.nargs);
+	free(t->counters.ts_ns);
+	free(t->counters.name);
+	free(t->counters.value);
+}
+
+void model_free(struct model *m)
+{
+	if (!m)
+		return;
+	for (uint32_t i = 0; i < m->ntracks; i++)
+		track_free(&m->tracks[i]);
+	free(m->tracks);
+	for (uint32_t i = 0; i < m->nfiles; i++)
+		free(m->files[i].clocks);
+	free(m->files);
+	free(m->str_off);
+	free(m->str_len);
+	free(m->text);
+	free(m->hash_slots);
+	free(m->args.key);
+	free(m->args.type);
+	free(m->args.bits);
+	free(m->flows);
+	free(m->meta);
+	free(m->timers);
+	free(m->drop_marks);
+	free(m);
+}
+
+uint32_t model_add_track(struct model *m, uint32_t kind, uint32_t pid, uint64_t tid, uint32_t name)
+{
+	if (m->ntracks >= UINT32_MAX - 1 || !grow32((void **)&m->tracks, sizeof(*m->tracks),
+						    &m->tracks_cap, (uint64_t)m->ntracks + 1)) {
+		m->oom = true;
+		return MODEL_NO_TRACK;
+	}
+	struct model_track *t = &m->tracks[m->ntracks];
+	memset(t, 0, sizeof(*t));
+	t->kind = kind;
+	t->pid = pid;
+	t->tid = tid;
+	t->name = name;
+	t->file = m->nfiles ? m->nfiles - 1 : 0;
+	t->min_ns = INT64_MAX;
+	t->max_ns = INT64_MIN;
+	return m->ntracks++;
+}
+
+uint64_t model_add_range(struct model *m, uint32_t track, int64_t start_ns, int64_t dur_ns,
+			 uint32_t name, uint8_t category, uint32_t depth)
+{
+	struct model_track *t = &m->tracks[track];
+	struct model_ranges *r = &t->ranges;
+	if (t->nranges == t->nranges_cap) {
+		uint64_t n = t->nranges_cap ? t->nranges_cap * 2 : 64;
+		if (!column(&r->start_ns, sizeof(*r->start_ns), n) ||
+		    !column(&r->dur_ns, sizeof(*r->dur_ns), n) ||
+		    !column(&r->name, sizeof(*r->name), n) ||
+		    !column(&r->category, sizeof(*r->category), n) ||
+		    !column(&r->flags, sizeof(*r->flags), n) ||
+		    !column(&r->depth, sizeof(*r->depth), n) ||
+		    !column(&r->first_arg, sizeof(*r->first_arg), n) ||
+		    !column(&r->nargs, sizeof(*r->nargs), n)) {
+			m->oom = true;
+			return MODEL_NONE;
+		}
+		t->nranges_cap = n;
+	}
+	uint64_t i = t->nranges++;
+	r->start_ns[i] = start_ns;
+	r->dur_ns[i] = dur_ns;
+	r->name[i] = name;
+	r->category[i] = category;
+	r->flags[i] = 0;
+	r->depth[i] = depth;
+	r->first_arg[i] = 0;
+	r->nargs[i] = 0;
+	return i;
+}
+
+uint64_t model_add_instant(struct model *m, uint32_t track, int64_t ts_ns, uint32_t name,
+			   uint8_t category)
+{
+	struct model_track *t = &m->tracks[track];
+	struct model_instants *r = &t->instants;
+	if (t->ninstants == t->ninstants_cap) {
+		uint64_t n = t->ninstants_cap ? t->ninstants_cap * 2 : 16;
+		if (!column(&r->ts_ns, sizeof(*r->ts_ns), n) ||
+		    !column(&r->name, sizeof(*r->name), n) ||
+		    !column(&r->category, sizeof(*r->category), n) ||
+		    !column(&r->first_arg, sizeof(*r->first_arg), n) ||
+		    !column(&r->nargs, sizeof(*r->nargs), n)) {
+			m->oom = true;
+			return MODEL_NONE;
+		}
+		t->ninstants_cap = n;
+	}
+	uint64_t i = t->ninstants++;
+	r->ts_ns[i] = ts_ns;
+	r->name[i] = name;
+	r->category[i] = category;
+	r->first_arg[i] = 0;
+	r->nargs[i] = 0;
+	return i;
+}
+
+uint64_t model_add_counter(struct model *m, uint32_t track, int64_t ts_ns, uint32_t name,
+			   double value)
+{
+	struct model_track *t = &m->tracks[track];
+	struct model_counters *r = &t->counters;
+	if (t->ncounters == t->ncounters_cap) {
+		uint64_t n = t->ncounters_cap ? t->ncounters_cap * 2 : 16;
+		if (!column(&r->ts_ns, sizeof(*r->ts_ns), n) ||
+		    !column(&r->name, sizeof(*r->name), n) ||
+		    !column(&r->value, sizeof(*r->value), n)) {
+			m->oom = true;
+			return MODEL_NONE;
+		}
+		t->ncounters_cap = n;
+	}
+	uint64_t i = t->ncounters++;
+	r->ts_ns[i] = ts_ns;
+	r->name[i] = name;
+	r->value[i] = value;
+	return i;
+}
+
+uint64_t model_add_arg(struct model *m, uint32_t key, uint8_t type, uint64_t bits)
+{
+	if (m->nargs == m->args_cap) {
+		uint64_t n = m->args_cap ? m->args_cap * 2 : 64;
+		if (!column(&m->args.key, sizeof(*m->args.key), n) ||
+		    !column(&m->args.type, sizeof(*m->args.type), n) ||
+		    !column(&m->args.bits, sizeof(*m->args.bits), n)) {
+			m->oom = true;
+			return MODEL_NONE;
+		}
+		m->args_cap = n;
+	}
+	uint64_t i = m->nargs++;
+	m->args.key[i] = key;
+	m->args.type[i] = type;
+	m->args.bits[i] = bits;
+	return i;
+}
+
+void model_set_meta(struct model *m, uint32_t pid, uint32_t key, uint32_t value)
+{
+	for (uint32_t i = 0; i < m->nmeta; i++) {
+		if (m->meta[i].pid == pid && m->meta[i].key == key) {
+			m->meta[i].value = value;
+			return;
+		}
+	}
+	if (!grow32((void **)&m->meta, sizeof(*m->meta), &m->meta_cap, (uint64_t)m->nmeta + 1)) {
+		m->oom = true;
+		return;
+	}
+	m->meta[m->nmeta++] = (struct model_meta){ pid, key, value };
+}
+
+const char *model_get_meta(const struct model *m, uint32_t pid, const char *key)
+{
+	for (uint32_t i = 0; i < m->nmeta; i++)
+		if (m->meta[i].pid == pid && strcmp(model_str(m, m->meta[i].key), key) == 0)
+			return model_str(m, m->meta[i].value);
+	return NULL;
+}
+
+uint32_t model_pids(const struct model *m, uint32_t *pids, uint32_t max)
+{
+	uint32_t n = 0;
+	for (uint32_t t = 0; t < m->ntracks; t++) {
+		uint32_t pid = m->tracks[t].pid;
+		if (m->tracks[t].kind == MODEL_TRACK_DEVICE)
+			continue;
+		bool seen = false;
+		/* few processes per model: a linear scan of what is stored is enough */
+		for (uint32_t i = 0; i < n && i < max; i++)
+			seen = seen || pids[i] == pid;
+		if (seen)
+			continue;
+		if (n < max)
+			pids[n] = pid;
+		else
+			break;
+		n++;
+	}
+	return n;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Sorting a track (async tracks, importers). */
+
+struct sort_key {
+	int64_t start;	/* primary key */
+	uint64_t depth; /* then depth */
+	uint64_t index; /* then original order: a stable sort */
+};
+
+static int sort_key_cmp(const void *a, const void *b)
+{
+	const struct sort_key *x = a, *y = b;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	if (x->depth != y->depth)
+		return x->depth < y->depth ? -1 : 1;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* Reorder `n` elements of `size` bytes of column `col` by keys[i].index. */
+static bool permute(void *col, size_t size, const struct sort_key *keys, uint64_t n)
+{
+	uint8_t *tmp = malloc(n * size);
+	if (!tmp)
+		return false;
+	uint8_t *c = col;
+	for (uint64_t i = 0; i < n; i++)
+		memcpy(tmp + i * size, c + keys[i].index * size, size);
+	memcpy(c, tmp, n * size);
+	free(tmp);
+	return true;
+}
+
+static struct sort_key *sort_keys(const int64_t *start, const uint32_t *depth, uint64_t n,
+				  bool *sorted)
+{
+	*sorted = true;
+	for (uint64_t i = 1; i < n && *sorted; i++)
+		if (start[i] < start[i - 1] ||
+		    (depth && start[i] == start[i - 1] && depth[i] < depth[i - 1]))
+			*sorted = false;
+	if (*sorted || n == 0)
+		return NULL;
+	struct sort_key *k = malloc(n * sizeof(*k));
+	if (!k)
+		return NULL;
+	for (uint64_t i = 0; i < n; i++)
+		k[i] = (struct sort_key){ start[i], depth ? depth[i] : 0, i };
+	qsort(k, n, sizeof(*k), sort_key_cmp);
+	return k;
+}
+
+void model_sort_track(struct model *m, uint32_t track)
+{
+	struct model_track *t = &m->tracks[track];
+	bool sorted;
+	struct model_ranges *r = &t->ranges;
+	struct sort_key *k = sort_keys(r->start_ns, r->depth, t->nranges, &sorted);
+	if (!sorted && !k)
+		m->oom = true;
+	if (k) {
+		uint64_t n = t->nranges;
+		bool ok = permute(r->start_ns, sizeof(*r->start_ns), k, n) &&
+			  permute(r->dur_ns, sizeof(*r->dur_ns), k, n) &&
+			  permute(r->name, sizeof(*r->name), k, n) &&
+			  permute(r->category, sizeof(*r->category), k, n) &&
+			  permute(r->flags, sizeof(*r->flags), k, n) &&
+			  permute(r->depth, sizeof(*r->depth), k, n) &&
+			  permute(r->first_arg, sizeof(*r->first_arg), k, n) &&
+			  permute(r->nargs, sizeof(*r->nargs), k, n);
+		/* flows refer to ranges by index: old index -> new index */
+		uint64_t *inv = ok ? malloc(n * sizeof(*inv)) : NULL;
+		if (inv) {
+			for (uint64_t i = 0; i < n; i++)
+				inv[k[i].index] = i;
+			for (uint64_t f = 0; f < m->nflows; f++) {
+				struct model_flow *fl = &m->flows[f];
+				if (fl->from_track == track && fl->from_range < n)
+					fl->from_range = inv[fl->from_range];
+				if (fl->to_track == track && fl->to_range < n)
+					fl->to_range = inv[fl->to_range];
+			}
+			free(inv);
+		} else {
+			m->oom = true;
+		}
+		free(k);
+	}
+	struct model_instants *in = &t->instants;
+	k = sort_keys(in->ts_ns, NULL, t->ninstants, &sorted);
+	if (!sorted && !k)
+		m->oom = true;
+	if (k) {
+		uint64_t n = t->ninstants;
+		if (!(permute(in->ts_ns, sizeof(*in->ts_ns), k, n) &&
+		      permute(in->name, sizeof(*in->name), k, n) &&
+		      permute(in->category, sizeof(*in->category), k, n) &&
+		      permute(in->first_arg, sizeof(*in->first_arg), k, n) &&
+		      permute(in->nargs, sizeof(*in->nargs), k, n)))
+			m->oom = true;
+		free(k);
+	}
+	struct model_counters *co = &t->counters;
+	k = sort_keys(co->ts_ns, NULL, t->ncounters, &sorted);
+	if (!sorted && !k)
+		m->oom = true;
+	if (k) {
+		uint64_t n = t->ncounters;
+		if (!(permute(co->ts_ns, sizeof(*co->ts_ns), k, n) &&
+		      permute(co->name, sizeof(*co->name), k, n) &&
+		      permute(co->value, sizeof(*co->value), k, n)))
+			m->oom = true;
+		free(k);
+	}
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Clock mapping: ticks -> ns, piecewise linear through the file's CLOCK points. */
+
+struct clockmap {
+	uint32_t n;		     /* points (>= 1) */
+	const struct model_clock *k; /* points sorted by ticks, mono_ns made non-decreasing */
+	double *slope;		     /* ns per tick of the segment that starts at point i */
+	struct model_clock identity; /* the point used when the file has no CLOCK record */
+};
+
+static int clock_cmp(const void *a, const void *b)
+{
+	const struct model_clock *x = a, *y = b;
+	return x->ticks < y->ticks ? -1 : x->ticks > y->ticks;
+}
+
+static bool clockmap_init(struct clockmap *cm, struct model_file *f)
+{
+	memset(cm, 0, sizeof(*cm));
+	if (f->nclocks == 0) {
+		cm->n = 1;
+		cm->k = &cm->identity;
+		cm->slope = malloc(sizeof(double));
+		if (!cm->slope)
+			return false;
+		cm->slope[0] = 1.0;
+		return true;
+	}
+	struct model_clock *k = f->clocks;
+	qsort(k, f->nclocks, sizeof(*k), clock_cmp);
+	/* drop points with equal ticks (keep the first) and make ns non-decreasing */
+	uint32_t n = 1;
+	for (uint32_t i = 1; i < f->nclocks; i++) {
+		if (k[i].ticks == k[n - 1].ticks)
+			continue;
+		k[n] = k[i];
+		if (k[n].mono_ns < k[n - 1].mono_ns)
+			k[n].mono_ns = k[n - 1].mono_ns;
+		n++;
+	}
+	f->nclocks = n;
+	cm->n = n;
+	cm->k = k;
+	cm->slope = malloc(n * sizeof(double));
+	if (!cm->slope)
+		return false;
+	if (n == 1) {
+		uint64_t tps = k[0].ticks_per_second ? k[0].ticks_per_second : 1000000000ull;
+		cm->slope[0] = 1e9 / (double)tps;
+		return true;
+	}
+	for (uint32_t i = 0; i + 1 < n; i++)
+		cm->slope[i] = (double)(k[i + 1].mono_ns - k[i].mono_ns) /
+			       (double)(k[i + 1].ticks - k[i].ticks);
+	cm->slope[n - 1] = cm->slope[n - 2]; /* after the last point: the last segment's slope */
+	return true;
+}
+
+static int64_t clockmap_ns(const struct clockmap *cm, uint64_t ticks)
+{
+	uint32_t i = 0;
+	if (cm->n > 1 && ticks > cm->k[0].ticks) {
+		/* the last point at or before ticks */
+		uint32_t lo = 0, hi = cm->n - 1;
+		while (lo < hi) {
+			uint32_t mid = lo + (hi - lo + 1) / 2;
+			if (cm->k[mid].ticks <= ticks)
+				lo = mid;
+			else
+				hi = mid - 1;
+		}
+		i = lo;
+	}
+	const struct model_clock *k = &cm->k[i];
+	double s = cm->slope[i];
+	if (s == 1.0 && ticks >= k->ticks && ticks - k->ticks < ((uint64_t)1 << 61))
+		return clamp_time(k->mono_ns + (int64_t)(ticks - k->ticks));
+	double d = ticks >= k->ticks ? (double)(ticks - k->ticks) : -(double)(k->ticks - ticks);
+	double x = (double)k->mono_ns + d * s;
+	if (!(x < (double)TIME_LIMIT))
+		return TIME_LIMIT;
+	if (x < -(double)TIME_LIMIT)
+		return -TIME_LIMIT;
+	return (int64_t)llround(x);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Loading a .opscope file. */
+
+enum ref_kind { REF_NONE, REF_RANGE, REF_INSTANT };
+
+/* Loader state of one track of the file being loaded. */
+struct load_track {
+	uint64_t *stack; /* open ranges, innermost last (range indices) */
+	uint64_t nstack, stack_cap;
+	uint64_t last_ticks;	 /* time of the latest event (times never go back) */
+	uint64_t marks;		 /* sum of DROP_MARK counts */
+	uint64_t drops_record;	 /* last DROPS total */
+	bool has_drops_record;	 /* a DROPS record was seen */
+	enum ref_kind last_kind; /* what the next ARG of this track attaches to */
+	uint32_t last_track;	 /* its track (an async begin's range is on the async track) */
+	uint64_t last_index;	 /* its index */
+};
+
+struct loader {
+	struct model *m;
+	struct reader r;
+	struct model_file *file; /* m->files[fi]; refreshed after growth of m->files */
+	uint32_t fi;		 /* index of the file in m->files */
+	uint32_t first_track;	 /* tracks from here on belong to this file */
+	uint64_t first_flow;	 /* flows from here on belong to this file */
+	uint64_t first_mark;	 /* drop marks from here on belong to this file */
+	uint32_t *strmap;	 /* file string id -> model id + 1, 0 if undefined */
+	uint32_t nstrmap;	 /* entries in strmap */
+	struct load_track *lt;	 /* per track, indexed by track - first_track */
+	uint64_t lt_cap;	 /* entries allocated in lt */
+	struct hmap tracks;	 /* file track -> model track; (1 << 32 | pid) -> async track */
+	struct hmap flows;	 /* flow id -> index in m->flows */
+	struct hmap asyncs;	 /* async id -> (async track << 40 | range index) */
+	struct load_track *cur;	 /* state of the track whose events are being read */
+	uint64_t max_ticks;	 /* latest tick of the file */
+};
+
+static int loader_oom(struct loader *L, size_t offset)
+{
+	L->m->oom = true;
+	snprintf(L->r.err, sizeof(L->r.err), "%s: offset %zu: out of memory", L->r.name, offset);
+	L->r.rc = OPSCOPE_ENOMEM;
+	return OPSCOPE_ENOMEM;
+}
+
+static uint32_t loader_str(struct loader *L, uint64_t id)
+{
+	if (id == 0)
+		return 0;
+	if (id < L->nstrmap && L->strmap[id] != 0)
+		return L->strmap[id] - 1;
+	L->file->bad_strings++;
+	return 0;
+}
+
+static struct load_track *loader_lt(struct loader *L, uint32_t track)
+{
+	return &L->lt[track - L->first_track];
+}
+
+/* A new model track of this file, with its loader state. */
+static uint32_t loader_new_track(struct loader *L, uint32_t kind, uint32_t pid, uint64_t tid)
+{
+	uint32_t t = model_add_track(L->m, kind, pid, tid, 0);
+	if (t == MODEL_NO_TRACK)
+		return t;
+	uint64_t need = (uint64_t)t - L->first_track + 1;
+	if (!grow((void **)&L->lt, sizeof(*L->lt), &L->lt_cap, need)) {
+		L->m->oom = true;
+		L->m->ntracks--;
+		return MODEL_NO_TRACK;
+	}
+	memset(&L->lt[need - 1], 0, sizeof(*L->lt));
+	L->m->tracks[t].file = L->fi;
+	return t;
+}
+
+static uint32_t loader_track(struct loader *L, uint32_t file_track)
+{
+	uint64_t *v = hmap_find(&L->tracks, file_track);
+	if (v)
+		return (uint32_t)*v;
+	uint32_t t = loader_new_track(L, MODEL_TRACK_THREAD, L->r.hdr.pid, 0);
+	if (t == MODEL_NO_TRACK)
+		return t;
+	L->m->tracks[t].file_track = file_track;
+	if (!hmap_put(&L->tracks, file_track, t)) {
+		L->m->oom = true;
+		return MODEL_NO_TRACK;
+	}
+	return t;
+}
+
+static uint32_t loader_async_track(struct loader *L, uint32_t pid)
+{
+	uint64_t key = ((uint64_t)1 << 32) | pid;
+	uint64_t *v = hmap_find(&L->tracks, key);
+	if (v)
+		return (uint32_t)*v;
+	uint32_t t = loader_new_track(L, MODEL_TRACK_ASYNC, pid, 0);
+	if (t == MODEL_NO_TRACK)
+		return t;
+	L->m->tracks[t].file_track = UINT32_MAX;
+	L->m->tracks[t].name = model_intern(L->m, "async", 5);
+	if (!hmap_put(&L->tracks, key, t)) {
+		L->m->oom = true;
+		return MODEL_NO_TRACK;
+	}
+	return t;
+}
+
+static int load_metadata(struct loader *L, const struct reader_record *rec)
+{
+	struct cursor c;
+	reader_payload_cursor(&L->r, rec, &c);
+	uint32_t count = cursor_u32(&c);
+	for (uint32_t i = 0; i < count && !c.failed; i++) {
+		uint32_t klen, vlen;
+		const char *k = cursor_str(&c, &klen);
+		const char *v = cursor_str(&c, &vlen);
+		if (c.failed)
+			break;
+		uint32_t key = model_intern(L->m, k, klen);
+		if (key)
+			model_set_meta(L->m, L->r.hdr.pid, key, model_intern(L->m, v, vlen));
+	}
+	if (c.failed)
+		return reader_fail(&L->r, rec->offset, "METADATA payload is cut short");
+	return L->m->oom ? loader_oom(L, rec->offset) : 0;
+}
+
+static int load_strings(struct loader *L, const struct reader_record *rec)
+{
+	struct cursor c;
+	reader_payload_cursor(&L->r, rec, &c);
+	uint32_t first = cursor_u32(&c);
+	uint32_t count = cursor_u32(&c);
+	if (c.failed)
+		return reader_fail(&L->r, rec->offset, "STRINGS payload is cut short");
+	if (count > cursor_left(&c) / 4)
+		return reader_fail(&L->r, rec->offset, "STRINGS count %u exceeds the payload",
+				   count);
+	uint64_t end = (uint64_t)first + count;
+	if (end > MAX_FILE_STRING_IDS)
+		return reader_fail(&L->r, rec->offset, "string id %llu beyond the limit of %u",
+				   (unsigned long long)end, MAX_FILE_STRING_IDS);
+	if (end > L->nstrmap) {
+		/* calloc: untouched pages of a sparse id space cost no memory; 0 = undefined */
+		uint64_t cap = L->nstrmap ? L->nstrmap : 256;
+		while (cap < end)
+			cap *= 2;
+		if (cap > MAX_FILE_STRING_IDS)
+			cap = MAX_FILE_STRING_IDS;
+		uint32_t *p = calloc((size_t)cap, sizeof(*p));
+		if (!p)
+			return loader_oom(L, rec->offset);
+		if (L->nstrmap)
+			memcpy(p, L->strmap, (size_t)L->nstrmap * sizeof(*p));
+		free(L->strmap);
+		L->strmap = p;
+		L->nstrmap = (uint32_t)cap;
+	}
+	for (uint32_t i = 0; i < count; i++) {
+		uint32_t len;
+		const char *s = cursor_str(&c, &len);
+		if (c.failed)
+			return reader_fail(&L->r, rec->offset, "STRINGS payload is cut short");
+		if ((uint64_t)first + i == 0)
+			continue; /* id 0 is always "" */
+		L->strmap[first + i] = model_intern(L->m, s, len) + 1;
+	}
+	return L->m->oom ? loader_oom(L, rec->offset) : 0;
+}
+
+static int load_thread(struct loader *L, const struct reader_record *rec)
+{
+	struct ops_thread_payload p;
+	int rc = reader_parse_thread(&L->r, rec, &p);
+	if (rc)
+		return rc;
+	uint32_t t = loader_track(L, p.track);
+	if (t == MODEL_NO_TRACK)
+		return loader_oom(L, rec->offset);
+	struct model_track *tr = &L->m->tracks[t];
+	tr->pid = p.pid;
+	tr->tid = p.tid;
+	tr->flags = p.flags;
+	if (p.name_id)
+		tr->name = loader_str(L, p.name_id);
+	return 0;
+}
+
+static int load_timers(struct loader *L, const struct reader_record *rec)
+{
+	struct cursor c;
+	reader_payload_cursor(&L->r, rec, &c);
+	uint32_t count = cursor_u32(&c);
+	if (c.failed || count > cursor_left(&c) / sizeof(struct ops_timer_entry))
+		return reader_fail(&L->r, rec->offset, "TIMERS count exceeds the payload");
+	struct model *m = L->m;
+	if (!grow32((void **)&m->timers, sizeof(*m->timers), &m->timers_cap,
+		    (uint64_t)m->ntimers + count))
+		return loader_oom(L, rec->offset);
+	for (uint32_t i = 0; i < count; i++) {
+		struct model_timer *t = &m->timers[m->ntimers++];
+		t->pid = L->r.hdr.pid;
+		t->name = loader_str(L, cursor_u32(&c));
+		(void)cursor_u32(&c);
+		t->count = cursor_u64(&c);
+		t->total_ns = cursor_u64(&c);
+		t->max_ns = cursor_u64(&c);
+		t->min_ns = cursor_u64(&c);
+	}
+	return 0;
+}
+
+static bool loader_push(struct load_track *lt, uint64_t idx)
+{
+	if (!grow((void **)&lt->stack, sizeof(*lt->stack), &lt->stack_cap, lt->nstack + 1))
+		return false;
+	lt->stack[lt->nstack++] = idx;
+	return true;
+}
+
+/* Close range `idx` of `track` at `ticks` (dur_ns holds the end tick until the file ends). */
+static void loader_close(struct model_track *t, uint64_t idx, uint64_t ticks)
+{
+	t->ranges.dur_ns[idx] = (int64_t)ticks;
+}
+
+static int loader_end(struct loader *L, uint32_t track, const struct reader_event *ev,
+		      uint64_t ticks)
+{
+	struct load_track *lt = loader_lt(L, track);
+	struct model_track *t = &L->m->tracks[track];
+	if (lt->nstack == 0) {
+		L->file->unmatched_ends++;
+		return 0;
+	}
+	uint64_t top = lt->stack[lt->nstack - 1];
+	uint32_t name = ev->name_id ? loader_str(L, ev->name_id) : 0;
+	if (!ev->name_id || t->ranges.name[top] == name) {
+		loader_close(t, top, ticks);
+		lt->nstack--;
+		L->cur->last_kind = REF_RANGE;
+		L->cur->last_track = track;
+		L->cur->last_index = top;
+		return 0;
+	}
+	/* The END names an outer range: close everything inside it too. The search is bounded
+	 * by the stack, which is bounded by the events already read. */
+	L->file->mismatched_ends++;
+	uint64_t k = lt->nstack;
+	while (k > 0 && t->ranges.name[lt->stack[k - 1]] != name)
+		k--;
+	if (k == 0)
+		return 0; /* names nothing open: ignored */
+	for (uint64_t j = lt->nstack; j > k; j--) {
+		uint64_t idx = lt->stack[j - 1];
+		loader_close(t, idx, ticks);
+		t->ranges.flags[idx] |= MODEL_RANGEF_MISMATCH;
+	}
+	uint64_t idx = lt->stack[k - 1];
+	loader_close(t, idx, ticks);
+	lt->nstack = k - 1;
+	L->cur->last_kind = REF_RANGE;
+	L->cur->last_track = track;
+	L->cur->last_index = idx;
+	return 0;
+}
+
+static int loader_arg(struct loader *L, const struct reader_event *ev)
+{
+	struct model *m = L->m;
+	uint64_t *first;
+	uint32_t *n;
+	if (L->cur->last_kind == REF_RANGE) {
+		first = &m->tracks[L->cur->last_track].ranges.first_arg[L->cur->last_index];
+		n = &m->tracks[L->cur->last_track].ranges.nargs[L->cur->last_index];
+	} else if (L->cur->last_kind == REF_INSTANT) {
+		first = &m->tracks[L->cur->last_track].instants.first_arg[L->cur->last_index];
+		n = &m->tracks[L->cur->last_track].instants.nargs[L->cur->last_index];
+	} else {
+		L->file->orphan_args++;
+		return 0;
+	}
+	if (*n == UINT32_MAX) {
+		L->file->orphan_args++;
+		return 0;
+	}
+	uint32_t key = loader_str(L, ev->name_id);
+	uint64_t bits = ev->value;
+	if (ev->arg_type == OPS_ARG_STR)
+		bits = loader_str(L, ev->value);
+	if (*n && *first + *n != m->nargs) {
+		/* args of this event are not the last block (args came after its END):
+		 * move them to the end so they stay consecutive */
+		uint64_t old = *first, cnt = *n;
+		*first = m->nargs;
+		for (uint64_t i = 0; i < cnt; i++) {
+			if (model_add_arg(m, m->args.key[old + i], m->args.type[old + i],
+					  m->args.bits[old + i]) == MODEL_NONE)
+				return OPSCOPE_ENOMEM;
+		}
+	}
+	uint64_t a = model_add_arg(m, key, ev->arg_type, bits);
+	if (a == MODEL_NONE)
+		return OPSCOPE_ENOMEM;
+	if (*n == 0)
+		*first = a;
+	(*n)++;
+	return 0;
+}
+
+static int loader_flow(struct loader *L, uint32_t track, const struct reader_event *ev,
+		       uint64_t ticks)
+{
+	struct model *m = L->m;
+	struct load_track *lt = loader_lt(L, track);
+	uint64_t range = lt->nstack ? lt->stack[lt->nstack - 1] : MODEL_NONE;
+	bool out = ev->kind == OPS_EV_FLOW_OUT;
+	uint64_t *v = hmap_find(&L->flows, ev->value);
+	struct model_flow *f = NULL;
+	if (v) {
+		f = &m->flows[*v];
+		if ((out ? f->from_track : f->to_track) != MODEL_NO_TRACK)
+			f = NULL; /* that end is taken: the id was reused, start a new flow */
+	}
+	if (!f) {
+		if (!grow((void **)&m->flows, sizeof(*m->flows), &m->flows_cap, m->nflows + 1))
+			return OPSCOPE_ENOMEM;
+		f = &m->flows[m->nflows];
+		*f = (struct model_flow){ ev->value, MODEL_NO_TRACK, MODEL_NO_TRACK, 0,
+					  0,	     MODEL_NONE,     MODEL_NONE };
+		if (!hmap_put(&L->flows, ev->value, m->nflows))
+			return OPSCOPE_ENOMEM;
+		m->nflows++;
+	}
+	if (out) {
+		f->from_track = track;
+		f->from_ns = (int64_t)ticks;
+		f->from_range = range;
+	} else {
+		f->to_track = track;
+		f->to_ns = (int64_t)ticks;
+		f->to_range = range;
+	}
+	return 0;
+}
+
+static int loader_async_begin(struct loader *L, uint32_t track, const struct reader_event *ev,
+			      uint64_t ticks)
+{
+	uint32_t at = loader_async_track(L, L->m->tracks[track].pid);
+	if (at == MODEL_NO_TRACK)
+		return OPSCOPE_ENOMEM;
+	L->cur = loader_lt(L, track); /* L->lt may have moved */
+	uint64_t idx = model_add_range(L->m, at, (int64_t)ticks, (int64_t)ticks,
+				       loader_str(L, ev->name_id), ev->category, 0);
+	if (idx == MODEL_NONE || idx >= ((uint64_t)1 << 40))
+		return OPSCOPE_ENOMEM;
+	/* open until ASYNC_END: flagged unclosed now, the flag is cleared when it ends */
+	L->m->tracks[at].ranges.flags[idx] = MODEL_RANGEF_UNCLOSED;
+	if (!hmap_put(&L->asyncs, ev->value, ((uint64_t)at << 40) | idx))
+		return OPSCOPE_ENOMEM;
+	L->cur->last_kind = REF_RANGE;
+	L->cur->last_track = at;
+	L->cur->last_index = idx;
+	return 0;
+}
+
+static int loader_async_end(struct loader *L, const struct reader_event *ev, uint64_t ticks)
+{
+	uint64_t *v = hmap_find(&L->asyncs, ev->value);
+	if (!v || *v == MODEL_NONE) {
+		L->file->unmatched_async++;
+		return 0;
+	}
+	uint32_t at = (uint32_t)(*v >> 40);
+	uint64_t idx = *v & (((uint64_t)1 << 40) - 1);
+	struct model_track *t = &L->m->tracks[at];
+	uint64_t start = (uint64_t)t->ranges.start_ns[idx];
+	loader_close(t, idx, ticks > start ? ticks : start);
+	t->ranges.flags[idx] &= (uint8_t)~MODEL_RANGEF_UNCLOSED;
+	*v = MODEL_NONE;
+	L->cur->last_kind = REF_RANGE;
+	L->cur->last_track = at;
+	L->cur->last_index = idx;
+	return 0;
+}
+
+static int load_events(struct loader *L, const struct reader_record *rec)
+{
+	struct reader_events it;
+	int rc = reader_events_begin(&L->r, rec, &it);
+	if (rc)
+		return rc;
+	uint32_t track = loader_track(L, it.track);
+	if (track == MODEL_NO_TRACK)
+		return loader_oom(L, rec->offset);
+	struct model *m = L->m;
+	struct model_file *f = L->file;
+	struct reader_event ev;
+	/* the last event of the track stays the target of ARGs across records: a chunk may
+	 * end between an event and its arguments */
+	while ((rc = reader_events_next(&L->r, &it, &ev)) == 1) {
+		/* L->lt moves when an async track is created: look it up for every event */
+		struct load_track *lt = loader_lt(L, track);
+		L->cur = lt;
+		m->tracks[track].events++;
+		f->events++;
+		f->by_kind[ev.kind & 15]++;
+		uint64_t ticks = ev.ticks;
+		if (ev.kind != OPS_EV_ARG) {
+			if (ticks < lt->last_ticks)
+				ticks = lt->last_ticks;
+			lt->last_ticks = ticks;
+			if (ticks > L->max_ticks)
+				L->max_ticks = ticks;
+		}
+		int err = 0;
+		uint64_t idx;
+		switch (ev.kind) {
+		case OPS_EV_BEGIN:
+			idx = model_add_range(m, track, (int64_t)ticks, (int64_t)ticks,
+					      loader_str(L, ev.name_id), ev.category,
+					      lt->nstack > UINT32_MAX ? UINT32_MAX
+								      : (uint32_t)lt->nstack);
+			if (idx == MODEL_NONE || !loader_push(lt, idx)) {
+				err = OPSCOPE_ENOMEM;
+				break;
+			}
+			m->tracks[track].ranges.flags[idx] = 0;
+			L->cur->last_kind = REF_RANGE;
+			L->cur->last_track = track;
+			L->cur->last_index = idx;
+			break;
+		case OPS_EV_END:
+			err = loader_end(L, track, &ev, ticks);
+			break;
+		case OPS_EV_INSTANT:
+			idx = model_add_instant(m, track, (int64_t)ticks, loader_str(L, ev.name_id),
+						ev.category);
+			if (idx == MODEL_NONE) {
+				err = OPSCOPE_ENOMEM;
+				break;
+			}
+			L->cur->last_kind = REF_INSTANT;
+			L->cur->last_track = track;
+			L->cur->last_index = idx;
+			break;
+		case OPS_EV_COUNTER:
+			if (model_add_counter(m, track, (int64_t)ticks, loader_str(L, ev.name_id),
+					      ev.f64) == MODEL_NONE)
+				err = OPSCOPE_ENOMEM;
+			L->cur->last_kind = REF_NONE;
+			break;
+		case OPS_EV_ARG:
+			err = loader_arg(L, &ev);
+			break;
+		case OPS_EV_FLOW_OUT:
+		case OPS_EV_FLOW_IN:
+			err = loader_flow(L, track, &ev, ticks);
+			L->cur->last_kind = REF_NONE;
+			break;
+		case OPS_EV_ASYNC_BEGIN:
+			err = loader_async_begin(L, track, &ev, ticks);
+			break;
+		case OPS_EV_ASYNC_END:
+			err = loader_async_end(L, &ev, ticks);
+			break;
+		case OPS_EV_DROP_MARK:
+			lt->marks += ev.value;
+			if (!grow((void **)&m->drop_marks, sizeof(*m->drop_marks),
+				  &m->drop_marks_cap, m->ndrop_marks + 1)) {
+				err = OPSCOPE_ENOMEM;
+				break;
+			}
+			m->drop_marks[m->ndrop_marks++] =
+				(struct model_drop_mark){ track, (int64_t)ticks, ev.value };
+			L->cur->last_kind = REF_NONE;
+			break;
+		}
+		if (err)
+			return loader_oom(L, rec->offset);
+	}
+	return rc;
+}
+
+static int load_record(struct loader *L, const struct reader_record *rec)
+{
+	struct model_file *f = L->file;
+	switch (rec->type) {
+	case OPS_REC_METADATA:
+		return load_metadata(L, rec);
+	case OPS_REC_CLOCK: {
+		struct ops_clock_payload p;
+		int rc = reader_parse_clock(&L->r, rec, &p);
+		if (rc)
+			return rc;
+		if (f->nclocks >= (1u << 20))
+			return 0;	   /* a sane file has a handful; ignore a flood */
+		uint64_t cap = f->nclocks; /* grown one by one: a handful per file */
+		if (!grow((void **)&f->clocks, sizeof(*f->clocks), &cap, (uint64_t)f->nclocks + 1))
+			return loader_oom(L, rec->offset);
+		int64_t mono = p.monotonic_ns > (uint64_t)TIME_LIMIT ? TIME_LIMIT
+								     : (int64_t)p.monotonic_ns;
+		f->clocks[f->nclocks++] =
+			(struct model_clock){ p.ticks, mono, p.realtime_ns, p.ticks_per_second };
+		return 0;
+	}
+	case OPS_REC_STRINGS:
+		return load_strings(L, rec);
+	case OPS_REC_THREAD:
+		return load_thread(L, rec);
+	case OPS_REC_EVENTS:
+		return load_events(L, rec);
+	case OPS_REC_DROPS: {
+		struct ops_drops_payload p;
+		int rc = reader_parse_drops(&L->r, rec, &p);
+		if (rc)
+			return rc;
+		uint32_t t = loader_track(L, p.track);
+		if (t == MODEL_NO_TRACK)
+			return loader_oom(L, rec->offset);
+		loader_lt(L, t)->drops_record = p.dropped;
+		loader_lt(L, t)->has_drops_record = true;
+		return 0;
+	}
+	case OPS_REC_TIMERS:
+		return load_timers(L, rec);
+	case OPS_REC_END: {
+		int rc = reader_parse_end(&L->r, rec, &f->end);
+		if (rc)
+			return rc;
+		f->complete = true;
+		return 0;
+	}
+	}
+	return 0;
+}
+
+/* The file is read: close what is open, map ticks to ns, sort, sum up. */
+static void loader_finish(struct loader *L)
+{
+	struct model *m = L->m;
+	struct model_file *f = L->file;
+	uint64_t stop = L->max_ticks;
+	if (f->complete && f->end.stop_ticks > stop)
+		stop = f->end.stop_ticks;
+	struct clockmap cm;
+	if (!clockmap_init(&cm, f)) {
+		m->oom = true;
+		return;
+	}
+	uint64_t file_dropped = 0;
+	for (uint32_t ti = L->first_track; ti < m->ntracks; ti++) {
+		struct model_track *t = &m->tracks[ti];
+		struct load_track *lt = loader_lt(L, ti);
+		struct model_ranges *r = &t->ranges;
+		/* ranges still open: closed at the track's last time, or the stop time */
+		uint64_t close = lt->last_ticks;
+		if (f->complete && f->end.stop_ticks > close)
+			close = f->end.stop_ticks;
+		for (uint64_t j = 0; j < lt->nstack; j++) {
+			uint64_t idx = lt->stack[j];
+			loader_close(t, idx, close);
+			r->flags[idx] |= MODEL_RANGEF_UNCLOSED;
+		}
+		if (t->kind == MODEL_TRACK_ASYNC) {
+			for (uint64_t j = 0; j < t->nranges; j++)
+				if (r->flags[j] & MODEL_RANGEF_UNCLOSED)
+					r->dur_ns[j] = (int64_t)stop;
+		}
+		for (uint64_t j = 0; j < t->nranges; j++) {
+			int64_t s = clockmap_ns(&cm, (uint64_t)r->start_ns[j]);
+			int64_t e = clockmap_ns(&cm, (uint64_t)r->dur_ns[j]);
+			r->start_ns[j] = s;
+			r->dur_ns[j] = e > s ? e - s : 0;
+			if (s < t->min_ns)
+				t->min_ns = s;
+			if (s + r->dur_ns[j] > t->max_ns)
+				t->max_ns = s + r->dur_ns[j];
+		}
+		for (uint64_t j = 0; j < t->ninstants; j++) {
+			int64_t s = clockmap_ns(&cm, (uint64_t)t->instants.ts_ns[j]);
+			t->instants.ts_ns[j] = s;
+			t->min_ns = s < t->min_ns ? s : t->min_ns;
+			t->max_ns = s > t->max_ns ? s : t->max_ns;
+		}
+		for (uint64_t j = 0; j < t->ncounters; j++) {
+			int64_t s = clockmap_ns(&cm, (uint64_t)t->counters.ts_ns[j]);
+			t->counters.ts_ns[j] = s;
+			t->min_ns = s < t->min_ns ? s : t->min_ns;
+			t->max_ns = s > t->max_ns ? s : t->max_ns;
+		}
+		t->dropped = lt->has_drops_record ? lt->drops_record : lt->marks;
+		file_dropped += t->dropped;
+		if (t->min_ns < m->min_ns)
+			m->min_ns = t->min_ns;
+		if (t->max_ns > m->max_ns)
+			m->max_ns = t->max_ns;
+		free(lt->stack);
+		lt->stack = NULL;
+	}
+	for (uint64_t i = L->first_flow; i < m->nflows; i++) {
+		struct model_flow *fl = &m->flows[i];
+		if (fl->from_track != MODEL_NO_TRACK)
+			fl->from_ns = clockmap_ns(&cm, (uint64_t)fl->from_ns);
+		if (fl->to_track != MODEL_NO_TRACK)
+			fl->to_ns = clockmap_ns(&cm, (uint64_t)fl->to_ns);
+	}
+	for (uint64_t i = L->first_mark; i < m->ndrop_marks; i++)
+		m->drop_marks[i].ts_ns = clockmap_ns(&cm, (uint64_t)m->drop_marks[i].ts_ns);
+	for (uint32_t ti = L->first_track; ti < m->ntracks; ti++)
+		model_sort_track(m, ti);
+	free(cm.slope);
+	if (f->complete && f->end.events_dropped > file_dropped)
+		file_dropped = f->end.events_dropped;
+	f->dropped = file_dropped;
+	m->dropped_total += file_dropped;
+	m->events_total += f->events;
+	m->complete = (m->nfiles == 1 || m->complete) && f->complete;
+}
+
+static int loader_run(struct model *m, struct loader *L, char *err, size_t errsize)
+{
+	int rc = 0;
+	L->m = m;
+	L->first_track = m->ntracks;
+	L->first_flow = m->nflows;
+	L->first_mark = m->ndrop_marks;
+	if (!grow32((void **)&m->files, sizeof(*m->files), &m->files_cap,
+		    (uint64_t)m->nfiles + 1)) {
+		m->oom = true;
+		snprintf(err, errsize, "%s: out of memory", L->r.name);
+		return OPSCOPE_ENOMEM;
+	}
+	L->fi = m->nfiles++;
+	L->file = &m->files[L->fi];
+	struct model_file *f = L->file;
+	memset(f, 0, sizeof(*f));
+	f->path = model_intern(m, L->r.name, strlen(L->r.name));
+	f->pid = L->r.hdr.pid;
+	f->version = L->r.hdr.version;
+	f->min_reader = L->r.hdr.min_reader_version;
+	f->features = L->r.hdr.features;
+	f->create_realtime_ns = L->r.hdr.create_realtime_ns;
+	f->file_bytes = L->r.size;
+	struct reader_record rec;
+	while ((rc = reader_next(&L->r, &rec)) == 1) {
+		if ((rc = load_record(L, &rec)) != 0)
+			break;
+	}
+	f->valid_end = L->r.valid_end;
+	f->discarded_bytes = L->r.discarded_bytes;
+	f->records = L->r.records;
+	f->skipped_records = L->r.skipped_records;
+	if (L->r.tail_msg[0])
+		f->tail_msg = model_intern(m, L->r.tail_msg, strlen(L->r.tail_msg));
+	loader_finish(L);
+	if (rc == 0 && m->oom)
+		rc = loader_oom(L, L->r.pos);
+	if (rc < 0 && err && errsize)
+		snprintf(err, errsize, "%s", L->r.err[0] ? L->r.err : opscope_strerror(rc));
+	return rc < 0 ? rc : 0;
+}
+
+static void loader_free(struct loader *L)
+{
+	if (L->lt && L->m) {
+		for (uint64_t i = 0; i < L->lt_cap && L->first_track + i < L->m->ntracks; i++)
+			free(L->lt[i].stack);
+	}
+	free(L->lt);
+	free(L->strmap);
+	hmap_free(&L->tracks);
+	hmap_free(&L->flows);
+	hmap_free(&L->asyncs);
+	reader_close(&L->r);
+}
+
+int model_load_mem(struct model *m, const char *name, const void *data, size_t size, char *err,
+		   size_t errsize)
+{
+	struct loader L;
+	memset(&L, 0, sizeof(L));
+	int rc = reader_open_mem(&L.r, name, data, size);
+	if (rc) {
+		if (err && errsize)
+			snprintf(err, errsize, "%s", L.r.err);
+		reader_close(&L.r);
+		return rc;
+	}
+	rc = loader_run(m, &L, err, errsize);
+	loader_free(&L);
+	return rc;
+}
+
+int model_load_file(struct model *m, const char *path, char *err, size_t errsize)
+{
+	struct loader L;
+	memset(&L, 0, sizeof(L));
+	int rc = reader_open_file(&L.r, path);
+	if (rc) {
+		if (err && errsize)
+			snprintf(err, errsize, "%s", L.r.err);
+		return rc;
+	}
+	rc = loader_run(m, &L, err, errsize);
+	loader_free(&L);
+	return rc;
+}

@@ -1,0 +1,244 @@
+/*
+ * model.h: the one in-memory event model every input is loaded into and every analysis and
+ * exporter reads. Loaders: model_load_file() / model_load_mem() for .opscope traces (more
+ * files append to the same model: one file per process); importers of foreign formats build
+ * the same structures through the model_add_* functions.
+ *
+ * Shape: a string table (id 0 is ""), tracks (host threads, per-process async tracks, later
+ * device queues), and per track the events as columns (struct of arrays) sorted by start:
+ * ranges, instants, counter samples. Flows, typed arguments, process metadata, scoped-timer
+ * statistics and drop marks are model-wide tables. Times are int64 nanoseconds of
+ * CLOCK_MONOTONIC (ticks are mapped at load), durations are >= 0.
+ *
+ * Not thread-safe while loading; read-only use from many threads is fine.
+ */
+#ifndef OPSCOPE_MODEL_MODEL_H
+#define OPSCOPE_MODEL_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "trace/format.h"
+
+#define MODEL_NONE     UINT64_MAX /* "no index" in index columns */
+#define MODEL_NO_TRACK UINT32_MAX
+
+enum model_track_kind {
+	MODEL_TRACK_THREAD = 0, /* a host thread: ranges nest properly */
+	MODEL_TRACK_ASYNC = 1,	/* async ranges of one process: may overlap, depth 0 */
+	MODEL_TRACK_DEVICE = 2, /* a device queue (device, stream); from importers */
+};
+
+/* Range flags. */
+#define MODEL_RANGEF_UNCLOSED (1u << 0) /* still open at the end; closed at the last time */
+#define MODEL_RANGEF_MISMATCH (1u << 1) /* closed early by an END naming an outer range */
+
+/* Ranges of one track, as columns; index i is one range. Sorted by start (then by depth). */
+struct model_ranges {
+	int64_t *start_ns;   /* start, ns */
+	int64_t *dur_ns;     /* duration, ns, >= 0 */
+	uint32_t *name;	     /* string id */
+	uint8_t *category;   /* enum opscope_category */
+	uint8_t *flags;	     /* MODEL_RANGEF_* */
+	uint32_t *depth;     /* nesting depth on the track, 0 = outermost */
+	uint64_t *first_arg; /* index of the first argument in model.args */
+	uint32_t *nargs;     /* arguments, consecutive from first_arg */
+};
+
+struct model_instants {
+	int64_t *ts_ns;	     /* time, ns */
+	uint32_t *name;	     /* string id */
+	uint8_t *category;   /* enum opscope_category */
+	uint64_t *first_arg; /* index in model.args */
+	uint32_t *nargs;     /* arguments */
+};
+
+struct model_counters {
+	int64_t *ts_ns; /* time, ns */
+	uint32_t *name; /* string id of the counter (series) name */
+	double *value;	/* sample value (may be any double, NaN included) */
+};
+
+struct model_track {
+	uint32_t kind;	     /* enum model_track_kind */
+	uint32_t file;	     /* index in model.files of the file it came from */
+	uint32_t pid;	     /* process id (device id for device tracks) */
+	uint64_t tid;	     /* OS thread id (stream id for device tracks; 0 for async) */
+	uint32_t name;	     /* string id of the thread name, 0 if unnamed */
+	uint32_t flags;	     /* OPS_THREADF_* */
+	uint32_t file_track; /* track index inside its file */
+	uint64_t dropped;    /* events this track lost (last DROPS total, else sum of marks) */
+	uint64_t events;     /* encoded events read for this track (ARGs included) */
+	uint64_t nranges, nranges_cap;
+	struct model_ranges ranges;
+	uint64_t ninstants, ninstants_cap;
+	struct model_instants instants;
+	uint64_t ncounters, ncounters_cap;
+	struct model_counters counters;
+	int64_t min_ns; /* earliest time of any event on the track (INT64_MAX if none) */
+	int64_t max_ns; /* latest time, end of ranges included (INT64_MIN if none) */
+};
+
+enum model_arg_type {
+	MODEL_ARG_I64 = OPS_ARG_I64,
+	MODEL_ARG_U64 = OPS_ARG_U64,
+	MODEL_ARG_F64 = OPS_ARG_F64,
+	MODEL_ARG_STR = OPS_ARG_STR,
+};
+
+/* Typed arguments, as columns. */
+struct model_args {
+	uint32_t *key;	/* string id of the key */
+	uint8_t *type;	/* enum model_arg_type */
+	uint64_t *bits; /* value: int64/uint64 bits, double bits, or a string id */
+};
+
+struct model_flow {
+	uint64_t id;	     /* flow id as recorded */
+	uint32_t from_track; /* track where it leaves, MODEL_NO_TRACK if never seen */
+	uint32_t to_track;   /* track where it enters, MODEL_NO_TRACK if never seen */
+	int64_t from_ns;     /* time it leaves, ns */
+	int64_t to_ns;	     /* time it enters, ns */
+	uint64_t from_range; /* range on from_track it leaves, MODEL_NONE if outside any range */
+	uint64_t to_range;   /* range on to_track it enters, MODEL_NONE if outside any range */
+};
+
+struct model_meta {
+	uint32_t pid;	/* process the key belongs to */
+	uint32_t key;	/* string id */
+	uint32_t value; /* string id */
+};
+
+struct model_timer {
+	uint32_t pid;	   /* process */
+	uint32_t name;	   /* string id */
+	uint64_t count;	   /* samples */
+	uint64_t total_ns; /* sum, ns */
+	uint64_t max_ns;   /* largest sample, ns */
+	uint64_t min_ns;   /* smallest sample, ns */
+};
+
+struct model_drop_mark {
+	uint32_t track; /* track that lost events */
+	int64_t ts_ns;	/* where the loss was noticed, ns */
+	uint64_t count; /* events lost just before ts_ns */
+};
+
+struct model_clock {
+	uint64_t ticks;		   /* tick counter */
+	int64_t mono_ns;	   /* CLOCK_MONOTONIC, ns */
+	uint64_t realtime_ns;	   /* CLOCK_REALTIME, ns */
+	uint64_t ticks_per_second; /* writer's estimate */
+};
+
+/* One loaded file and what the reader found about its integrity. */
+struct model_file {
+	uint32_t path;		     /* string id of the path (or name) */
+	uint32_t pid;		     /* process that wrote it (header) */
+	uint16_t version;	     /* format version of the writer */
+	uint16_t min_reader;	     /* oldest reader that can read it */
+	uint64_t features;	     /* OPS_FEAT_* */
+	uint64_t create_realtime_ns; /* CLOCK_REALTIME at creation, ns */
+	uint64_t file_bytes;	     /* size of the file */
+	uint64_t valid_end;	     /* offset just past the last valid record */
+	uint64_t discarded_bytes;    /* bytes of torn tail that were not read */
+	uint32_t tail_msg;	     /* string id of why reading stopped early, 0 if it did not */
+	bool complete;		     /* an END record was read */
+	struct ops_end_payload end;  /* the END record (zero when !complete) */
+	uint64_t records;	     /* records read */
+	uint64_t skipped_records;    /* unknown non-critical records skipped */
+	uint64_t events;	     /* encoded events read (ARGs included) */
+	uint64_t dropped;	     /* events lost (END total, else the sum of its tracks) */
+	uint64_t by_kind[16];	     /* encoded events by enum ops_event_kind */
+	uint64_t unmatched_ends;     /* END with no open range (ignored) */
+	uint64_t mismatched_ends;    /* END naming a range that is not innermost, or none */
+	uint64_t unmatched_async;    /* ASYNC_END with no open async range (ignored) */
+	uint64_t orphan_args;	     /* ARG with no event to attach to (ignored) */
+	uint64_t bad_strings;	     /* references to undefined string ids (read as "") */
+	uint32_t nclocks;	     /* CLOCK records */
+	struct model_clock *clocks;  /* sorted by ticks */
+};
+
+struct model {
+	/* strings: id -> offset in `text`; interned, so equal strings share one id */
+	uint32_t nstrings, strings_cap;
+	uint64_t *str_off; /* byte offset of string id in text */
+	uint32_t *str_len; /* bytes, without the NUL */
+	char *text;	   /* NUL-terminated strings back to back */
+	size_t text_len, text_cap;
+	uint32_t *hash_slots; /* open addressing: string id + 1, 0 = empty */
+	uint32_t hash_cap;    /* power of two */
+
+	uint32_t ntracks, tracks_cap;
+	struct model_track *tracks;
+
+	uint64_t nargs, args_cap;
+	struct model_args args;
+
+	uint64_t nflows, flows_cap;
+	struct model_flow *flows;
+
+	uint32_t nmeta, meta_cap;
+	struct model_meta *meta;
+
+	uint32_t ntimers, timers_cap;
+	struct model_timer *timers;
+
+	uint64_t ndrop_marks, drop_marks_cap;
+	struct model_drop_mark *drop_marks;
+
+	uint32_t nfiles, files_cap;
+	struct model_file *files;
+
+	uint64_t events_total;	/* encoded events of all files */
+	uint64_t dropped_total; /* events lost, all files */
+	bool complete;		/* every loaded file ended with an END record */
+	int64_t min_ns;		/* earliest time of any event (INT64_MAX if none) */
+	int64_t max_ns;		/* latest time of any event (INT64_MIN if none) */
+	bool oom;		/* an allocation failed; the model is incomplete */
+};
+
+struct model *model_new(void);
+void model_free(struct model *m);
+
+/* Load one .opscope file and append its processes, tracks and events to the model. Returns 0
+ * or a negative OPSCOPE_E* code with a one-line message in err. A torn tail is not an error:
+ * see the model_file entry. After an error the model stays consistent and holds what was
+ * read before it. */
+int model_load_file(struct model *m, const char *path, char *err, size_t errsize);
+/* The same from memory; `name` is used in messages. */
+int model_load_mem(struct model *m, const char *name, const void *data, size_t size, char *err,
+		   size_t errsize);
+
+/* The string with id `id` ("" for ids out of range). */
+const char *model_str(const struct model *m, uint32_t id);
+uint32_t model_strlen(const struct model *m, uint32_t id);
+/* Intern `len` bytes; returns the id, 0 for "" or when out of memory (m->oom set). */
+uint32_t model_intern(struct model *m, const char *s, size_t len);
+
+/* Builders for importers (and the loader). Tracks get times in ns directly. */
+uint32_t model_add_track(struct model *m, uint32_t kind, uint32_t pid, uint64_t tid, uint32_t name);
+/* Returns the range index, or MODEL_NONE when out of memory. Ranges must be added in start
+ * order per track, or model_sort_track() called afterwards. */
+uint64_t model_add_range(struct model *m, uint32_t track, int64_t start_ns, int64_t dur_ns,
+			 uint32_t name, uint8_t category, uint32_t depth);
+uint64_t model_add_instant(struct model *m, uint32_t track, int64_t ts_ns, uint32_t name,
+			   uint8_t category);
+uint64_t model_add_counter(struct model *m, uint32_t track, int64_t ts_ns, uint32_t name,
+			   double value);
+/* Append an argument; returns its index or MODEL_NONE. */
+uint64_t model_add_arg(struct model *m, uint32_t key, uint8_t type, uint64_t bits);
+/* Set process metadata (a later value for the same pid and key replaces the earlier). */
+void model_set_meta(struct model *m, uint32_t pid, uint32_t key, uint32_t value);
+/* The value of metadata `key` of process `pid`, or NULL. */
+const char *model_get_meta(const struct model *m, uint32_t pid, const char *key);
+/* Sort one track's ranges by (start, depth) and instants and counters by time, keeping
+ * argument and flow references right. */
+void model_sort_track(struct model *m, uint32_t track);
+
+/* Processes of the model, in order of first appearance: fills up to `max` pids, returns how
+ * many there are. */
+uint32_t model_pids(const struct model *m, uint32_t *pids, uint32_t max);
+
+#endif

@@ -1,0 +1,598 @@
+/*
+ * reader.c: the reading side of the .opscope format (reader.h, docs/trace-format.md).
+ *
+ * Invariants: every byte of the file is read through a bounds-checked cursor; no size from
+ * the file is used for an allocation before it is checked against the bytes that exist and
+ * against OPS_MAX_RECORD_BYTES; r->pos only moves forward, past whole records whose CRC
+ * matched. Damage is sorted into two kinds: framing damage (a record that does not fit, a
+ * CRC mismatch), which is what a killed writer leaves and ends the valid data quietly; and
+ * content damage in a record whose CRC matched, which no writer of ours produces and is a
+ * hard OPSCOPE_EFORMAT error.
+ */
+#include "trace/reader.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "opscope/opscope.h"
+
+#include "opscope_config.h"
+#include "util/bytes.h"
+#include "util/crc32c.h"
+
+#if OPSCOPE_HAVE_ZSTD
+#include <zstd.h>
+#endif
+
+/* Flags this reader understands; any other bit in a known record is refused. */
+#define READER_KNOWN_FLAGS (OPS_RECF_ZSTD | OPS_RECF_CRITICAL)
+
+static int reader_error(struct reader *r, int err, size_t offset, const char *fmt, va_list ap)
+	__attribute__((format(printf, 4, 0)));
+static int reader_error(struct reader *r, int err, size_t offset, const char *fmt, va_list ap)
+{
+	if (r->err[0])
+		return err; /* keep the first message */
+	r->rc = err;
+	int n = snprintf(r->err, sizeof(r->err), "%s: offset %zu: ", r->name, offset);
+	if (n > 0 && (size_t)n < sizeof(r->err))
+		vsnprintf(r->err + n, sizeof(r->err) - (size_t)n, fmt, ap);
+	return err;
+}
+
+static int reader_errorf(struct reader *r, int err, size_t offset, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static int reader_errorf(struct reader *r, int err, size_t offset, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	reader_error(r, err, offset, fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+int reader_fail(struct reader *r, size_t offset, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	reader_error(r, OPSCOPE_EFORMAT, offset, fmt, ap);
+	va_end(ap);
+	return OPSCOPE_EFORMAT;
+}
+
+static int reader_check_header(struct reader *r)
+{
+	struct cursor c;
+	cursor_init(&c, r->data, r->size);
+	const uint8_t *magic = cursor_bytes(&c, OPS_MAGIC_BYTES);
+	if (!magic) {
+		size_t n = r->size < OPS_MAGIC_BYTES ? r->size : OPS_MAGIC_BYTES;
+		if (memcmp(r->data, OPS_MAGIC, n) == 0)
+			return reader_errorf(r, OPSCOPE_ETRUNCATED, 0,
+					     "file ends inside the header (%zu bytes)", r->size);
+		return reader_errorf(r, OPSCOPE_EFORMAT, 0, "not an opscope trace (bad magic)");
+	}
+	if (memcmp(magic, OPS_MAGIC, OPS_MAGIC_BYTES) != 0)
+		return reader_errorf(r, OPSCOPE_EFORMAT, 0, "not an opscope trace (bad magic)");
+	memcpy(r->hdr.magic, magic, OPS_MAGIC_BYTES);
+	r->hdr.version = cursor_u16(&c);
+	r->hdr.min_reader_version = cursor_u16(&c);
+	r->hdr.header_bytes = cursor_u32(&c);
+	r->hdr.features = cursor_u64(&c);
+	r->hdr.create_realtime_ns = cursor_u64(&c);
+	r->hdr.pid = cursor_u32(&c);
+	r->hdr.reserved0 = cursor_u32(&c);
+	for (int i = 0; i < 3; i++)
+		r->hdr.reserved[i] = cursor_u64(&c);
+	if (c.failed)
+		return reader_errorf(r, OPSCOPE_ETRUNCATED, 0,
+				     "file ends inside the header (%zu bytes)", r->size);
+	if (r->hdr.min_reader_version > OPS_READER_VERSION)
+		return reader_errorf(r, OPSCOPE_EVERSION, 8,
+				     "format version %u needs a reader of version %u or newer "
+				     "(this one reads up to %u)",
+				     r->hdr.version, r->hdr.min_reader_version, OPS_READER_VERSION);
+	if (r->hdr.header_bytes < sizeof(struct ops_file_header))
+		return reader_errorf(r, OPSCOPE_EFORMAT, 12, "header size %u is below 64",
+				     r->hdr.header_bytes);
+	if (r->hdr.header_bytes > r->size)
+		return reader_errorf(r, OPSCOPE_ETRUNCATED, 12,
+				     "header size %u exceeds the file (%zu bytes)",
+				     r->hdr.header_bytes, r->size);
+	r->pos = r->hdr.header_bytes;
+	r->valid_end = r->pos;
+	return 0;
+}
+
+static void reader_reset(struct reader *r, const char *name)
+{
+	memset(r, 0, sizeof(*r));
+	r->name = name;
+	buf_init(&r->scratch);
+}
+
+int reader_open_mem(struct reader *r, const char *name, const void *data, size_t size)
+{
+	reader_reset(r, name);
+	r->data = size ? data : (const uint8_t *)"";
+	r->size = size;
+	return reader_check_header(r);
+}
+
+/* Read a non-regular file (a pipe, /dev/stdin) into memory, up to a sane limit. */
+static int reader_slurp(struct reader *r, int fd)
+{
+	size_t cap = 1 << 16, len = 0;
+	uint8_t *p = malloc(cap);
+	if (!p)
+		return reader_errorf(r, OPSCOPE_ENOMEM, 0, "out of memory");
+	for (;;) {
+		if (len == cap) {
+			if (cap >= ((size_t)1 << 40)) {
+				free(p);
+				return reader_errorf(r, OPSCOPE_EIO, len, "input too large");
+			}
+			uint8_t *q = realloc(p, cap * 2);
+			if (!q) {
+				free(p);
+				return reader_errorf(r, OPSCOPE_ENOMEM, len, "out of memory");
+			}
+			p = q;
+			cap *= 2;
+		}
+		ssize_t n = read(fd, p + len, cap - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int e = errno;
+			free(p);
+			return reader_errorf(r, OPSCOPE_EIO, len, "read failed: %s", strerror(e));
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	r->owned = p;
+	r->data = len ? p : (const uint8_t *)"";
+	r->size = len;
+	return 0;
+}
+
+int reader_open_file(struct reader *r, const char *path)
+{
+	reader_reset(r, path);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(r->err, sizeof(r->err), "%s: cannot open: %s", path, strerror(errno));
+		r->rc = OPSCOPE_EOPEN;
+		return OPSCOPE_EOPEN;
+	}
+	struct stat st;
+	int rc = 0;
+	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+		snprintf(r->err, sizeof(r->err), "%s: is a directory", path);
+		r->rc = OPSCOPE_EOPEN;
+		close(fd);
+		return OPSCOPE_EOPEN;
+	}
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+		void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (m != MAP_FAILED) {
+			r->map = m;
+			r->data = m;
+			r->size = (size_t)st.st_size;
+		} else {
+			rc = reader_slurp(r, fd);
+		}
+	} else {
+		rc = reader_slurp(r, fd);
+	}
+	close(fd);
+	if (rc == 0)
+		rc = reader_check_header(r);
+	if (rc != 0) {
+		char keep[READER_ERR_BYTES];
+		memcpy(keep, r->err, sizeof(keep));
+		reader_close(r);
+		memcpy(r->err, keep, sizeof(keep));
+	}
+	return rc;
+}
+
+void reader_close(struct reader *r)
+{
+	if (r->map)
+		munmap(r->map, r->size);
+	free(r->owned);
+	buf_free(&r->scratch);
+	r->map = NULL;
+	r->owned = NULL;
+	r->data = (const uint8_t *)"";
+	r->size = 0;
+	r->done = true;
+}
+
+/* Framing damage: the valid data ends at r->pos. */
+static int reader_tail(struct reader *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static int reader_tail(struct reader *r, const char *fmt, ...)
+{
+	va_list ap;
+	int n = snprintf(r->tail_msg, sizeof(r->tail_msg), "%s: offset %zu: ", r->name, r->pos);
+	if (n > 0 && (size_t)n < sizeof(r->tail_msg)) {
+		va_start(ap, fmt);
+		vsnprintf(r->tail_msg + n, sizeof(r->tail_msg) - (size_t)n, fmt, ap);
+		va_end(ap);
+	}
+	r->done = true;
+	r->valid_end = r->pos;
+	r->discarded_bytes = r->size - r->pos;
+	if (r->strict) {
+		memcpy(r->err, r->tail_msg, sizeof(r->err));
+		r->rc = OPSCOPE_ETRUNCATED;
+		return OPSCOPE_ETRUNCATED;
+	}
+	return 0;
+}
+
+static bool reader_known_type(unsigned type)
+{
+	return type >= OPS_REC_METADATA && type <= OPS_REC_END;
+}
+
+static int reader_decompress(struct reader *r, size_t offset, const uint8_t *src, size_t len,
+			     uint32_t raw_bytes, struct reader_record *rec)
+{
+#if OPSCOPE_HAVE_ZSTD
+	unsigned long long want = ZSTD_getFrameContentSize(src, len);
+	if (want == ZSTD_CONTENTSIZE_ERROR || want == ZSTD_CONTENTSIZE_UNKNOWN || want != raw_bytes)
+		return reader_fail(r, offset, "zstd frame size does not match raw size %u",
+				   raw_bytes);
+	buf_clear(&r->scratch);
+	uint8_t *dst = buf_reserve(&r->scratch, raw_bytes ? raw_bytes : 1);
+	if (!dst)
+		return reader_errorf(r, OPSCOPE_ENOMEM, offset, "out of memory (%u bytes)",
+				     raw_bytes);
+	size_t got = ZSTD_decompress(dst, raw_bytes, src, len);
+	if (ZSTD_isError(got) || got != raw_bytes)
+		return reader_fail(r, offset, "zstd payload does not decompress: %s",
+				   ZSTD_isError(got) ? ZSTD_getErrorName(got) : "short output");
+	rec->payload = dst;
+	rec->len = raw_bytes;
+	return 0;
+#else
+	(void)src;
+	(void)len;
+	(void)raw_bytes;
+	(void)rec;
+	return reader_errorf(r, OPSCOPE_EUNSUPPORTED, offset,
+			     "record is zstd-compressed and this build has no zstd");
+#endif
+}
+
+int reader_next(struct reader *r, struct reader_record *rec)
+{
+	for (;;) {
+		if (r->rc)
+			return r->rc;
+		if (r->done)
+			return 0;
+		if (r->pos == r->size) {
+			r->done = true;
+			r->valid_end = r->pos;
+			return 0;
+		}
+		struct cursor c;
+		cursor_init(&c, r->data + r->pos, r->size - r->pos);
+		uint16_t type = cursor_u16(&c);
+		uint16_t flags = cursor_u16(&c);
+		uint32_t payload_bytes = cursor_u32(&c);
+		uint32_t raw_bytes = cursor_u32(&c);
+		uint32_t crc = cursor_u32(&c);
+		if (c.failed)
+			return reader_tail(r, "record header cut short (%zu of 16 bytes)",
+					   r->size - r->pos);
+		if (payload_bytes > OPS_MAX_RECORD_BYTES || raw_bytes > OPS_MAX_RECORD_BYTES)
+			return reader_tail(r, "record size 0x%x exceeds the limit of 0x%x",
+					   payload_bytes > raw_bytes ? payload_bytes : raw_bytes,
+					   OPS_MAX_RECORD_BYTES);
+		const uint8_t *payload = cursor_bytes(&c, payload_bytes);
+		if (!payload)
+			return reader_tail(r, "record size 0x%x exceeds file (%zu bytes left)",
+					   payload_bytes, cursor_left(&c));
+		if (crc32c(0, payload, payload_bytes) != crc)
+			return reader_tail(r, "record CRC mismatch (type %u, %u bytes)", type,
+					   payload_bytes);
+		size_t offset = r->pos;
+		r->pos += c.pos;
+		r->valid_end = r->pos;
+		if (!reader_known_type(type)) {
+			if (flags & OPS_RECF_CRITICAL)
+				return reader_errorf(r, OPSCOPE_EVERSION, offset,
+						     "record type %u is critical and unknown to "
+						     "this reader",
+						     type);
+			r->skipped_records++;
+			continue;
+		}
+		if (flags & ~READER_KNOWN_FLAGS)
+			return reader_errorf(r, OPSCOPE_EUNSUPPORTED, offset,
+					     "record flags 0x%x not supported", flags);
+		rec->type = type;
+		rec->flags = flags;
+		rec->offset = offset;
+		if (flags & OPS_RECF_ZSTD) {
+			int rc = reader_decompress(r, offset, payload, payload_bytes, raw_bytes,
+						   rec);
+			if (rc)
+				return rc;
+		} else {
+			if (raw_bytes != payload_bytes)
+				return reader_fail(r, offset,
+						   "raw size %u differs from payload size %u in an "
+						   "uncompressed record",
+						   raw_bytes, payload_bytes);
+			rec->payload = payload;
+			rec->len = payload_bytes;
+		}
+		if (type == OPS_REC_END)
+			r->saw_end = true;
+		r->records++;
+		return 1;
+	}
+}
+
+int reader_events_begin(struct reader *r, const struct reader_record *rec, struct reader_events *it)
+{
+	cursor_init(&it->c, rec->payload, rec->len);
+	it->base = rec->offset;
+	it->track = cursor_u32(&it->c);
+	it->count = cursor_u32(&it->c);
+	it->ticks = cursor_u64(&it->c);
+	it->seen = 0;
+	if (it->c.failed)
+		return reader_fail(r, rec->offset, "EVENTS payload shorter than its header");
+	/* Every event takes at least one byte; a count beyond that is a lie. */
+	if (it->count > cursor_left(&it->c))
+		return reader_fail(r, rec->offset, "EVENTS count %u exceeds the payload",
+				   it->count);
+	return 0;
+}
+
+int reader_events_next(struct reader *r, struct reader_events *it, struct reader_event *ev)
+{
+	struct cursor *c = &it->c;
+	if (it->seen == it->count) {
+		if (cursor_left(c) != 0)
+			return reader_fail(r, it->base,
+					   "EVENTS record has %zu bytes after its %u events",
+					   cursor_left(c), it->count);
+		return 0;
+	}
+	size_t at = c->pos;
+	uint8_t kind = cursor_u8(c);
+	ev->kind = kind;
+	ev->category = 0;
+	ev->arg_type = 0;
+	ev->name_id = 0;
+	ev->value = 0;
+	ev->f64 = 0;
+	uint64_t name = 0;
+	if (kind != OPS_EV_ARG) {
+		uint64_t dt = cursor_varint(c);
+		if (dt > UINT64_MAX - it->ticks)
+			return reader_fail(r, it->base, "event %u: time overflows", it->seen);
+		it->ticks += dt;
+	}
+	ev->ticks = it->ticks;
+	switch (kind) {
+	case OPS_EV_BEGIN:
+	case OPS_EV_INSTANT:
+		ev->category = cursor_u8(c);
+		name = cursor_varint(c);
+		break;
+	case OPS_EV_END:
+		name = cursor_varint(c);
+		break;
+	case OPS_EV_COUNTER:
+		name = cursor_varint(c);
+		ev->f64 = cursor_f64(c);
+		break;
+	case OPS_EV_ARG:
+		name = cursor_varint(c);
+		ev->arg_type = cursor_u8(c);
+		switch (ev->arg_type) {
+		case OPS_ARG_I64:
+			ev->value = (uint64_t)zigzag_decode(cursor_varint(c));
+			break;
+		case OPS_ARG_U64:
+		case OPS_ARG_STR:
+			ev->value = cursor_varint(c);
+			break;
+		case OPS_ARG_F64:
+			ev->f64 = cursor_f64(c);
+			ev->value = f64_bits(ev->f64);
+			break;
+		default:
+			return reader_fail(r, it->base, "event %u (payload byte %zu): arg type %u",
+					   it->seen, at, ev->arg_type);
+		}
+		break;
+	case OPS_EV_FLOW_OUT:
+	case OPS_EV_FLOW_IN:
+	case OPS_EV_ASYNC_END:
+	case OPS_EV_DROP_MARK:
+		ev->value = cursor_varint(c);
+		break;
+	case OPS_EV_ASYNC_BEGIN:
+		ev->category = cursor_u8(c);
+		name = cursor_varint(c);
+		ev->value = cursor_varint(c);
+		break;
+	default:
+		if (c->failed)
+			break;
+		return reader_fail(r, it->base, "event %u (payload byte %zu): unknown kind %u",
+				   it->seen, at, kind);
+	}
+	if (c->failed)
+		return reader_fail(r, it->base, "event %u (payload byte %zu) is cut short",
+				   it->seen, at);
+	if (name > UINT32_MAX ||
+	    (kind == OPS_EV_ARG && ev->arg_type == OPS_ARG_STR && ev->value > UINT32_MAX))
+		return reader_fail(r, it->base, "event %u (payload byte %zu): string id too large",
+				   it->seen, at);
+	ev->name_id = (uint32_t)name;
+	it->seen++;
+	return 1;
+}
+
+static int reader_fixed(struct reader *r, const struct reader_record *rec, size_t want,
+			struct cursor *c)
+{
+	cursor_init(c, rec->payload, rec->len);
+	if (rec->len < want)
+		return reader_fail(r, rec->offset, "%s payload of %zu bytes, expected %zu",
+				   reader_record_name(rec->type), rec->len, want);
+	return 0;
+}
+
+int reader_parse_clock(struct reader *r, const struct reader_record *rec,
+		       struct ops_clock_payload *out)
+{
+	struct cursor c;
+	int rc = reader_fixed(r, rec, sizeof(*out), &c);
+	if (rc)
+		return rc;
+	out->ticks = cursor_u64(&c);
+	out->monotonic_ns = cursor_u64(&c);
+	out->realtime_ns = cursor_u64(&c);
+	out->ticks_per_second = cursor_u64(&c);
+	return 0;
+}
+
+int reader_parse_thread(struct reader *r, const struct reader_record *rec,
+			struct ops_thread_payload *out)
+{
+	struct cursor c;
+	int rc = reader_fixed(r, rec, sizeof(*out), &c);
+	if (rc)
+		return rc;
+	out->track = cursor_u32(&c);
+	out->pid = cursor_u32(&c);
+	out->tid = cursor_u64(&c);
+	out->name_id = cursor_u32(&c);
+	out->flags = cursor_u32(&c);
+	return 0;
+}
+
+int reader_parse_drops(struct reader *r, const struct reader_record *rec,
+		       struct ops_drops_payload *out)
+{
+	struct cursor c;
+	int rc = reader_fixed(r, rec, sizeof(*out), &c);
+	if (rc)
+		return rc;
+	out->track = cursor_u32(&c);
+	out->reserved = cursor_u32(&c);
+	out->dropped = cursor_u64(&c);
+	return 0;
+}
+
+int reader_parse_end(struct reader *r, const struct reader_record *rec, struct ops_end_payload *out)
+{
+	struct cursor c;
+	int rc = reader_fixed(r, rec, sizeof(*out), &c);
+	if (rc)
+		return rc;
+	out->events_written = cursor_u64(&c);
+	out->events_dropped = cursor_u64(&c);
+	out->stop_ticks = cursor_u64(&c);
+	out->tracks = cursor_u32(&c);
+	out->reserved = cursor_u32(&c);
+	return 0;
+}
+
+int reader_payload_cursor(struct reader *r, const struct reader_record *rec, struct cursor *c)
+{
+	(void)r;
+	cursor_init(c, rec->payload, rec->len);
+	return 0;
+}
+
+const char *reader_record_name(unsigned type)
+{
+	static const char *const names[] = { "unknown", "METADATA", "CLOCK",  "STRINGS", "THREAD",
+					     "EVENTS",	"DROPS",    "TIMERS", "END" };
+	return type < sizeof(names) / sizeof(names[0]) ? names[type] : "unknown";
+}
+
+const char *reader_event_name(unsigned kind)
+{
+	static const char *const names[] = { "unknown",	    "BEGIN",	 "END",	     "INSTANT",
+					     "COUNTER",	    "ARG",	 "FLOW_OUT", "FLOW_IN",
+					     "ASYNC_BEGIN", "ASYNC_END", "DROP_MARK" };
+	return kind < sizeof(names) / sizeof(names[0]) ? names[kind] : "unknown";
+}
+
+/* Per-track last DROPS value for reader_summarize, for tracks below this bound. */
+#define SUMMARY_TRACKS 4096
+
+int reader_summarize(const char *path, struct reader_summary *out)
+{
+	struct reader r;
+	memset(out, 0, sizeof(*out));
+	int rc = reader_open_file(&r, path);
+	if (rc)
+		return rc;
+	out->pid = r.hdr.pid;
+	uint64_t *drops = calloc(SUMMARY_TRACKS, sizeof(*drops));
+	if (!drops) {
+		reader_close(&r);
+		return OPSCOPE_ENOMEM;
+	}
+	struct ops_end_payload end;
+	bool have_end = false;
+	struct reader_record rec;
+	while ((rc = reader_next(&r, &rec)) == 1) {
+		if (rec.type == OPS_REC_EVENTS) {
+			struct reader_events it;
+			if ((rc = reader_events_begin(&r, &rec, &it)) != 0)
+				break;
+			out->events += it.count;
+		} else if (rec.type == OPS_REC_THREAD) {
+			out->threads++; /* an update of a track counts once more; rare */
+		} else if (rec.type == OPS_REC_DROPS) {
+			struct ops_drops_payload d;
+			if ((rc = reader_parse_drops(&r, &rec, &d)) != 0)
+				break;
+			if (d.track < SUMMARY_TRACKS)
+				drops[d.track] = d.dropped;
+		} else if (rec.type == OPS_REC_END) {
+			if ((rc = reader_parse_end(&r, &rec, &end)) != 0)
+				break;
+			have_end = true;
+		}
+	}
+	if (have_end) {
+		out->events = end.events_written;
+		out->dropped = end.events_dropped;
+		out->threads = end.tracks;
+	} else {
+		for (size_t i = 0; i < SUMMARY_TRACKS; i++)
+			out->dropped += drops[i];
+	}
+	out->complete = r.saw_end;
+	out->discarded_bytes = r.discarded_bytes;
+	free(drops);
+	reader_close(&r);
+	return rc < 0 ? rc : 0;
+}

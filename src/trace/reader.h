@@ -1,0 +1,131 @@
+/*
+ * reader.h: reading a .opscope trace file (format.h, docs/trace-format.md), record by record
+ * and event by event, without trusting a single byte of it.
+ *
+ * Pull API: reader_open_file() or reader_open_mem(), then reader_next() until it returns 0;
+ * for an EVENTS record, reader_events_begin() + reader_events_next(). Payload parsers
+ * (reader_parse_*) decode the fixed-size records. Every function returns 0 (or 1 for "got
+ * one") on success and a negative OPSCOPE_E* code on error, with a one-line message naming
+ * the file and byte offset in reader->err. Nothing here prints or exits.
+ *
+ * Damage at the end of a file (a record cut short, a CRC mismatch, an impossible size) is not
+ * an error: reading stops before the damaged record, and `valid_end`, `discarded_bytes` and
+ * `tail_msg` say what was lost. A missing END record (saw_end == false) means the recording
+ * did not stop cleanly. Set `strict` to turn tail damage into OPSCOPE_ETRUNCATED instead.
+ */
+#ifndef OPSCOPE_TRACE_READER_H
+#define OPSCOPE_TRACE_READER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "trace/format.h"
+#include "util/buf.h"
+#include "util/cursor.h"
+
+#define READER_ERR_BYTES 320
+
+struct reader {
+	const char *name;	    /* file name used in messages (not owned) */
+	const uint8_t *data;	    /* the whole file (mapped or borrowed) */
+	size_t size;		    /* bytes in the file */
+	void *map;		    /* mmap base to unmap, or NULL */
+	uint8_t *owned;		    /* malloc'd copy (non-mappable files), or NULL */
+	struct ops_file_header hdr; /* the validated file header, host byte order */
+	size_t pos;		    /* offset of the next record header */
+	bool strict;		    /* tail damage is an error instead of the end of data */
+	bool done;		    /* reader_next reached the end (or damage) */
+	bool saw_end;		    /* an END record was read: the recording stopped cleanly */
+	size_t valid_end;	    /* offset just past the last valid record */
+	size_t discarded_bytes;	    /* bytes after valid_end that were not read (torn tail) */
+	uint64_t records;	    /* records returned by reader_next */
+	uint64_t skipped_records;   /* records of unknown, non-critical types that were skipped */
+	int rc;			    /* first error code, 0 while none */
+	struct buf scratch;	    /* decompressed payload of the current record */
+	char tail_msg[READER_ERR_BYTES]; /* why reading stopped before the end of the file, or "" */
+	char err[READER_ERR_BYTES];	 /* first error message, or "" */
+};
+
+/* One record as returned by reader_next: the payload is decompressed and its CRC checked. */
+struct reader_record {
+	uint16_t type;		/* enum ops_record_type */
+	uint16_t flags;		/* OPS_RECF_* as stored */
+	size_t offset;		/* file offset of the record header */
+	const uint8_t *payload; /* raw (decompressed) payload; valid until the next reader_next */
+	size_t len;		/* bytes in payload */
+};
+
+/* One decoded event. Which fields are meaningful depends on `kind` (format.h table). */
+struct reader_event {
+	uint8_t kind;	  /* enum ops_event_kind */
+	uint8_t category; /* BEGIN, INSTANT, ASYNC_BEGIN: enum opscope_category */
+	uint8_t arg_type; /* ARG: enum ops_arg_type */
+	uint32_t name_id; /* name string id (BEGIN/END/INSTANT/COUNTER/ASYNC_BEGIN), ARG key id */
+	uint64_t ticks;	  /* absolute time in ticks; ARG: the time of the previous event */
+	uint64_t
+		value; /* flow id, async id, drop count; ARG: U64, I64 (decoded, as bits), STR id */
+	double f64;    /* COUNTER value; ARG of type F64 */
+};
+
+/* Iterator over the events of one EVENTS record. */
+struct reader_events {
+	struct cursor c; /* over the encoded events */
+	size_t base;	 /* file offset of the record header (for messages) */
+	uint32_t track;	 /* track of the events */
+	uint32_t count;	 /* events announced by the payload header */
+	uint32_t seen;	 /* events returned so far */
+	uint64_t ticks;	 /* time of the previous timed event */
+};
+
+/* Open `path` (mapped read-only, or read into memory when it cannot be mapped) and check its
+ * header. On error the reader is closed again and r->err says why. */
+int reader_open_file(struct reader *r, const char *path);
+/* The same over bytes in memory, which must outlive the reader. `name` is used in messages. */
+int reader_open_mem(struct reader *r, const char *name, const void *data, size_t size);
+void reader_close(struct reader *r);
+
+/* The next record: 1 and *rec filled, 0 at the end of the valid data, or an error. Records of
+ * unknown non-critical types are skipped; an unknown critical type is OPSCOPE_EVERSION. */
+int reader_next(struct reader *r, struct reader_record *rec);
+
+/* Start iterating an EVENTS record. */
+int reader_events_begin(struct reader *r, const struct reader_record *rec,
+			struct reader_events *it);
+/* The next event: 1, 0 when the record is done, or an error (OPSCOPE_EFORMAT). */
+int reader_events_next(struct reader *r, struct reader_events *it, struct reader_event *ev);
+
+/* Fixed-size payloads. */
+int reader_parse_clock(struct reader *r, const struct reader_record *rec,
+		       struct ops_clock_payload *out);
+int reader_parse_thread(struct reader *r, const struct reader_record *rec,
+			struct ops_thread_payload *out);
+int reader_parse_drops(struct reader *r, const struct reader_record *rec,
+		       struct ops_drops_payload *out);
+int reader_parse_end(struct reader *r, const struct reader_record *rec,
+		     struct ops_end_payload *out);
+/* Variable payloads: a cursor over the payload, positioned after the u32 count (METADATA,
+ * TIMERS) or after first_id/count (STRINGS). The caller reads the entries through it. */
+int reader_payload_cursor(struct reader *r, const struct reader_record *rec, struct cursor *c);
+/* Record a format error at file offset `offset` and return OPSCOPE_EFORMAT. */
+int reader_fail(struct reader *r, size_t offset, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* The name of a record type ("EVENTS"), or "unknown". */
+const char *reader_record_name(unsigned type);
+/* The name of an event kind ("BEGIN"), or "unknown". */
+const char *reader_event_name(unsigned kind);
+
+/* A quick look at a file for one-line reports: totals from END when present, otherwise from
+ * counting events and the last DROPS of each track. */
+struct reader_summary {
+	uint64_t events;	/* encoded events in the file */
+	uint64_t dropped;	/* events lost */
+	uint32_t threads;	/* THREAD tracks */
+	uint32_t pid;		/* process that wrote the file */
+	bool complete;		/* an END record was found */
+	size_t discarded_bytes; /* bytes of a torn tail */
+};
+int reader_summarize(const char *path, struct reader_summary *out);
+
+#endif

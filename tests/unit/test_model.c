@@ -1,0 +1,416 @@
+/*
+ * test_model.c: loading traces into the event model: the sample trace field by field,
+ * pairing (mismatched and unmatched ENDs, unclosed ranges), arguments across records and
+ * after END, clock mapping with one and two CLOCK records, drops, async ranges, times that go
+ * back, and loading several files into one model.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "opscope/opscope.h"
+
+#include "harness.h"
+#include "model/model.h"
+#include "tracebuild.h"
+#include "util/bytes.h"
+
+static struct model *load_tb(const struct tb *b, int *rc)
+{
+	struct model *m = model_new();
+	char err[320] = "";
+	*rc = model_load_mem(m, "t.opscope", b->out.data, b->out.len, err, sizeof(err));
+	if (*rc)
+		printf("#   load: %s\n", err);
+	return m;
+}
+
+TEST(sample_model)
+{
+	struct tb b;
+	tb_sample(&b, 0);
+	int rc;
+	struct model *m = load_tb(&b, &rc);
+	REQUIRE(rc == 0);
+	CHECK(m->complete);
+	CHECK_EQ_U(m->events_total, 20);
+	CHECK_EQ_U(m->dropped_total, 5);
+	REQUIRE(m->ntracks == 3);
+	const struct model_track *t0 = &m->tracks[0], *t1 = &m->tracks[1], *ta = &m->tracks[2];
+	CHECK_STR(model_str(m, t0->name), "main");
+	CHECK_EQ_U(t0->tid, 100);
+	CHECK_EQ_U(t0->pid, 100);
+	CHECK_EQ_U(t0->flags, OPS_THREADF_MAIN);
+	CHECK_STR(model_str(m, t1->name), "worker");
+	CHECK_EQ_U(ta->kind, MODEL_TRACK_ASYNC);
+
+	REQUIRE(t0->nranges == 3);
+	const struct model_ranges *r = &t0->ranges;
+	CHECK_STR(model_str(m, r->name[0]), "step");
+	CHECK_EQ_I(r->start_ns[0], 1000);
+	CHECK_EQ_I(r->dur_ns[0], 1000);
+	CHECK_EQ_U(r->depth[0], 0);
+	CHECK_EQ_U(r->category[0], OPSCOPE_CAT_PROFILE_STEP);
+	CHECK_STR(model_str(m, r->name[1]), "forward");
+	CHECK_EQ_I(r->start_ns[1], 1100);
+	CHECK_EQ_I(r->dur_ns[1], 400);
+	CHECK_EQ_U(r->depth[1], 1);
+	REQUIRE(r->nargs[1] == 1);
+	uint64_t a = r->first_arg[1];
+	CHECK_STR(model_str(m, m->args.key[a]), "lr");
+	CHECK_EQ_U(m->args.type[a], MODEL_ARG_F64);
+	CHECK_NEAR(f64_from_bits(m->args.bits[a]), 0.5, 0);
+	CHECK_STR(model_str(m, r->name[2]), "conv2d");
+	CHECK_EQ_I(r->start_ns[2], 1200);
+	CHECK_EQ_I(r->dur_ns[2], 100);
+	CHECK_EQ_U(r->depth[2], 2);
+	REQUIRE(r->nargs[2] == 3);
+	a = r->first_arg[2];
+	CHECK_STR(model_str(m, m->args.key[a]), "shape");
+	CHECK_EQ_U(m->args.type[a], MODEL_ARG_STR);
+	CHECK_STR(model_str(m, (uint32_t)m->args.bits[a]), "[1,3,224,224]");
+	CHECK_EQ_I((int64_t)m->args.bits[a + 1], -3);
+	CHECK_EQ_U(m->args.type[a + 1], MODEL_ARG_I64);
+	CHECK_EQ_U(m->args.bits[a + 2], 7);
+	CHECK_EQ_U(m->args.type[a + 2], MODEL_ARG_U64);
+
+	REQUIRE(t0->ninstants == 1);
+	CHECK_EQ_I(t0->instants.ts_ns[0], 1400);
+	CHECK_STR(model_str(m, t0->instants.name[0]), "q \"d\"\n\x01"
+						      "bad\xff");
+	REQUIRE(t0->ncounters == 1);
+	CHECK_EQ_I(t0->counters.ts_ns[0], 1450);
+	CHECK_NEAR(t0->counters.value[0], 1024.5, 0);
+
+	REQUIRE(t1->nranges == 2);
+	CHECK_EQ_I(t1->ranges.start_ns[0], 1260);
+	CHECK_EQ_I(t1->ranges.dur_ns[0], 340);
+	CHECK_EQ_U(t1->ranges.flags[0], 0);
+	CHECK_STR(model_str(m, t1->ranges.name[1]), "load");
+	CHECK_EQ_I(t1->ranges.start_ns[1], 1800);
+	CHECK_EQ_I(t1->ranges.dur_ns[1], 700); /* closed at END's stop time */
+	CHECK_EQ_U(t1->ranges.flags[1], MODEL_RANGEF_UNCLOSED);
+	CHECK_EQ_U(t1->dropped, 5);
+	CHECK_EQ_U(t0->dropped, 0);
+
+	REQUIRE(ta->nranges == 1);
+	CHECK_STR(model_str(m, ta->ranges.name[0]), "nvtx range");
+	CHECK_EQ_I(ta->ranges.start_ns[0], 1550);
+	CHECK_EQ_I(ta->ranges.dur_ns[0], 150);
+	CHECK_EQ_U(ta->ranges.category[0], OPSCOPE_CAT_NVTX);
+	CHECK_EQ_U(ta->ranges.flags[0], 0);
+
+	REQUIRE(m->nflows == 1);
+	CHECK_EQ_U(m->flows[0].id, 42);
+	CHECK_EQ_U(m->flows[0].from_track, 0);
+	CHECK_EQ_U(m->flows[0].from_range, 2);
+	CHECK_EQ_I(m->flows[0].from_ns, 1250);
+	CHECK_EQ_U(m->flows[0].to_track, 1);
+	CHECK_EQ_U(m->flows[0].to_range, 0);
+	CHECK_EQ_I(m->flows[0].to_ns, 1270);
+
+	REQUIRE(m->ndrop_marks == 1);
+	CHECK_EQ_I(m->drop_marks[0].ts_ns, 1290);
+	CHECK_EQ_U(m->drop_marks[0].count, 5);
+	CHECK_STR(model_get_meta(m, 100, "program"), "train");
+	CHECK_STR(model_get_meta(m, 100, "rank"), "0");
+	CHECK(model_get_meta(m, 100, "nope") == NULL);
+	REQUIRE(m->ntimers == 1);
+	CHECK_STR(model_str(m, m->timers[0].name), "step");
+	CHECK_EQ_U(m->timers[0].count, 3);
+	CHECK_EQ_U(m->timers[0].total_ns, 3000);
+	CHECK_EQ_I(m->min_ns, 1000);
+	CHECK_EQ_I(m->max_ns, 2500);
+	CHECK_EQ_U(m->files[0].by_kind[OPS_EV_ARG], 4);
+	model_free(m);
+	tb_free(&b);
+}
+
+TEST(killed_recording)
+{
+	struct tb b;
+	tb_sample(&b, TB_SAMPLE_NO_END);
+	int rc;
+	struct model *m = load_tb(&b, &rc);
+	REQUIRE(rc == 0);
+	CHECK(!m->complete);
+	CHECK_EQ_U(m->events_total, 20);
+	CHECK_EQ_U(m->dropped_total, 5); /* from the drop mark: no DROPS record */
+	const struct model_track *t1 = &m->tracks[1];
+	CHECK_EQ_I(t1->ranges.start_ns[1], 1800);
+	CHECK_EQ_I(t1->ranges.dur_ns[1], 0); /* closed at the track's last time */
+	CHECK_EQ_U(t1->ranges.flags[1], MODEL_RANGEF_UNCLOSED);
+	model_free(m);
+	tb_free(&b);
+}
+
+TEST(pairing)
+{
+	struct tb b;
+	tb_init(&b, 7);
+	tb_clock_identity(&b);
+	uint32_t a = tb_str(&b, "a"), bb = tb_str(&b, "b"), c = tb_str(&b, "c"),
+		 z = tb_str(&b, "z");
+	tb_events_begin(&b, 0, 100);
+	tb_ev_end(&b, 100, 0); /* empty stack: unmatched, ignored */
+	tb_ev_begin(&b, 110, 0, a);
+	tb_ev_begin(&b, 120, 0, bb);
+	tb_ev_begin(&b, 130, 0, c);
+	tb_ev_end(&b, 140, z); /* names nothing open: ignored */
+	tb_ev_end(&b, 150, a); /* closes c and b too */
+	tb_ev_begin(&b, 160, 0, c);
+	tb_ev_end(&b, 170, c); /* the innermost, by name */
+	tb_events_end(&b);
+	int rc;
+	struct model *m = load_tb(&b, &rc);
+	REQUIRE(rc == 0);
+	const struct model_track *t = &m->tracks[0];
+	REQUIRE(t->nranges == 4);
+	CHECK_EQ_I(t->ranges.dur_ns[0], 40);
+	CHECK_EQ_U(t->ranges.flags[0], 0);
+	CHECK_EQ_I(t->ranges.dur_ns[1], 30);
+	CHECK_EQ_U(t->ranges.flags[1], MODEL_RANGEF_MISMATCH);
+	CHECK_EQ_I(t->ranges.dur_ns[2], 20);
+	CHECK_EQ_U(t->ranges.flags[2], MODEL_RANGEF_MISMATCH);
+	CHECK_EQ_U(t->ranges.depth[2], 2);
+	CHECK_EQ_I(t->ranges.start_ns[3], 160);
+	CHECK_EQ_I(t->ranges.dur_ns[3], 10);
+	CHECK_EQ_U(t->ranges.depth[3], 0);
+	CHECK_EQ_U(m->files[0].unmatched_ends, 1);
+	CHECK_EQ_U(m->files[0].mismatched_ends, 2);
+	CHECK_EQ_U(m->tracks[0].pid, 7); /* no THREAD record: the file's pid */
+	model_free(m);
+	tb_free(&b);
+}
+
+TEST(args_placement)
+{
+	struct tb b;
+	tb_init(&b, 1);
+	tb_clock_identity(&b);
+	uint32_t a = tb_str(&b, "a"), bb = tb_str(&b, "b");
+	uint32_t k1 = tb_str(&b, "k1"), k2 = tb_str(&b, "k2"), k3 = tb_str(&b, "k3"),
+		 k4 = tb_str(&b, "k4");
+	tb_events_begin(&b, 0, 10);
+	tb_ev_arg_i64(&b, k1, 1); /* nothing to attach to */
+	tb_ev_begin(&b, 10, 0, a);
+	tb_ev_arg_i64(&b, k1, 1);
+	tb_ev_begin(&b, 20, 0, bb);
+	tb_events_end(&b);
+	tb_events_begin(&b, 0, 25); /* the next chunk: the ARG belongs to "b" */
+	tb_ev_arg_i64(&b, k2, 2);
+	tb_ev_end(&b, 30, 0);
+	tb_ev_end(&b, 40, 0);
+	tb_ev_arg_i64(&b, k3, 3); /* after END: attaches to "a", moved to stay consecutive */
+	tb_ev_arg_i64(&b, k4, 4);
+	tb_events_end(&b);
+	int rc;
+	struct model *m = load_tb(&b, &rc);
+	REQUIRE(rc == 0);
+	const struct model_ranges *r = &m->tracks[0].ranges;
+	CHECK_EQ_U(m->files[0].orphan_args, 1);
+	REQUIRE(r->nargs[0] == 3);
+	REQUIRE(r->nargs[1] == 1);
+	CHECK_STR(model_str(m, m->args.key[r->first_arg[1]]), "k2");
+	CHECK_STR(model_str(m, m->args.key[r->first_arg[0]]), "k1");
+	CHECK_STR(model_str(m, m->args.key[r->first_arg[0] + 1]), "k3");
+	CHECK_STR(model_str(m, m->args.key[r->first_arg[0] + 2]), "k4");
+	CHECK_EQ_U(m->args.bits[r->first_arg[0] + 2], 4);
+	model_free(m);
+	tb_free(&b);
+}
+
+TEST(clock_two_points)
+{
+	/* 2 ticks per ns: ticks 1000 -> 5000 ns, ticks 3000 -> 6000 ns */
+	struct tb b;
+	tb_init(&b, 1);
+	uint32_t x = tb_str(&b, "x");
+	tb_events_begin(&b, 0, 0);
+	tb_ev_instant(&b, 0, 0, x);  /* before the first point: 4500 */
+	tb_ev_begin(&b, 2000, 0, x); /* 5500 */
+	tb_ev_end(&b, 5000, 0);	     /* after the last point: 7000 */
+	tb_events_end(&b);
+	tb_clock(&b, 3000, 6000, 0, 0); /* clock points may come after the events, in any order */
+	tb_clock(&b, 1000, 5000, 0, 0);
+	int rc;
+	struct model *m = load_tb(&b, &rc);
+	REQUIRE(rc == 0);
+	const struct model_track *t = &m->tracks[0];
+	CHECK_EQ_I(t->instants.ts_ns[0], 4500);
+	CHECK_EQ_I(t->ranges.start_ns[0], 5500);
+	CHECK_EQ_I(t->ranges.dur_ns[0], 1500);
+	CHECK_EQ_U(m->files[0].nclocks, 2);
+	model_free(m);
+	tb_free(&b);
+}
+
+TEST(clock_one_point)
+{
+	/* TSC-like: 2e9 ticks per second from one point */
+	struct tb b;
+	tb_init(&b, 1);
+	tb_clock(&b, 1000, 10000, 0, 2000000000ull);
+	uint32_t x = tb_str(&b, "x");
+	tb_events_begin(&b, 0, 0);
+	tb_ev_begin(&b, 0, 0, x);
+	tb_ev_end(&b, 3000, 0);
+	tb_events_end(&b);
+	int rc;
+	struct model *m = load_tb(&b, &rc);
+	REQUIRE(rc == 0);
+	CHECK_EQ_I(m->tracks[0].ranges.start_ns[0], 9500);
+	CHECK_EQ_I(m->tracks[0].ranges.dur_ns[0], 1500);
+	model_free(m);
+	tb_free(&b);
+
+	/* no CLOCK at all: ticks are ns */
+	tb_init(&b, 1);
+	x = tb_str(&b, "x");
+	tb_events_begin(&b, 0, 123);
+	tb_ev_instant(&b, 123, 0, x);
+	tb_events_end(&b);
+	m = load_tb(&b, &rc);
+	CHECK_EQ_I(m->tracks[0].instants.ts_ns[0], 123);
+	model_free(m);
+	tb_free(&b);
+}
+
+TEST(drops_and_time_going_back)
+{
+	struct tb b;
+	tb_init(&b, 1);
+	tb_clock_identity(&b);
+	uint32_t x = tb_str(&b, "x");
+	tb_events_begin(&b, 0, 5000);
+	tb_ev_drop_mark(&b, 5000, 2);
+	tb_ev_begin(&b, 5000, 0, x);
+	tb_events_end(&b);
+	tb_drops(&b, 0, 3);
+	tb_events_begin(&b, 0, 100); /* goes back: clamped to 5000 */
+	tb_ev_begin(&b, 100, 0, x);
+	tb_ev_end(&b, 200, 0);
+	tb_ev_end(&b, 6000, 0);
+	tb_events_end(&b);
+	tb_drops(&b, 0, 7);
+	int rc;
+	struct model *m = load_tb(&b, &rc);
+	REQUIRE(rc == 0);
+	const struct model_track *t = &m->tracks[0];
+	CHECK_EQ_U(t->dropped, 7); /* the last cumulative DROPS wins over marks */
+	CHECK_EQ_U(m->dropped_total, 7);
+	REQUIRE(t->nranges == 2);
+	CHECK_EQ_I(t->ranges.start_ns[1], 5000);
+	CHECK_EQ_I(t->ranges.dur_ns[1], 0);
+	CHECK_EQ_I(t->ranges.dur_ns[0], 1000);
+	model_free(m);
+	tb_free(&b);
+}
+
+TEST(async_ranges)
+{
+	struct tb b;
+	tb_init(&b, 1);
+	tb_clock_identity(&b);
+	uint32_t a = tb_str(&b, "a"), c = tb_str(&b, "c"), k = tb_str(&b, "k");
+	tb_thread(&b, 0, 1, 11, 0, 0);
+	tb_thread(&b, 1, 1, 12, 0, 0);
+	tb_events_begin(&b, 1, 300);
+	tb_ev_async_begin(&b, 300, OPSCOPE_CAT_NVTX, c, 2); /* read first, starts later */
+	tb_ev_async_end(&b, 350, 77);			    /* unknown id */
+	tb_events_end(&b);
+	tb_events_begin(&b, 0, 100);
+	tb_ev_async_begin(&b, 100, OPSCOPE_CAT_NVTX, a, 1);
+	tb_ev_arg_u64(&b, k, 5);
+	tb_ev_async_end(&b, 400, 1); /* overlaps c partially: fine on an async track */
+	tb_events_end(&b);
+	int rc;
+	struct model *m = load_tb(&b, &rc);
+	REQUIRE(rc == 0);
+	REQUIRE(m->ntracks == 3);
+	const struct model_track *t = &m->tracks[2];
+	CHECK_EQ_U(t->kind, MODEL_TRACK_ASYNC);
+	REQUIRE(t->nranges == 2);
+	/* sorted by start */
+	CHECK_STR(model_str(m, t->ranges.name[0]), "a");
+	CHECK_EQ_I(t->ranges.start_ns[0], 100);
+	CHECK_EQ_I(t->ranges.dur_ns[0], 300);
+	CHECK_EQ_U(t->ranges.nargs[0], 1);
+	CHECK_STR(model_str(m, t->ranges.name[1]), "c");
+	CHECK_EQ_U(t->ranges.flags[1], MODEL_RANGEF_UNCLOSED);
+	CHECK_EQ_I(t->ranges.dur_ns[1], 100); /* closed at the file's last time, 400 */
+	CHECK_EQ_U(m->files[0].unmatched_async, 1);
+	model_free(m);
+	tb_free(&b);
+}
+
+TEST(two_files_one_model)
+{
+	struct tb b;
+	tb_sample(&b, 0);
+	struct model *m = model_new();
+	char err[320];
+	CHECK_EQ_I(model_load_mem(m, "a.opscope", b.out.data, b.out.len, err, sizeof(err)), 0);
+	uint32_t strings = m->nstrings;
+	CHECK_EQ_I(model_load_mem(m, "b.opscope", b.out.data, b.out.len, err, sizeof(err)), 0);
+	CHECK_EQ_U(m->nfiles, 2);
+	CHECK_EQ_U(m->ntracks, 6);
+	CHECK_EQ_U(m->events_total, 40);
+	CHECK_EQ_U(m->dropped_total, 10);
+	CHECK_EQ_U(m->nflows, 2);
+	CHECK_EQ_U(m->flows[1].from_track, 3);
+	CHECK_EQ_U(m->tracks[3].file, 1);
+	CHECK(m->complete);
+	CHECK_EQ_U(m->nstrings, strings + 1); /* only the second file name is new */
+	CHECK_EQ_U(m->tracks[0].ranges.name[0], m->tracks[3].ranges.name[0]);
+	/* a third, incomplete file makes the model incomplete */
+	tb_free(&b);
+	tb_sample(&b, TB_SAMPLE_NO_END);
+	CHECK_EQ_I(model_load_mem(m, "c.opscope", b.out.data, b.out.len, err, sizeof(err)), 0);
+	CHECK(!m->complete);
+	model_free(m);
+	tb_free(&b);
+}
+
+TEST(deep_nesting)
+{
+	struct tb b;
+	tb_init(&b, 1);
+	uint32_t x = tb_str(&b, "x");
+	tb_events_begin(&b, 0, 0);
+	for (int i = 0; i < 100000; i++)
+		tb_ev_begin(&b, (uint64_t)i, 0, x);
+	tb_events_end(&b);
+	int rc;
+	struct model *m = load_tb(&b, &rc);
+	REQUIRE(rc == 0);
+	CHECK_EQ_U(m->tracks[0].nranges, 100000);
+	CHECK_EQ_U(m->tracks[0].ranges.depth[99999], 99999);
+	CHECK_EQ_I(m->tracks[0].ranges.dur_ns[0], 99999);
+	model_free(m);
+	tb_free(&b);
+}
+
+TEST(builders_and_sort)
+{
+	struct model *m = model_new();
+	uint32_t n = model_intern(m, "k", 1);
+	CHECK_EQ_U(model_intern(m, "k", 1), n);
+	CHECK_EQ_U(model_intern(m, "", 0), 0);
+	uint32_t t = model_add_track(m, MODEL_TRACK_DEVICE, 0, 7, 0);
+	model_add_range(m, t, 300, 10, n, 4, 0);
+	model_add_range(m, t, 100, 10, n, 4, 0);
+	model_add_range(m, t, 200, 10, n, 4, 0);
+	m->flows = calloc(1, sizeof(*m->flows));
+	m->nflows = m->flows_cap = 1;
+	m->flows[0] = (struct model_flow){ 1, t, t, 100, 300, 1, 0 };
+	model_sort_track(m, t);
+	CHECK_EQ_I(m->tracks[t].ranges.start_ns[0], 100);
+	CHECK_EQ_I(m->tracks[t].ranges.start_ns[2], 300);
+	CHECK_EQ_U(m->flows[0].from_range, 0);
+	CHECK_EQ_U(m->flows[0].to_range, 2);
+	model_free(m);
+}
+
+TEST_MAIN(sample_model, killed_recording, pairing, args_placement, clock_two_points,
+	  clock_one_point, drops_and_time_going_back, async_ranges, two_files_one_model,
+	  deep_nesting, builders_and_sort)

@@ -1,0 +1,406 @@
+/*
+ * test_reader.c: the .opscope reader on files built byte by byte (tracebuild): records and
+ * events of a sample, truncation at every byte, torn and corrupt tails, bad headers,
+ * versions, unknown records, compressed records, malformed events.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <unistd.h>
+
+#include "opscope/opscope.h"
+
+#include "harness.h"
+#include "model/model.h"
+#include "opscope_config.h"
+#include "trace/reader.h"
+#include "tracebuild.h"
+#include "util/bytes.h"
+
+static struct model *load_mem(const void *data, size_t len, int *rc, char *err, size_t errsize)
+{
+	struct model *m = model_new();
+	*rc = model_load_mem(m, "t.opscope", data, len, err, errsize);
+	return m;
+}
+
+TEST(sample_records_and_events)
+{
+	struct tb b;
+	tb_sample(&b, 0);
+	struct reader r;
+	REQUIRE(reader_open_mem(&r, "s.opscope", b.out.data, b.out.len) == 0);
+	CHECK_EQ_U(r.hdr.pid, 100);
+	CHECK_EQ_U(r.hdr.version, 1);
+	struct reader_record rec;
+	int rc, events_records = 0, kinds[16] = { 0 };
+	uint64_t last_ticks = 0;
+	while ((rc = reader_next(&r, &rec)) == 1) {
+		if (rec.type != OPS_REC_EVENTS)
+			continue;
+		struct reader_events it;
+		REQUIRE(reader_events_begin(&r, &rec, &it) == 0);
+		struct reader_event ev;
+		while ((rc = reader_events_next(&r, &it, &ev)) == 1) {
+			kinds[ev.kind]++;
+			if (events_records == 0 && ev.kind == OPS_EV_END)
+				last_ticks = ev.ticks;
+		}
+		CHECK_EQ_I(rc, 0);
+		events_records++;
+	}
+	CHECK_EQ_I(rc, 0);
+	CHECK_EQ_I(events_records, 2);
+	CHECK_EQ_I(kinds[OPS_EV_BEGIN], 5);
+	CHECK_EQ_I(kinds[OPS_EV_END], 4);
+	CHECK_EQ_I(kinds[OPS_EV_ARG], 4);
+	CHECK_EQ_I(kinds[OPS_EV_FLOW_OUT], 1);
+	CHECK_EQ_I(kinds[OPS_EV_FLOW_IN], 1);
+	CHECK_EQ_I(kinds[OPS_EV_ASYNC_BEGIN], 1);
+	CHECK_EQ_I(kinds[OPS_EV_ASYNC_END], 1);
+	CHECK_EQ_I(kinds[OPS_EV_DROP_MARK], 1);
+	CHECK_EQ_U(last_ticks, 2000);
+	CHECK(r.saw_end);
+	CHECK_EQ_U(r.discarded_bytes, 0);
+	CHECK_EQ_U(r.valid_end, b.out.len);
+	CHECK_STR(r.tail_msg, "");
+	reader_close(&r);
+	tb_free(&b);
+}
+
+/* Offsets just past each complete record, and the events in EVENTS records up to there. */
+struct boundary {
+	size_t end;	 /* offset after the record */
+	uint64_t events; /* events in EVENTS records up to and including it */
+	int is_end;	 /* the record is END */
+};
+
+TEST(truncated_at_every_byte)
+{
+	struct tb b;
+	tb_sample(&b, 0);
+	struct boundary bd[64];
+	int nb = 0;
+	struct reader r;
+	REQUIRE(reader_open_mem(&r, "s", b.out.data, b.out.len) == 0);
+	struct reader_record rec;
+	uint64_t events = 0;
+	while (reader_next(&r, &rec) == 1 && nb < 64) {
+		if (rec.type == OPS_REC_EVENTS)
+			events += get_u32le(rec.payload + 4);
+		bd[nb++] = (struct boundary){ r.pos, events, rec.type == OPS_REC_END };
+	}
+	reader_close(&r);
+	REQUIRE(events == 20);
+	int failures = 0;
+	for (size_t cut = 0; cut <= b.out.len; cut++) {
+		/* an exact-size heap copy so ASan catches any read past the cut */
+		uint8_t *copy = malloc(cut ? cut : 1);
+		memcpy(copy, b.out.data, cut);
+		int rc;
+		char err[320] = "";
+		struct model *m = load_mem(copy, cut, &rc, err, sizeof(err));
+		if (cut < 64) {
+			if (rc != OPSCOPE_ETRUNCATED)
+				failures++;
+		} else {
+			size_t valid = 64;
+			uint64_t want = 0;
+			int complete = 0;
+			for (int i = 0; i < nb && bd[i].end <= cut; i++) {
+				valid = bd[i].end;
+				want = bd[i].events;
+				complete = bd[i].is_end;
+			}
+			if (rc != 0 || m->events_total != want || m->complete != complete ||
+			    m->files[0].valid_end != valid ||
+			    m->files[0].discarded_bytes != cut - valid) {
+				if (failures++ < 5)
+					printf("#   cut %zu: rc %d events %llu (want %llu) valid %llu "
+					       "(want %zu) %s\n",
+					       cut, rc, (unsigned long long)m->events_total,
+					       (unsigned long long)want,
+					       (unsigned long long)m->files[0].valid_end, valid,
+					       err);
+			}
+			if (cut < b.out.len && cut != valid && m->files[0].tail_msg == 0)
+				failures++;
+		}
+		model_free(m);
+		free(copy);
+	}
+	CHECK_EQ_I(failures, 0);
+	tb_free(&b);
+}
+
+static size_t find_record(const struct tb *b, int type, int nth)
+{
+	size_t pos = 64;
+	while (pos + 16 <= b->out.len) {
+		unsigned t = get_u16le(b->out.data + pos);
+		if ((int)t == type && nth-- == 0)
+			return pos;
+		pos += 16 + get_u32le(b->out.data + pos + 4);
+	}
+	return 0;
+}
+
+TEST(corrupt_crc_ends_valid_data)
+{
+	struct tb b;
+	tb_sample(&b, 0);
+	size_t second = find_record(&b, OPS_REC_EVENTS, 1);
+	REQUIRE(second > 0);
+	b.out.data[second + 16 + 20] ^= 0x55;
+	int rc;
+	char err[320];
+	struct model *m = load_mem(b.out.data, b.out.len, &rc, err, sizeof(err));
+	CHECK_EQ_I(rc, 0);
+	CHECK_EQ_U(m->events_total, 14);
+	CHECK(!m->complete);
+	CHECK_EQ_U(m->files[0].valid_end, second);
+	CHECK_EQ_U(m->files[0].discarded_bytes, b.out.len - second);
+	CHECK(strstr(model_str(m, m->files[0].tail_msg), "CRC mismatch") != NULL);
+	model_free(m);
+
+	struct reader r;
+	REQUIRE(reader_open_mem(&r, "s.opscope", b.out.data, b.out.len) == 0);
+	r.strict = true;
+	struct reader_record rec;
+	while ((rc = reader_next(&r, &rec)) == 1)
+		;
+	CHECK_EQ_I(rc, OPSCOPE_ETRUNCATED);
+	char want[64];
+	snprintf(want, sizeof(want), "s.opscope: offset %zu: record CRC mismatch", second);
+	CHECK(strncmp(r.err, want, strlen(want)) == 0);
+	reader_close(&r);
+	tb_free(&b);
+}
+
+TEST(bad_headers)
+{
+	struct tb b;
+	tb_sample(&b, 0);
+	int rc;
+	char err[320];
+	b.out.data[0] = 'X';
+	model_free(load_mem(b.out.data, b.out.len, &rc, err, sizeof(err)));
+	CHECK_EQ_I(rc, OPSCOPE_EFORMAT);
+	CHECK_STR(err, "t.opscope: offset 0: not an opscope trace (bad magic)");
+	b.out.data[0] = 'O';
+
+	put_u16le(b.out.data + 10, 2); /* needs reader version 2 */
+	put_u16le(b.out.data + 8, 2);
+	model_free(load_mem(b.out.data, b.out.len, &rc, err, sizeof(err)));
+	CHECK_EQ_I(rc, OPSCOPE_EVERSION);
+	CHECK(strstr(err, "needs a reader of version 2") != NULL);
+	put_u16le(b.out.data + 10, 1); /* a newer writer readable by us: fine */
+	struct model *m = load_mem(b.out.data, b.out.len, &rc, err, sizeof(err));
+	CHECK_EQ_I(rc, 0);
+	CHECK_EQ_U(m->files[0].version, 2);
+	CHECK_EQ_U(m->events_total, 20);
+	model_free(m);
+	put_u16le(b.out.data + 8, 1);
+
+	put_u32le(b.out.data + 12, 32);
+	model_free(load_mem(b.out.data, b.out.len, &rc, err, sizeof(err)));
+	CHECK_EQ_I(rc, OPSCOPE_EFORMAT);
+	put_u32le(b.out.data + 12, 0x7fffffff);
+	model_free(load_mem(b.out.data, b.out.len, &rc, err, sizeof(err)));
+	CHECK_EQ_I(rc, OPSCOPE_ETRUNCATED);
+	put_u32le(b.out.data + 12, 64);
+	tb_free(&b);
+
+	model_free(load_mem("", 0, &rc, err, sizeof(err)));
+	CHECK_EQ_I(rc, OPSCOPE_ETRUNCATED);
+	model_free(load_mem("OPSC", 4, &rc, err, sizeof(err)));
+	CHECK_EQ_I(rc, OPSCOPE_ETRUNCATED);
+	model_free(load_mem("{\"traceEvents\":[]}", 18, &rc, err, sizeof(err)));
+	CHECK_EQ_I(rc, OPSCOPE_EFORMAT);
+}
+
+/* A longer header (a future version's): records start at header_bytes. */
+TEST(longer_header)
+{
+	struct tb b;
+	tb_sample(&b, 0);
+	struct buf big;
+	buf_init(&big);
+	buf_append(&big, b.out.data, 64);
+	uint8_t extra[64] = { 0 };
+	buf_append(&big, extra, sizeof(extra));
+	buf_append(&big, b.out.data + 64, b.out.len - 64);
+	put_u32le(big.data + 12, 128);
+	int rc;
+	char err[320];
+	struct model *m = load_mem(big.data, big.len, &rc, err, sizeof(err));
+	CHECK_EQ_I(rc, 0);
+	CHECK_EQ_U(m->events_total, 20);
+	CHECK(m->complete);
+	model_free(m);
+	buf_free(&big);
+	tb_free(&b);
+}
+
+TEST(huge_sizes)
+{
+	struct tb b;
+	tb_init(&b, 1);
+	tb_clock_identity(&b);
+	size_t at = b.out.len;
+	uint8_t h[16] = { 0 };
+	put_u16le(h, OPS_REC_EVENTS);
+	put_u32le(h + 4, 0xfffffff0u);
+	put_u32le(h + 8, 0xfffffff0u);
+	buf_append(&b.out, h, sizeof(h));
+	int rc;
+	char err[320];
+	struct model *m = load_mem(b.out.data, b.out.len, &rc, err, sizeof(err));
+	CHECK_EQ_I(rc, 0);
+	CHECK_EQ_U(m->files[0].valid_end, at);
+	CHECK_EQ_U(m->files[0].discarded_bytes, 16);
+	char want[128];
+	snprintf(want, sizeof(want),
+		 "t.opscope: offset %zu: record size 0xfffffff0 exceeds the limit", at);
+	CHECK(strncmp(model_str(m, m->files[0].tail_msg), want, strlen(want)) == 0);
+	model_free(m);
+	/* within the limit but beyond the file */
+	put_u32le(b.out.data + at + 4, 4096);
+	put_u32le(b.out.data + at + 8, 4096);
+	m = load_mem(b.out.data, b.out.len, &rc, err, sizeof(err));
+	CHECK_EQ_I(rc, 0);
+	snprintf(want, sizeof(want), "t.opscope: offset %zu: record size 0x1000 exceeds file", at);
+	CHECK(strncmp(model_str(m, m->files[0].tail_msg), want, strlen(want)) == 0);
+	model_free(m);
+	tb_free(&b);
+}
+
+TEST(unknown_records)
+{
+	struct tb b;
+	tb_init(&b, 1);
+	tb_clock_identity(&b);
+	tb_record(&b, 99, 0, "future", 6);
+	uint32_t s = tb_str(&b, "x");
+	tb_events_begin(&b, 0, 10);
+	tb_ev_instant(&b, 10, 0, s);
+	tb_events_end(&b);
+	tb_end(&b, 1, 0, 10, 1);
+	int rc;
+	char err[320];
+	struct model *m = load_mem(b.out.data, b.out.len, &rc, err, sizeof(err));
+	CHECK_EQ_I(rc, 0);
+	CHECK_EQ_U(m->files[0].skipped_records, 1);
+	CHECK_EQ_U(m->events_total, 1);
+	CHECK(m->complete);
+	model_free(m);
+	tb_free(&b);
+
+	tb_init(&b, 1);
+	tb_record(&b, 99, OPS_RECF_CRITICAL, "future", 6);
+	m = load_mem(b.out.data, b.out.len, &rc, err, sizeof(err));
+	CHECK_EQ_I(rc, OPSCOPE_EVERSION);
+	CHECK_STR(err,
+		  "t.opscope: offset 64: record type 99 is critical and unknown to this reader");
+	model_free(m);
+	tb_free(&b);
+
+	tb_init(&b, 1);
+	tb_record(&b, OPS_REC_CLOCK, 1u << 3, "01234567890123456789012345678901", 32);
+	m = load_mem(b.out.data, b.out.len, &rc, err, sizeof(err));
+	CHECK_EQ_I(rc, OPSCOPE_EUNSUPPORTED);
+	model_free(m);
+	tb_free(&b);
+}
+
+TEST(compressed_records)
+{
+	struct tb b;
+	tb_sample(&b, TB_SAMPLE_ZSTD);
+	int rc;
+	char err[320];
+	struct model *m = load_mem(b.out.data, b.out.len, &rc, err, sizeof(err));
+#if OPSCOPE_HAVE_ZSTD
+	CHECK_EQ_I(rc, 0);
+	CHECK_EQ_U(m->events_total, 20);
+	CHECK(m->complete);
+	/* a zstd frame whose size disagrees with raw_bytes is refused */
+	size_t ev = find_record(&b, OPS_REC_EVENTS, 0);
+	REQUIRE(ev > 0);
+	CHECK(get_u16le(b.out.data + ev + 2) & OPS_RECF_ZSTD);
+	put_u32le(b.out.data + ev + 8, get_u32le(b.out.data + ev + 8) + 1);
+	model_free(m);
+	m = load_mem(b.out.data, b.out.len, &rc, err, sizeof(err));
+	CHECK_EQ_I(rc, OPSCOPE_EFORMAT);
+	CHECK(strstr(err, "zstd") != NULL);
+#else
+	CHECK_EQ_I(rc, 0); /* tracebuild writes them uncompressed without zstd */
+#endif
+	model_free(m);
+	tb_free(&b);
+}
+
+TEST(malformed_events)
+{
+	static const struct {
+		const char *bytes;
+		size_t n;
+		uint32_t count;
+		const char *want;
+	} cases[] = {
+		{ "\x4d\x00", 2, 1, "unknown kind 77" },
+		{ "\x01\x00\x00", 3, 1, "cut short" },
+		{ "\x05\x01\x09\x00", 4, 1, "arg type 9" },
+		{ "\x03\x00\x00\x00\x01", 5, 1, "after its 1 events" },
+		{ "\x03\x00\x00\x01", 4, 5, "exceeds the payload" },
+		{ "\x01\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01\x00\x01\x03\x01\x00\x01", 17, 2,
+		  "time overflows" },
+		{ "\x03\x00\x00\xff\xff\xff\xff\x7f", 8, 1, "string id too large" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct tb b;
+		tb_init(&b, 1);
+		tb_events_begin(&b, 0, 0);
+		tb_ev_raw(&b, cases[i].bytes, cases[i].n, cases[i].count);
+		tb_events_end(&b);
+		int rc;
+		char err[320] = "";
+		struct model *m = load_mem(b.out.data, b.out.len, &rc, err, sizeof(err));
+		CHECK_EQ_I(rc, OPSCOPE_EFORMAT);
+		if (!strstr(err, cases[i].want) || !strstr(err, "t.opscope: offset 64: "))
+			CHECK_STR(err, cases[i].want);
+		model_free(m);
+		tb_free(&b);
+	}
+}
+
+TEST(summarize_file)
+{
+	struct tb b;
+	tb_sample(&b, 0);
+	char path[] = "/tmp/opscope_test_reader_XXXXXX";
+	int fd = mkstemp(path);
+	REQUIRE(fd >= 0);
+	close(fd);
+	REQUIRE(tb_write(&b, path) == 0);
+	struct reader_summary s;
+	CHECK_EQ_I(reader_summarize(path, &s), 0);
+	CHECK_EQ_U(s.events, 20);
+	CHECK_EQ_U(s.dropped, 5);
+	CHECK_EQ_U(s.threads, 2);
+	CHECK_EQ_U(s.pid, 100);
+	CHECK(s.complete);
+	tb_free(&b);
+	tb_sample(&b, TB_SAMPLE_NO_END);
+	REQUIRE(tb_write(&b, path) == 0);
+	CHECK_EQ_I(reader_summarize(path, &s), 0);
+	CHECK_EQ_U(s.events, 20);
+	CHECK(!s.complete);
+	unlink(path);
+	CHECK_EQ_I(reader_summarize(path, &s), OPSCOPE_EOPEN);
+	tb_free(&b);
+}
+
+TEST_MAIN(sample_records_and_events, truncated_at_every_byte, corrupt_crc_ends_valid_data,
+	  bad_headers, longer_header, huge_sizes, unknown_records, compressed_records,
+	  malformed_events, summarize_file)
