@@ -126,7 +126,7 @@ TEST(range_2_5_fires_once)
 	struct opscope_schedule s;
 	REQUIRE(opscope_schedule_from_range(2, 5, &s) == 0);
 	struct ready_log log;
-	char dir[512];
+	char dir[600];
 	snprintf(dir, sizeof(dir), "%s/", tmp_path("r25"));
 	struct opscope_profiler *p = make(dir, &s, NULL, &log);
 	REQUIRE(p);
@@ -208,7 +208,7 @@ TEST(repeat_windows_own_files)
 {
 	struct opscope_schedule s = { .closed = 1, .ready = 1, .record = 2, .repeat = 3 };
 	struct ready_log log;
-	char dir[512];
+	char dir[600];
 	snprintf(dir, sizeof(dir), "%s", tmp_path("repeat"));
 	mkdir(dir, 0755); /* an existing directory (no trailing '/') is a directory too */
 	struct opscope_profiler *p = make(dir, &s, NULL, &log);
