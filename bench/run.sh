@@ -24,8 +24,8 @@ results=$work/results.txt
 run() { "$@" | tee -a "$results"; }
 
 echo "== host ranges"
-run "$build/bench_record" pairs
-run "$build/bench_record" pairs2
+run "$build/bench/bench_record" pairs
+run "$build/bench/bench_record" pairs2
 
 echo "== Tracy (peer)"
 tracy_src=${TRACY_SRC:-/work/.mirror/wolfpld+tracy/repo}
@@ -50,11 +50,11 @@ else
 fi
 
 echo "== NVTX push/pop"
-if [ -x "$build/bench_nvtx" ]; then
-	run "$build/bench_nvtx" nvtx_notool_pair_ns
+if [ -x "$build/bench/bench_nvtx" ]; then
+	run "$build/bench/bench_nvtx" nvtx_notool_pair_ns
 	NVTX_INJECTION64_PATH=$build/libopscope.so OPSCOPE_AUTOSTART=1 \
 		OPSCOPE_OUTPUT=$work/nvtx.opscope OPSCOPE_BUFFER_MB=512 \
-		"$build/bench_nvtx" nvtx_pair_ns | tee -a "$results"
+		"$build/bench/bench_nvtx" nvtx_pair_ns | tee -a "$results"
 	"$build/opscope" info "$work/nvtx.opscope" | grep -iE 'events|drop' | head -5 || true
 else
 	echo "nvtx_pair_ns null" | tee -a "$results"
@@ -62,7 +62,7 @@ fi
 
 echo "== bytes per event (2 M events, 200 names, nesting 1-4, 0-2 us apart)"
 for mode in none zstd; do
-	"$build/bench_record" stream "$work/stream_$mode.opscope" "$mode" >"$work/stream_$mode.txt"
+	"$build/bench/bench_record" stream "$work/stream_$mode.opscope" "$mode" >"$work/stream_$mode.txt"
 	ev=$(awk '$1=="events"{print $2}' "$work/stream_$mode.txt")
 	by=$(awk '$1=="bytes"{print $2}' "$work/stream_$mode.txt")
 	key=bytes_per_event_raw
@@ -80,7 +80,7 @@ echo "chrome_json_bytes_per_event $($py -c "print(round($js/$ev, 1))")" | tee -a
 echo "export_chrome_mb_per_s $($py -c "print(round($js/1e6/($t1-$t0), 1))")" | tee -a "$results"
 
 echo "== writer (encode + write, 4 M events)"
-run "$build/bench_record" writer
+run "$build/bench/bench_record" writer
 
 $py - "$results" "$root/bench/results.json" <<'PY'
 import json, os, platform, sys
