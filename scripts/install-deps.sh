@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(cmake ninja-build gcc clang clang-format libclang-rt-14-dev libzstd-dev zstd
-	python3 pkg-config)
+	zlib1g-dev libsqlite3-dev sqlite3 python3 pkg-config)
 
 missing=()
 for p in "${packages[@]}"; do
