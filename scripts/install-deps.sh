@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(cmake ninja-build gcc clang clang-format libclang-rt-14-dev libzstd-dev zstd
-	zlib1g-dev libsqlite3-dev sqlite3 python3 pkg-config)
+	zlib1g-dev libsqlite3-dev sqlite3 python3 pkg-config python3-dev python3-pytest)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it: dependencies, formatting check, then
 #   1. the ASan+UBSan build with every unit, e2e and fuzz-replay test;
-#   2. the TSan build with the tests of buffers, writer and timers (label tsan-able: unit).
+#   2. the TSan build with the tests of buffers, writer and timers (label tsan-able: unit);
+#   3. the Python extension in build/python (no sanitizers) and its pytest suite (label python).
 # Usage: scripts/test.sh   (from anywhere; builds under build/asan and build/tsan)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,5 +25,11 @@ cmake --preset tsan >/dev/null
 cmake --build build/tsan -j "$jobs"
 (cd build/tsan && TSAN_OPTIONS="halt_on_error=1 die_after_fork=0" ctest --output-on-failure -L unit \
 	-R 'record|drops|timers|profiler|nvtx')
+
+echo "== Python extension (no sanitizers: the interpreter cannot preload ASan) and pytest"
+cmake -S . -B build/python -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOPSCOPE_WERROR=ON \
+	-DOPSCOPE_PYTHON=ON -DOPSCOPE_TESTS=ON -DPython3_EXECUTABLE=/usr/bin/python3 >/dev/null
+cmake --build build/python -j "$jobs" --target opscope_python opscope_cli
+(cd build/python && ctest --output-on-failure -L python)
 
 echo "== all tests passed"

@@ -1,0 +1,681 @@
+/*
+ * _opscope.c: the CPython extension module `opscope._opscope`, a thin binding of the C API
+ * (sessions, ranges, steps, reader hooks, the scheduler and the profiler object) plus two
+ * tool entry points (export a trace to another format, read a trace's ranges back) and the
+ * function profiler of _pyfunc.c. The Python package (opscope/__init__.py, profiler.py)
+ * builds paddle.profiler's API on top of it.
+ *
+ * The module links the static runtime, so one .so carries everything; its symbols are not
+ * exported (--exclude-libs), so a libopscope.so preloaded by `opscope record` does not
+ * interpose on half of them.
+ *
+ * Invariants:
+ *   - every C call is made with the GIL held; the profiler's callbacks (a Python scheduler
+ *     through state_fn, on_trace_ready) therefore run on the thread that drives the
+ *     profiler with the GIL, and an exception they raise is kept and re-raised when the C
+ *     call that invoked them (create/start/step/stop) returns;
+ *   - a range begun from Python remembers the recording word it began under; ending it
+ *     does nothing if that session is no longer the one recording, so a RecordEvent opened
+ *     outside a window never closes a range that belongs to someone else.
+ */
+#include "_opscope.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "opscope/opscope.h"
+
+#include "convert/export.h"
+#include "model/model.h"
+
+/* ---------------------------------------------------------------------------------------- */
+/* Sessions and ranges. */
+
+static PyObject *py_raise(int rc)
+{
+	const char *detail = opscope_last_error();
+	if (detail && *detail)
+		PyErr_Format(PyExc_RuntimeError, "opscope: %s (%s)", detail, opscope_err_name(rc));
+	else
+		PyErr_Format(PyExc_RuntimeError, "opscope: %s (%s)", opscope_strerror(rc),
+			     opscope_err_name(rc));
+	return NULL;
+}
+
+static PyObject *py_session_start(PyObject *mod, PyObject *args, PyObject *kw)
+{
+	(void)mod;
+	static char *names[] = { "output", NULL };
+	const char *output = NULL;
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "|z", names, &output))
+		return NULL;
+	struct opscope_options o = { .output = output };
+	int rc = opscope_session_start(&o);
+	if (rc != 0)
+		return py_raise(rc);
+	return PyUnicode_FromString(opscope_session_path());
+}
+
+static PyObject *py_session_stop(PyObject *mod, PyObject *unused)
+{
+	(void)mod;
+	(void)unused;
+	int rc;
+	Py_BEGIN_ALLOW_THREADS rc = opscope_session_stop();
+	Py_END_ALLOW_THREADS if (rc != 0) return py_raise(rc);
+	Py_RETURN_NONE;
+}
+
+static PyObject *py_session_flush(PyObject *mod, PyObject *unused)
+{
+	(void)mod;
+	(void)unused;
+	int rc;
+	Py_BEGIN_ALLOW_THREADS rc = opscope_session_flush();
+	Py_END_ALLOW_THREADS if (rc != 0) return py_raise(rc);
+	Py_RETURN_NONE;
+}
+
+static PyObject *py_session_active(PyObject *mod, PyObject *unused)
+{
+	(void)mod;
+	(void)unused;
+	return PyBool_FromLong(opscope_session_active());
+}
+
+static PyObject *py_session_path(PyObject *mod, PyObject *unused)
+{
+	(void)mod;
+	(void)unused;
+	const char *p = opscope_session_path();
+	if (!p)
+		Py_RETURN_NONE;
+	return PyUnicode_FromString(p);
+}
+
+static uint64_t py_word(void)
+{
+	uint64_t w = __atomic_load_n(&opscope_recording_word, __ATOMIC_RELAXED);
+	return (w & 1u) ? w : 0;
+}
+
+/* range_begin(category, name) -> token: the recording word, 0 when nothing records. */
+static PyObject *py_range_begin(PyObject *mod, PyObject *args)
+{
+	(void)mod;
+	int cat;
+	const char *name;
+	if (!PyArg_ParseTuple(args, "is", &cat, &name))
+		return NULL;
+	uint64_t w = py_word();
+	if (w)
+		opscope_range_begin(cat, name);
+	return PyLong_FromUnsignedLongLong(w);
+}
+
+static PyObject *py_range_end(PyObject *mod, PyObject *arg)
+{
+	(void)mod;
+	uint64_t w = PyLong_AsUnsignedLongLong(arg);
+	if (PyErr_Occurred())
+		return NULL;
+	if (w && py_word() == w)
+		opscope_range_end();
+	Py_RETURN_NONE;
+}
+
+static PyObject *py_instant(PyObject *mod, PyObject *args)
+{
+	(void)mod;
+	int cat;
+	const char *name;
+	if (!PyArg_ParseTuple(args, "is", &cat, &name))
+		return NULL;
+	if (opscope_recording())
+		opscope_instant(cat, name);
+	Py_RETURN_NONE;
+}
+
+static PyObject *py_counter(PyObject *mod, PyObject *args)
+{
+	(void)mod;
+	const char *name;
+	double v;
+	if (!PyArg_ParseTuple(args, "sd", &name, &v))
+		return NULL;
+	if (opscope_recording())
+		opscope_counter(name, v);
+	Py_RETURN_NONE;
+}
+
+static PyObject *py_recording(PyObject *mod, PyObject *unused)
+{
+	(void)mod;
+	(void)unused;
+	return PyBool_FromLong(opscope_recording());
+}
+
+static PyObject *py_step(PyObject *mod, PyObject *args)
+{
+	(void)mod;
+	long long n = -1;
+	if (!PyArg_ParseTuple(args, "|L", &n))
+		return NULL;
+	opscope_step((int64_t)n);
+	Py_RETURN_NONE;
+}
+
+static PyObject *py_reader_begin(PyObject *mod, PyObject *unused)
+{
+	(void)mod;
+	(void)unused;
+	opscope_reader_begin();
+	Py_RETURN_NONE;
+}
+
+static PyObject *py_reader_end(PyObject *mod, PyObject *unused)
+{
+	(void)mod;
+	(void)unused;
+	opscope_reader_end();
+	Py_RETURN_NONE;
+}
+
+static PyObject *py_thread_name(PyObject *mod, PyObject *arg)
+{
+	(void)mod;
+	const char *name = PyUnicode_AsUTF8(arg);
+	if (!name)
+		return NULL;
+	opscope_thread_name(name);
+	Py_RETURN_NONE;
+}
+
+static PyObject *py_category_name(PyObject *mod, PyObject *arg)
+{
+	(void)mod;
+	long c = PyLong_AsLong(arg);
+	if (c == -1 && PyErr_Occurred())
+		return NULL;
+	return PyUnicode_FromString(opscope_category_name((int)c));
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Scheduler. */
+
+static int py_parse_schedule(PyObject *t, struct opscope_schedule *s)
+{
+	unsigned long long v[5];
+	if (!PyArg_ParseTuple(t, "KKKKK", &v[0], &v[1], &v[2], &v[3], &v[4]))
+		return -1;
+	for (int i = 0; i < 5; i++) {
+		if (v[i] > UINT32_MAX) {
+			PyErr_SetString(PyExc_ValueError, "schedule value out of range");
+			return -1;
+		}
+	}
+	s->closed = (uint32_t)v[0];
+	s->ready = (uint32_t)v[1];
+	s->record = (uint32_t)v[2];
+	s->repeat = (uint32_t)v[3];
+	s->skip_first = (uint32_t)v[4];
+	if (opscope_schedule_check(s) != 0) {
+		PyErr_SetString(PyExc_ValueError, "Invalid profiler scheduler arguments");
+		return -1;
+	}
+	return 0;
+}
+
+/* schedule_state((closed, ready, record, repeat, skip_first), step) -> state */
+static PyObject *py_schedule_state(PyObject *mod, PyObject *args)
+{
+	(void)mod;
+	PyObject *t;
+	unsigned long long step;
+	if (!PyArg_ParseTuple(args, "O!K", &PyTuple_Type, &t, &step))
+		return NULL;
+	struct opscope_schedule s;
+	if (py_parse_schedule(t, &s) != 0)
+		return NULL;
+	return PyLong_FromLong(opscope_schedule_state(&s, step));
+}
+
+/* schedule_from_range(start, end) -> (closed, ready, record, repeat, skip_first) */
+static PyObject *py_schedule_from_range(PyObject *mod, PyObject *args)
+{
+	(void)mod;
+	long long start, end;
+	if (!PyArg_ParseTuple(args, "LL", &start, &end))
+		return NULL;
+	struct opscope_schedule s;
+	if (opscope_schedule_from_range(start, end, &s) != 0) {
+		PyErr_SetString(PyExc_ValueError, "scheduler (start, end) needs end > start");
+		return NULL;
+	}
+	return Py_BuildValue("(IIIII)", s.closed, s.ready, s.record, s.repeat, s.skip_first);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* The profiler object. */
+
+typedef struct {
+	PyObject_HEAD struct opscope_profiler *prof;
+	PyObject *state_fn;			 /* a callable(step) -> state, or NULL */
+	PyObject *on_ready;			 /* a callable(path), or NULL */
+	PyObject *err_type, *err_value, *err_tb; /* first exception of a callback */
+} ProfilerObject;
+
+static void prof_keep_error(ProfilerObject *self)
+{
+	if (self->err_type) {
+		PyErr_Clear();
+		return;
+	}
+	PyErr_Fetch(&self->err_type, &self->err_value, &self->err_tb);
+}
+
+/* After a C call that may have run callbacks: re-raise what they raised. */
+static int prof_reraise(ProfilerObject *self)
+{
+	if (!self->err_type)
+		return 0;
+	PyErr_Restore(self->err_type, self->err_value, self->err_tb);
+	self->err_type = self->err_value = self->err_tb = NULL;
+	return -1;
+}
+
+static int prof_state_cb(uint64_t step, void *user)
+{
+	ProfilerObject *self = user;
+	if (self->err_type)
+		return OPSCOPE_STATE_CLOSED;
+	PyObject *r = PyObject_CallFunction(self->state_fn, "K", (unsigned long long)step);
+	if (!r) {
+		prof_keep_error(self);
+		return OPSCOPE_STATE_CLOSED;
+	}
+	long v = PyLong_AsLong(r);
+	Py_DECREF(r);
+	if (v == -1 && PyErr_Occurred()) {
+		prof_keep_error(self);
+		return OPSCOPE_STATE_CLOSED;
+	}
+	return (int)v;
+}
+
+static void prof_ready_cb(struct opscope_profiler *prof, const char *path, void *user)
+{
+	(void)prof;
+	ProfilerObject *self = user;
+	if (!self->on_ready)
+		return;
+	PyObject *r = PyObject_CallFunction(self->on_ready, "s", path);
+	if (!r)
+		prof_keep_error(self);
+	Py_XDECREF(r);
+}
+
+static int prof_init(PyObject *o, PyObject *args, PyObject *kw)
+{
+	ProfilerObject *self = (ProfilerObject *)o;
+	static char *names[] = { "output",     "schedule",   "state_fn", "on_ready",
+				 "timer_only", "skip_steps", NULL };
+	const char *output = NULL;
+	PyObject *sched = Py_None, *state_fn = Py_None, *on_ready = Py_None;
+	int timer_only = 0, skip = 0;
+	if (self->prof) {
+		PyErr_SetString(PyExc_RuntimeError, "Profiler already initialized");
+		return -1;
+	}
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "|zOOOpi", names, &output, &sched, &state_fn,
+					 &on_ready, &timer_only, &skip))
+		return -1;
+	struct opscope_schedule s;
+	struct opscope_profiler_options opts = { .output = output,
+						 .timer_only = timer_only,
+						 .skip_steps = skip,
+						 .user = self,
+						 .on_trace_ready = prof_ready_cb };
+	if (sched != Py_None) {
+		if (!PyTuple_Check(sched) || py_parse_schedule(sched, &s) != 0) {
+			if (!PyErr_Occurred())
+				PyErr_SetString(PyExc_TypeError, "schedule must be a 5-tuple");
+			return -1;
+		}
+		opts.schedule = &s;
+	}
+	if (state_fn != Py_None) {
+		if (!PyCallable_Check(state_fn)) {
+			PyErr_SetString(PyExc_TypeError, "state_fn must be callable");
+			return -1;
+		}
+		Py_INCREF(state_fn);
+		self->state_fn = state_fn;
+		opts.state_fn = prof_state_cb;
+	}
+	if (on_ready != Py_None) {
+		Py_INCREF(on_ready);
+		self->on_ready = on_ready;
+	}
+	self->prof = opscope_profiler_create(&opts);
+	if (prof_reraise(self) != 0) {
+		if (self->prof)
+			opscope_profiler_destroy(self->prof);
+		self->prof = NULL;
+		return -1;
+	}
+	if (!self->prof) {
+		py_raise(OPSCOPE_EINVAL);
+		return -1;
+	}
+	return 0;
+}
+
+static void prof_dealloc(PyObject *o)
+{
+	ProfilerObject *self = (ProfilerObject *)o;
+	if (self->prof)
+		opscope_profiler_destroy(self->prof);
+	Py_XDECREF(self->state_fn);
+	Py_XDECREF(self->on_ready);
+	Py_XDECREF(self->err_type);
+	Py_XDECREF(self->err_value);
+	Py_XDECREF(self->err_tb);
+	Py_TYPE(o)->tp_free(o);
+}
+
+static int prof_check(ProfilerObject *self)
+{
+	if (!self->prof) {
+		PyErr_SetString(PyExc_RuntimeError, "Profiler not initialized");
+		return -1;
+	}
+	return 0;
+}
+
+/* Run a C profiler call and turn its result and callback errors into Python. */
+static PyObject *prof_done(ProfilerObject *self, int rc)
+{
+	fflush(stdout); /* the Perf Summary is printed with C stdio */
+	if (prof_reraise(self) != 0)
+		return NULL;
+	if (rc != 0)
+		return py_raise(rc);
+	Py_RETURN_NONE;
+}
+
+static PyObject *prof_start(PyObject *o, PyObject *unused)
+{
+	(void)unused;
+	ProfilerObject *self = (ProfilerObject *)o;
+	if (prof_check(self))
+		return NULL;
+	return prof_done(self, opscope_profiler_start(self->prof));
+}
+
+static PyObject *prof_step(PyObject *o, PyObject *args)
+{
+	ProfilerObject *self = (ProfilerObject *)o;
+	long long n = -1;
+	if (prof_check(self) || !PyArg_ParseTuple(args, "|L", &n))
+		return NULL;
+	return prof_done(self, opscope_profiler_step(self->prof, (int64_t)n));
+}
+
+static PyObject *prof_stop(PyObject *o, PyObject *unused)
+{
+	(void)unused;
+	ProfilerObject *self = (ProfilerObject *)o;
+	if (prof_check(self))
+		return NULL;
+	fflush(stdout);
+	PyObject *r = PyObject_CallMethod(PySys_GetObject("stdout"), "flush", NULL);
+	if (!r)
+		PyErr_Clear();
+	Py_XDECREF(r);
+	return prof_done(self, opscope_profiler_stop(self->prof));
+}
+
+static PyObject *prof_state(PyObject *o, PyObject *unused)
+{
+	(void)unused;
+	ProfilerObject *self = (ProfilerObject *)o;
+	if (prof_check(self))
+		return NULL;
+	return PyLong_FromLong(opscope_profiler_state(self->prof));
+}
+
+static PyObject *prof_step_num(PyObject *o, PyObject *unused)
+{
+	(void)unused;
+	ProfilerObject *self = (ProfilerObject *)o;
+	if (prof_check(self))
+		return NULL;
+	return PyLong_FromUnsignedLongLong(opscope_profiler_step_num(self->prof));
+}
+
+static PyObject *prof_step_info(PyObject *o, PyObject *args)
+{
+	ProfilerObject *self = (ProfilerObject *)o;
+	const char *unit = NULL;
+	if (prof_check(self) || !PyArg_ParseTuple(args, "|z", &unit))
+		return NULL;
+	char buf[512];
+	int n = opscope_profiler_step_info(self->prof, unit, buf, sizeof buf);
+	if (n < 0)
+		return py_raise(n);
+	return PyUnicode_FromString(buf);
+}
+
+static PyObject *prof_bench_summary(PyObject *o, PyObject *unused)
+{
+	(void)unused;
+	ProfilerObject *self = (ProfilerObject *)o;
+	if (prof_check(self))
+		return NULL;
+	struct opscope_bench_summary s;
+	int rc = opscope_profiler_bench_summary(self->prof, &s);
+	if (rc != 0)
+		return py_raise(rc);
+	return Py_BuildValue("{s:K,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:O,s:d}", "steps",
+			     (unsigned long long)s.steps, "reader_avg_s", s.reader_avg_s,
+			     "reader_max_s", s.reader_max_s, "reader_min_s", s.reader_min_s,
+			     "batch_avg_s", s.batch_avg_s, "batch_max_s", s.batch_max_s,
+			     "batch_min_s", s.batch_min_s, "ips_avg", s.ips_avg, "ips_max",
+			     s.ips_max, "ips_min", s.ips_min, "samples_mode",
+			     s.samples_mode ? Py_True : Py_False, "reader_ratio", s.reader_ratio);
+}
+
+static PyMethodDef prof_methods[] = {
+	{ "start", prof_start, METH_NOARGS, "begin step 0" },
+	{ "step", prof_step, METH_VARARGS, "step(num_samples=-1): end this step, begin the next" },
+	{ "stop", prof_stop, METH_NOARGS, "end the last step; deliver a window still recording" },
+	{ "state", prof_state, METH_NOARGS, "the state of the current step" },
+	{ "step_num", prof_step_num, METH_NOARGS, "the current step number" },
+	{ "step_info", prof_step_info, METH_VARARGS, "step_info(unit=None): averages since last" },
+	{ "bench_summary", prof_bench_summary, METH_NOARGS, "the Perf Summary figures as a dict" },
+	{ NULL, NULL, 0, NULL },
+};
+
+static PyTypeObject ProfilerType = {
+	PyVarObject_HEAD_INIT(NULL, 0).tp_name = "opscope._opscope.Profiler",
+	.tp_basicsize = sizeof(ProfilerObject),
+	.tp_dealloc = prof_dealloc,
+	.tp_flags = Py_TPFLAGS_DEFAULT,
+	.tp_doc = "Profiler(output=None, schedule=None, state_fn=None, on_ready=None, "
+		  "timer_only=False, skip_steps=0): the C profiler object",
+	.tp_methods = prof_methods,
+	.tp_init = prof_init,
+	.tp_new = PyType_GenericNew,
+};
+
+/* ---------------------------------------------------------------------------------------- */
+/* Tools: export and read back. */
+
+static struct model *py_load(const char *path)
+{
+	struct model *m = model_new();
+	if (!m) {
+		PyErr_NoMemory();
+		return NULL;
+	}
+	char err[512] = "";
+	int rc;
+	Py_BEGIN_ALLOW_THREADS rc = model_load_file(m, path, err, sizeof err);
+	Py_END_ALLOW_THREADS if (rc != 0)
+	{
+		model_free(m);
+		PyErr_Format(PyExc_OSError, "%s", err[0] ? err : opscope_strerror(rc));
+		return NULL;
+	}
+	return m;
+}
+
+/* export(trace, out, format="chrome") */
+static PyObject *py_export(PyObject *mod, PyObject *args, PyObject *kw)
+{
+	(void)mod;
+	static char *names[] = { "trace", "out", "format", NULL };
+	const char *trace, *out, *format = "chrome";
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "ss|s", names, &trace, &out, &format))
+		return NULL;
+	const struct export_ops *ops = export_find(format);
+	if (!ops) {
+		PyErr_Format(PyExc_ValueError, "unknown export format '%s'", format);
+		return NULL;
+	}
+	struct model *m = py_load(trace);
+	if (!m)
+		return NULL;
+	FILE *f = fopen(out, "w");
+	if (!f) {
+		model_free(m);
+		return PyErr_SetFromErrnoWithFilename(PyExc_OSError, out);
+	}
+	char err[512] = "";
+	int rc;
+	Py_BEGIN_ALLOW_THREADS rc = ops->fn(m, f, err, sizeof err);
+	if (fclose(f) != 0 && rc == 0)
+		rc = OPSCOPE_EIO;
+	Py_END_ALLOW_THREADS model_free(m);
+	if (rc != 0) {
+		PyErr_Format(PyExc_OSError, "%s", err[0] ? err : opscope_strerror(rc));
+		return NULL;
+	}
+	Py_RETURN_NONE;
+}
+
+/* read_ranges(trace) -> [(name, category_name, tid, start_ns, dur_ns, depth)] */
+static PyObject *py_read_ranges(PyObject *mod, PyObject *arg)
+{
+	(void)mod;
+	const char *path = PyUnicode_AsUTF8(arg);
+	if (!path)
+		return NULL;
+	struct model *m = py_load(path);
+	if (!m)
+		return NULL;
+	PyObject *list = PyList_New(0);
+	for (uint32_t t = 0; list && t < m->ntracks; t++) {
+		const struct model_track *tr = &m->tracks[t];
+		for (uint64_t i = 0; i < tr->nranges; i++) {
+			PyObject *row = Py_BuildValue(
+				"(ssKLLI)", model_str(m, tr->ranges.name[i]),
+				opscope_category_name(tr->ranges.category[i]),
+				(unsigned long long)tr->tid, (long long)tr->ranges.start_ns[i],
+				(long long)tr->ranges.dur_ns[i], tr->ranges.depth[i]);
+			if (!row || PyList_Append(list, row) != 0) {
+				Py_XDECREF(row);
+				Py_CLEAR(list);
+				break;
+			}
+			Py_DECREF(row);
+		}
+	}
+	model_free(m);
+	return list;
+}
+
+static PyObject *py_export_formats(PyObject *mod, PyObject *unused)
+{
+	(void)mod;
+	(void)unused;
+	PyObject *l = PyList_New(0);
+	for (const struct export_ops *e = export_formats; l && e->name; e++) {
+		PyObject *s = PyUnicode_FromString(e->name);
+		if (!s || PyList_Append(l, s) != 0)
+			Py_CLEAR(l);
+		Py_XDECREF(s);
+	}
+	return l;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+
+static PyMethodDef module_methods[] = {
+	{ "session_start", (PyCFunction)(void (*)(void))py_session_start,
+	  METH_VARARGS | METH_KEYWORDS, "session_start(output=None) -> path" },
+	{ "session_stop", py_session_stop, METH_NOARGS, "stop the session, close its file" },
+	{ "session_flush", py_session_flush, METH_NOARGS, "write what is buffered" },
+	{ "session_active", py_session_active, METH_NOARGS, "True while a session records" },
+	{ "session_path", py_session_path, METH_NOARGS, "file of the active or last session" },
+	{ "range_begin", py_range_begin, METH_VARARGS, "range_begin(category, name) -> token" },
+	{ "range_end", py_range_end, METH_O, "range_end(token)" },
+	{ "instant", py_instant, METH_VARARGS, "instant(category, name)" },
+	{ "counter", py_counter, METH_VARARGS, "counter(name, value)" },
+	{ "recording", py_recording, METH_NOARGS, "True while a session records" },
+	{ "step", py_step, METH_VARARGS, "step(num_samples=-1): opscope_step" },
+	{ "reader_begin", py_reader_begin, METH_NOARGS, "the data loader starts a batch" },
+	{ "reader_end", py_reader_end, METH_NOARGS, "the batch is there" },
+	{ "thread_name", py_thread_name, METH_O, "name the calling thread in traces" },
+	{ "category_name", py_category_name, METH_O, "category_name(int) -> str" },
+	{ "schedule_state", py_schedule_state, METH_VARARGS,
+	  "schedule_state((closed, ready, record, repeat, skip_first), step) -> state" },
+	{ "schedule_from_range", py_schedule_from_range, METH_VARARGS,
+	  "schedule_from_range(start, end) -> 5-tuple" },
+	{ "export", (PyCFunction)(void (*)(void))py_export, METH_VARARGS | METH_KEYWORDS,
+	  "export(trace, out, format='chrome')" },
+	{ "export_formats", py_export_formats, METH_NOARGS, "names of the exporters" },
+	{ "read_ranges", py_read_ranges, METH_O,
+	  "read_ranges(trace) -> [(name, category, tid, start_ns, dur_ns, depth)]" },
+	{ NULL, NULL, 0, NULL },
+};
+
+static struct PyModuleDef module_def = {
+	PyModuleDef_HEAD_INIT,
+	"opscope._opscope",
+	"C core of opscope: sessions, ranges, the profiler and the function profiler",
+	-1,
+	NULL,
+	NULL,
+	NULL,
+	NULL,
+	NULL,
+};
+
+PyMODINIT_FUNC PyInit__opscope(void);
+
+PyMODINIT_FUNC PyInit__opscope(void)
+{
+	if (PyType_Ready(&ProfilerType) < 0)
+		return NULL;
+	PyObject *m = PyModule_Create(&module_def);
+	if (!m)
+		return NULL;
+	if (PyModule_AddFunctions(m, module_methods) != 0 ||
+	    PyModule_AddFunctions(m, pyfunc_methods) != 0 || pyfunc_init(m) != 0)
+		goto fail;
+	Py_INCREF(&ProfilerType);
+	if (PyModule_AddObject(m, "Profiler", (PyObject *)&ProfilerType) != 0) {
+		Py_DECREF(&ProfilerType);
+		goto fail;
+	}
+	if (PyModule_AddStringConstant(m, "__version__", "0.1.0") != 0 ||
+	    PyModule_AddIntConstant(m, "CATEGORY_COUNT", OPSCOPE_CAT_COUNT_) != 0)
+		goto fail;
+	return m;
+fail:
+	Py_DECREF(m);
+	return NULL;
+}

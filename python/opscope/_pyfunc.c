@@ -1,0 +1,717 @@
+/*
+ * _pyfunc.c: the deterministic Python function profiler of the extension (opscope.pyfunc):
+ * a C profile function (Py_tracefunc) installed on every thread state of the interpreter,
+ * and on threads started later through threading.setprofile(_thread_installer), that counts
+ * every call and return of Python and C functions the way cProfile does, so the result is a
+ * pstats dictionary that pstats, snakeviz and gprof2dot read.
+ *
+ * Invariants:
+ *   - every hook call runs with the GIL held, so a thread's tables are touched by that thread
+ *     (events) or by a thread holding the GIL (stats, stop), never concurrently;
+ *   - per thread (struct pf_thread, the profile function's `obj`): a call stack of (function,
+ *     caller edge, start ticks, child ticks) and tables of functions and of (caller, callee)
+ *     edges; recursion levels are per thread, so two threads in the same function do not
+ *     count as recursion;
+ *   - a function is keyed by its code object (held, so the address is not reused) or, for C
+ *     functions, by its PyMethodDef (bound methods of every instance share one entry, like
+ *     cProfile); its label is computed once when the entry is made;
+ *   - counts follow cProfile: ncalls on every return; primitive calls and cumulative time only
+ *     when the function's (or edge's) recursion level drops to 0, so cumulative time counts
+ *     outermost activations once; own time = elapsed - time in callees, for every activation;
+ *   - a return with an empty stack belongs to a frame entered before the profiler started
+ *     and is ignored; frames still open at stop() are counted as returning then (cProfile
+ *     does the same in disable()).
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "opscope/opscope.h"
+
+#include "_opscope.h" /* Python.h; its order is free: the build defines _GNU_SOURCE */
+#include "record/clock.h"
+#include "record/record.h"
+
+#define PF_NONE UINT32_MAX
+
+struct pf_func {
+	const void *key;  /* code object or PyMethodDef */
+	PyObject *code;	  /* the code object (strong), or NULL for C functions */
+	PyObject *label;  /* C functions: "<built-in method builtins.len>" (strong) */
+	uint64_t nc, cc;  /* calls, primitive calls */
+	uint64_t tt, ct;  /* own and cumulative ticks */
+	uint32_t rec;	  /* activations open on this thread */
+	uint32_t name_id; /* interned range name, 0 until first emitted */
+};
+
+struct pf_edge {
+	uint32_t caller, callee; /* indices in funcs */
+	uint64_t nc, cc, tt, ct; /* as pf_func, for calls along this edge */
+	uint32_t rec;		 /* open activations along this edge */
+};
+
+struct pf_frame {
+	uint32_t func;	/* index in funcs */
+	uint32_t edge;	/* index in edges, PF_NONE at the root */
+	uint64_t t0;	/* ticks at the call */
+	uint64_t child; /* ticks spent in callees */
+	uint32_t begun; /* 1: a range was emitted and must be ended */
+};
+
+/* An open-addressing map from a non-zero 64-bit key to a 32-bit index. */
+struct pf_map {
+	uint64_t *keys;
+	uint32_t *vals;
+	size_t cap, n; /* cap is a power of two; n <= cap / 2 */
+};
+
+struct pf_thread {
+	PyObject_HEAD struct pf_func *funcs;
+	size_t nfuncs, funcs_cap;
+	struct pf_edge *edges;
+	size_t nedges, edges_cap;
+	struct pf_frame *stack;
+	size_t depth, stack_cap;
+	struct pf_map fmap, emap;
+	unsigned long thread_id; /* PyThread_get_thread_ident of the owner */
+};
+
+static PyTypeObject pf_thread_type;
+
+static PyObject *pf_threads;  /* list of every pf_thread of this run */
+static int pf_active;	      /* 1 between start and stop */
+static int pf_emit;	      /* emit PythonFunction ranges into a recording session */
+static double pf_ticks_per_s; /* for the conversion to seconds */
+
+/* ---------------------------------------------------------------------------------------- */
+/* Maps. */
+
+static uint64_t pf_hash(uint64_t k)
+{
+	k ^= k >> 33;
+	k *= 0xff51afd7ed558ccdull;
+	k ^= k >> 33;
+	return k;
+}
+
+static int pf_map_grow(struct pf_map *m)
+{
+	size_t cap = m->cap ? m->cap * 2 : 64;
+	uint64_t *keys = calloc(cap, sizeof *keys);
+	uint32_t *vals = calloc(cap, sizeof *vals);
+	if (!keys || !vals) {
+		free(keys);
+		free(vals);
+		return -1;
+	}
+	for (size_t i = 0; i < m->cap; i++) {
+		if (!m->keys[i])
+			continue;
+		size_t j = pf_hash(m->keys[i]) & (cap - 1);
+		while (keys[j])
+			j = (j + 1) & (cap - 1);
+		keys[j] = m->keys[i];
+		vals[j] = m->vals[i];
+	}
+	free(m->keys);
+	free(m->vals);
+	m->keys = keys;
+	m->vals = vals;
+	m->cap = cap;
+	return 0;
+}
+
+/* The slot of `key`: its value, or PF_NONE with *slot where it would go. */
+static uint32_t pf_map_find(const struct pf_map *m, uint64_t key, size_t *slot)
+{
+	if (m->cap == 0)
+		return PF_NONE;
+	size_t j = pf_hash(key) & (m->cap - 1);
+	while (m->keys[j]) {
+		if (m->keys[j] == key)
+			return m->vals[j];
+		j = (j + 1) & (m->cap - 1);
+	}
+	*slot = j;
+	return PF_NONE;
+}
+
+static void pf_map_free(struct pf_map *m)
+{
+	free(m->keys);
+	free(m->vals);
+	memset(m, 0, sizeof *m);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Labels of C functions, in cProfile's words: "<built-in method builtins.len>" for module
+ * functions, "<method 'append' of 'list' objects>" for methods found on the type. */
+
+static PyObject *pf_c_label(PyObject *callable)
+{
+	if (!PyCFunction_Check(callable))
+		return PyObject_Repr(callable);
+	PyCFunctionObject *fn = (PyCFunctionObject *)callable;
+	const char *name = fn->m_ml->ml_name;
+	PyObject *self = fn->m_self;
+	if (self && !PyModule_Check(self)) {
+		PyObject *attr = PyObject_GetAttrString((PyObject *)Py_TYPE(self), name);
+		if (attr) {
+			PyObject *r = PyObject_Repr(attr);
+			Py_DECREF(attr);
+			if (r)
+				return r;
+		}
+		PyErr_Clear();
+	}
+	PyObject *mod = fn->m_module;
+	if (mod && PyUnicode_Check(mod))
+		return PyUnicode_FromFormat("<built-in method %U.%s>", mod, name);
+	if (self && PyModule_Check(self)) {
+		const char *mname = PyModule_GetName(self);
+		if (mname)
+			return PyUnicode_FromFormat("<built-in method %s.%s>", mname, name);
+		PyErr_Clear();
+	}
+	return PyUnicode_FromFormat("<built-in method %s>", name);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* The hot path. */
+
+static uint32_t pf_func_get(struct pf_thread *t, const void *key, PyObject *code,
+			    PyObject *callable)
+{
+	size_t slot = 0;
+	uint32_t i = pf_map_find(&t->fmap, (uint64_t)(uintptr_t)key, &slot);
+	if (i != PF_NONE)
+		return i;
+	if (t->nfuncs == t->funcs_cap) {
+		size_t cap = t->funcs_cap ? t->funcs_cap * 2 : 64;
+		struct pf_func *f = realloc(t->funcs, cap * sizeof *f);
+		if (!f)
+			return PF_NONE;
+		t->funcs = f;
+		t->funcs_cap = cap;
+	}
+	if ((t->fmap.n + 1) * 2 > t->fmap.cap) {
+		if (pf_map_grow(&t->fmap) != 0)
+			return PF_NONE;
+		pf_map_find(&t->fmap, (uint64_t)(uintptr_t)key, &slot);
+	}
+	struct pf_func *f = &t->funcs[t->nfuncs];
+	memset(f, 0, sizeof *f);
+	f->key = key;
+	if (code) {
+		Py_INCREF(code);
+		f->code = code;
+	} else {
+		/* The label is made now, while the callable is at hand; an exception in its repr
+		 * must not leak into the profiled program. */
+		PyObject *et, *ev, *tb;
+		PyErr_Fetch(&et, &ev, &tb);
+		f->label = pf_c_label(callable);
+		if (!f->label)
+			PyErr_Clear();
+		PyErr_Restore(et, ev, tb);
+	}
+	t->fmap.keys[slot] = (uint64_t)(uintptr_t)key;
+	t->fmap.vals[slot] = (uint32_t)t->nfuncs;
+	t->fmap.n++;
+	return (uint32_t)t->nfuncs++;
+}
+
+static uint32_t pf_edge_get(struct pf_thread *t, uint32_t caller, uint32_t callee)
+{
+	uint64_t key = ((uint64_t)(caller + 1u) << 32) | (uint64_t)(callee + 1u);
+	size_t slot = 0;
+	uint32_t i = pf_map_find(&t->emap, key, &slot);
+	if (i != PF_NONE)
+		return i;
+	if (t->nedges == t->edges_cap) {
+		size_t cap = t->edges_cap ? t->edges_cap * 2 : 64;
+		struct pf_edge *e = realloc(t->edges, cap * sizeof *e);
+		if (!e)
+			return PF_NONE;
+		t->edges = e;
+		t->edges_cap = cap;
+	}
+	if ((t->emap.n + 1) * 2 > t->emap.cap) {
+		if (pf_map_grow(&t->emap) != 0)
+			return PF_NONE;
+		pf_map_find(&t->emap, key, &slot);
+	}
+	struct pf_edge *e = &t->edges[t->nedges];
+	memset(e, 0, sizeof *e);
+	e->caller = caller;
+	e->callee = callee;
+	t->emap.keys[slot] = key;
+	t->emap.vals[slot] = (uint32_t)t->nedges;
+	t->emap.n++;
+	return (uint32_t)t->nedges++;
+}
+
+/* The range name of a function, interned on first use: "qualname (file:line)" or the label. */
+static uint32_t pf_name_id(struct pf_func *f)
+{
+	if (f->name_id)
+		return f->name_id;
+	PyObject *et, *ev, *tb;
+	PyErr_Fetch(&et, &ev, &tb);
+	PyObject *s = NULL;
+	if (f->code) {
+		PyCodeObject *co = (PyCodeObject *)f->code;
+		s = PyUnicode_FromFormat("%U (%U:%d)", co->co_qualname, co->co_filename,
+					 co->co_firstlineno);
+	} else if (f->label) {
+		Py_INCREF(f->label);
+		s = f->label;
+	}
+	if (s) {
+		Py_ssize_t len = 0;
+		const char *u = PyUnicode_AsUTF8AndSize(s, &len);
+		if (u)
+			f->name_id = record_intern(u, (size_t)len);
+		Py_DECREF(s);
+	}
+	PyErr_Clear();
+	PyErr_Restore(et, ev, tb);
+	return f->name_id;
+}
+
+static void pf_enter(struct pf_thread *t, const void *key, PyObject *code, PyObject *callable)
+{
+	uint32_t fi = pf_func_get(t, key, code, callable);
+	if (fi == PF_NONE)
+		return;
+	if (t->depth == t->stack_cap) {
+		size_t cap = t->stack_cap ? t->stack_cap * 2 : 128;
+		struct pf_frame *s = realloc(t->stack, cap * sizeof *s);
+		if (!s)
+			return;
+		t->stack = s;
+		t->stack_cap = cap;
+	}
+	uint32_t ei = PF_NONE;
+	if (t->depth > 0) {
+		ei = pf_edge_get(t, t->stack[t->depth - 1].func, fi);
+		if (ei != PF_NONE)
+			t->edges[ei].rec++;
+	}
+	t->funcs[fi].rec++;
+	struct pf_frame *fr = &t->stack[t->depth++];
+	fr->func = fi;
+	fr->edge = ei;
+	fr->child = 0;
+	fr->begun = 0;
+	if (pf_emit && opscope_recording()) {
+		uint32_t id = pf_name_id(&t->funcs[fi]);
+		if (id) {
+			record_emit_begin(OPSCOPE_CAT_PYTHON_FUNCTION, id);
+			fr->begun = 1;
+		}
+	}
+	fr->t0 = clock_ticks(); /* last, so the bookkeeping above is not charged */
+}
+
+static void pf_leave(struct pf_thread *t, uint64_t now)
+{
+	if (t->depth == 0)
+		return; /* a frame entered before start */
+	struct pf_frame *fr = &t->stack[--t->depth];
+	uint64_t elapsed = now > fr->t0 ? now - fr->t0 : 0;
+	uint64_t own = elapsed > fr->child ? elapsed - fr->child : 0;
+	if (t->depth > 0)
+		t->stack[t->depth - 1].child += elapsed;
+	struct pf_func *f = &t->funcs[fr->func];
+	f->nc++;
+	f->tt += own;
+	if (--f->rec == 0) {
+		f->cc++;
+		f->ct += elapsed;
+	}
+	if (fr->edge != PF_NONE) {
+		struct pf_edge *e = &t->edges[fr->edge];
+		e->nc++;
+		e->tt += own;
+		if (--e->rec == 0) {
+			e->cc++;
+			e->ct += elapsed;
+		}
+	}
+	if (fr->begun)
+		record_emit_end(f->name_id);
+}
+
+static int pf_hook(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
+{
+	struct pf_thread *t = (struct pf_thread *)obj;
+	switch (what) {
+	case PyTrace_CALL: {
+		PyCodeObject *code = PyFrame_GetCode(frame);
+		pf_enter(t, code, (PyObject *)code, NULL);
+		Py_DECREF(code);
+		break;
+	}
+	case PyTrace_C_CALL:
+		if (PyCFunction_Check(arg))
+			pf_enter(t, ((PyCFunctionObject *)arg)->m_ml, NULL, arg);
+		else
+			pf_enter(t, arg, NULL, arg);
+		break;
+	case PyTrace_RETURN:
+	case PyTrace_C_RETURN:
+	case PyTrace_C_EXCEPTION:
+		pf_leave(t, clock_ticks());
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+/* The floor of the benchmark: a profile function that does nothing. */
+static int pf_noop_hook(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
+{
+	(void)obj;
+	(void)frame;
+	(void)what;
+	(void)arg;
+	return 0;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Thread objects. */
+
+static void pf_thread_dealloc(PyObject *self)
+{
+	struct pf_thread *t = (struct pf_thread *)self;
+	for (size_t i = 0; i < t->nfuncs; i++) {
+		Py_XDECREF(t->funcs[i].code);
+		Py_XDECREF(t->funcs[i].label);
+	}
+	free(t->funcs);
+	free(t->edges);
+	free(t->stack);
+	pf_map_free(&t->fmap);
+	pf_map_free(&t->emap);
+	Py_TYPE(self)->tp_free(self);
+}
+
+static PyTypeObject pf_thread_type = {
+	PyVarObject_HEAD_INIT(NULL, 0).tp_name = "opscope._opscope.PyFuncThread",
+	.tp_basicsize = sizeof(struct pf_thread),
+	.tp_dealloc = pf_thread_dealloc,
+	.tp_flags = Py_TPFLAGS_DEFAULT,
+	.tp_doc = "per-thread tables of the function profiler (internal)",
+};
+
+static struct pf_thread *pf_thread_new(unsigned long ident)
+{
+	struct pf_thread *t = PyObject_New(struct pf_thread, &pf_thread_type);
+	if (!t)
+		return NULL;
+	memset((char *)t + sizeof(PyObject), 0, sizeof *t - sizeof(PyObject));
+	t->thread_id = ident;
+	if (PyList_Append(pf_threads, (PyObject *)t) != 0) {
+		Py_DECREF(t);
+		return NULL;
+	}
+	return t;
+}
+
+/* Install `fn` (with a fresh pf_thread each when `fn` is pf_hook) on every thread state. */
+static int pf_install_all(Py_tracefunc fn)
+{
+	PyInterpreterState *interp = PyThreadState_Get()->interp;
+	for (PyThreadState *ts = PyInterpreterState_ThreadHead(interp); ts;
+	     ts = PyThreadState_Next(ts)) {
+		PyObject *obj = NULL;
+		if (fn == pf_hook) {
+			struct pf_thread *t = pf_thread_new((unsigned long)ts->thread_id);
+			if (!t)
+				return -1;
+			obj = (PyObject *)t;
+		}
+		int rc = _PyEval_SetProfile(ts, fn, obj);
+		Py_XDECREF(obj); /* the thread state holds it now, and pf_threads */
+		if (rc < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static void pf_uninstall_all(Py_tracefunc fn)
+{
+	PyInterpreterState *interp = PyThreadState_Get()->interp;
+	for (PyThreadState *ts = PyInterpreterState_ThreadHead(interp); ts;
+	     ts = PyThreadState_Next(ts)) {
+		if (ts->c_profilefunc == fn) {
+			if (_PyEval_SetProfile(ts, NULL, NULL) < 0)
+				PyErr_Clear();
+		}
+	}
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Module methods. */
+
+static PyObject *pf_start(PyObject *mod, PyObject *args, PyObject *kw)
+{
+	(void)mod;
+	static char *names[] = { "emit_ranges", NULL };
+	int emit = 0;
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "|p", names, &emit))
+		return NULL;
+	if (pf_active) {
+		PyErr_SetString(PyExc_RuntimeError, "the function profiler is already running");
+		return NULL;
+	}
+	pf_ticks_per_s = record_ticks_per_second(); /* calibrates the clock once */
+	pf_emit = emit;
+	if (pf_install_all(pf_hook) != 0) {
+		pf_uninstall_all(pf_hook);
+		return NULL;
+	}
+	pf_active = 1;
+	Py_RETURN_NONE;
+}
+
+/* Count the frames still open on every thread as returning now, then clear the stacks. */
+static void pf_flush_open(void)
+{
+	uint64_t now = clock_ticks();
+	Py_ssize_t n = PyList_GET_SIZE(pf_threads);
+	for (Py_ssize_t i = 0; i < n; i++) {
+		struct pf_thread *t = (struct pf_thread *)PyList_GET_ITEM(pf_threads, i);
+		while (t->depth > 0)
+			pf_leave(t, now);
+	}
+}
+
+static PyObject *pf_stop(PyObject *mod, PyObject *unused)
+{
+	(void)mod;
+	(void)unused;
+	if (!pf_active)
+		Py_RETURN_NONE;
+	pf_uninstall_all(pf_hook);
+	pf_flush_open();
+	pf_active = 0;
+	Py_RETURN_NONE;
+}
+
+static PyObject *pf_clear(PyObject *mod, PyObject *unused)
+{
+	(void)mod;
+	(void)unused;
+	if (pf_active) {
+		PyErr_SetString(PyExc_RuntimeError, "stop the function profiler first");
+		return NULL;
+	}
+	if (PyList_SetSlice(pf_threads, 0, PyList_GET_SIZE(pf_threads), NULL) != 0)
+		return NULL;
+	Py_RETURN_NONE;
+}
+
+static PyObject *pf_is_active(PyObject *mod, PyObject *unused)
+{
+	(void)mod;
+	(void)unused;
+	return PyBool_FromLong(pf_active);
+}
+
+/* threading.setprofile(_thread_installer): the first event of a new thread lands here, in
+ * Python's profile trampoline; swap in the C hook for the rest of the thread's life. */
+static PyObject *pf_thread_installer(PyObject *mod, PyObject *args)
+{
+	(void)mod;
+	(void)args;
+	PyThreadState *ts = PyThreadState_Get();
+	if (!pf_active) {
+		if (_PyEval_SetProfile(ts, NULL, NULL) < 0)
+			return NULL;
+		Py_RETURN_NONE;
+	}
+	struct pf_thread *t = pf_thread_new((unsigned long)ts->thread_id);
+	if (!t)
+		return NULL;
+	int rc = _PyEval_SetProfile(ts, pf_hook, (PyObject *)t);
+	Py_DECREF(t);
+	if (rc < 0)
+		return NULL;
+	Py_RETURN_NONE;
+}
+
+static PyObject *pf_noop_start(PyObject *mod, PyObject *unused)
+{
+	(void)mod;
+	(void)unused;
+	if (pf_install_all(pf_noop_hook) != 0)
+		return NULL;
+	Py_RETURN_NONE;
+}
+
+static PyObject *pf_noop_stop(PyObject *mod, PyObject *unused)
+{
+	(void)mod;
+	(void)unused;
+	pf_uninstall_all(pf_noop_hook);
+	Py_RETURN_NONE;
+}
+
+/* The pstats key of a function: (file, line, name) or ('~', 0, label). */
+static PyObject *pf_key(const struct pf_func *f)
+{
+	if (f->code) {
+		const PyCodeObject *co = (const PyCodeObject *)f->code;
+		return Py_BuildValue("(OiO)", co->co_filename, co->co_firstlineno, co->co_name);
+	}
+	if (f->label)
+		return Py_BuildValue("(siO)", "~", 0, f->label);
+	return Py_BuildValue("(sis)", "~", 0, "<unknown>");
+}
+
+/* Add (cc, nc, tt, ct) to the list [cc, nc, tt, ct, ...] at dict[key] (made if absent). */
+static PyObject *pf_accumulate(PyObject *dict, PyObject *key, uint64_t cc, uint64_t nc, uint64_t tt,
+			       uint64_t ct, int with_callers)
+{
+	PyObject *v = PyDict_GetItemWithError(dict, key);
+	if (!v) {
+		if (PyErr_Occurred())
+			return NULL;
+		v = with_callers ? Py_BuildValue("[KKddN]", 0ull, 0ull, 0.0, 0.0, PyDict_New())
+				 : Py_BuildValue("[KKdd]", 0ull, 0ull, 0.0, 0.0);
+		if (!v || PyDict_SetItem(dict, key, v) != 0) {
+			Py_XDECREF(v);
+			return NULL;
+		}
+		Py_DECREF(v);
+	}
+	uint64_t old_cc = PyLong_AsUnsignedLongLong(PyList_GET_ITEM(v, 0));
+	uint64_t old_nc = PyLong_AsUnsignedLongLong(PyList_GET_ITEM(v, 1));
+	double old_tt = PyFloat_AsDouble(PyList_GET_ITEM(v, 2));
+	double old_ct = PyFloat_AsDouble(PyList_GET_ITEM(v, 3));
+	if (PyErr_Occurred())
+		return NULL;
+	PyObject *items[4] = {
+		PyLong_FromUnsignedLongLong(old_cc + cc),
+		PyLong_FromUnsignedLongLong(old_nc + nc),
+		PyFloat_FromDouble(old_tt + (double)tt / pf_ticks_per_s),
+		PyFloat_FromDouble(old_ct + (double)ct / pf_ticks_per_s),
+	};
+	for (int i = 0; i < 4; i++) {
+		if (!items[i] || PyList_SetItem(v, i, items[i]) != 0) {
+			for (int j = i + 1; j < 4; j++)
+				Py_XDECREF(items[j]);
+			return NULL;
+		}
+	}
+	return v;
+}
+
+/* The merged statistics of every thread as cProfile's `stats` dict:
+ * {(file, line, func): (cc, nc, tt, ct, {caller: (nc, cc, tt, ct)})}, times in seconds. */
+static PyObject *pf_stats(PyObject *mod, PyObject *unused)
+{
+	(void)mod;
+	(void)unused;
+	if (pf_ticks_per_s <= 0)
+		pf_ticks_per_s = record_ticks_per_second();
+	PyObject *acc = PyDict_New();
+	if (!acc)
+		return NULL;
+	Py_ssize_t n = PyList_GET_SIZE(pf_threads);
+	for (Py_ssize_t i = 0; i < n; i++) {
+		struct pf_thread *t = (struct pf_thread *)PyList_GET_ITEM(pf_threads, i);
+		PyObject **keys = calloc(t->nfuncs ? t->nfuncs : 1, sizeof *keys);
+		if (!keys)
+			goto fail_nomem;
+		int ok = 1;
+		for (size_t f = 0; f < t->nfuncs && ok; f++) {
+			keys[f] = pf_key(&t->funcs[f]);
+			const struct pf_func *pf = &t->funcs[f];
+			ok = keys[f] &&
+			     pf_accumulate(acc, keys[f], pf->cc, pf->nc, pf->tt, pf->ct, 1);
+		}
+		for (size_t e = 0; e < t->nedges && ok; e++) {
+			const struct pf_edge *pe = &t->edges[e];
+			PyObject *v = PyDict_GetItemWithError(acc, keys[pe->callee]);
+			ok = v != NULL;
+			if (ok) /* stored [cc, nc, ...]; the tuple below is (nc, cc, tt, ct) */
+				ok = pf_accumulate(PyList_GET_ITEM(v, 4), keys[pe->caller], pe->cc,
+						   pe->nc, pe->tt, pe->ct, 0) != NULL;
+		}
+		for (size_t f = 0; f < t->nfuncs; f++)
+			Py_XDECREF(keys[f]);
+		free(keys);
+		if (!ok)
+			goto fail;
+	}
+	/* Freeze into tuples: values (cc, nc, tt, ct, callers), callers (nc, cc, tt, ct). */
+	PyObject *out = PyDict_New();
+	if (!out)
+		goto fail;
+	PyObject *k, *v;
+	Py_ssize_t pos = 0;
+	while (PyDict_Next(acc, &pos, &k, &v)) {
+		PyObject *callers = PyDict_New();
+		if (!callers)
+			goto fail_out;
+		PyObject *ck, *cv;
+		Py_ssize_t cpos = 0;
+		while (PyDict_Next(PyList_GET_ITEM(v, 4), &cpos, &ck, &cv)) {
+			PyObject *tup =
+				PyTuple_Pack(4, PyList_GET_ITEM(cv, 1), PyList_GET_ITEM(cv, 0),
+					     PyList_GET_ITEM(cv, 2), PyList_GET_ITEM(cv, 3));
+			if (!tup || PyDict_SetItem(callers, ck, tup) != 0) {
+				Py_XDECREF(tup);
+				Py_DECREF(callers);
+				goto fail_out;
+			}
+			Py_DECREF(tup);
+		}
+		PyObject *tup =
+			Py_BuildValue("(OOOON)", PyList_GET_ITEM(v, 0), PyList_GET_ITEM(v, 1),
+				      PyList_GET_ITEM(v, 2), PyList_GET_ITEM(v, 3), callers);
+		if (!tup || PyDict_SetItem(out, k, tup) != 0) {
+			Py_XDECREF(tup);
+			goto fail_out;
+		}
+		Py_DECREF(tup);
+	}
+	Py_DECREF(acc);
+	return out;
+fail_out:
+	Py_DECREF(out);
+	goto fail;
+fail_nomem:
+	PyErr_NoMemory();
+fail:
+	Py_DECREF(acc);
+	return NULL;
+}
+
+PyMethodDef pyfunc_methods[] = {
+	{ "pyfunc_start", (PyCFunction)(void (*)(void))pf_start, METH_VARARGS | METH_KEYWORDS,
+	  "pyfunc_start(emit_ranges=False): install the C profile function on every thread" },
+	{ "pyfunc_stop", pf_stop, METH_NOARGS, "remove it; open frames count as returning now" },
+	{ "pyfunc_clear", pf_clear, METH_NOARGS, "forget every count (when stopped)" },
+	{ "pyfunc_active", pf_is_active, METH_NOARGS, "True while the function profiler runs" },
+	{ "pyfunc_stats", pf_stats, METH_NOARGS, "the counts as a pstats dictionary" },
+	{ "_thread_installer", pf_thread_installer, METH_VARARGS,
+	  "for threading.setprofile: installs the C hook in a new thread" },
+	{ "noop_hook_start", pf_noop_start, METH_NOARGS,
+	  "install a profile function that does nothing (benchmark floor)" },
+	{ "noop_hook_stop", pf_noop_stop, METH_NOARGS, "remove the no-op profile function" },
+	{ NULL, NULL, 0, NULL },
+};
+
+int pyfunc_init(PyObject *module)
+{
+	(void)module;
+	if (PyType_Ready(&pf_thread_type) < 0)
+		return -1;
+	pf_threads = PyList_New(0);
+	return pf_threads ? 0 : -1;
+}

@@ -1,0 +1,292 @@
+"""The step profiler: paddle.profiler's Profiler, scheduler, enums, exporters and RecordEvent,
+over the C profiler of opscope (opscope_profiler_*). See docs/python.md for the mapping of each
+name to paddle.profiler and torch.profiler."""
+
+import enum
+import functools
+import os
+import shutil
+import socket
+import warnings
+
+from . import _opscope
+
+
+class ProfilerState(enum.IntEnum):
+    """State of a step (paddle.profiler.ProfilerState; torch's ProfilerAction)."""
+    CLOSED = 0
+    READY = 1
+    RECORD = 2
+    RECORD_AND_RETURN = 3
+
+
+class ProfilerTarget(enum.IntEnum):
+    """What to profile. This build records the host (CPU) only."""
+    CPU = 0
+    GPU = 1
+    XPU = 2
+    CUSTOM_DEVICE = 3
+
+
+class SortedKeys(enum.IntEnum):
+    """Sort orders of summary() (paddle.profiler.SortedKeys)."""
+    CPUTotal = 0
+    CPUAvg = 1
+    CPUMax = 2
+    CPUMin = 3
+    GPUTotal = 4
+    GPUAvg = 5
+    GPUMax = 6
+    GPUMin = 7
+
+
+class TracerEventType(enum.IntEnum):
+    """Event categories; the first fifteen are paddle's TracerEventType values."""
+    Operator = 0
+    Dataloader = 1
+    ProfileStep = 2
+    CudaRuntime = 3
+    Kernel = 4
+    Memcpy = 5
+    Memset = 6
+    UserDefined = 7
+    OperatorInner = 8
+    Forward = 9
+    Backward = 10
+    Optimization = 11
+    Communication = 12
+    PythonOp = 13
+    PythonUserDefined = 14
+    PythonFunction = 15
+
+
+class _Schedule:
+    """A make_scheduler() result: callable like paddle's, and passed to C as numbers."""
+
+    def __init__(self, closed, ready, record, repeat, skip_first):
+        self.params = (closed, ready, record, repeat, skip_first)
+        _opscope.schedule_state(self.params, 0)  # validates
+
+    def __call__(self, step):
+        return ProfilerState(_opscope.schedule_state(self.params, step))
+
+    def __repr__(self):
+        return ("make_scheduler(closed=%d, ready=%d, record=%d, repeat=%d, skip_first=%d)" %
+                self.params)
+
+
+def make_scheduler(*, closed, ready, record, repeat=0, skip_first=0):
+    """paddle.profiler.make_scheduler: a callable step -> ProfilerState."""
+    for v in (closed, ready, record, repeat, skip_first):
+        if not isinstance(v, int) or v < 0:
+            raise ValueError("Invalid profiler scheduler arguments")
+    if record <= 0:
+        raise ValueError("Invalid profiler scheduler arguments")
+    return _Schedule(closed, ready, record, repeat, skip_first)
+
+
+def _worker_name():
+    return "host_%s_pid_%d" % (socket.gethostname(), os.getpid())
+
+
+def _makedirs(dir_name):
+    try:
+        os.makedirs(dir_name, exist_ok=True)
+    except OSError as e:
+        raise RuntimeError("Can not create directory '%s' for saving profiling results." %
+                           dir_name) from e
+
+
+def export_opscope(dir_name, worker_name=None):
+    """on_trace_ready handler: keep each window as an .opscope file in dir_name (the windows
+    are written there directly)."""
+    _makedirs(dir_name)
+
+    def handle(prof):
+        path = prof.last_trace
+        if worker_name and path:
+            dest = os.path.join(dir_name, "%s_w%d.opscope" % (worker_name, prof._windows - 1))
+            shutil.move(path, dest)
+            prof.last_trace = dest
+
+    handle._opscope_output = dir_name
+    return handle
+
+
+def export_chrome_tracing(dir_name, worker_name=None):
+    """on_trace_ready handler (paddle.profiler.export_chrome_tracing): each window is written
+    to dir_name as .opscope and converted to Chrome trace JSON next to it, by the exporter
+    inside the extension ("<worker>_w<N>.json" for "<worker>_w<N>.opscope")."""
+    _makedirs(dir_name)
+    keep = export_opscope(dir_name, worker_name)
+
+    def handle(prof):
+        keep(prof)
+        src = prof.last_trace
+        if not src:
+            return
+        out = os.path.splitext(src)[0] + ".json"
+        _opscope.export(src, out, "chrome")
+        prof.last_export = out
+
+    handle._opscope_output = dir_name
+    return handle
+
+
+class Profiler:
+    """paddle.profiler.Profiler over the C profiler.
+
+    scheduler: None (record every step; one window handed out at stop()), a (start, end)
+    tuple (record [start, end)), make_scheduler(...), or any callable step -> ProfilerState.
+    on_trace_ready(prof) is called when a window is complete; prof.last_trace is its file.
+    """
+
+    def __init__(self, *, targets=None, scheduler=None, on_trace_ready=None,
+                 record_shapes=False, profile_memory=False, timer_only=False,
+                 output=None, skip_steps=None, **unsupported):
+        self.targets = self._check_targets(targets)
+        self.record_shapes = record_shapes
+        self.profile_memory = profile_memory
+        self.timer_only = timer_only
+        self.on_trace_ready = on_trace_ready
+        self.last_trace = None
+        self.last_export = None
+        self._windows = 0
+        for k in unsupported:
+            warnings.warn("Profiler option %r is not supported by opscope yet; ignored" % k)
+        if output is None and on_trace_ready is not None:
+            output = getattr(on_trace_ready, "_opscope_output", None)
+        if output is not None and not output.endswith(("/", ".opscope")):
+            output = output + "/"
+        sched, state_fn = None, None
+        if scheduler is None:
+            pass
+        elif isinstance(scheduler, _Schedule):
+            sched = scheduler.params
+        elif isinstance(scheduler, (tuple, list)):
+            if len(scheduler) != 2 or scheduler[1] <= scheduler[0]:
+                raise ValueError("scheduler (start, end) needs end > start")
+            sched = _opscope.schedule_from_range(max(int(scheduler[0]), 0), int(scheduler[1]))
+        elif callable(scheduler):
+            state_fn = scheduler
+        else:
+            raise TypeError("scheduler must be None, (start, end), or a callable")
+        self.scheduler = scheduler
+        self._c = _opscope.Profiler(output=output, schedule=sched, state_fn=state_fn,
+                                    on_ready=self._ready, timer_only=bool(timer_only),
+                                    skip_steps=int(skip_steps or 0))
+
+    @staticmethod
+    def _check_targets(targets):
+        if targets is None:
+            return [ProfilerTarget.CPU]
+        kept = []
+        for t in targets:
+            t = ProfilerTarget(t)
+            if t != ProfilerTarget.CPU:
+                warnings.warn("Profiling %s is not supported in current context." % t.name)
+            else:
+                kept.append(t)
+        return kept
+
+    def _ready(self, path):
+        self._windows += 1
+        self.last_trace = path
+        if self.on_trace_ready is not None:
+            self.on_trace_ready(self)
+
+    def start(self):
+        self._c.start()
+
+    def step(self, num_samples=None):
+        self._c.step(-1 if num_samples is None else int(num_samples))
+
+    def stop(self):
+        self._c.stop()
+
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+        return False
+
+    @property
+    def step_num(self):
+        return self._c.step_num()
+
+    @property
+    def current_state(self):
+        return ProfilerState(self._c.state())
+
+    def step_info(self, unit=None):
+        """Averages since the previous call: " reader_cost: ... batch_cost: ... ips: ...\""""
+        return self._c.step_info(unit)
+
+    def bench_summary(self):
+        """The Perf Summary figures (a dict; times in seconds)."""
+        return self._c.bench_summary()
+
+    def export(self, path="", format="json"):
+        """Write the last window to `path`: format "json" (Chrome) or any opscope exporter."""
+        if not self.last_trace:
+            return
+        fmt = "chrome" if format == "json" else format
+        _opscope.export(self.last_trace, path, fmt)
+
+    def summary(self, sorted_by=SortedKeys.CPUTotal, op_detail=True, thread_sep=False,
+                time_unit="ms", views=None):
+        raise NotImplementedError("needs opscope report (the report stage is not built yet)")
+
+
+class RecordEvent:
+    """A user range (paddle.profiler.RecordEvent, torch.profiler.record_function): a context
+    manager, a decorator, or begin()/end(). Records only while a session records."""
+
+    def __init__(self, name, event_type=TracerEventType.PythonUserDefined):
+        self.name = name
+        self.event_type = TracerEventType(event_type)
+        self._token = 0
+
+    def begin(self):
+        self._token = _opscope.range_begin(int(self.event_type), self.name)
+
+    def end(self):
+        _opscope.range_end(self._token)
+        self._token = 0
+
+    def __enter__(self):
+        self.begin()
+        return self
+
+    def __exit__(self, *exc):
+        self.end()
+        return False
+
+    def __call__(self, fn):
+        name, cat = self.name, int(self.event_type)
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            token = _opscope.range_begin(cat, name)
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                _opscope.range_end(token)
+        return wrapper
+
+
+def wrap_loader(iterable):
+    """Yield from `iterable`, timing each fetch as reader cost of the active profiler (what
+    paddle's DataLoader does with its before_reader/after_reader hooks)."""
+    it = iter(iterable)
+    while True:
+        _opscope.reader_begin()
+        try:
+            item = next(it)
+        except StopIteration:
+            _opscope.reader_end()
+            return
+        _opscope.reader_end()
+        yield item

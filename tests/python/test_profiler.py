@@ -1,0 +1,207 @@
+"""The step profiler: scheduler states (SPEC-seeds 1.2-1.4 worked examples), on_trace_ready
+timing, windows and files, RecordEvent ranges, timer-only numbers."""
+import os
+import subprocess
+import time
+
+import pytest
+
+import opscope
+from opscope import ProfilerState as S
+
+
+def states(sched, n):
+    return [sched(i) for i in range(n)]
+
+
+def windows(fn, n):
+    """[first, last] step of each recorded window of a state function."""
+    out, start = [], None
+    for i in range(n):
+        s = fn(i)
+        if s in (S.RECORD, S.RECORD_AND_RETURN) and start is None:
+            start = i
+        if s == S.RECORD_AND_RETURN:
+            out.append([start, i])
+            start = None
+    return out
+
+
+def test_make_scheduler_repeat1():
+    sch = opscope.make_scheduler(closed=1, ready=1, record=4, repeat=1)
+    assert states(sch, 8) == [S.CLOSED, S.READY, S.RECORD, S.RECORD, S.RECORD,
+                              S.RECORD_AND_RETURN, S.CLOSED, S.CLOSED]
+
+
+def test_make_scheduler_skip_first():
+    sch = opscope.make_scheduler(closed=1, ready=1, record=4, skip_first=1)
+    assert windows(sch, 20) == [[3, 6], [9, 12], [15, 18]]
+
+
+def test_make_scheduler_repeat3():
+    sch = opscope.make_scheduler(closed=1, ready=1, record=3, repeat=3)
+    assert [i for i in range(30) if sch(i) == S.READY] == [1, 6, 11]
+    assert windows(sch, 30) == [[2, 4], [7, 9], [12, 14]]
+
+
+def test_make_scheduler_invalid():
+    with pytest.raises(ValueError):
+        opscope.make_scheduler(closed=1, ready=1, record=0)
+    with pytest.raises(ValueError):
+        opscope.make_scheduler(closed=-1, ready=1, record=1)
+
+
+def run_loop(n, **kw):
+    log = []
+
+    def ready(prof):
+        log.append(("ready", prof.step_num, prof.last_trace))
+
+    prof = opscope.Profiler(on_trace_ready=ready, **kw)
+    prof.start()
+    for i in range(n):
+        log.append((i, prof.current_state))
+        with opscope.RecordEvent("work"):
+            pass
+        prof.step()
+    prof.stop()
+    return log
+
+
+def test_tuple_scheduler_and_ready_timing(tmp_path):
+    log = run_loop(10, scheduler=(2, 5), output=str(tmp_path) + "/")
+    st = [e[1] for e in log if e[0] != "ready"]
+    assert st == [S.CLOSED, S.READY, S.RECORD, S.RECORD, S.RECORD_AND_RETURN] + [S.CLOSED] * 5
+    ready = [e for e in log if e[0] == "ready"]
+    assert len(ready) == 1
+    # fired inside the step() that ends iteration 4: right after (4, R&R), step_num 5
+    idx = log.index(ready[0])
+    assert log[idx - 1] == (4, S.RECORD_AND_RETURN) and ready[0][1] == 5
+    assert os.path.exists(ready[0][2]) and ready[0][2].startswith(str(tmp_path))
+    names = [r[0] for r in opscope.read_ranges(ready[0][2])]
+    assert names.count("work") == 3
+    assert [n for n in names if n.startswith("ProfileStep")] == [
+        "ProfileStep#2", "ProfileStep#3", "ProfileStep#4"]
+
+
+def test_callable_scheduler_from_python(tmp_path):
+    calls = []
+
+    def sched(step):
+        calls.append(step)
+        return S.RECORD_AND_RETURN if step == 1 else S.CLOSED
+
+    log = run_loop(4, scheduler=sched, output=str(tmp_path) + "/")
+    assert 0 in calls and 3 in calls
+    ready = [e for e in log if e[0] == "ready"]
+    assert len(ready) == 1 and ready[0][1] == 2
+
+
+def test_scheduler_exception_propagates(tmp_path):
+    def sched(step):
+        if step == 2:
+            raise KeyError("boom")
+        return S.CLOSED
+
+    prof = opscope.Profiler(scheduler=sched, output=str(tmp_path) + "/")
+    prof.start()
+    prof.step()
+    with pytest.raises(KeyError):
+        prof.step()
+    prof.stop()
+
+
+def test_default_scheduler_one_window_at_stop(tmp_path):
+    log = run_loop(3, output=str(tmp_path) + "/")
+    ready = [e for e in log if e[0] == "ready"]
+    assert len(ready) == 1 and ready[0][1] == 3  # handed out by stop()
+
+
+def test_export_chrome_tracing(tmp_path):
+    d = str(tmp_path / "chrome")
+    handler = opscope.export_chrome_tracing(d)
+    assert os.path.isdir(d)  # created eagerly, like paddle
+    with opscope.Profiler(scheduler=(1, 3), on_trace_ready=handler) as prof:
+        for _ in range(4):
+            with opscope.RecordEvent("fwd", opscope.TracerEventType.Forward):
+                pass
+            prof.step()
+    import json
+    files = sorted(os.listdir(d))
+    assert any(f.endswith(".opscope") for f in files)
+    js = [f for f in files if f.endswith(".json")]
+    assert len(js) == 1
+    doc = json.load(open(os.path.join(d, js[0])))
+    events = doc["traceEvents"] if isinstance(doc, dict) else doc
+    assert any(e.get("name") == "fwd" for e in events)
+
+
+def test_record_event_forms_and_dump(tmp_path, cli):
+    out = str(tmp_path / "run.opscope")
+    opscope.session_start(out)
+
+    @opscope.RecordEvent("decorated")
+    def f():
+        return 7
+
+    assert f() == 7
+    ev = opscope.RecordEvent("manual", opscope.TracerEventType.Dataloader)
+    ev.begin()
+    ev.end()
+    with opscope.RecordEvent("ctx"):
+        pass
+    opscope.session_stop()
+    ranges = {(r[0], r[1]) for r in opscope.read_ranges(out)}
+    assert {("decorated", "PythonUserDefined"), ("manual", "Dataloader"),
+            ("ctx", "PythonUserDefined")} <= ranges
+    dump = subprocess.run([cli, "dump", out], capture_output=True, text=True, check=True)
+    for name in ("decorated", "manual", "ctx"):
+        assert name in dump.stdout
+
+
+def test_record_event_outside_session_is_noop():
+    ev = opscope.RecordEvent("nothing")
+    ev.begin()
+    ev.end()  # must not end a range of a session that started later
+    assert not opscope.session_active()
+
+
+def test_timer_only_reader_cost(tmp_path, capfd):
+    sleep_reader, sleep_step = 0.004, 0.002
+    prof = opscope.Profiler(timer_only=True, skip_steps=-1, output=str(tmp_path / "no") + "/")
+
+    def loader():
+        for i in range(12):
+            time.sleep(sleep_reader)
+            yield i
+
+    prof.start()
+    infos = []
+    for _ in opscope.wrap_loader(loader()):
+        time.sleep(sleep_step)
+        prof.step(num_samples=8)
+        infos.append(prof.step_info("images"))
+    prof.stop()
+    s = prof.bench_summary()
+    assert s["steps"] == 12
+    assert 0.8 * sleep_reader <= s["reader_avg_s"] <= 3 * sleep_reader
+    batch = sleep_reader + sleep_step
+    assert 0.8 * batch <= s["batch_avg_s"] <= 3 * batch
+    assert s["samples_mode"]
+    assert 0.8 * 8 / (3 * batch) <= s["ips_avg"] <= 8 / (0.8 * batch) * 1.01
+    assert "reader_cost" in infos[-1] and "images/s" in infos[-1]
+    assert not os.path.exists(str(tmp_path / "no"))  # timer_only writes no files
+    assert "Perf Summary" in capfd.readouterr().out
+
+
+def test_targets_gpu_warns():
+    with pytest.warns(UserWarning, match="not supported"):
+        p = opscope.Profiler(targets=[opscope.ProfilerTarget.CPU, opscope.ProfilerTarget.GPU],
+                             timer_only=True)
+    assert p.targets == [opscope.ProfilerTarget.CPU]
+
+
+def test_summary_not_yet():
+    p = opscope.Profiler(timer_only=True)
+    with pytest.raises(NotImplementedError):
+        p.summary()
