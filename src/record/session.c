@@ -671,7 +671,7 @@ static const char *program_name(char *buf, size_t size)
 /* Decide the file of this process. `base` is the configured output (file or directory).
  * A process other than the root of an `opscope record` (OPSCOPE_ROOT_PID) never takes the
  * root's file name: it gets its pid in the name, created exclusively. */
-static void session_resolve_path(const char *base, int force_child)
+static int session_resolve_path(const char *base, int force_child)
 {
 	int pid = (int)getpid();
 	const char *root = getenv("OPSCOPE_ROOT_PID");
@@ -690,6 +690,7 @@ static void session_resolve_path(const char *base, int force_child)
 		snprintf(S.path, sizeof(S.path), "%s", base);
 		S.exclusive = 0;
 	}
+	return child;
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -797,8 +798,9 @@ OPSCOPE_API int opscope_session_start(const struct opscope_options *opts)
 		snprintf(def, sizeof(def), "opscope.%d.opscope", (int)getpid());
 		base = def;
 	}
-	session_resolve_path(base, 0);
-	S.lazy_open = 0;
+	/* Another process of a recorded program creates its file only if it records something:
+	 * a build or a shell that runs many tools leaves no empty files behind. */
+	S.lazy_open = session_resolve_path(base, 0);
 	rc = session_launch();
 out:
 	pthread_mutex_unlock(&S.lock);

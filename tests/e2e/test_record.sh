@@ -91,6 +91,11 @@ for f in "$tmp"/tree/run.[0-9]*.opscope; do
 done
 [ "$child" -eq 1 ] && [ "$execd" -eq 1 ] || fail "child/exec files"
 
+echo "# processes that record nothing leave no file (only the first process always has one)"
+mkdir -p "$tmp/quiet"
+"$OPSCOPE" record -q -o "$tmp/quiet/run.opscope" -- sh -c '/bin/true; /bin/true; exit 0'
+[ "$(ls "$tmp/quiet" | wc -l)" -eq 1 ] || fail "empty child files: $(ls "$tmp/quiet")"
+
 echo "# a directory output: one file per process, named by program and pid"
 mkdir -p "$tmp/dir"
 "$OPSCOPE" record -q -o "$tmp/dir/" -- "$PROGRAMS/prog_api_threads" 2 100
