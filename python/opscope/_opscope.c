@@ -24,10 +24,68 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <dlfcn.h>
+
 #include "opscope/opscope.h"
 
 #include "convert/export.h"
 #include "model/model.h"
+
+/* ---------------------------------------------------------------------------------------- */
+/* The runtime that records. This module carries its own (hidden) copy of the runtime, but
+ * under `opscope record` a libopscope.so is preloaded and already recording into the file
+ * of the process: then the range functions below go to that one, found with
+ * dlsym(RTLD_DEFAULT) (our copy's symbols are not exported, so a hit is the preloaded one). */
+
+struct py_runtime {
+	uint64_t *word;				/* opscope_recording_word */
+	void (*range_begin)(int, const char *); /* opscope_range_begin */
+	void (*range_end)(void);		/* opscope_range_end */
+	void (*instant)(int, const char *);	/* opscope_instant */
+	void (*counter)(const char *, double);	/* opscope_counter */
+	void (*step)(int64_t);			/* opscope_step */
+	void (*thread_name)(const char *);	/* opscope_thread_name */
+	int preloaded;				/* 1: the functions are the preloaded library's */
+};
+
+static struct py_runtime rt = { &opscope_recording_word, opscope_range_begin,
+				opscope_range_end,	 opscope_instant,
+				opscope_counter,	 opscope_step,
+				opscope_thread_name,	 0 };
+
+/* dlsym returns void *; converting it to a function pointer goes through memcpy to stay
+ * within ISO C. */
+static int py_sym(const char *name, void *fnptr, size_t size)
+{
+	void *p = dlsym(RTLD_DEFAULT, name);
+	if (!p)
+		return 0;
+	memcpy(fnptr, &p, size);
+	return 1;
+}
+
+static void py_runtime_init(void)
+{
+	struct py_runtime r = { 0 };
+	void *word = dlsym(RTLD_DEFAULT, "opscope_recording_word");
+	if (!word || word == (void *)&opscope_recording_word)
+		return;
+	r.word = word;
+	if (py_sym("opscope_range_begin", &r.range_begin, sizeof(r.range_begin)) &&
+	    py_sym("opscope_range_end", &r.range_end, sizeof(r.range_end)) &&
+	    py_sym("opscope_instant", &r.instant, sizeof(r.instant)) &&
+	    py_sym("opscope_counter", &r.counter, sizeof(r.counter)) &&
+	    py_sym("opscope_step", &r.step, sizeof(r.step)) &&
+	    py_sym("opscope_thread_name", &r.thread_name, sizeof(r.thread_name))) {
+		r.preloaded = 1;
+		rt = r;
+	}
+}
+
+static int py_rt_recording(void)
+{
+	return (int)(__atomic_load_n(rt.word, __ATOMIC_RELAXED) & 1u);
+}
 
 /* ---------------------------------------------------------------------------------------- */
 /* Sessions and ranges. */
@@ -96,7 +154,7 @@ static PyObject *py_session_path(PyObject *mod, PyObject *unused)
 
 static uint64_t py_word(void)
 {
-	uint64_t w = __atomic_load_n(&opscope_recording_word, __ATOMIC_RELAXED);
+	uint64_t w = __atomic_load_n(rt.word, __ATOMIC_RELAXED);
 	return (w & 1u) ? w : 0;
 }
 
@@ -110,7 +168,7 @@ static PyObject *py_range_begin(PyObject *mod, PyObject *args)
 		return NULL;
 	uint64_t w = py_word();
 	if (w)
-		opscope_range_begin(cat, name);
+		rt.range_begin(cat, name);
 	return PyLong_FromUnsignedLongLong(w);
 }
 
@@ -121,7 +179,7 @@ static PyObject *py_range_end(PyObject *mod, PyObject *arg)
 	if (PyErr_Occurred())
 		return NULL;
 	if (w && py_word() == w)
-		opscope_range_end();
+		rt.range_end();
 	Py_RETURN_NONE;
 }
 
@@ -132,8 +190,8 @@ static PyObject *py_instant(PyObject *mod, PyObject *args)
 	const char *name;
 	if (!PyArg_ParseTuple(args, "is", &cat, &name))
 		return NULL;
-	if (opscope_recording())
-		opscope_instant(cat, name);
+	if (py_rt_recording())
+		rt.instant(cat, name);
 	Py_RETURN_NONE;
 }
 
@@ -144,8 +202,8 @@ static PyObject *py_counter(PyObject *mod, PyObject *args)
 	double v;
 	if (!PyArg_ParseTuple(args, "sd", &name, &v))
 		return NULL;
-	if (opscope_recording())
-		opscope_counter(name, v);
+	if (py_rt_recording())
+		rt.counter(name, v);
 	Py_RETURN_NONE;
 }
 
@@ -153,7 +211,7 @@ static PyObject *py_recording(PyObject *mod, PyObject *unused)
 {
 	(void)mod;
 	(void)unused;
-	return PyBool_FromLong(opscope_recording());
+	return PyBool_FromLong(py_rt_recording());
 }
 
 static PyObject *py_step(PyObject *mod, PyObject *args)
@@ -162,7 +220,7 @@ static PyObject *py_step(PyObject *mod, PyObject *args)
 	long long n = -1;
 	if (!PyArg_ParseTuple(args, "|L", &n))
 		return NULL;
-	opscope_step((int64_t)n);
+	rt.step((int64_t)n);
 	Py_RETURN_NONE;
 }
 
@@ -188,7 +246,7 @@ static PyObject *py_thread_name(PyObject *mod, PyObject *arg)
 	const char *name = PyUnicode_AsUTF8(arg);
 	if (!name)
 		return NULL;
-	opscope_thread_name(name);
+	rt.thread_name(name);
 	Py_RETURN_NONE;
 }
 
@@ -660,6 +718,7 @@ PyMODINIT_FUNC PyInit__opscope(void)
 {
 	if (PyType_Ready(&ProfilerType) < 0)
 		return NULL;
+	py_runtime_init();
 	PyObject *m = PyModule_Create(&module_def);
 	if (!m)
 		return NULL;
@@ -672,7 +731,8 @@ PyMODINIT_FUNC PyInit__opscope(void)
 		goto fail;
 	}
 	if (PyModule_AddStringConstant(m, "__version__", "0.1.0") != 0 ||
-	    PyModule_AddIntConstant(m, "CATEGORY_COUNT", OPSCOPE_CAT_COUNT_) != 0)
+	    PyModule_AddIntConstant(m, "CATEGORY_COUNT", OPSCOPE_CAT_COUNT_) != 0 ||
+	    PyModule_AddIntConstant(m, "PRELOADED_RUNTIME", rt.preloaded) != 0)
 		goto fail;
 	return m;
 fail:

@@ -205,3 +205,25 @@ def test_summary_not_yet():
     p = opscope.Profiler(timer_only=True)
     with pytest.raises(NotImplementedError):
         p.summary()
+
+
+def test_opscope_record_sees_python_ranges(tmp_path, cli):
+    """Under `opscope record` the preloaded runtime records; RecordEvent must reach its file
+    (the module forwards to it instead of its own copy)."""
+    import sys
+
+    out = tmp_path / "rec.opscope"
+    code = (
+        "import opscope\n"
+        "assert opscope._opscope.PRELOADED_RUNTIME == 1\n"
+        "for i in range(7):\n"
+        "    with opscope.RecordEvent('py-range'):\n"
+        "        pass\n"
+    )
+    env = dict(os.environ)
+    subprocess.run([cli, "record", "-q", "-o", str(out), "--", sys.executable, "-c", code],
+                   check=True, env=env)
+    dump = subprocess.run([cli, "dump", str(out)], check=True, capture_output=True,
+                          text=True).stdout
+    assert sum(1 for line in dump.splitlines()
+               if line.split()[2:3] == ["range"] and line.split()[4:5] == ["py-range"]) == 7
