@@ -517,6 +517,12 @@ static atomic_uint_fast64_t profiler_bare_steps;
 static _Thread_local uint64_t profiler_bare_word;
 static _Thread_local uint32_t profiler_bare_name;
 
+void record_close_bare_step(void)
+{
+	profiler_range_end(profiler_bare_word, profiler_bare_name, -1);
+	profiler_bare_word = 0;
+}
+
 OPSCOPE_API void opscope_step(int64_t num_samples)
 {
 	struct opscope_profiler *prof = record_active_profiler();

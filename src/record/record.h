@@ -56,6 +56,10 @@ struct opscope_profiler *record_active_profiler(void);
 /* 0 when NVTX capture was switched off (opscope_options.nvtx = -1 or OPSCOPE_NVTX=0). */
 int record_nvtx_wanted(void);
 
+/* End the calling thread's open "ProfileStep#N" of opscope_step() without a profiler, so a
+ * session stopped after the last step() does not leave it open. */
+void record_close_bare_step(void);
+
 /* Add process metadata (key/value) to the active session's file; copied. */
 void record_metadata(const char *key, const char *value);
 

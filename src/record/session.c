@@ -830,6 +830,7 @@ OPSCOPE_API int opscope_session_stop(void)
 		pthread_mutex_unlock(&S.lock);
 		return error_set(OPSCOPE_ENOTACTIVE, "no session is recording");
 	}
+	record_close_bare_step();
 	buffers_release_current(); /* the caller's own partial chunk goes in whole */
 	session_join_writer();
 	int rc = S.file_failed ? error_set(OPSCOPE_EIO, "writing %s failed", S.path) : 0;

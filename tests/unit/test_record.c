@@ -229,6 +229,32 @@ TEST(flush_makes_events_visible)
 	REQUIRE(opscope_session_stop() == 0);
 }
 
+/* opscope_step() without a profiler: ProfileStep#1..#N ranges, the last one ended by stop. */
+TEST(bare_steps_are_closed_at_stop)
+{
+	struct opscope_options o = { .output = tmp_path("steps.opscope") };
+	REQUIRE(opscope_session_start(&o) == 0);
+	for (int i = 0; i < 3; i++) {
+		OPSCOPE_RANGE_BEGIN(OPSCOPE_CAT_FORWARD, "forward");
+		OPSCOPE_RANGE_END();
+		opscope_step(8);
+	}
+	REQUIRE(opscope_session_stop() == 0);
+	struct model *m = load(o.output);
+	REQUIRE(m);
+	uint64_t steps = 0, unclosed = 0;
+	for (uint32_t t = 0; t < m->ntracks; t++)
+		for (uint64_t i = 0; i < m->tracks[t].nranges; i++) {
+			if (m->tracks[t].ranges.category[i] == OPSCOPE_CAT_PROFILE_STEP)
+				steps++;
+			if (m->tracks[t].ranges.flags[i] & MODEL_RANGEF_UNCLOSED)
+				unclosed++;
+		}
+	CHECK(steps >= 3);
+	CHECK_EQ_U(unclosed, 0);
+	model_free(m);
+}
+
 TEST(disabled_records_nothing)
 {
 	CHECK(!opscope_recording());
@@ -261,6 +287,7 @@ int main(void)
 	static const struct harness_test tests[] = {
 		{ "disabled_records_nothing", test_disabled_records_nothing },
 		{ "session_errors", test_session_errors },
+		{ "bare_steps_are_closed_at_stop", test_bare_steps_are_closed_at_stop },
 		{ "events_args_and_names", test_events_args_and_names },
 		{ "eight_threads_million_ranges", test_eight_threads_million_ranges },
 		{ "restart_sessions", test_restart_sessions },
