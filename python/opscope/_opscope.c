@@ -37,21 +37,10 @@
  * of the process: then the range functions below go to that one, found with
  * dlsym(RTLD_DEFAULT) (our copy's symbols are not exported, so a hit is the preloaded one). */
 
-struct py_runtime {
-	uint64_t *word;				/* opscope_recording_word */
-	void (*range_begin)(int, const char *); /* opscope_range_begin */
-	void (*range_end)(void);		/* opscope_range_end */
-	void (*instant)(int, const char *);	/* opscope_instant */
-	void (*counter)(const char *, double);	/* opscope_counter */
-	void (*step)(int64_t);			/* opscope_step */
-	void (*thread_name)(const char *);	/* opscope_thread_name */
-	int preloaded;				/* 1: the functions are the preloaded library's */
-};
-
-static struct py_runtime rt = { &opscope_recording_word, opscope_range_begin,
-				opscope_range_end,	 opscope_instant,
-				opscope_counter,	 opscope_step,
-				opscope_thread_name,	 0 };
+struct py_runtime rt = { &opscope_recording_word, opscope_range_begin,
+			 opscope_range_end,	  opscope_instant,
+			 opscope_counter,	  opscope_step,
+			 opscope_thread_name,	  0 };
 
 /* dlsym returns void *; converting it to a function pointer goes through memcpy to stay
  * within ISO C. */
@@ -82,7 +71,7 @@ static void py_runtime_init(void)
 	}
 }
 
-static int py_rt_recording(void)
+int py_rt_recording(void)
 {
 	return (int)(__atomic_load_n(rt.word, __ATOMIC_RELAXED) & 1u);
 }

@@ -8,7 +8,25 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <stdint.h>
+
 #include <frameobject.h>
+
+/* The runtime that records: this module's own copy, or, under `opscope record`, the
+ * preloaded libopscope.so (see py_runtime_init in _opscope.c). */
+struct py_runtime {
+	uint64_t *word;				/* opscope_recording_word */
+	void (*range_begin)(int, const char *); /* opscope_range_begin */
+	void (*range_end)(void);		/* opscope_range_end */
+	void (*instant)(int, const char *);	/* opscope_instant */
+	void (*counter)(const char *, double);	/* opscope_counter */
+	void (*step)(int64_t);			/* opscope_step */
+	void (*thread_name)(const char *);	/* opscope_thread_name */
+	int preloaded;				/* 1: the functions are the preloaded library's */
+};
+extern struct py_runtime rt;
+/* 1 while the runtime in `rt` records. */
+int py_rt_recording(void);
 
 /* Module methods of the function profiler, ending with a NULL entry. */
 extern PyMethodDef pyfunc_methods[];

@@ -304,10 +304,15 @@ static void pf_enter(struct pf_thread *t, const void *key, PyObject *code, PyObj
 	fr->edge = ei;
 	fr->child = 0;
 	fr->begun = 0;
-	if (pf_emit && opscope_recording()) {
+	if (pf_emit && py_rt_recording()) {
 		uint32_t id = pf_name_id(&t->funcs[fi]);
-		if (id) {
+		if (id && !rt.preloaded) {
 			record_emit_begin(OPSCOPE_CAT_PYTHON_FUNCTION, id);
+			fr->begun = 1;
+		} else if (id) {
+			/* the interned copy's address is stable: the preloaded runtime's pointer
+			 * cache makes this a hash and a compare */
+			rt.range_begin(OPSCOPE_CAT_PYTHON_FUNCTION, record_string(id, NULL));
 			fr->begun = 1;
 		}
 	}
@@ -339,8 +344,12 @@ static void pf_leave(struct pf_thread *t, uint64_t now)
 			e->ct += elapsed;
 		}
 	}
-	if (fr->begun)
-		record_emit_end(f->name_id);
+	if (fr->begun) {
+		if (rt.preloaded)
+			rt.range_end();
+		else
+			record_emit_end(f->name_id);
+	}
 }
 
 static int pf_hook(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)

@@ -172,3 +172,24 @@ def test_noop_floor_hook():
     finally:
         opscope._opscope.noop_hook_stop()
     assert sys.getprofile() is None
+
+
+def test_emit_ranges_under_opscope_record(tmp_path, cli):
+    """With emit_ranges, calls become PythonFunction ranges in the recording's file when the
+    script runs under `opscope record` (the preloaded runtime records them)."""
+    out = tmp_path / "pyfunc.opscope"
+    code = (
+        "import opscope\n"
+        "def leaf():\n"
+        "    return 1\n"
+        "with opscope.profile_functions(emit_ranges=True):\n"
+        "    for i in range(5):\n"
+        "        leaf()\n"
+    )
+    subprocess.run([cli, "record", "-q", "-o", str(out), "--", sys.executable, "-c", code],
+                   check=True)
+    dump = subprocess.run([cli, "dump", str(out)], check=True, capture_output=True,
+                          text=True).stdout
+    leaf = [line for line in dump.splitlines()
+            if " range PythonFunction " in line and "leaf" in line.split()[4]]
+    assert len(leaf) == 5, dump[:2000]
