@@ -202,6 +202,10 @@ static void jw_arg_value(struct jw *w, const struct model *m, uint64_t i)
 	case MODEL_ARG_STR:
 		jw_sid(w, m, bits > UINT32_MAX ? 0 : (uint32_t)bits);
 		break;
+	case MODEL_ARG_JSON: /* compact JSON text checked by the importer: written as is */
+		jw_raw(w, model_str(m, bits > UINT32_MAX ? 0 : (uint32_t)bits),
+		       model_strlen(m, bits > UINT32_MAX ? 0 : (uint32_t)bits));
+		break;
 	default:
 		jw_lit(w, "null");
 	}

@@ -228,6 +228,22 @@ uint32_t model_intern(struct model *m, const char *s, size_t len)
 	return id;
 }
 
+uint32_t model_find_str(const struct model *m, const char *s)
+{
+	size_t len = strlen(s);
+	if (len == 0 || !m->hash_cap)
+		return 0;
+	uint64_t h = str_hash(s, len);
+	for (uint64_t i = h & (m->hash_cap - 1);; i = (i + 1) & (m->hash_cap - 1)) {
+		uint32_t slot = m->hash_slots[i];
+		if (!slot)
+			return 0;
+		uint32_t id = slot - 1;
+		if (m->str_len[id] == len && memcmp(m->text + m->str_off[id], s, len) == 0)
+			return id;
+	}
+}
+
 const char *model_str(const struct model *m, uint32_t id)
 {
 	if (id == 0 || id >= m->nstrings)
@@ -428,6 +444,63 @@ uint64_t model_add_arg(struct model *m, uint32_t key, uint8_t type, uint64_t bit
 	m->args.type[i] = type;
 	m->args.bits[i] = bits;
 	return i;
+}
+
+uint64_t model_add_flow(struct model *m, uint64_t id, uint32_t from_track, int64_t from_ns,
+			uint32_t to_track, int64_t to_ns)
+{
+	if (!grow((void **)&m->flows, sizeof(*m->flows), &m->flows_cap, m->nflows + 1)) {
+		m->oom = true;
+		return MODEL_NONE;
+	}
+	m->flows[m->nflows] = (struct model_flow){ id,	  from_track, to_track,	 from_ns,
+						   to_ns, MODEL_NONE, MODEL_NONE };
+	return m->nflows++;
+}
+
+/* The innermost range of track t that contains time ts, or MODEL_NONE. */
+static uint64_t innermost_range_at(const struct model *m, uint32_t t, int64_t ts)
+{
+	const struct model_track *tr = &m->tracks[t];
+	const struct model_ranges *r = &tr->ranges;
+	uint64_t lo = 0, hi = tr->nranges; /* first range starting after ts */
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		if (r->start_ns[mid] <= ts)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* Walking back, the first range that contains ts is the innermost one; an outermost
+	 * range that does not contain it hides everything before it. */
+	for (uint64_t i = lo; i-- > 0;) {
+		if (r->start_ns[i] + r->dur_ns[i] >= ts)
+			return i;
+		if (r->depth[i] == 0)
+			break;
+	}
+	return MODEL_NONE;
+}
+
+void model_resolve_flows(struct model *m, uint64_t first)
+{
+	for (uint64_t f = first; f < m->nflows; f++) {
+		struct model_flow *fl = &m->flows[f];
+		if (fl->from_track != MODEL_NO_TRACK)
+			fl->from_range = innermost_range_at(m, fl->from_track, fl->from_ns);
+		if (fl->to_track != MODEL_NO_TRACK)
+			fl->to_range = innermost_range_at(m, fl->to_track, fl->to_ns);
+	}
+}
+
+uint64_t model_range_arg(const struct model *m, uint32_t track, uint64_t i, uint32_t key)
+{
+	const struct model_ranges *r = &m->tracks[track].ranges;
+	uint64_t a = r->first_arg[i];
+	for (uint32_t k = 0; k < r->nargs[i]; k++)
+		if (m->args.key[a + k] == key)
+			return a + k;
+	return MODEL_NONE;
 }
 
 void model_set_meta(struct model *m, uint32_t pid, uint32_t key, uint32_t value)

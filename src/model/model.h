@@ -85,6 +85,9 @@ enum model_arg_type {
 	MODEL_ARG_U64 = OPS_ARG_U64,
 	MODEL_ARG_F64 = OPS_ARG_F64,
 	MODEL_ARG_STR = OPS_ARG_STR,
+	/* A JSON value (array, object, true/false/null) kept as its compact text in a string id;
+	 * only importers of JSON traces make these, and exporters write the text back verbatim. */
+	MODEL_ARG_JSON = 5,
 };
 
 /* Typed arguments, as columns. */
@@ -229,6 +232,19 @@ uint64_t model_add_counter(struct model *m, uint32_t track, int64_t ts_ns, uint3
 			   double value);
 /* Append an argument; returns its index or MODEL_NONE. */
 uint64_t model_add_arg(struct model *m, uint32_t key, uint8_t type, uint64_t bits);
+/* Append a flow that leaves (from_track, from_ns) and enters (to_track, to_ns); either end
+ * may be MODEL_NO_TRACK. The range ends are resolved by model_resolve_flows(). Returns the
+ * flow index or MODEL_NONE. */
+uint64_t model_add_flow(struct model *m, uint64_t id, uint32_t from_track, int64_t from_ns,
+			uint32_t to_track, int64_t to_ns);
+/* Set from_range/to_range of flows [first, nflows) to the innermost range of their track that
+ * contains their time (MODEL_NONE when none does). Tracks must be sorted. */
+void model_resolve_flows(struct model *m, uint64_t first);
+/* Index in m->args of the argument of range `i` on `track` whose key is the string id `key`,
+ * or MODEL_NONE. */
+uint64_t model_range_arg(const struct model *m, uint32_t track, uint64_t i, uint32_t key);
+/* The id of string s if it is interned, else 0 (never interns). */
+uint32_t model_find_str(const struct model *m, const char *s);
 /* Set process metadata (a later value for the same pid and key replaces the earlier). */
 void model_set_meta(struct model *m, uint32_t pid, uint32_t key, uint32_t value);
 /* The value of metadata `key` of process `pid`, or NULL. */
