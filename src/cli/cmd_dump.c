@@ -87,6 +87,9 @@ static void dump_args(const struct model *m, uint64_t first, uint32_t n)
 			dump_str(m, (uint32_t)bits);
 			printf("\"");
 			break;
+		case MODEL_ARG_JSON: /* compact JSON text */
+			dump_str(m, (uint32_t)bits);
+			break;
 		}
 	}
 	printf("}");

@@ -51,29 +51,42 @@ static void info_file(const struct model *m, const struct model_file *f)
 	printf("file:       ");
 	info_str(m, f->path);
 	printf(" (%" PRIu64 " bytes)\n", f->file_bytes);
-	printf("format:     version %u (readable by version %u and newer), features:", f->version,
-	       f->min_reader);
-	if (!f->features)
-		printf(" none");
-	if (f->features & OPS_FEAT_ZSTD)
-		printf(" zstd");
-	if (f->features & OPS_FEAT_TSC)
-		printf(" tsc");
-	if (f->features & ~(uint64_t)(OPS_FEAT_ZSTD | OPS_FEAT_TSC))
-		printf(" 0x%" PRIx64, f->features & ~(uint64_t)(OPS_FEAT_ZSTD | OPS_FEAT_TSC));
-	printf("\n");
-	time_t secs = (time_t)(f->create_realtime_ns / 1000000000u);
-	struct tm tm;
-	char when[64] = "?";
-	if (gmtime_r(&secs, &tm))
-		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
-	printf("created:    %s\n", when);
+	if (strcmp(model_str(m, f->format), "opscope") != 0) {
+		/* an imported trace: no writer version, features or creation time */
+		printf("format:     ");
+		info_str(m, f->format);
+		printf(" (imported)\n");
+	} else {
+		printf("format:     version %u (readable by version %u and newer), features:",
+		       f->version, f->min_reader);
+		if (!f->features)
+			printf(" none");
+		if (f->features & OPS_FEAT_ZSTD)
+			printf(" zstd");
+		if (f->features & OPS_FEAT_TSC)
+			printf(" tsc");
+		if (f->features & ~(uint64_t)(OPS_FEAT_ZSTD | OPS_FEAT_TSC))
+			printf(" 0x%" PRIx64,
+			       f->features & ~(uint64_t)(OPS_FEAT_ZSTD | OPS_FEAT_TSC));
+		printf("\n");
+		time_t secs = (time_t)(f->create_realtime_ns / 1000000000u);
+		struct tm tm;
+		char when[64] = "?";
+		if (gmtime_r(&secs, &tm))
+			strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
+		printf("created:    %s\n", when);
+	}
 	printf("pid:        %u\n", f->pid);
-	printf("records:    %" PRIu64, f->records);
+	bool imported = strcmp(model_str(m, f->format), "opscope") != 0;
+	printf("records:    %" PRIu64 "%s", f->records, imported ? " trace events" : "");
 	if (f->skipped_records)
-		printf(" (%" PRIu64 " of unknown types skipped)", f->skipped_records);
+		printf(" (%" PRIu64 " %s skipped)", f->skipped_records,
+		       imported ? "of phases the model does not hold" : "of unknown types");
 	printf("\n");
-	if (f->complete) {
+	if (imported) {
+		printf("status:     %s\n", f->complete ? "complete (read to the end)"
+						       : "INCOMPLETE: reading stopped at an error");
+	} else if (f->complete) {
 		printf("status:     complete (the recording stopped cleanly)\n");
 	} else {
 		printf("status:     INCOMPLETE: no END record (the recording did not stop cleanly)\n");
@@ -86,8 +99,12 @@ static void info_file(const struct model *m, const struct model_file *f)
 		info_str(m, f->tail_msg);
 		printf("\n");
 	}
-	if (f->unmatched_ends || f->mismatched_ends || f->unmatched_async || f->orphan_args ||
-	    f->bad_strings)
+	if (imported && (f->unmatched_ends || f->mismatched_ends))
+		printf("anomalies:  %" PRIu64 " E without B, %" PRIu64
+		       " ranges crossing the end of their parent\n",
+		       f->unmatched_ends, f->mismatched_ends);
+	else if (f->unmatched_ends || f->mismatched_ends || f->unmatched_async || f->orphan_args ||
+		 f->bad_strings)
 		printf("anomalies:  %" PRIu64 " unmatched END, %" PRIu64 " mismatched END, %" PRIu64
 		       " unmatched ASYNC_END, %" PRIu64 " orphan ARG, %" PRIu64
 		       " undefined string ids\n",

@@ -14,6 +14,7 @@
 
 #include "cli/cli.h"
 #include "convert/export.h"
+#include "convert/import.h"
 #include "model/model.h"
 #include "opscope_config.h"
 
@@ -72,7 +73,7 @@ struct model *cli_load(const char *path)
 	if (!m)
 		cli_die_oom();
 	char err[512];
-	if (model_load_file(m, path, err, sizeof(err)) != 0) {
+	if (import_load_path(m, path, err, sizeof(err)) != 0) {
 		cli_error("%s", err);
 		model_free(m);
 		return NULL;

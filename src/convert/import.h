@@ -18,4 +18,14 @@ int import_load_path(struct model *m, const char *path, char *err, size_t errsiz
  * name. Files that are not traces are skipped; a trace that fails to load is an error. */
 int import_load_dir(struct model *m, const char *dir, char *err, size_t errsize);
 
+/* The same from memory (JSON must not be gzip'd here); `name` is used in messages. */
+int import_load_mem(struct model *m, const char *name, const void *data, size_t size, char *err,
+		    size_t errsize);
+
+/* The Chrome-JSON / Kineto importer (kineto.c) behind the two above. A JSON object without
+ * "traceEvents" gives OPSCOPE_EUNSUPPORTED and leaves the model unchanged. */
+int kineto_load_file(struct model *m, const char *path, char *err, size_t errsize);
+int kineto_load_mem(struct model *m, const char *name, const void *data, size_t size, char *err,
+		    size_t errsize);
+
 #endif

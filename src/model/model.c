@@ -600,6 +600,39 @@ static struct sort_key *sort_keys(const int64_t *start, const uint32_t *depth, u
 	return k;
 }
 
+/* Reorder the ranges of `track` by keys[i].index (flow references follow); frees keys. */
+static void permute_ranges(struct model *m, uint32_t track, struct sort_key *k)
+{
+	struct model_track *t = &m->tracks[track];
+	struct model_ranges *r = &t->ranges;
+	uint64_t n = t->nranges;
+	bool ok = permute(r->start_ns, sizeof(*r->start_ns), k, n) &&
+		  permute(r->dur_ns, sizeof(*r->dur_ns), k, n) &&
+		  permute(r->name, sizeof(*r->name), k, n) &&
+		  permute(r->category, sizeof(*r->category), k, n) &&
+		  permute(r->flags, sizeof(*r->flags), k, n) &&
+		  permute(r->depth, sizeof(*r->depth), k, n) &&
+		  permute(r->first_arg, sizeof(*r->first_arg), k, n) &&
+		  permute(r->nargs, sizeof(*r->nargs), k, n);
+	/* flows refer to ranges by index: old index -> new index */
+	uint64_t *inv = ok ? malloc(n * sizeof(*inv)) : NULL;
+	if (inv) {
+		for (uint64_t i = 0; i < n; i++)
+			inv[k[i].index] = i;
+		for (uint64_t f = 0; f < m->nflows; f++) {
+			struct model_flow *fl = &m->flows[f];
+			if (fl->from_track == track && fl->from_range < n)
+				fl->from_range = inv[fl->from_range];
+			if (fl->to_track == track && fl->to_range < n)
+				fl->to_range = inv[fl->to_range];
+		}
+		free(inv);
+	} else {
+		m->oom = true;
+	}
+	free(k);
+}
+
 void model_sort_track(struct model *m, uint32_t track)
 {
 	struct model_track *t = &m->tracks[track];
@@ -608,34 +641,8 @@ void model_sort_track(struct model *m, uint32_t track)
 	struct sort_key *k = sort_keys(r->start_ns, r->depth, t->nranges, &sorted);
 	if (!sorted && !k)
 		m->oom = true;
-	if (k) {
-		uint64_t n = t->nranges;
-		bool ok = permute(r->start_ns, sizeof(*r->start_ns), k, n) &&
-			  permute(r->dur_ns, sizeof(*r->dur_ns), k, n) &&
-			  permute(r->name, sizeof(*r->name), k, n) &&
-			  permute(r->category, sizeof(*r->category), k, n) &&
-			  permute(r->flags, sizeof(*r->flags), k, n) &&
-			  permute(r->depth, sizeof(*r->depth), k, n) &&
-			  permute(r->first_arg, sizeof(*r->first_arg), k, n) &&
-			  permute(r->nargs, sizeof(*r->nargs), k, n);
-		/* flows refer to ranges by index: old index -> new index */
-		uint64_t *inv = ok ? malloc(n * sizeof(*inv)) : NULL;
-		if (inv) {
-			for (uint64_t i = 0; i < n; i++)
-				inv[k[i].index] = i;
-			for (uint64_t f = 0; f < m->nflows; f++) {
-				struct model_flow *fl = &m->flows[f];
-				if (fl->from_track == track && fl->from_range < n)
-					fl->from_range = inv[fl->from_range];
-				if (fl->to_track == track && fl->to_range < n)
-					fl->to_range = inv[fl->to_range];
-			}
-			free(inv);
-		} else {
-			m->oom = true;
-		}
-		free(k);
-	}
+	if (k)
+		permute_ranges(m, track, k);
 	struct model_instants *in = &t->instants;
 	k = sort_keys(in->ts_ns, NULL, t->ninstants, &sorted);
 	if (!sorted && !k)
@@ -1393,6 +1400,7 @@ static int loader_run(struct model *m, struct loader *L, char *err, size_t errsi
 	struct model_file *f = L->file;
 	memset(f, 0, sizeof(*f));
 	f->path = model_intern(m, L->r.name, strlen(L->r.name));
+	f->format = model_intern(m, "opscope", 7);
 	f->pid = L->r.hdr.pid;
 	f->version = L->r.hdr.version;
 	f->min_reader = L->r.hdr.min_reader_version;
@@ -1462,4 +1470,98 @@ int model_load_file(struct model *m, const char *path, char *err, size_t errsize
 	rc = loader_run(m, &L, err, errsize);
 	loader_free(&L);
 	return rc;
+}
+
+uint64_t model_nest_track(struct model *m, uint32_t track)
+{
+	struct model_track *t = &m->tracks[track];
+	struct model_ranges *r = &t->ranges;
+	uint64_t n = t->nranges;
+	if (n == 0)
+		return 0;
+	/* order: start ascending, then longer first (a parent before its children) */
+	struct sort_key *k = malloc(n * sizeof(*k));
+	if (!k) {
+		m->oom = true;
+		return 0;
+	}
+	bool sorted = true;
+	for (uint64_t i = 0; i < n; i++) {
+		k[i] = (struct sort_key){ r->start_ns[i], (uint64_t)(INT64_MAX - r->dur_ns[i]), i };
+		if (i && sort_key_cmp(&k[i - 1], &k[i]) > 0)
+			sorted = false;
+	}
+	if (sorted) {
+		free(k);
+	} else {
+		qsort(k, n, sizeof(*k), sort_key_cmp);
+		permute_ranges(m, track, k);
+	}
+	/* depth = number of open ranges that contain the start; ends of open ranges on a stack */
+	uint64_t cap = 64, top = 0, overlaps = 0;
+	int64_t *ends = malloc(cap * sizeof(*ends));
+	if (!ends) {
+		m->oom = true;
+		return 0;
+	}
+	for (uint64_t i = 0; i < n; i++) {
+		int64_t s = r->start_ns[i], e = s + r->dur_ns[i];
+		while (top && ends[top - 1] <= s) /* a range ending where this starts is done */
+			top--;
+		if (top && e > ends[top - 1])
+			overlaps++; /* crosses the end of its parent: still nested under it */
+		r->depth[i] = (uint32_t)(top < UINT32_MAX ? top : UINT32_MAX);
+		if (top == cap) {
+			int64_t *p = realloc(ends, 2 * cap * sizeof(*ends));
+			if (!p) {
+				m->oom = true;
+				break;
+			}
+			ends = p;
+			cap *= 2;
+		}
+		ends[top++] = e;
+	}
+	free(ends);
+	return overlaps;
+}
+
+void model_finish_tracks(struct model *m, uint32_t first_track)
+{
+	for (uint32_t ti = first_track; ti < m->ntracks; ti++) {
+		struct model_track *t = &m->tracks[ti];
+		t->min_ns = INT64_MAX;
+		t->max_ns = INT64_MIN;
+		for (uint64_t j = 0; j < t->nranges; j++) {
+			int64_t s = t->ranges.start_ns[j], e = s + t->ranges.dur_ns[j];
+			t->min_ns = s < t->min_ns ? s : t->min_ns;
+			t->max_ns = e > t->max_ns ? e : t->max_ns;
+		}
+		for (uint64_t j = 0; j < t->ninstants; j++) {
+			int64_t s = t->instants.ts_ns[j];
+			t->min_ns = s < t->min_ns ? s : t->min_ns;
+			t->max_ns = s > t->max_ns ? s : t->max_ns;
+		}
+		for (uint64_t j = 0; j < t->ncounters; j++) {
+			int64_t s = t->counters.ts_ns[j];
+			t->min_ns = s < t->min_ns ? s : t->min_ns;
+			t->max_ns = s > t->max_ns ? s : t->max_ns;
+		}
+		m->min_ns = t->min_ns < m->min_ns ? t->min_ns : m->min_ns;
+		m->max_ns = t->max_ns > m->max_ns ? t->max_ns : m->max_ns;
+	}
+}
+
+uint32_t model_add_file(struct model *m, const char *path, const char *format)
+{
+	if (!grow32((void **)&m->files, sizeof(*m->files), &m->files_cap,
+		    (uint64_t)m->nfiles + 1)) {
+		m->oom = true;
+		return UINT32_MAX;
+	}
+	struct model_file *f = &m->files[m->nfiles];
+	memset(f, 0, sizeof(*f));
+	f->path = model_intern(m, path, strlen(path));
+	f->format = model_intern(m, format, strlen(format));
+	return m->nfiles++;
 }

@@ -138,6 +138,7 @@ struct model_clock {
 /* One loaded file and what the reader found about its integrity. */
 struct model_file {
 	uint32_t path;		     /* string id of the path (or name) */
+	uint32_t format;	     /* string id: "opscope", "kineto-json", "chrome-json" */
 	uint32_t pid;		     /* process that wrote it (header) */
 	uint16_t version;	     /* format version of the writer */
 	uint16_t min_reader;	     /* oldest reader that can read it */
@@ -252,6 +253,17 @@ const char *model_get_meta(const struct model *m, uint32_t pid, const char *key)
 /* Sort one track's ranges by (start, depth) and instants and counters by time, keeping
  * argument and flow references right. */
 void model_sort_track(struct model *m, uint32_t track);
+
+/* Sort the ranges of a track by start, longer first at equal starts, and set their depths
+ * from how they contain each other (for importers whose ranges carry no depth). A range that
+ * crosses the end of the range it starts in is nested under it anyway; returns how many did.
+ * Call before model_resolve_flows(). */
+uint64_t model_nest_track(struct model *m, uint32_t track);
+/* Recompute min_ns/max_ns of tracks [first_track, ntracks) and of the model. */
+void model_finish_tracks(struct model *m, uint32_t first_track);
+/* Append a file entry (importers; the .opscope loader makes its own) and return its index,
+ * or UINT32_MAX when out of memory. Tracks added afterwards belong to it. */
+uint32_t model_add_file(struct model *m, const char *path, const char *format);
 
 /* Processes of the model, in order of first appearance: fills up to `max` pids, returns how
  * many there are. */

@@ -1,0 +1,122 @@
+/*
+ * json.h: a streaming JSON scanner for importers of large JSON traces.
+ *
+ * The input (a file, gzip'd or not, or memory) is read through a window that holds a few MB;
+ * an importer parses one value at a time (one trace event, one top-level member) with the
+ * json_* functions below, which never read past the window's end. When a value runs off the
+ * end they return JSON_MORE: the importer calls json_in_refill() keeping the value's first
+ * byte, and parses the value again from there. Memory therefore stays bounded by the largest
+ * single value (which may grow the window up to JSON_MAX_VALUE), not by the text.
+ *
+ * Strings are returned as spans: into the window when they hold no escapes (the common case,
+ * no copy), or into a scratch buffer holding the unescaped bytes. Spans stay valid until the
+ * next refill or json_scratch_reset(). The scanner validates as it goes (RFC 8259 grammar,
+ * control characters, escapes, nesting depth); it does not validate UTF-8 in strings: bytes
+ * pass through and whoever prints them escapes them.
+ */
+#ifndef OPSCOPE_CONVERT_JSON_H
+#define OPSCOPE_CONVERT_JSON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define JSON_OK	  0
+#define JSON_MORE 1  /* ran off the end of the window: refill and parse the value again */
+#define JSON_ERR  -1 /* malformed: json_cur.err says what, at json_cur.errpos */
+
+#define JSON_MAX_DEPTH 256		     /* deeper nesting is an error, not a stack overflow */
+#define JSON_MAX_VALUE (1024u * 1024 * 1024) /* one value may not exceed this many bytes */
+
+/* The input and its window. */
+struct json_in {
+	const char *name;    /* for messages */
+	void *gz;	     /* gzFile of a file input (zlib reads plain files transparently) */
+	char *buf;	     /* window storage; buf[len] is always a NUL sentinel */
+	size_t cap;	     /* bytes of buf, sentinel excluded */
+	size_t pos;	     /* first unconsumed byte */
+	size_t len;	     /* bytes read into buf */
+	uint64_t base;	     /* input offset of buf[0] */
+	bool eof;	     /* nothing more to read */
+	bool owned;	     /* buf is ours to free / grow */
+	uint64_t file_bytes; /* size of the file on disk (compressed size for gzip) */
+	bool gzipped;	     /* the file is gzip'd */
+};
+
+/* A string or raw-token span. */
+struct json_span {
+	const char *s;
+	size_t len;
+};
+
+/* Scratch memory for unescaped strings and canonical JSON text of one value. */
+struct json_scratch {
+	char *buf;
+	size_t len, cap;
+	bool oom;
+};
+
+/* A cursor over the window while one value is parsed. */
+struct json_cur {
+	const char *p, *end;
+	struct json_scratch *sc;
+	const char *err;    /* static message when JSON_ERR */
+	const char *errpos; /* where */
+};
+
+/* Open a file (gzip or plain, recognised by content). Returns 0 or a negative OPSCOPE_E*
+ * code with a message in err. */
+int json_in_open_file(struct json_in *in, const char *path, char *err, size_t errsize);
+/* Read from memory (no copy). */
+void json_in_open_mem(struct json_in *in, const char *name, const void *data, size_t size);
+void json_in_close(struct json_in *in);
+/* Keep the bytes from `keep` (a pointer into the window) on, read more after them. Returns
+ * 1 if bytes were added, 0 at the end of the input, or a negative OPSCOPE_E* code with a
+ * message in err (read error, corrupt gzip data, a value larger than JSON_MAX_VALUE). */
+int json_in_refill(struct json_in *in, const char *keep, char *err, size_t errsize);
+/* Input offset of a pointer into the window. */
+static inline uint64_t json_in_offset(const struct json_in *in, const char *p)
+{
+	return in->base + (uint64_t)(p - in->buf);
+}
+/* A cursor over the unconsumed window. */
+static inline struct json_cur json_in_cursor(struct json_in *in, struct json_scratch *sc)
+{
+	return (struct json_cur){ in->buf + in->pos, in->buf + in->len, sc, NULL, NULL };
+}
+
+void json_scratch_reset(struct json_scratch *sc);
+void json_scratch_free(struct json_scratch *sc);
+
+/* Skip whitespace; JSON_MORE if the window ends first. */
+static inline int json_ws(struct json_cur *c)
+{
+	while (c->p < c->end) {
+		char ch = *c->p;
+		if (ch != ' ' && ch != '\n' && ch != '\r' && ch != '\t')
+			return JSON_OK;
+		c->p++;
+	}
+	return JSON_MORE;
+}
+
+/* Expect byte `ch` after whitespace and step over it. */
+int json_expect(struct json_cur *c, char ch, const char *what);
+/* A string at the cursor (which must be at '"'). */
+int json_string(struct json_cur *c, struct json_span *out);
+/* A number at the cursor: its text in `out`; *is_int when it is an integer that fits in
+ * int64 (value in *iv). */
+int json_number(struct json_cur *c, struct json_span *out, bool *is_int, int64_t *iv);
+/* Skip any value, validating it. */
+int json_skip(struct json_cur *c, int depth);
+/* Parse any value and append its compact canonical text to the scratch buffer (strings
+ * re-escaped, invalid UTF-8 replaced by U+FFFD); the text is in *out. */
+int json_canon(struct json_cur *c, struct json_span *out);
+/* The JSON number text of span `num` (µs, as Kineto writes ts/dur) as integer ns, exactly
+ * for up to 3 decimals and rounded beyond; false when it is out of range (> ~106 days of
+ * epoch µs is fine: the limit is ±9.2e15 µs). */
+bool json_us_to_ns(struct json_span num, int64_t *ns);
+/* The number text as a double. */
+double json_to_double(struct json_span num);
+
+#endif

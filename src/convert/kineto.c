@@ -1,0 +1,1328 @@
+/*
+ * kineto.c: importer of Chrome trace-event JSON, as PyTorch's profiler (Kineto) writes it and
+ * as chrome://tracing / Perfetto read it, into the event model.
+ *
+ * The text is streamed (json.h): one trace event is parsed, then committed to the model, so
+ * memory is the model plus a window of a few MB. What the model gets (docs/import-kineto.md
+ * is the full contract):
+ *   - X events become ranges; B/E pairs too. GPU events (kernel, gpu_memcpy, gpu_memset,
+ *     gpu_user_annotation, ...) go to device tracks (pid = device, tid = stream), everything
+ *     else to host thread tracks. Depths come from containment (model_nest_track).
+ *   - Kineto categories map onto ours (cpu_op -> Operator, cuda_runtime -> CudaRuntime,
+ *     kernel -> Kernel or Communication for NCCL kernels, ...), and a few names mark phases
+ *     (ProfilerStep#N -> ProfileStep, enumerate(DataLoader)... -> Dataloader, ...).
+ *   - every member of "args" is kept as a typed argument ("correlation" links a GPU event to
+ *     the runtime call that launched it); arrays and objects as compact JSON text.
+ *   - i/I instants, C counters, s/f flows (ac2g launches, fwdbwd), M names.
+ *   - times: µs with up to 3 decimals, converted exactly to ns; "baseTimeNanoseconds"
+ *     (written after the events) is added at the end.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "opscope/opscope.h"
+
+#include "convert/import.h"
+#include "convert/json.h"
+#include "model/model.h"
+
+/* A pid, tid or id as written: a number or a string. */
+struct kid {
+	bool present;
+	bool is_str;
+	int64_t num;
+	struct json_span s;
+};
+
+/* One argument of the event being parsed. */
+struct karg {
+	struct json_span key;
+	uint8_t type;	    /* enum model_arg_type */
+	int64_t i;	    /* MODEL_ARG_I64 */
+	double d;	    /* MODEL_ARG_F64 */
+	struct json_span s; /* MODEL_ARG_STR / MODEL_ARG_JSON */
+};
+
+/* The event being parsed. */
+struct kev {
+	struct json_span ph, name, cat, bp;
+	struct kid pid, tid, id;
+	int64_t ts, dur;
+	bool has_ts, has_dur;
+	const char *start; /* first byte, for messages */
+	uint32_t nargs;
+};
+
+struct kslot {
+	uint64_t pid, tid; /* keys as normalised by kid_key */
+	uint32_t kind;
+	uint32_t track; /* MODEL_NO_TRACK = empty slot */
+};
+
+/* A flow end waiting for the tracks to be complete. */
+struct kflow {
+	uint64_t id;
+	uint32_t cat;
+	char phase; /* 's' or 'f' */
+	uint64_t pid, tid;
+	int64_t ts;
+};
+
+/* A name waiting for its track (thread_name) or process (process_name / labels). */
+struct kname {
+	uint64_t pid, tid;
+	uint32_t key;	/* 0 for a thread name, else the meta key */
+	uint32_t value; /* string id */
+};
+
+/* Open B events of a track. */
+struct kopen {
+	uint32_t track;
+	uint64_t range;
+};
+
+struct kimport {
+	struct model *m;
+	struct json_in in;
+	struct json_scratch sc;
+	char *err;
+	size_t errsize;
+	uint32_t fi;
+	uint32_t first_track;
+	uint64_t first_flow;
+
+	struct kslot *slots;
+	uint32_t slots_cap, nslots;
+
+	struct karg *args;
+	uint32_t args_cap;
+
+	struct kflow *flows;
+	uint64_t nflows, flows_cap;
+	struct kname *names;
+	uint64_t nnames, names_cap;
+	struct kopen *open;
+	uint64_t nopen, open_cap;
+	struct model_meta *meta; /* pid field unused: applied to the main process at the end */
+	uint32_t nmeta, meta_cap;
+
+	int64_t base_ns;
+	bool events_seen;
+	uint64_t events, skipped, unmatched_ends, negative_durs;
+	uint32_t sid_correlation;
+};
+
+/* ---------------------------------------------------------------------------------------- */
+/* Small helpers */
+
+static bool grow_array(void **p, size_t size, uint64_t *cap, uint64_t need)
+{
+	if (need <= *cap)
+		return true;
+	uint64_t n = *cap ? *cap * 2 : 64;
+	while (n < need)
+		n *= 2;
+	void *q = realloc(*p, n * size);
+	if (!q)
+		return false;
+	*p = q;
+	*cap = n;
+	return true;
+}
+
+static bool span_is(struct json_span s, const char *lit)
+{
+	size_t n = strlen(lit);
+	return s.len == n && memcmp(s.s, lit, n) == 0;
+}
+
+static bool span_starts(struct json_span s, const char *lit)
+{
+	size_t n = strlen(lit);
+	return s.len >= n && memcmp(s.s, lit, n) == 0;
+}
+
+static bool span_contains_ci(struct json_span s, const char *lit)
+{
+	size_t n = strlen(lit);
+	for (size_t i = 0; i + n <= s.len; i++) {
+		size_t k = 0;
+		while (k < n && (s.s[i + k] | 0x20) == lit[k])
+			k++;
+		if (k == n)
+			return true;
+	}
+	return false;
+}
+
+static uint32_t intern_span(struct kimport *K, struct json_span s)
+{
+	return model_intern(K->m, s.s, s.len);
+}
+
+/* A pid/tid as a map key: numbers (and strings of digits, which 2021 traces write for tids)
+ * as themselves; other strings as their string id with the top bit set. */
+static uint64_t kid_key(struct kimport *K, const struct kid *id, uint32_t *str_id)
+{
+	*str_id = UINT32_MAX; /* "not a string" (the empty string has id 0) */
+	if (!id->present)
+		return 0;
+	if (!id->is_str)
+		return (uint64_t)id->num;
+	if (id->s.len > 0 && id->s.len <= 18) {
+		uint64_t v = 0;
+		size_t i = 0;
+		while (i < id->s.len && id->s.s[i] >= '0' && id->s.s[i] <= '9')
+			v = v * 10 + (uint64_t)(id->s.s[i++] - '0');
+		if (i == id->s.len)
+			return v;
+	}
+	*str_id = intern_span(K, id->s);
+	return (1ull << 63) | *str_id;
+}
+
+static uint64_t slot_hash(uint64_t pid, uint64_t tid, uint32_t kind)
+{
+	uint64_t h =
+		pid * 0x9e3779b97f4a7c15ull ^ (tid + 0x632be59bd9b4e019ull) * 0xbf58476d1ce4e5b9ull;
+	h ^= kind;
+	h ^= h >> 31;
+	return h * 0x94d049bb133111ebull;
+}
+
+static struct kslot *slot_find(struct kimport *K, uint64_t pid, uint64_t tid, uint32_t kind)
+{
+	if (!K->slots_cap)
+		return NULL;
+	uint32_t mask = K->slots_cap - 1;
+	for (uint32_t i = (uint32_t)slot_hash(pid, tid, kind) & mask;; i = (i + 1) & mask) {
+		struct kslot *s = &K->slots[i];
+		if (s->track == MODEL_NO_TRACK)
+			return s;
+		if (s->pid == pid && s->tid == tid && s->kind == kind)
+			return s;
+	}
+}
+
+static bool slots_grow(struct kimport *K)
+{
+	uint32_t cap = K->slots_cap ? K->slots_cap * 2 : 64;
+	struct kslot *old = K->slots;
+	uint32_t oldcap = K->slots_cap;
+	K->slots = malloc(cap * sizeof(*K->slots));
+	if (!K->slots) {
+		K->slots = old;
+		return false;
+	}
+	for (uint32_t i = 0; i < cap; i++)
+		K->slots[i].track = MODEL_NO_TRACK;
+	K->slots_cap = cap;
+	for (uint32_t i = 0; i < oldcap; i++)
+		if (old[i].track != MODEL_NO_TRACK)
+			*slot_find(K, old[i].pid, old[i].tid, old[i].kind) = old[i];
+	free(old);
+	return true;
+}
+
+/* The existing track for (pid, tid, kind), or MODEL_NO_TRACK. */
+static uint32_t track_lookup(struct kimport *K, uint64_t pid, uint64_t tid, uint32_t kind)
+{
+	struct kslot *s = slot_find(K, pid, tid, kind);
+	return s ? s->track : MODEL_NO_TRACK;
+}
+
+/* The track of an event, made on first use. */
+static uint32_t track_get(struct kimport *K, const struct kev *ev, uint32_t kind)
+{
+	uint32_t pid_sid, tid_sid;
+	uint64_t pid = kid_key(K, &ev->pid, &pid_sid);
+	uint64_t tid = kid_key(K, &ev->tid, &tid_sid);
+	struct kslot *s = slot_find(K, pid, tid, kind);
+	if (s && s->track != MODEL_NO_TRACK)
+		return s->track;
+	if ((K->nslots + 1) * 2 > K->slots_cap) {
+		if (!slots_grow(K))
+			return MODEL_NO_TRACK;
+		s = slot_find(K, pid, tid, kind);
+	}
+	/* string pids get a made-up process id with the string as its name */
+	bool pid_str = pid_sid != UINT32_MAX, tid_str = tid_sid != UINT32_MAX;
+	uint32_t mpid = pid_str ? 0xf0000000u | (pid_sid & 0x0fffffffu) : (uint32_t)pid;
+	uint64_t mtid = tid_str ? tid_sid : tid;
+	uint32_t t = model_add_track(K->m, kind, mpid, mtid, tid_str ? tid_sid : 0);
+	if (t == MODEL_NO_TRACK)
+		return t;
+	K->m->tracks[t].file_track = t - K->first_track;
+	if (pid_str && pid_sid)
+		model_set_meta(K->m, mpid, model_intern(K->m, "name", 4), pid_sid);
+	*s = (struct kslot){ pid, tid, kind, t };
+	K->nslots++;
+	return t;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Categories */
+
+/* Our category for a Kineto category and event name, and whether it runs on a device. */
+static uint8_t classify(struct json_span cat, struct json_span name, bool *device)
+{
+	*device = false;
+	uint8_t c = OPSCOPE_CAT_USER_DEFINED;
+	if (span_is(cat, "kernel") || span_is(cat, "Kernel") || span_is(cat, "mtia_ccp_events")) {
+		*device = true;
+		return span_contains_ci(name, "nccl") || span_contains_ci(name, "xccl")
+			       ? OPSCOPE_CAT_COMMUNICATION
+			       : OPSCOPE_CAT_KERNEL;
+	}
+	if (span_is(cat, "gpu_memcpy") || span_is(cat, "Memcpy")) {
+		*device = true;
+		return OPSCOPE_CAT_MEMCPY;
+	}
+	if (span_is(cat, "gpu_memset") || span_is(cat, "Memset")) {
+		*device = true;
+		return OPSCOPE_CAT_MEMSET;
+	}
+	if (span_is(cat, "gpu_user_annotation") || span_is(cat, "cuda_profiler_range") ||
+	    span_is(cat, "cuda_sync")) {
+		*device = true;
+		return OPSCOPE_CAT_USER_DEFINED;
+	}
+	if (span_is(cat, "cuda_runtime") || span_is(cat, "Runtime") ||
+	    span_is(cat, "cuda_driver") || span_is(cat, "mtia_runtime"))
+		return OPSCOPE_CAT_CUDA_RUNTIME;
+	if (span_is(cat, "cpu_op") || span_is(cat, "Operator"))
+		c = OPSCOPE_CAT_OPERATOR;
+	else if (span_is(cat, "user_annotation"))
+		c = OPSCOPE_CAT_PYTHON_USER_DEFINED;
+	else if (span_is(cat, "python_function"))
+		c = OPSCOPE_CAT_PYTHON_FUNCTION;
+	/* phases that torch marks by name */
+	if (span_starts(name, "ProfilerStep#"))
+		return OPSCOPE_CAT_PROFILE_STEP;
+	if (span_starts(name, "enumerate(DataLoader)"))
+		return OPSCOPE_CAT_DATALOADER;
+	if (span_starts(name, "Optimizer.step#") || span_starts(name, "Optimizer.zero_grad#"))
+		return OPSCOPE_CAT_OPTIMIZATION;
+	if (span_starts(name, "autograd::engine::evaluate_function:"))
+		return OPSCOPE_CAT_BACKWARD;
+	if (c == OPSCOPE_CAT_OPERATOR && span_starts(name, "nccl:"))
+		return OPSCOPE_CAT_COMMUNICATION;
+	return c;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Parsing one event */
+
+static int parse_id(struct json_cur *c, struct kid *id)
+{
+	int rc = json_ws(c);
+	if (rc)
+		return rc;
+	id->present = true;
+	if (*c->p == '"') {
+		id->is_str = true;
+		return json_string(c, &id->s);
+	}
+	struct json_span num;
+	bool is_int;
+	if (*c->p != '-' && (*c->p < '0' || *c->p > '9')) {
+		c->err = "expected a number or a string";
+		c->errpos = c->p;
+		return JSON_ERR;
+	}
+	if ((rc = json_number(c, &num, &is_int, &id->num)) != 0)
+		return rc;
+	id->is_str = false;
+	if (!is_int)
+		id->num = (int64_t)json_to_double(num);
+	return JSON_OK;
+}
+
+static int parse_str(struct json_cur *c, struct json_span *out, const char *key_msg)
+{
+	int rc = json_ws(c);
+	if (rc)
+		return rc;
+	if (*c->p != '"') {
+		c->err = key_msg;
+		c->errpos = c->p;
+		return JSON_ERR;
+	}
+	return json_string(c, out);
+}
+
+static int parse_time(struct json_cur *c, int64_t *ns, const char *key_msg)
+{
+	int rc = json_ws(c);
+	if (rc)
+		return rc;
+	const char *at = c->p;
+	if (*c->p != '-' && (*c->p < '0' || *c->p > '9')) {
+		c->err = key_msg;
+		c->errpos = at;
+		return JSON_ERR;
+	}
+	struct json_span num;
+	bool is_int;
+	int64_t iv;
+	if ((rc = json_number(c, &num, &is_int, &iv)) != 0)
+		return rc;
+	if (!json_us_to_ns(num, ns)) {
+		c->err = "time out of range";
+		c->errpos = at;
+		return JSON_ERR;
+	}
+	return JSON_OK;
+}
+
+static int parse_args(struct kimport *K, struct json_cur *c, struct kev *ev)
+{
+	int rc = json_expect(c, '{', "\"args\" must be an object");
+	if (rc)
+		return rc;
+	if ((rc = json_ws(c)) != 0)
+		return rc;
+	if (*c->p == '}') {
+		c->p++;
+		return JSON_OK;
+	}
+	for (;;) {
+		if ((rc = json_ws(c)) != 0)
+			return rc;
+		if (*c->p != '"') {
+			c->err = "expected a string key";
+			c->errpos = c->p;
+			return JSON_ERR;
+		}
+		if (ev->nargs == K->args_cap) {
+			uint64_t cap = K->args_cap;
+			if (ev->nargs >= UINT32_MAX / 2 ||
+			    !grow_array((void **)&K->args, sizeof(*K->args), &cap, ev->nargs + 1)) {
+				c->err = "out of memory";
+				c->errpos = c->p;
+				return JSON_ERR;
+			}
+			K->args_cap = (uint32_t)cap;
+		}
+		struct karg *a = &K->args[ev->nargs];
+		if ((rc = json_string(c, &a->key)) != 0)
+			return rc;
+		if ((rc = json_expect(c, ':', "expected ':'")) != 0)
+			return rc;
+		if ((rc = json_ws(c)) != 0)
+			return rc;
+		char ch = *c->p;
+		if (ch == '"') {
+			a->type = MODEL_ARG_STR;
+			rc = json_string(c, &a->s);
+		} else if (ch == '-' || (ch >= '0' && ch <= '9')) {
+			struct json_span num;
+			bool is_int;
+			rc = json_number(c, &num, &is_int, &a->i);
+			if (rc == JSON_OK && is_int) {
+				a->type = MODEL_ARG_I64;
+			} else if (rc == JSON_OK) {
+				a->type = MODEL_ARG_F64;
+				a->d = json_to_double(num);
+			}
+		} else {
+			a->type = MODEL_ARG_JSON;
+			rc = json_canon(c, &a->s);
+		}
+		if (rc)
+			return rc;
+		ev->nargs++;
+		if ((rc = json_ws(c)) != 0)
+			return rc;
+		if (*c->p == '}') {
+			c->p++;
+			return JSON_OK;
+		}
+		if (*c->p != ',') {
+			c->err = "expected ',' or '}'";
+			c->errpos = c->p;
+			return JSON_ERR;
+		}
+		c->p++;
+	}
+}
+
+static int parse_event(struct kimport *K, struct json_cur *c, struct kev *ev)
+{
+	memset(ev, 0, sizeof(*ev));
+	int rc = json_ws(c);
+	if (rc)
+		return rc;
+	ev->start = c->p;
+	if (*c->p != '{') {
+		c->err = "a trace event must be an object";
+		c->errpos = c->p;
+		return JSON_ERR;
+	}
+	c->p++;
+	if ((rc = json_ws(c)) != 0)
+		return rc;
+	if (*c->p == '}') {
+		c->p++;
+		return JSON_OK;
+	}
+	for (;;) {
+		if ((rc = json_ws(c)) != 0)
+			return rc;
+		if (*c->p != '"') {
+			c->err = "expected a string key";
+			c->errpos = c->p;
+			return JSON_ERR;
+		}
+		struct json_span key;
+		if ((rc = json_string(c, &key)) != 0)
+			return rc;
+		if ((rc = json_expect(c, ':', "expected ':'")) != 0)
+			return rc;
+		switch (key.len) {
+		case 2:
+			if (key.s[0] == 'p' && key.s[1] == 'h')
+				rc = parse_str(c, &ev->ph, "\"ph\" must be a string");
+			else if (key.s[0] == 't' && key.s[1] == 's') {
+				rc = parse_time(c, &ev->ts, "\"ts\" must be a number");
+				ev->has_ts = true;
+			} else if (key.s[0] == 'i' && key.s[1] == 'd')
+				rc = parse_id(c, &ev->id);
+			else if (key.s[0] == 'b' && key.s[1] == 'p')
+				rc = parse_str(c, &ev->bp, "\"bp\" must be a string");
+			else
+				rc = json_skip(c, 1);
+			break;
+		case 3:
+			if (memcmp(key.s, "pid", 3) == 0)
+				rc = parse_id(c, &ev->pid);
+			else if (memcmp(key.s, "tid", 3) == 0)
+				rc = parse_id(c, &ev->tid);
+			else if (memcmp(key.s, "cat", 3) == 0)
+				rc = parse_str(c, &ev->cat, "\"cat\" must be a string");
+			else if (memcmp(key.s, "dur", 3) == 0) {
+				rc = parse_time(c, &ev->dur, "\"dur\" must be a number");
+				ev->has_dur = true;
+			} else
+				rc = json_skip(c, 1);
+			break;
+		case 4:
+			if (memcmp(key.s, "name", 4) == 0)
+				rc = parse_str(c, &ev->name, "\"name\" must be a string");
+			else if (memcmp(key.s, "args", 4) == 0)
+				rc = parse_args(K, c, ev);
+			else
+				rc = json_skip(c, 1);
+			break;
+		default:
+			rc = json_skip(c, 1);
+		}
+		if (rc)
+			return rc;
+		if ((rc = json_ws(c)) != 0)
+			return rc;
+		if (*c->p == '}') {
+			c->p++;
+			return JSON_OK;
+		}
+		if (*c->p != ',') {
+			c->err = "expected ',' or '}'";
+			c->errpos = c->p;
+			return JSON_ERR;
+		}
+		c->p++;
+	}
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Committing one event to the model */
+
+/* Add the parsed args to the model; *first and *n say where they are. */
+static bool commit_args(struct kimport *K, const struct kev *ev, uint64_t *first, uint32_t *n)
+{
+	struct model *m = K->m;
+	*first = m->nargs;
+	*n = 0;
+	for (uint32_t i = 0; i < ev->nargs; i++) {
+		const struct karg *a = &K->args[i];
+		uint64_t bits;
+		switch (a->type) {
+		case MODEL_ARG_I64:
+			bits = (uint64_t)a->i;
+			break;
+		case MODEL_ARG_F64:
+			memcpy(&bits, &a->d, sizeof(bits));
+			break;
+		default:
+			bits = intern_span(K, a->s);
+		}
+		if (model_add_arg(m, intern_span(K, a->key), a->type, bits) == MODEL_NONE)
+			return false;
+		(*n)++;
+	}
+	return true;
+}
+
+static bool add_name(struct kimport *K, const struct kev *ev, uint32_t key)
+{
+	/* the value is args.name (thread_name, process_name) or args.labels */
+	for (uint32_t i = 0; i < ev->nargs; i++) {
+		const struct karg *a = &K->args[i];
+		if (a->type != MODEL_ARG_STR ||
+		    !(span_is(a->key, "name") || span_is(a->key, "labels")))
+			continue;
+		if (!grow_array((void **)&K->names, sizeof(*K->names), &K->names_cap,
+				K->nnames + 1))
+			return false;
+		uint32_t ps, ts;
+		struct kname *n = &K->names[K->nnames++];
+		n->pid = kid_key(K, &ev->pid, &ps);
+		n->tid = kid_key(K, &ev->tid, &ts);
+		n->key = key;
+		n->value = intern_span(K, a->s);
+		return true;
+	}
+	return true;
+}
+
+static bool add_flow_end(struct kimport *K, const struct kev *ev, char phase)
+{
+	if (!grow_array((void **)&K->flows, sizeof(*K->flows), &K->flows_cap, K->nflows + 1))
+		return false;
+	uint32_t ps, ts, is;
+	struct kflow *f = &K->flows[K->nflows++];
+	f->phase = phase;
+	f->cat = intern_span(K, ev->cat);
+	f->id = ev->id.is_str ? (1ull << 63) | kid_key(K, &ev->id, &is) : (uint64_t)ev->id.num;
+	f->pid = kid_key(K, &ev->pid, &ps);
+	f->tid = kid_key(K, &ev->tid, &ts);
+	f->ts = ev->ts;
+	return true;
+}
+
+/* 0, or -1 when out of memory. Events the model has no place for are counted as skipped. */
+static int commit_event(struct kimport *K, const struct kev *ev)
+{
+	struct model *m = K->m;
+	K->events++;
+	char ph = ev->ph.len ? ev->ph.s[0] : 0;
+	bool device;
+	uint8_t cat;
+	uint64_t first;
+	uint32_t n;
+	switch (ph) {
+	case 'X':
+	case 'B': {
+		if (!ev->has_ts) {
+			K->skipped++;
+			return 0;
+		}
+		cat = classify(ev->cat, ev->name, &device);
+		uint32_t t = track_get(K, ev, device ? MODEL_TRACK_DEVICE : MODEL_TRACK_THREAD);
+		if (t == MODEL_NO_TRACK)
+			return -1;
+		int64_t dur = ph == 'X' && ev->has_dur ? ev->dur : 0;
+		if (dur < 0) {
+			K->negative_durs++;
+			dur = 0;
+		}
+		uint64_t r = model_add_range(m, t, ev->ts, dur, intern_span(K, ev->name), cat, 0);
+		if (r == MODEL_NONE || !commit_args(K, ev, &first, &n))
+			return -1;
+		m->tracks[t].ranges.first_arg[r] = first;
+		m->tracks[t].ranges.nargs[r] = n;
+		m->tracks[t].events++;
+		if (ph == 'B') {
+			if (!grow_array((void **)&K->open, sizeof(*K->open), &K->open_cap,
+					K->nopen + 1))
+				return -1;
+			K->open[K->nopen++] = (struct kopen){ t, r };
+		}
+		return 0;
+	}
+	case 'E': {
+		/* closes the innermost open B of its track */
+		uint32_t ps, ts;
+		uint64_t pid = kid_key(K, &ev->pid, &ps), tid = kid_key(K, &ev->tid, &ts);
+		for (uint64_t i = K->nopen; i-- > 0;) {
+			uint32_t t = K->open[i].track;
+			struct kslot *s = slot_find(K, pid, tid, m->tracks[t].kind);
+			if (!s || s->track != t)
+				continue;
+			struct model_ranges *r = &m->tracks[t].ranges;
+			uint64_t ri = K->open[i].range;
+			r->dur_ns[ri] = ev->ts > r->start_ns[ri] ? ev->ts - r->start_ns[ri] : 0;
+			memmove(&K->open[i], &K->open[i + 1],
+				(K->nopen - i - 1) * sizeof(*K->open));
+			K->nopen--;
+			return 0;
+		}
+		K->unmatched_ends++;
+		return 0;
+	}
+	case 'i':
+	case 'I': {
+		if (!ev->has_ts) {
+			K->skipped++;
+			return 0;
+		}
+		cat = span_is(ev->name, "[memory]") ? OPSCOPE_CAT_MEMORY
+						    : classify(ev->cat, ev->name, &device);
+		uint32_t t = track_get(K, ev, MODEL_TRACK_THREAD);
+		if (t == MODEL_NO_TRACK)
+			return -1;
+		uint64_t i = model_add_instant(m, t, ev->ts, intern_span(K, ev->name), cat);
+		if (i == MODEL_NONE || !commit_args(K, ev, &first, &n))
+			return -1;
+		m->tracks[t].instants.first_arg[i] = first;
+		m->tracks[t].instants.nargs[i] = n;
+		m->tracks[t].events++;
+		return 0;
+	}
+	case 'C': {
+		if (!ev->has_ts) {
+			K->skipped++;
+			return 0;
+		}
+		uint32_t t = track_get(K, ev, MODEL_TRACK_THREAD);
+		if (t == MODEL_NO_TRACK)
+			return -1;
+		for (uint32_t i = 0; i < ev->nargs; i++) {
+			const struct karg *a = &K->args[i];
+			if (a->type != MODEL_ARG_I64 && a->type != MODEL_ARG_F64)
+				continue;
+			double v = a->type == MODEL_ARG_I64 ? (double)a->i : a->d;
+			/* one series per argument: "name" alone when it is the only one */
+			uint32_t name;
+			if (ev->nargs == 1) {
+				name = intern_span(K, ev->name);
+			} else {
+				char buf[512];
+				int len = snprintf(buf, sizeof(buf), "%.*s.%.*s", (int)ev->name.len,
+						   ev->name.s, (int)a->key.len, a->key.s);
+				name = model_intern(m, buf,
+						    len < (int)sizeof(buf) ? (size_t)len
+									   : sizeof(buf) - 1);
+			}
+			if (model_add_counter(m, t, ev->ts, name, v) == MODEL_NONE)
+				return -1;
+			m->tracks[t].events++;
+		}
+		return 0;
+	}
+	case 'M':
+		if (span_is(ev->name, "thread_name"))
+			return add_name(K, ev, 0) ? 0 : -1;
+		if (span_is(ev->name, "process_name"))
+			return add_name(K, ev, model_intern(m, "name", 4)) ? 0 : -1;
+		if (span_is(ev->name, "process_labels"))
+			return add_name(K, ev, model_intern(m, "labels", 6)) ? 0 : -1;
+		return 0; /* sort indexes: order is the viewer's business */
+	case 's':
+	case 'f':
+		if (!ev->has_ts || !ev->id.present) {
+			K->skipped++;
+			return 0;
+		}
+		return add_flow_end(K, ev, ph) ? 0 : -1;
+	default:
+		K->skipped++; /* async (b/e/n), samples (P), objects (O/N/D), flow steps (t) */
+		return 0;
+	}
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Top level */
+
+/* Metadata for the main process of the file, applied when it is known. */
+static bool add_meta(struct kimport *K, const char *key, size_t keylen, struct json_span value)
+{
+	uint64_t cap = K->meta_cap;
+	if (!grow_array((void **)&K->meta, sizeof(*K->meta), &cap, (uint64_t)K->nmeta + 1))
+		return false;
+	K->meta_cap = (uint32_t)cap;
+	K->meta[K->nmeta++] =
+		(struct model_meta){ 0, model_intern(K->m, key, keylen), intern_span(K, value) };
+	return true;
+}
+
+/* A parsed member of a small metadata object. */
+struct kpair {
+	struct json_span k, v; /* v: a string's text, else canonical JSON */
+};
+
+#define KPAIRS_MAX 256 /* members kept per metadata value; more are parsed and dropped */
+
+/* Parse an object into pairs[*np..] (at most KPAIRS_MAX in all). Nothing is committed here:
+ * a refill restarts the whole value. */
+static int parse_pairs(struct json_cur *c, struct kpair *pairs, int *np)
+{
+	int rc = json_expect(c, '{', "expected an object");
+	if (rc)
+		return rc;
+	if ((rc = json_ws(c)) != 0)
+		return rc;
+	if (*c->p == '}') {
+		c->p++;
+		return JSON_OK;
+	}
+	for (;;) {
+		struct json_span k, v;
+		if ((rc = parse_str(c, &k, "expected a string key")) != 0)
+			return rc;
+		if ((rc = json_expect(c, ':', "expected ':'")) != 0)
+			return rc;
+		if ((rc = json_ws(c)) != 0)
+			return rc;
+		rc = *c->p == '"' ? json_string(c, &v) : json_canon(c, &v);
+		if (rc)
+			return rc;
+		if (*np < KPAIRS_MAX)
+			pairs[(*np)++] = (struct kpair){ k, v };
+		if ((rc = json_ws(c)) != 0)
+			return rc;
+		if (*c->p == '}') {
+			c->p++;
+			return JSON_OK;
+		}
+		if (*c->p != ',') {
+			c->err = "expected ',' or '}'";
+			c->errpos = c->p;
+			return JSON_ERR;
+		}
+		c->p++;
+	}
+}
+
+/* Store pairs as metadata "<prefix><key>". */
+static int pairs_to_meta(struct kimport *K, struct json_cur *c, const char *prefix,
+			 const struct kpair *pairs, int np)
+{
+	for (int i = 0; i < np; i++) {
+		char key[256];
+		int len = snprintf(key, sizeof(key), "%s%.*s", prefix, (int)pairs[i].k.len,
+				   pairs[i].k.s);
+		if (len >= (int)sizeof(key))
+			len = (int)sizeof(key) - 1;
+		if (!add_meta(K, key, (size_t)len, pairs[i].v)) {
+			c->err = "out of memory";
+			c->errpos = c->p;
+			return JSON_ERR;
+		}
+	}
+	return JSON_OK;
+}
+
+/* distributedInfo: {"rank": 0, "world_size": 2, ...} -> meta "distributed.<key>". */
+static int distributed_info(struct kimport *K, struct json_cur *c)
+{
+	struct kpair pairs[KPAIRS_MAX];
+	int np = 0;
+	int rc = parse_pairs(c, pairs, &np);
+	return rc ? rc : pairs_to_meta(K, c, "distributed.", pairs, np);
+}
+
+/* deviceProperties: [{"id": 0, "name": ..., ...}, ...] -> meta "device.<id>.<key>". */
+static int device_props(struct kimport *K, struct json_cur *c)
+{
+	struct kpair pairs[KPAIRS_MAX];
+	int np = 0, ends[64], nobj = 0;
+	int rc = json_expect(c, '[', "\"deviceProperties\" must be an array");
+	if (rc)
+		return rc;
+	if ((rc = json_ws(c)) != 0)
+		return rc;
+	if (*c->p == ']') {
+		c->p++;
+		return JSON_OK;
+	}
+	for (;;) {
+		if ((rc = parse_pairs(c, pairs, &np)) != 0)
+			return rc;
+		if (nobj < 64)
+			ends[nobj++] = np;
+		if ((rc = json_ws(c)) != 0)
+			return rc;
+		if (*c->p == ']') {
+			c->p++;
+			break;
+		}
+		if (*c->p != ',') {
+			c->err = "expected ',' or ']'";
+			c->errpos = c->p;
+			return JSON_ERR;
+		}
+		c->p++;
+	}
+	for (int o = 0, from = 0; o < nobj; from = ends[o++]) {
+		long long id = o; /* the array index when there is no "id" */
+		for (int i = from; i < ends[o]; i++)
+			if (span_is(pairs[i].k, "id") && pairs[i].v.len < 20) {
+				char tmp[24];
+				memcpy(tmp, pairs[i].v.s, pairs[i].v.len);
+				tmp[pairs[i].v.len] = '\0';
+				id = strtoll(tmp, NULL, 10);
+			}
+		char prefix[48];
+		snprintf(prefix, sizeof(prefix), "device.%lld.", id);
+		if ((rc = pairs_to_meta(K, c, prefix, pairs + from, ends[o] - from)) != 0)
+			return rc;
+	}
+	return JSON_OK;
+}
+
+/* A top-level member other than traceEvents. */
+static int top_member(struct kimport *K, struct json_cur *c, struct json_span key)
+{
+	if (span_is(key, "deviceProperties"))
+		return device_props(K, c);
+	if (span_is(key, "distributedInfo"))
+		return distributed_info(K, c);
+	int rc = json_ws(c);
+	if (rc)
+		return rc;
+	if (span_is(key, "baseTimeNanoseconds")) {
+		struct json_span num;
+		bool is_int;
+		int64_t v;
+		if (*c->p != '-' && (*c->p < '0' || *c->p > '9')) {
+			c->err = "\"baseTimeNanoseconds\" must be an integer";
+			c->errpos = c->p;
+			return JSON_ERR;
+		}
+		if ((rc = json_number(c, &num, &is_int, &v)) != 0)
+			return rc;
+		if (!is_int) {
+			c->err = "\"baseTimeNanoseconds\" must be an integer";
+			c->errpos = num.s;
+			return JSON_ERR;
+		}
+		K->base_ns = v;
+		return JSON_OK;
+	}
+	/* short scalars (schemaVersion, displayTimeUnit, host_name, ...) are kept as metadata;
+	 * long logs (INFO, ERROR) and other structures are skipped */
+	struct json_span v;
+	if (*c->p == '[' || *c->p == '{')
+		return json_skip(c, 0);
+	rc = *c->p == '"' ? json_string(c, &v) : json_canon(c, &v);
+	if (rc == JSON_OK && v.len <= 1024 && key.len < 200) {
+		char k[256];
+		int len = snprintf(k, sizeof(k), "trace.%.*s", (int)key.len, key.s);
+		if (!add_meta(K, k, (size_t)len, v)) {
+			c->err = "out of memory";
+			c->errpos = c->p;
+			return JSON_ERR;
+		}
+	}
+	return rc;
+}
+
+enum kstate {
+	KS_START,	 /* before the top-level value */
+	KS_MEMBER,	 /* in the top object, before a member or '}' */
+	KS_AFTER_MEMBER, /* after a member: ',' or '}' */
+	KS_FIRST_EVENT,	 /* after '[' of the events: an event or ']' */
+	KS_EVENT,	 /* after ',' in the events: an event */
+	KS_AFTER_EVENT,	 /* after an event: ',' or ']' */
+	KS_END,		 /* after the top-level value: only whitespace */
+	KS_DONE,
+};
+
+struct kparse {
+	enum kstate state;
+	bool bare_array; /* the top level is the events array itself */
+};
+
+/* One step of the top-level state machine: parses one thing and commits it. */
+static int kstep(struct kimport *K, struct kparse *P, struct json_cur *c)
+{
+	int rc = json_ws(c);
+	if (rc)
+		return rc;
+	char ch = *c->p;
+	switch (P->state) {
+	case KS_START:
+		if ((unsigned char)ch == 0xef) { /* a UTF-8 byte order mark */
+			if (c->end - c->p < 3)
+				return JSON_MORE;
+			if ((unsigned char)c->p[1] == 0xbb && (unsigned char)c->p[2] == 0xbf) {
+				c->p += 3;
+				return JSON_OK;
+			}
+		}
+		if (ch == '{') {
+			P->state = KS_MEMBER;
+		} else if (ch == '[') {
+			P->bare_array = true;
+			P->state = KS_FIRST_EVENT;
+		} else {
+			c->err = "not a JSON trace: expected '{' or '['";
+			c->errpos = c->p;
+			return JSON_ERR;
+		}
+		c->p++;
+		return JSON_OK;
+	case KS_MEMBER: {
+		if (ch == '}') {
+			c->p++;
+			P->state = KS_END;
+			return JSON_OK;
+		}
+		if (ch != '"') {
+			c->err = "expected a string key";
+			c->errpos = c->p;
+			return JSON_ERR;
+		}
+		struct json_span key;
+		if ((rc = json_string(c, &key)) != 0)
+			return rc;
+		if ((rc = json_expect(c, ':', "expected ':'")) != 0)
+			return rc;
+		if (span_is(key, "traceEvents")) {
+			if ((rc = json_expect(c, '[', "\"traceEvents\" must be an array")) != 0)
+				return rc;
+			K->events_seen = true;
+			P->state = KS_FIRST_EVENT;
+			return JSON_OK;
+		}
+		if ((rc = top_member(K, c, key)) != 0)
+			return rc;
+		P->state = KS_AFTER_MEMBER;
+		return JSON_OK;
+	}
+	case KS_AFTER_MEMBER:
+		if (ch == ',') {
+			c->p++;
+			if ((rc = json_ws(c)) != 0)
+				return rc;
+			if (*c->p == '}') {
+				c->err = "expected a member after ','";
+				c->errpos = c->p;
+				return JSON_ERR;
+			}
+			P->state = KS_MEMBER;
+			return JSON_OK;
+		}
+		if (ch == '}') {
+			c->p++;
+			P->state = KS_END;
+			return JSON_OK;
+		}
+		c->err = "expected ',' or '}'";
+		c->errpos = c->p;
+		return JSON_ERR;
+	case KS_FIRST_EVENT:
+	case KS_EVENT: {
+		if (ch == ']' && P->state == KS_FIRST_EVENT) {
+			c->p++;
+			P->state = P->bare_array ? KS_END : KS_AFTER_MEMBER;
+			return JSON_OK;
+		}
+		struct kev ev;
+		if ((rc = parse_event(K, c, &ev)) != 0)
+			return rc;
+		if (commit_event(K, &ev) != 0) {
+			c->err = "out of memory";
+			c->errpos = ev.start;
+			return JSON_ERR;
+		}
+		P->state = KS_AFTER_EVENT;
+		return JSON_OK;
+	}
+	case KS_AFTER_EVENT:
+		if (ch == ',') {
+			c->p++;
+			P->state = KS_EVENT;
+			return JSON_OK;
+		}
+		if (ch == ']') {
+			c->p++;
+			P->state = P->bare_array ? KS_END : KS_AFTER_MEMBER;
+			return JSON_OK;
+		}
+		c->err = "expected ',' or ']' after a trace event";
+		c->errpos = c->p;
+		return JSON_ERR;
+	case KS_END:
+	case KS_DONE:
+		c->err = "unexpected data after the end of the JSON value";
+		c->errpos = c->p;
+		return JSON_ERR;
+	}
+	return JSON_ERR;
+}
+
+static int kerror(struct kimport *K, const char *at, const char *msg)
+{
+	snprintf(K->err, K->errsize, "%s: offset %llu%s: %s", K->in.name,
+		 (unsigned long long)json_in_offset(&K->in, at),
+		 K->in.gzipped ? " (uncompressed)" : "", msg);
+	return strcmp(msg, "out of memory") == 0 ? OPSCOPE_ENOMEM : OPSCOPE_EFORMAT;
+}
+
+static int kparse_all(struct kimport *K)
+{
+	struct kparse P = { KS_START, false };
+	for (;;) {
+		struct json_cur c = json_in_cursor(&K->in, &K->sc);
+		if (P.state == KS_END) {
+			/* only whitespace may follow */
+			int rc = json_ws(&c);
+			if (rc == JSON_OK)
+				return kerror(K, c.p,
+					      "unexpected data after the end of the JSON value");
+			K->in.pos = K->in.len;
+			int r = json_in_refill(&K->in, K->in.buf + K->in.pos, K->err, K->errsize);
+			if (r < 0)
+				return r;
+			if (r == 0)
+				return 0;
+			continue;
+		}
+		json_scratch_reset(&K->sc);
+		int rc = kstep(K, &P, &c);
+		if (rc == JSON_OK) {
+			K->in.pos = (size_t)(c.p - K->in.buf);
+			continue;
+		}
+		if (rc == JSON_ERR)
+			return kerror(K, c.errpos, c.err);
+		/* JSON_MORE: read on, keeping the value being parsed, and parse it again */
+		int r = json_in_refill(&K->in, K->in.buf + K->in.pos, K->err, K->errsize);
+		if (r < 0)
+			return r;
+		if (r == 0) {
+			struct json_cur e = json_in_cursor(&K->in, &K->sc);
+			return kerror(K, e.end,
+				      P.state == KS_START ? "empty input: not a JSON trace"
+							  : "unexpected end of input (truncated?)");
+		}
+	}
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Finishing */
+
+static void shift_times(struct kimport *K, int64_t by)
+{
+	struct model *m = K->m;
+	for (uint32_t ti = K->first_track; ti < m->ntracks; ti++) {
+		struct model_track *t = &m->tracks[ti];
+		for (uint64_t j = 0; j < t->nranges; j++)
+			t->ranges.start_ns[j] += by;
+		for (uint64_t j = 0; j < t->ninstants; j++)
+			t->instants.ts_ns[j] += by;
+		for (uint64_t j = 0; j < t->ncounters; j++)
+			t->counters.ts_ns[j] += by;
+	}
+	for (uint64_t i = 0; i < K->nflows; i++)
+		K->flows[i].ts += by;
+}
+
+/* The track a flow end is on: a host thread first (flow starts), else a device queue. */
+static uint32_t flow_track(struct kimport *K, const struct kflow *f)
+{
+	uint32_t t = track_lookup(K, f->pid, f->tid,
+				  f->phase == 'f' ? MODEL_TRACK_DEVICE : MODEL_TRACK_THREAD);
+	if (t == MODEL_NO_TRACK)
+		t = track_lookup(K, f->pid, f->tid,
+				 f->phase == 'f' ? MODEL_TRACK_THREAD : MODEL_TRACK_DEVICE);
+	return t;
+}
+
+static int flow_cmp(const void *a, const void *b)
+{
+	const struct kflow *x = a, *y = b;
+	if (x->cat != y->cat)
+		return x->cat < y->cat ? -1 : 1;
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	if (x->phase != y->phase)
+		return x->phase == 's' ? -1 : 1;
+	return (x->ts > y->ts) - (x->ts < y->ts);
+}
+
+/* Pair flow starts and ends by (category, id) and add them to the model. */
+static void build_flows(struct kimport *K)
+{
+	struct model *m = K->m;
+	if (K->nflows)
+		qsort(K->flows, K->nflows, sizeof(*K->flows), flow_cmp);
+	for (uint64_t i = 0; i < K->nflows;) {
+		const struct kflow *a = &K->flows[i];
+		const struct kflow *b = NULL;
+		if (a->phase == 's' && i + 1 < K->nflows && K->flows[i + 1].phase == 'f' &&
+		    K->flows[i + 1].cat == a->cat && K->flows[i + 1].id == a->id)
+			b = &K->flows[i + 1];
+		uint32_t from = MODEL_NO_TRACK, to = MODEL_NO_TRACK;
+		int64_t from_ns = 0, to_ns = 0;
+		if (a->phase == 's') {
+			from = flow_track(K, a);
+			from_ns = a->ts;
+		} else {
+			to = flow_track(K, a);
+			to_ns = a->ts;
+		}
+		if (b) {
+			to = flow_track(K, b);
+			to_ns = b->ts;
+		}
+		model_add_flow(m, a->id & ~(1ull << 63), from, from_ns, to, to_ns);
+		i += b ? 2 : 1;
+	}
+}
+
+static void apply_names(struct kimport *K)
+{
+	struct model *m = K->m;
+	for (uint64_t i = 0; i < K->nnames; i++) {
+		const struct kname *n = &K->names[i];
+		if (n->key) { /* process name or labels; string pids are named by their string */
+			if ((n->pid >> 63) == 0 && n->pid < 0xf0000000u)
+				model_set_meta(m, (uint32_t)n->pid, n->key, n->value);
+			continue;
+		}
+		for (uint32_t kind = 0; kind <= MODEL_TRACK_DEVICE; kind++) {
+			uint32_t t = track_lookup(K, n->pid, n->tid, kind);
+			if (t != MODEL_NO_TRACK)
+				m->tracks[t].name = n->value;
+		}
+	}
+}
+
+/* The process the file is about: the host pid with the most ranges. */
+static uint32_t main_pid(struct kimport *K)
+{
+	struct model *m = K->m;
+	uint32_t best = 0;
+	uint64_t most = 0;
+	for (uint32_t ti = K->first_track; ti < m->ntracks; ti++) {
+		struct model_track *t = &m->tracks[ti];
+		if (t->kind != MODEL_TRACK_THREAD || t->pid >= 0xf0000000u)
+			continue;
+		uint64_t n = 0;
+		for (uint32_t tj = K->first_track; tj < m->ntracks; tj++)
+			if (m->tracks[tj].kind == MODEL_TRACK_THREAD && m->tracks[tj].pid == t->pid)
+				n += m->tracks[tj].nranges;
+		if (n > most || best == 0) {
+			most = n;
+			best = t->pid;
+		}
+	}
+	return best;
+}
+
+static void kfinish(struct kimport *K)
+{
+	struct model *m = K->m;
+	struct model_file *f = &m->files[K->fi];
+	/* B without E: closed at the last time of their track */
+	for (uint64_t i = 0; i < K->nopen; i++) {
+		struct model_track *t = &m->tracks[K->open[i].track];
+		struct model_ranges *r = &t->ranges;
+		int64_t last = r->start_ns[K->open[i].range];
+		for (uint64_t j = 0; j < t->nranges; j++) {
+			int64_t e = r->start_ns[j] + r->dur_ns[j];
+			last = e > last ? e : last;
+		}
+		r->dur_ns[K->open[i].range] = last - r->start_ns[K->open[i].range];
+		r->flags[K->open[i].range] |= MODEL_RANGEF_UNCLOSED;
+	}
+	if (K->base_ns)
+		shift_times(K, K->base_ns);
+	uint64_t overlaps = 0;
+	for (uint32_t ti = K->first_track; ti < m->ntracks; ti++) {
+		overlaps += model_nest_track(m, ti);
+		model_sort_track(m, ti);
+	}
+	apply_names(K);
+	build_flows(K);
+	model_resolve_flows(m, K->first_flow);
+	model_finish_tracks(m, K->first_track);
+	uint32_t pid = main_pid(K);
+	f->pid = pid;
+	for (uint32_t i = 0; i < K->nmeta; i++)
+		model_set_meta(m, pid, K->meta[i].key, K->meta[i].value);
+	f->complete = true;
+	f->events = K->events;
+	f->records = K->events;
+	f->skipped_records = K->skipped;
+	f->unmatched_ends = K->unmatched_ends;
+	f->mismatched_ends = overlaps;
+	f->valid_end = K->in.base + K->in.len;
+	f->file_bytes = K->in.file_bytes;
+	m->events_total += K->events;
+	m->complete = (m->nfiles == 1 || m->complete) && f->complete;
+}
+
+static void kfree(struct kimport *K)
+{
+	json_in_close(&K->in);
+	json_scratch_free(&K->sc);
+	free(K->slots);
+	free(K->args);
+	free(K->flows);
+	free(K->names);
+	free(K->open);
+	free(K->meta);
+}
+
+/* Shared by the file and memory entry points: K->in is open. */
+static int kimport_run(struct model *m, struct kimport *K, const char *format)
+{
+	K->m = m;
+	K->first_track = m->ntracks;
+	K->first_flow = m->nflows;
+	K->fi = model_add_file(m, K->in.name, format);
+	if (K->fi == UINT32_MAX) {
+		snprintf(K->err, K->errsize, "%s: out of memory", K->in.name);
+		return OPSCOPE_ENOMEM;
+	}
+	int rc = kparse_all(K);
+	if (rc == 0 && !K->events_seen && K->events == 0 && m->ntracks == K->first_track) {
+		/* a JSON object without traceEvents is not a trace (an empty list is one): say
+		 * so, and leave the model as it was */
+		snprintf(K->err, K->errsize,
+			 "%s: not a trace: a JSON object without \"traceEvents\"", K->in.name);
+		m->nfiles--;
+		return OPSCOPE_EUNSUPPORTED;
+	}
+	/* what was read stays in the model, errors or not */
+	kfinish(K);
+	if (rc == 0 && m->oom) {
+		snprintf(K->err, K->errsize, "%s: out of memory", K->in.name);
+		rc = OPSCOPE_ENOMEM;
+	}
+	if (rc)
+		m->files[K->fi].complete = false, m->complete = false;
+	return rc;
+}
+
+int kineto_load_file(struct model *m, const char *path, char *err, size_t errsize)
+{
+	struct kimport K;
+	memset(&K, 0, sizeof(K));
+	K.err = err;
+	K.errsize = errsize;
+	int rc = json_in_open_file(&K.in, path, err, errsize);
+	if (rc)
+		return rc;
+	rc = kimport_run(m, &K, "chrome-json");
+	kfree(&K);
+	return rc;
+}
+
+int kineto_load_mem(struct model *m, const char *name, const void *data, size_t size, char *err,
+		    size_t errsize)
+{
+	struct kimport K;
+	memset(&K, 0, sizeof(K));
+	K.err = err;
+	K.errsize = errsize;
+	json_in_open_mem(&K.in, name, data, size);
+	int rc = kimport_run(m, &K, "chrome-json");
+	kfree(&K);
+	return rc;
+}
