@@ -46,7 +46,7 @@ static enum import_format sniff_file(const char *path, char *err, size_t errsize
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
-		snprintf(err, errsize, "%s: %s", path, strerror(errno));
+		snprintf(err, errsize, "%s: cannot open: %s", path, strerror(errno));
 		*rc = OPSCOPE_EOPEN;
 		return IMPORT_UNKNOWN;
 	}
@@ -62,7 +62,7 @@ static enum import_format sniff_file(const char *path, char *err, size_t errsize
 	if (f == IMPORT_UNKNOWN) {
 		snprintf(err, errsize, "%s: offset 0: %s", path,
 			 n == 0 ? "empty file, not a trace"
-				: "not a trace file (neither .opscope nor JSON nor gzip'd JSON)");
+				: "not a trace (neither an .opscope file nor JSON)");
 		*rc = OPSCOPE_EUNSUPPORTED;
 	}
 	return f;
@@ -96,7 +96,7 @@ int import_load_mem(struct model *m, const char *name, const void *data, size_t 
 	case IMPORT_UNKNOWN:
 		break;
 	}
-	snprintf(err, errsize, "%s: offset 0: not a trace (neither .opscope nor JSON)", name);
+	snprintf(err, errsize, "%s: offset 0: not a trace (neither an .opscope file nor JSON)", name);
 	return OPSCOPE_EUNSUPPORTED;
 }
 
@@ -109,7 +109,7 @@ int import_load_dir(struct model *m, const char *dir, char *err, size_t errsize)
 {
 	DIR *d = opendir(dir);
 	if (!d) {
-		snprintf(err, errsize, "%s: %s", dir, strerror(errno));
+		snprintf(err, errsize, "%s: cannot open: %s", dir, strerror(errno));
 		return OPSCOPE_EOPEN;
 	}
 	char **names = NULL;

@@ -33,7 +33,7 @@ int json_in_open_file(struct json_in *in, const char *path, char *err, size_t er
 	in->name = path;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
-		snprintf(err, errsize, "%s: %s", path, strerror(errno));
+		snprintf(err, errsize, "%s: cannot open: %s", path, strerror(errno));
 		return OPSCOPE_EOPEN;
 	}
 	struct stat st;

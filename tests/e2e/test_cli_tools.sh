@@ -63,7 +63,7 @@ check "info: torn tail reported" '[ $? -eq 0 ] && grep -q "INCOMPLETE" "$T/info"
 check "info: zstd trace" '[ $? -eq 0 ] && grep -q "features: zstd" "$T/info" && grep -q "20 encoded" "$T/info"'
 printf 'not a trace at all, no no' >"$T/bad.opscope"
 "$OPSCOPE" info "$T/bad.opscope" >"$T/out" 2>"$T/err"
-check "info: garbage is exit 1 with file and offset" '[ $? -eq 1 ] && grep -qx "opscope: $T/bad.opscope: offset 0: not an opscope trace (bad magic)" "$T/err"'
+check "info: garbage is exit 1 with file and offset" '[ $? -eq 1 ] && grep -qx "opscope: $T/bad.opscope: offset 0: not a trace (neither an .opscope file nor JSON)" "$T/err"'
 "$OPSCOPE" info "$T/missing.opscope" >"$T/out" 2>"$T/err"
 check "info: missing file is exit 1" '[ $? -eq 1 ] && grep -q "cannot open" "$T/err"'
 
