@@ -1,0 +1,619 @@
+/*
+ * steps.c: the step view of steps.h.
+ *
+ * The exclusive partition follows the rules of PyTorch's TensorBoard plugin (so that its
+ * numbers can be checked against what users already see there), reimplemented here:
+ *   1. Role intervals over the whole file, each merged: Kernel, Memcpy, Memset,
+ *      Communication (device ranges by category), Runtime (CUDA runtime/driver calls),
+ *      DataLoader (Dataloader ranges), CPU Exec (operators, Python functions, phases).
+ *   2. Steps are the ProfileStep ranges, sorted. A runtime call lying entirely inside a
+ *      step's host span launched that step's GPU work (matched by the "correlation"
+ *      argument). When any step launched GPU work, each step starts no earlier than the
+ *      previous one ended and ends no earlier than the last GPU work it launched; GPU work
+ *      that ran before the first step's and was launched before the window moves the first
+ *      start. Trailing steps that launched nothing, or clearly less than the step before
+ *      (< 80 %), are dropped: the profiler did not capture all of their GPU work.
+ *   3. Priority: the steps' union is handed out to the roles in the order above; each role
+ *      takes what it covers of what is left; the rest is Other.
+ */
+#include "analyze/steps.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "opscope/opscope.h"
+
+const char *step_role_name(enum step_role r)
+{
+	static const char *const names[STEP_NROLES] = {
+		"Kernel",  "Memcpy",	 "Memset",   "Communication",
+		"Runtime", "DataLoader", "CPU Exec", "Other",
+	};
+	return r < STEP_NROLES ? names[r] : "?";
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Interval lists: [start, end) pairs */
+
+struct ivl {
+	int64_t s, e;
+};
+
+struct ivec {
+	struct ivl *v;
+	size_t n, cap;
+	bool oom;
+};
+
+static void ivec_push(struct ivec *a, int64_t s, int64_t e)
+{
+	if (a->n == a->cap) {
+		size_t cap = a->cap ? a->cap * 2 : 256;
+		struct ivl *v = realloc(a->v, cap * sizeof(*v));
+		if (!v) {
+			a->oom = true;
+			return;
+		}
+		a->v = v;
+		a->cap = cap;
+	}
+	a->v[a->n++] = (struct ivl){ s, e };
+}
+
+static int ivl_cmp(const void *x, const void *y)
+{
+	const struct ivl *a = x, *b = y;
+	if (a->s != b->s)
+		return a->s < b->s ? -1 : 1;
+	return (a->e > b->e) - (a->e < b->e);
+}
+
+/* Sort and merge in place; intervals that touch are merged. */
+static void ivec_merge(struct ivec *a)
+{
+	if (a->n < 2)
+		return;
+	qsort(a->v, a->n, sizeof(*a->v), ivl_cmp);
+	size_t o = 0;
+	for (size_t i = 1; i < a->n; i++) {
+		if (a->v[i].s <= a->v[o].e) {
+			if (a->v[i].e > a->v[o].e)
+				a->v[o].e = a->v[i].e;
+		} else {
+			a->v[++o] = a->v[i];
+		}
+	}
+	a->n = o + 1;
+}
+
+/* out = a ∩ b (both merged). */
+static void ivec_intersect(const struct ivec *a, const struct ivec *b, struct ivec *out)
+{
+	size_t i = 0, j = 0;
+	while (i < a->n && j < b->n) {
+		int64_t s = a->v[i].s > b->v[j].s ? a->v[i].s : b->v[j].s;
+		int64_t e = a->v[i].e < b->v[j].e ? a->v[i].e : b->v[j].e;
+		if (s < e)
+			ivec_push(out, s, e);
+		if (a->v[i].e < b->v[j].e)
+			i++;
+		else
+			j++;
+	}
+}
+
+/* out = a \ b (both merged). */
+static void ivec_subtract(const struct ivec *a, const struct ivec *b, struct ivec *out)
+{
+	size_t j = 0;
+	for (size_t i = 0; i < a->n; i++) {
+		int64_t s = a->v[i].s, e = a->v[i].e;
+		while (j < b->n && b->v[j].e <= s)
+			j++;
+		size_t k = j;
+		while (k < b->n && b->v[k].s < e) {
+			if (b->v[k].s > s)
+				ivec_push(out, s, b->v[k].s);
+			if (b->v[k].e > s)
+				s = b->v[k].e;
+			if (s >= e)
+				break;
+			k++;
+		}
+		if (s < e)
+			ivec_push(out, s, e);
+	}
+}
+
+/* Total length of merged list a inside [s, e). */
+static int64_t ivec_sum_within(const struct ivec *a, int64_t s, int64_t e)
+{
+	size_t lo = 0, hi = a->n; /* first interval ending after s */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (a->v[mid].e <= s)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	int64_t sum = 0;
+	for (size_t i = lo; i < a->n && a->v[i].s < e; i++) {
+		int64_t x = a->v[i].s > s ? a->v[i].s : s;
+		int64_t y = a->v[i].e < e ? a->v[i].e : e;
+		if (y > x)
+			sum += y - x;
+	}
+	return sum;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Launch links: correlation id -> runtime call */
+
+struct rt_call {
+	int64_t s, e;
+	int64_t corr;
+	uint64_t matched; /* step index + 1 once its step is known, else 0 */
+};
+
+struct corr_slot {
+	int64_t corr;
+	uint32_t call; /* index in the calls array + 1; 0 = empty */
+};
+
+static int rt_cmp(const void *x, const void *y)
+{
+	const struct rt_call *a = x, *b = y;
+	if (a->s != b->s)
+		return a->s < b->s ? -1 : 1;
+	return (a->e > b->e) - (a->e < b->e);
+}
+
+static uint64_t corr_hash(int64_t c)
+{
+	uint64_t h = (uint64_t)c * 0x9e3779b97f4a7c15ull;
+	return h ^ (h >> 29);
+}
+
+struct named_step {
+	int64_t s, e;
+	uint32_t name;
+};
+
+static int named_cmp(const void *x, const void *y)
+{
+	const struct named_step *a = x, *b = y;
+	if (a->s != b->s)
+		return a->s < b->s ? -1 : 1;
+	return (a->e > b->e) - (a->e < b->e);
+}
+
+/* A device activity: its interval and the runtime call that launched it, if known. */
+struct dev_act {
+	int64_t s, e;
+	int64_t corr;
+	bool has_corr;
+};
+
+struct steps_ctx {
+	const struct model *m;
+	uint32_t file;
+	struct ivec roles[STEP_NROLES];
+	struct rt_call *calls;
+	size_t ncalls, calls_cap;
+	struct dev_act *acts;
+	size_t nacts, acts_cap;
+	struct ivec steps;	  /* host spans, sorted */
+	uint32_t *step_names;	  /* string id per step (sorted like steps) */
+	struct named_step *named; /* ProfileStep ranges as found */
+	size_t nnamed, named_cap;
+	struct ivec dataloaders;    /* Dataloader ranges, merged */
+	struct ivec backwards;	    /* Backward ranges, merged */
+	struct ivec optimizers;	    /* Optimization ranges, merged */
+	int64_t host_min, host_max; /* span of host work, for a trace without steps */
+	bool oom;
+};
+
+static bool is_cpu_exec(uint8_t c)
+{
+	switch (c) {
+	case OPSCOPE_CAT_OPERATOR:
+	case OPSCOPE_CAT_OPERATOR_INNER:
+	case OPSCOPE_CAT_FORWARD:
+	case OPSCOPE_CAT_BACKWARD:
+	case OPSCOPE_CAT_OPTIMIZATION:
+	case OPSCOPE_CAT_COMMUNICATION:
+	case OPSCOPE_CAT_PYTHON_OP:
+	case OPSCOPE_CAT_PYTHON_FUNCTION:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* An I64 argument of a range, if present. */
+static bool range_i64(const struct model *m, uint32_t t, uint64_t i, uint32_t key, int64_t *v)
+{
+	if (!key)
+		return false;
+	uint64_t a = model_range_arg(m, t, i, key);
+	if (a == MODEL_NONE)
+		return false;
+	if (m->args.type[a] == MODEL_ARG_I64 || m->args.type[a] == MODEL_ARG_U64) {
+		*v = (int64_t)m->args.bits[a];
+		return true;
+	}
+	return false;
+}
+
+static void collect(struct steps_ctx *X)
+{
+	const struct model *m = X->m;
+	uint32_t corr_key = model_find_str(m, "correlation");
+	X->host_min = INT64_MAX;
+	X->host_max = INT64_MIN;
+	for (uint32_t t = 0; t < m->ntracks; t++) {
+		const struct model_track *tr = &m->tracks[t];
+		if (tr->file != X->file)
+			continue;
+		const struct model_ranges *r = &tr->ranges;
+		for (uint64_t i = 0; i < tr->nranges; i++) {
+			int64_t s = r->start_ns[i], e = s + r->dur_ns[i];
+			uint8_t c = r->category[i];
+			if (tr->kind == MODEL_TRACK_DEVICE) {
+				enum step_role role;
+				if (c == OPSCOPE_CAT_KERNEL)
+					role = STEP_KERNEL;
+				else if (c == OPSCOPE_CAT_MEMCPY)
+					role = STEP_MEMCPY;
+				else if (c == OPSCOPE_CAT_MEMSET)
+					role = STEP_MEMSET;
+				else if (c == OPSCOPE_CAT_COMMUNICATION)
+					role = STEP_COMMUNICATION;
+				else
+					continue; /* annotations on the GPU are not work */
+				ivec_push(&X->roles[role], s, e);
+				if (X->nacts == X->acts_cap) {
+					size_t cap = X->acts_cap ? X->acts_cap * 2 : 1024;
+					struct dev_act *a = realloc(X->acts, cap * sizeof(*a));
+					if (!a) {
+						X->oom = true;
+						return;
+					}
+					X->acts = a;
+					X->acts_cap = cap;
+				}
+				struct dev_act *a = &X->acts[X->nacts++];
+				a->s = s;
+				a->e = e;
+				a->has_corr = range_i64(m, t, i, corr_key, &a->corr);
+				continue;
+			}
+			if (tr->kind != MODEL_TRACK_THREAD)
+				continue;
+			if (c == OPSCOPE_CAT_CUDA_RUNTIME || c == OPSCOPE_CAT_CUDA_DRIVER) {
+				ivec_push(&X->roles[STEP_RUNTIME], s, e);
+				int64_t corr;
+				if (range_i64(m, t, i, corr_key, &corr)) {
+					if (X->ncalls == X->calls_cap) {
+						size_t cap = X->calls_cap ? X->calls_cap * 2 : 1024;
+						struct rt_call *n =
+							realloc(X->calls, cap * sizeof(*n));
+						if (!n) {
+							X->oom = true;
+							return;
+						}
+						X->calls = n;
+						X->calls_cap = cap;
+					}
+					X->calls[X->ncalls++] = (struct rt_call){ s, e, corr, 0 };
+				}
+				continue;
+			}
+			if (c == OPSCOPE_CAT_PROFILE_STEP) {
+				if (X->nnamed == X->named_cap) {
+					size_t cap = X->named_cap ? X->named_cap * 2 : 64;
+					struct named_step *n = realloc(X->named, cap * sizeof(*n));
+					if (!n) {
+						X->oom = true;
+						return;
+					}
+					X->named = n;
+					X->named_cap = cap;
+				}
+				X->named[X->nnamed++] = (struct named_step){ s, e, r->name[i] };
+			} else if (c == OPSCOPE_CAT_DATALOADER) {
+				ivec_push(&X->roles[STEP_DATALOADER], s, e);
+				ivec_push(&X->dataloaders, s, e);
+			} else if (is_cpu_exec(c)) {
+				ivec_push(&X->roles[STEP_CPU_EXEC], s, e);
+				if (c == OPSCOPE_CAT_BACKWARD)
+					ivec_push(&X->backwards, s, e);
+				else if (c == OPSCOPE_CAT_OPTIMIZATION)
+					ivec_push(&X->optimizers, s, e);
+			} else {
+				continue;
+			}
+			X->host_min = s < X->host_min ? s : X->host_min;
+			X->host_max = e > X->host_max ? e : X->host_max;
+		}
+	}
+	/* steps, sorted, with their names alongside */
+	if (X->nnamed)
+		qsort(X->named, X->nnamed, sizeof(*X->named), named_cmp);
+	X->step_names = X->nnamed ? malloc(X->nnamed * sizeof(*X->step_names)) : NULL;
+	if (X->nnamed && !X->step_names)
+		X->oom = true;
+	for (size_t i = 0; i < X->nnamed && !X->oom; i++) {
+		ivec_push(&X->steps, X->named[i].s, X->named[i].e);
+		X->step_names[i] = X->named[i].name;
+	}
+	if (X->steps.n == 0 && X->host_min < X->host_max) {
+		ivec_push(&X->steps, X->host_min, X->host_max);
+		X->step_names = malloc(sizeof(*X->step_names));
+		if (X->step_names)
+			X->step_names[0] = 0;
+		else
+			X->oom = true;
+	}
+	for (int r = 0; r < STEP_NROLES; r++) {
+		ivec_merge(&X->roles[r]);
+		X->oom |= X->roles[r].oom;
+	}
+	ivec_merge(&X->dataloaders);
+	ivec_merge(&X->backwards);
+	ivec_merge(&X->optimizers);
+	X->oom |= X->steps.oom || X->dataloaders.oom || X->backwards.oom || X->optimizers.oom;
+}
+
+/* Stretch steps to the GPU work they launched (rule 2); returns how many steps to keep and
+ * fills gpu_events per step. */
+static size_t adjust_steps(struct steps_ctx *X, uint64_t *gpu_events)
+{
+	size_t ns = X->steps.n;
+	struct ivl *st = X->steps.v;
+	if (X->ncalls)
+		qsort(X->calls, X->ncalls, sizeof(*X->calls), rt_cmp);
+	/* correlation -> call */
+	size_t cap = 16;
+	while (cap < 2 * X->ncalls)
+		cap *= 2;
+	struct corr_slot *map = calloc(cap, sizeof(*map));
+	if (!map) {
+		X->oom = true;
+		return ns;
+	}
+	for (size_t i = 0; i < X->ncalls; i++) {
+		size_t h = corr_hash(X->calls[i].corr) & (cap - 1);
+		while (map[h].call && map[h].corr != X->calls[i].corr)
+			h = (h + 1) & (cap - 1);
+		map[h] = (struct corr_slot){ X->calls[i].corr, (uint32_t)(i + 1) }; /* last wins */
+	}
+	/* which step's host span holds each call entirely */
+	size_t s = 0;
+	for (size_t i = 0; i < X->ncalls && s < ns;) {
+		struct rt_call *c = &X->calls[i];
+		if (c->s < st[s].s) {
+			i++;
+		} else if (c->e <= st[s].e) {
+			c->matched = s + 1;
+			i++;
+		} else if (c->s < st[s].e) {
+			i++; /* crosses the step's end */
+		} else {
+			s++;
+		}
+	}
+	int64_t *dmin = malloc(ns * sizeof(*dmin)), *dmax = malloc(ns * sizeof(*dmax));
+	if (!dmin || !dmax) {
+		free(dmin);
+		free(dmax);
+		free(map);
+		X->oom = true;
+		return ns;
+	}
+	for (size_t k = 0; k < ns; k++) {
+		dmin[k] = INT64_MAX;
+		dmax[k] = INT64_MIN;
+		gpu_events[k] = 0;
+	}
+	bool any = false;
+	uint8_t *act_matched = calloc(X->nacts ? X->nacts : 1, 1);
+	if (!act_matched) {
+		X->oom = true;
+		free(dmin);
+		free(dmax);
+		free(map);
+		return ns;
+	}
+	for (size_t a = 0; a < X->nacts; a++) {
+		const struct dev_act *d = &X->acts[a];
+		if (!d->has_corr)
+			continue;
+		size_t h = corr_hash(d->corr) & (cap - 1);
+		while (map[h].call && map[h].corr != d->corr)
+			h = (h + 1) & (cap - 1);
+		if (!map[h].call)
+			continue;
+		uint64_t k = X->calls[map[h].call - 1].matched;
+		if (!k)
+			continue;
+		k--;
+		dmin[k] = d->s < dmin[k] ? d->s : dmin[k];
+		dmax[k] = d->e > dmax[k] ? d->e : dmax[k];
+		gpu_events[k]++;
+		act_matched[a] = 1;
+		any = true;
+	}
+	size_t keep = ns;
+	if (any) {
+		int64_t prev_end = st[0].s;
+		if (dmin[0] != INT64_MAX) {
+			for (size_t a = 0; a < X->nacts; a++)
+				if (!act_matched[a] && X->acts[a].e < dmin[0] &&
+				    X->acts[a].e > prev_end)
+					prev_end = X->acts[a].e;
+		}
+		for (size_t k = 0; k < ns; k++) {
+			int64_t start = prev_end > st[k].s ? prev_end : st[k].s;
+			int64_t end = st[k].e;
+			if (dmin[k] == INT64_MAX)
+				end = end > start ? end : start;
+			else
+				end = dmax[k] > end ? dmax[k] : end;
+			if (end < start)
+				end = start;
+			st[k].s = start;
+			st[k].e = end;
+			prev_end = end;
+		}
+		if (ns > 1) {
+			size_t last = ns;
+			while (last-- > 0 && gpu_events[last] == 0)
+				;
+			if (last < ns) {
+				keep = last + 1;
+				if (last > 0 &&
+				    (double)gpu_events[last - 1] * 0.8 > (double)gpu_events[last])
+					keep = last;
+			}
+		}
+	}
+	free(act_matched);
+	free(dmin);
+	free(dmax);
+	free(map);
+	return keep;
+}
+
+/* Latest end of the merged ranges of `a` that start in [s, e), or `dflt`. */
+static int64_t last_end_within(const struct ivec *a, int64_t s, int64_t e, int64_t dflt)
+{
+	int64_t r = dflt;
+	for (size_t i = 0; i < a->n && a->v[i].s < e; i++)
+		if (a->v[i].s >= s)
+			r = a->v[i].e < e ? a->v[i].e : e;
+	return r;
+}
+
+static int64_t first_start_within(const struct ivec *a, int64_t s, int64_t e, int64_t dflt)
+{
+	for (size_t i = 0; i < a->n && a->v[i].s < e; i++)
+		if (a->v[i].s >= s)
+			return a->v[i].s;
+	return dflt;
+}
+
+int steps_analyze(const struct model *m, uint32_t file, struct step_table *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->file = file;
+	struct steps_ctx X;
+	memset(&X, 0, sizeof(X));
+	X.m = m;
+	X.file = file;
+	collect(&X);
+	size_t ns = X.steps.n;
+	uint64_t *gpu_events = calloc(ns ? ns : 1, sizeof(*gpu_events));
+	struct ivl *host = malloc((ns ? ns : 1) * sizeof(*host));
+	if (!gpu_events || !host)
+		X.oom = true;
+	size_t keep = 0;
+	if (!X.oom) {
+		memcpy(host, X.steps.v, ns * sizeof(*host));
+		keep = adjust_steps(&X, gpu_events);
+	}
+	/* rule 3: the priority partition over the union of the steps */
+	struct ivec slots = { 0 }, cost[STEP_NROLES];
+	memset(cost, 0, sizeof(cost));
+	if (!X.oom) {
+		for (size_t k = 0; k < ns; k++)
+			ivec_push(&slots, X.steps.v[k].s, X.steps.v[k].e);
+		ivec_merge(&slots);
+		for (int r = 0; r < STEP_OTHER; r++) {
+			ivec_intersect(&slots, &X.roles[r], &cost[r]);
+			struct ivec rest = { 0 };
+			ivec_subtract(&slots, &cost[r], &rest);
+			free(slots.v);
+			slots = rest;
+			X.oom |= cost[r].oom || rest.oom;
+		}
+		cost[STEP_OTHER] = slots;
+		slots.v = NULL;
+	}
+	if (!X.oom && keep) {
+		out->rows = calloc(keep, sizeof(*out->rows));
+		X.oom = !out->rows;
+	}
+	for (size_t k = 0; k < keep && !X.oom; k++) {
+		struct step_row *row = &out->rows[k];
+		int64_t s = X.steps.v[k].s, e = X.steps.v[k].e;
+		row->name = X.step_names[k];
+		row->start_ns = s;
+		row->end_ns = e;
+		row->host_start_ns = host[k].s;
+		row->host_end_ns = host[k].e;
+		for (int r = 0; r < STEP_NROLES; r++)
+			row->role_ns[r] = ivec_sum_within(&cost[r], s, e);
+		row->gpu_events = gpu_events[k];
+		/* step trace: compute starts when the step's data is there, ends with backward */
+		int64_t fp = last_end_within(&X.dataloaders, host[k].s, host[k].e, s);
+		fp = fp < s ? s : fp;
+		int64_t bp = last_end_within(&X.backwards, host[k].s, host[k].e, INT64_MIN);
+		if (bp == INT64_MIN)
+			bp = first_start_within(&X.optimizers, host[k].s, host[k].e, e);
+		bp = bp < fp ? fp : bp > e ? e : bp;
+		row->gap_ns = fp - s;
+		row->compute_ns = bp - fp;
+		row->tail_ns = e - bp;
+	}
+	if (!X.oom && keep) {
+		out->nrows = (uint32_t)keep;
+		out->dropped = (uint32_t)(ns - keep);
+		struct step_row *a = &out->avg;
+		int64_t n = (int64_t)keep;
+		for (size_t k = 0; k < keep; k++) {
+			const struct step_row *row = &out->rows[k];
+			a->end_ns += row->end_ns - row->start_ns; /* the average duration */
+			for (int r = 0; r < STEP_NROLES; r++)
+				a->role_ns[r] += row->role_ns[r];
+			a->gpu_events += row->gpu_events;
+			a->gap_ns += row->gap_ns;
+			a->compute_ns += row->compute_ns;
+			a->tail_ns += row->tail_ns;
+		}
+		a->end_ns /= n;
+		for (int r = 0; r < STEP_NROLES; r++)
+			a->role_ns[r] /= n;
+		a->gpu_events /= (uint64_t)n;
+		a->gap_ns /= n;
+		a->compute_ns /= n;
+		a->tail_ns /= n;
+	}
+	for (int r = 0; r < STEP_NROLES; r++) {
+		free(X.roles[r].v);
+		free(cost[r].v);
+	}
+	free(slots.v);
+	free(X.calls);
+	free(X.acts);
+	free(X.steps.v);
+	free(X.step_names);
+	free(X.named);
+	free(X.dataloaders.v);
+	free(X.backwards.v);
+	free(X.optimizers.v);
+	free(gpu_events);
+	free(host);
+	if (X.oom) {
+		steps_free(out);
+		return OPSCOPE_ENOMEM;
+	}
+	return 0;
+}
+
+void steps_free(struct step_table *t)
+{
+	free(t->rows);
+	t->rows = NULL;
+	t->nrows = 0;
+}

@@ -1,0 +1,60 @@
+/*
+ * steps.h: the step view: where the time of each training step went.
+ *
+ * Per ProfileStep range of a file, two breakdowns:
+ *   - an exclusive partition of the step's time (the one PyTorch's TensorBoard plugin shows):
+ *     every instant of the step goes to the first of Kernel, Memcpy, Memset, Communication,
+ *     Runtime, DataLoader, CPU Exec that is busy then, else to Other; device activity counts
+ *     for the step whose host span launched it, and a step is stretched to the end of the GPU
+ *     work it launched (docs/report.md has the exact rules);
+ *   - MindSpore's step trace: the gap before the step's compute (waiting for data), the
+ *     compute (forward and backward), and the tail (optimizer, gradient all-reduce).
+ * Without ProfileStep ranges the whole trace is one step.
+ */
+#ifndef OPSCOPE_ANALYZE_STEPS_H
+#define OPSCOPE_ANALYZE_STEPS_H
+
+#include <stdint.h>
+
+#include "model/model.h"
+
+enum step_role {
+	STEP_KERNEL,
+	STEP_MEMCPY,
+	STEP_MEMSET,
+	STEP_COMMUNICATION,
+	STEP_RUNTIME,
+	STEP_DATALOADER,
+	STEP_CPU_EXEC,
+	STEP_OTHER,
+	STEP_NROLES,
+};
+
+struct step_row {
+	uint32_t name;		  /* string id of the step's range name ("ProfilerStep#5") */
+	int64_t start_ns, end_ns; /* the step as analysed (stretched to its GPU work) */
+	int64_t host_start_ns;	  /* the ProfileStep range on the host */
+	int64_t host_end_ns;
+	int64_t role_ns[STEP_NROLES]; /* exclusive partition of [start, end) */
+	uint64_t gpu_events;	      /* kernels, copies, memsets launched from inside the step */
+	int64_t gap_ns;		      /* step start -> compute start (data wait) */
+	int64_t compute_ns;	      /* compute start -> end of backward */
+	int64_t tail_ns;	      /* end of backward -> step end */
+};
+
+struct step_table {
+	uint32_t file;	  /* index in model.files */
+	uint32_t nrows;	  /* steps kept */
+	uint32_t dropped; /* trailing steps dropped: their GPU work was not all captured */
+	struct step_row *rows;
+	struct step_row avg; /* the average of the rows (name 0) */
+};
+
+/* Role names as table headers ("Kernel", ..., "CPU Exec", "Other"). */
+const char *step_role_name(enum step_role r);
+
+/* The step table of file `file` of the model. Returns 0 or OPSCOPE_ENOMEM. */
+int steps_analyze(const struct model *m, uint32_t file, struct step_table *out);
+void steps_free(struct step_table *t);
+
+#endif

@@ -1,0 +1,189 @@
+/*
+ * test_steps.c: the step view (src/analyze/steps.c): the priority partition, stretching steps
+ * to the GPU work they launched, dropping trailing steps, and the step trace, on a model
+ * built by hand; then the oracle of ../shared/data/README.md on the real ResNet-50 trace.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "opscope/opscope.h"
+
+#include "analyze/steps.h"
+#include "convert/import.h"
+#include "harness.h"
+#include "model/model.h"
+
+static uint32_t S(struct model *m, const char *s)
+{
+	return model_intern(m, s, strlen(s));
+}
+
+static uint64_t range(struct model *m, uint32_t t, int64_t s, int64_t e, const char *name,
+		      uint8_t cat, int64_t corr)
+{
+	uint64_t i = model_add_range(m, t, s, e - s, S(m, name), cat, 0);
+	if (corr >= 0) {
+		uint64_t a = model_add_arg(m, S(m, "correlation"), MODEL_ARG_I64, (uint64_t)corr);
+		m->tracks[t].ranges.first_arg[i] = a;
+		m->tracks[t].ranges.nargs[i] = 1;
+	}
+	return i;
+}
+
+/* Two steps on a host thread, kernels on one stream; step 1 launches a kernel that runs past
+ * the host step's end; step 3 launches nothing and is dropped. */
+TEST(synthetic_partition)
+{
+	struct model *m = model_new();
+	CHECK(model_add_file(m, "synthetic", "test") == 0);
+	uint32_t h = model_add_track(m, MODEL_TRACK_THREAD, 1, 1, 0);
+	uint32_t d = model_add_track(m, MODEL_TRACK_DEVICE, 0, 7, 0);
+	/* step 1: [0,100): dataloader [0,30), op [30,90) with a runtime call [40,50) */
+	range(m, h, 0, 100, "ProfilerStep#1", OPSCOPE_CAT_PROFILE_STEP, -1);
+	range(m, h, 0, 30, "enumerate(DataLoader)#x.__next__", OPSCOPE_CAT_DATALOADER, -1);
+	range(m, h, 30, 90, "aten::conv", OPSCOPE_CAT_OPERATOR, -1);
+	range(m, h, 40, 50, "cudaLaunchKernel", OPSCOPE_CAT_CUDA_RUNTIME, 11);
+	range(m, h, 60, 70, "autograd::engine::evaluate_function: X", OPSCOPE_CAT_BACKWARD, -1);
+	/* step 2: [100,200): op [100,150), runtime [110,120) */
+	range(m, h, 100, 200, "ProfilerStep#2", OPSCOPE_CAT_PROFILE_STEP, -1);
+	range(m, h, 100, 150, "aten::mm", OPSCOPE_CAT_OPERATOR, -1);
+	range(m, h, 110, 120, "cudaLaunchKernel", OPSCOPE_CAT_CUDA_RUNTIME, 12);
+	/* step 3: no launches */
+	range(m, h, 200, 300, "ProfilerStep#3", OPSCOPE_CAT_PROFILE_STEP, -1);
+	range(m, d, 55, 130, "k1", OPSCOPE_CAT_KERNEL, 11); /* runs past step 1's host end */
+	range(m, d, 130, 140, "k2", OPSCOPE_CAT_KERNEL, 12);
+	for (uint32_t t = 0; t < m->ntracks; t++)
+		model_nest_track(m, t);
+	struct step_table st;
+	CHECK(steps_analyze(m, 0, &st) == 0);
+	CHECK_EQ_U(st.nrows, 2);
+	CHECK_EQ_U(st.dropped, 1);
+	/* step 1 stretched to k1's end: [0,130) */
+	CHECK_EQ_I(st.rows[0].start_ns, 0);
+	CHECK_EQ_I(st.rows[0].end_ns, 130);
+	/* step 2 starts where step 1 ended: [130,200) */
+	CHECK_EQ_I(st.rows[1].start_ns, 130);
+	CHECK_EQ_I(st.rows[1].end_ns, 200);
+	/* step 1: kernel [55,130) = 75; runtime [40,50) = 10; dataloader [0,30) = 30;
+	 * cpu exec: op [30,90) + op2 [100,150) minus kernel and runtime inside [0,130):
+	 * [30,40) + [50,55) = 15; other: [90,100) is covered by nothing... but kernel covers it */
+	CHECK_EQ_I(st.rows[0].role_ns[STEP_KERNEL], 75);
+	CHECK_EQ_I(st.rows[0].role_ns[STEP_RUNTIME], 10);
+	CHECK_EQ_I(st.rows[0].role_ns[STEP_DATALOADER], 30);
+	CHECK_EQ_I(st.rows[0].role_ns[STEP_CPU_EXEC], 15);
+	CHECK_EQ_I(st.rows[0].role_ns[STEP_OTHER], 0);
+	int64_t sum = 0;
+	for (int r = 0; r < STEP_NROLES; r++)
+		sum += st.rows[0].role_ns[r];
+	CHECK_EQ_I(sum, 130);
+	/* step 2 [130,200): kernel k2 [130,140) = 10; cpu exec [140,150) = 10; other 50 */
+	CHECK_EQ_I(st.rows[1].role_ns[STEP_KERNEL], 10);
+	CHECK_EQ_I(st.rows[1].role_ns[STEP_CPU_EXEC], 10);
+	CHECK_EQ_I(st.rows[1].role_ns[STEP_OTHER], 50);
+	CHECK_EQ_U(st.rows[0].gpu_events, 1);
+	CHECK_EQ_U(st.rows[1].gpu_events, 1);
+	/* step trace of step 1: data until 30, backward ends at 70, step ends at 130 */
+	CHECK_EQ_I(st.rows[0].gap_ns, 30);
+	CHECK_EQ_I(st.rows[0].compute_ns, 40);
+	CHECK_EQ_I(st.rows[0].tail_ns, 60);
+	/* averages */
+	CHECK_EQ_I(st.avg.end_ns, (130 + 70) / 2);
+	CHECK_EQ_I(st.avg.role_ns[STEP_KERNEL], (75 + 10) / 2);
+	steps_free(&st);
+	model_free(m);
+}
+
+/* No ProfileStep: the whole host span is one step. */
+TEST(no_steps_one_span)
+{
+	struct model *m = model_new();
+	model_add_file(m, "synthetic", "test");
+	uint32_t h = model_add_track(m, MODEL_TRACK_THREAD, 1, 1, 0);
+	range(m, h, 10, 50, "aten::add", OPSCOPE_CAT_OPERATOR, -1);
+	range(m, h, 60, 70, "aten::mul", OPSCOPE_CAT_OPERATOR, -1);
+	struct step_table st;
+	CHECK(steps_analyze(m, 0, &st) == 0);
+	CHECK_EQ_U(st.nrows, 1);
+	CHECK_EQ_I(st.rows[0].start_ns, 10);
+	CHECK_EQ_I(st.rows[0].end_ns, 70);
+	CHECK_EQ_I(st.rows[0].role_ns[STEP_CPU_EXEC], 50);
+	CHECK_EQ_I(st.rows[0].role_ns[STEP_OTHER], 10);
+	steps_free(&st);
+	model_free(m);
+}
+
+/* The oracle: ResNet-50 on a V100 (TensorBoard plugin sample), ../shared/data/README.md. */
+TEST(resnet50_v100_oracle)
+{
+	const char *path = OPSCOPE_TEST_DATA_DIR
+		"/../../shared/data/kineto/tb_plugin/samples/"
+		"resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz";
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		SKIP("shared data not present");
+		return;
+	}
+	fclose(f);
+	struct model *m = model_new();
+	char err[512];
+	CHECK(import_load_path(m, path, err, sizeof(err)) == 0);
+	struct step_table st;
+	CHECK(steps_analyze(m, 0, &st) == 0);
+	CHECK_EQ_U(st.nrows, 6);
+	static const int64_t kernel_us[6] = { 98598, 98570, 98596, 98623, 98504, 98641 };
+	for (uint32_t k = 0; k < st.nrows && k < 6; k++) {
+		char want[32];
+		snprintf(want, sizeof(want), "ProfilerStep#%u", 5 + k);
+		CHECK_STR(model_str(m, st.rows[k].name), want);
+		/* the plugin rounds µs to integers */
+		CHECK_EQ_I((st.rows[k].role_ns[STEP_KERNEL] + 500) / 1000, kernel_us[k]);
+	}
+	CHECK_EQ_I((st.rows[0].role_ns[STEP_MEMCPY] + 500) / 1000, 1941);
+	CHECK_EQ_I((st.rows[0].role_ns[STEP_MEMSET] + 500) / 1000, 90);
+	CHECK_EQ_I((st.rows[5].role_ns[STEP_MEMCPY] + 500) / 1000, 1798);
+	CHECK_EQ_I((st.rows[5].role_ns[STEP_MEMSET] + 500) / 1000, 88);
+	CHECK_EQ_I((st.avg.end_ns + 500) / 1000, 177592);
+	/* Kernel 55.51 % and DataLoader 33.37 % of the average step */
+	double kpct = 100.0 * (double)st.avg.role_ns[STEP_KERNEL] / (double)st.avg.end_ns;
+	double dpct = 100.0 * (double)st.avg.role_ns[STEP_DATALOADER] / (double)st.avg.end_ns;
+	CHECK((int)(kpct * 100 + 0.5) == 5551);
+	CHECK((int)(dpct * 100 + 0.5) == 3337);
+	steps_free(&st);
+	model_free(m);
+}
+
+/* HTA's assertion: 4876 GPU events (kernels, copies, memsets) launched in ProfilerStep#101
+ * to #104 of the ns-resolution trace; #105 holds the rest of the file's 6095. */
+TEST(hta_gpu_events_per_step)
+{
+	const char *path =
+		OPSCOPE_TEST_DATA_DIR "/../../shared/data/kineto/hta/ns_resolution_trace/"
+				      "rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz";
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		SKIP("shared data not present");
+		return;
+	}
+	fclose(f);
+	struct model *m = model_new();
+	char err[512];
+	CHECK(import_load_path(m, path, err, sizeof(err)) == 0);
+	struct step_table st;
+	CHECK(steps_analyze(m, 0, &st) == 0);
+	REQUIRE(st.nrows == 5);
+	uint64_t first4 = 0, all = 0;
+	for (uint32_t k = 0; k < st.nrows; k++) {
+		char want[32];
+		snprintf(want, sizeof(want), "ProfilerStep#%u", 101 + k);
+		CHECK_STR(model_str(m, st.rows[k].name), want);
+		if (k < 4)
+			first4 += st.rows[k].gpu_events;
+		all += st.rows[k].gpu_events;
+	}
+	CHECK_EQ_U(first4, 4876);
+	CHECK_EQ_U(all, 6095);
+	steps_free(&st);
+	model_free(m);
+}
+
+TEST_MAIN(synthetic_partition, no_steps_one_span, resnet50_v100_oracle, hta_gpu_events_per_step)
