@@ -15,31 +15,12 @@
 #include <string.h>
 
 #include "convert/export.h"
+#include "fuzz/model_check.h"
 #include "model/model.h"
 #include "util/bytes.h"
 #include "util/crc32c.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-/* Invariants every loaded model keeps, whatever the input: a violation aborts. */
-static void fuzz_check(const struct model *m)
-{
-	for (uint32_t t = 0; t < m->ntracks; t++) {
-		const struct model_track *tr = &m->tracks[t];
-		const struct model_ranges *r = &tr->ranges;
-		for (uint64_t i = 0; i < tr->nranges; i++) {
-			if (r->dur_ns[i] < 0 || r->name[i] >= m->nstrings)
-				abort();
-			if (r->nargs[i] && r->first_arg[i] + r->nargs[i] > m->nargs)
-				abort();
-			if (i && r->start_ns[i] < r->start_ns[i - 1])
-				abort();
-		}
-	}
-	for (uint64_t i = 0; i < m->nargs; i++)
-		if (m->args.key[i] >= m->nstrings)
-			abort();
-}
 
 static void fuzz_one(const uint8_t *data, size_t size)
 {
@@ -51,7 +32,7 @@ static void fuzz_one(const uint8_t *data, size_t size)
 		return;
 	char err[256];
 	model_load_mem(m, "fuzz.opscope", data, size, err, sizeof(err));
-	fuzz_check(m);
+	fuzz_model_check(m);
 	if (sink)
 		chrome_export(m, sink, err, sizeof(err));
 	model_free(m);

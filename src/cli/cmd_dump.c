@@ -24,12 +24,25 @@ static const char dump_usage[] =
 	"Print the events of a trace, one per line:\n"
 	"  TIME_NS TRACK KIND CATEGORY NAME [dur=NS] [depth=N] [value=V] [{key=value ...}]\n"
 	"TIME_NS is relative to the first event; TRACK is the file's track number (a<pid>\n"
-	"for a process's async track).\n"
+	"for a process's async track, gpu<device>:<stream> for a device queue).\n"
 	"\n"
 	"options:\n"
-	"      --sort KEY    track (default): by track, then time; time: by time only\n"
-	"  -t, --track N     only track N\n"
-	"  -h, --help        show this help\n";
+	"      --sort KEY      track (default): by track, then time; time: by time only\n"
+	"  -t, --track N       only track N\n"
+	"      --from NS       only events that start at or after NS (absolute ns)\n"
+	"      --to NS         only events that end at or before NS (absolute ns)\n"
+	"      --category CAT  only ranges and instants of category CAT (e.g. Kernel)\n"
+	"      --name TEXT     only events whose name contains TEXT\n"
+	"      --absolute      print absolute times (ns) instead of relative ones\n"
+	"  -h, --help          show this help\n";
+
+/* What to keep (--from, --to, --category, --name). */
+struct dump_filter {
+	int64_t from, to;
+	int category; /* -1: any */
+	const char *name;
+	bool absolute;
+};
 
 enum dump_kind { DK_RANGE, DK_ASYNC, DK_INSTANT, DK_COUNTER, DK_FLOW_OUT, DK_FLOW_IN, DK_DROP };
 
@@ -99,6 +112,8 @@ static void dump_track_name(const struct model_track *tr)
 {
 	if (tr->kind == MODEL_TRACK_ASYNC)
 		printf("a%u", tr->pid);
+	else if (tr->kind == MODEL_TRACK_DEVICE)
+		printf("gpu%u:%" PRIu64, tr->pid, tr->tid);
 	else
 		printf("%u", tr->file_track);
 }
@@ -169,7 +184,17 @@ static bool dump_push(struct dump_item **items, uint64_t *n, uint64_t *cap, stru
 	return true;
 }
 
-static int dump_run(const char *path, long only_track)
+static bool dump_keep(const struct model *m, const struct dump_filter *f, int64_t s, int64_t e,
+		      int category, uint32_t name)
+{
+	if (s < f->from || e > f->to)
+		return false;
+	if (f->category >= 0 && category != f->category)
+		return false;
+	return !f->name || strstr(model_str(m, name), f->name) != NULL;
+}
+
+static int dump_run(const char *path, long only_track, const struct dump_filter *flt)
 {
 	struct model *m = cli_load(path);
 	if (!m)
@@ -183,40 +208,53 @@ static int dump_run(const char *path, long only_track)
 		    (tr->kind != MODEL_TRACK_THREAD || tr->file_track != (unsigned long)only_track))
 			continue;
 		uint8_t rk = tr->kind == MODEL_TRACK_ASYNC ? DK_ASYNC : DK_RANGE;
+		const struct model_ranges *r = &tr->ranges;
 		for (uint64_t i = 0; i < tr->nranges && ok; i++)
-			ok = dump_push(&items, &n, &cap,
-				       (struct dump_item){ tr->ranges.start_ns[i], t, rk, i });
+			if (dump_keep(m, flt, r->start_ns[i], r->start_ns[i] + r->dur_ns[i],
+				      r->category[i], r->name[i]))
+				ok = dump_push(&items, &n, &cap,
+					       (struct dump_item){ r->start_ns[i], t, rk, i });
+		const struct model_instants *in = &tr->instants;
 		for (uint64_t i = 0; i < tr->ninstants && ok; i++)
-			ok = dump_push(
-				&items, &n, &cap,
-				(struct dump_item){ tr->instants.ts_ns[i], t, DK_INSTANT, i });
+			if (dump_keep(m, flt, in->ts_ns[i], in->ts_ns[i], in->category[i],
+				      in->name[i]))
+				ok = dump_push(
+					&items, &n, &cap,
+					(struct dump_item){ in->ts_ns[i], t, DK_INSTANT, i });
 		for (uint64_t i = 0; i < tr->ncounters && ok; i++)
-			ok = dump_push(
-				&items, &n, &cap,
-				(struct dump_item){ tr->counters.ts_ns[i], t, DK_COUNTER, i });
+			if (dump_keep(m, flt, tr->counters.ts_ns[i], tr->counters.ts_ns[i],
+				      flt->category, tr->counters.name[i]))
+				ok = dump_push(&items, &n, &cap,
+					       (struct dump_item){ tr->counters.ts_ns[i], t,
+								   DK_COUNTER, i });
 	}
+	/* flows and drop marks have no category or name: shown only without those filters */
+	bool plain = flt->category < 0 && !flt->name;
 	for (uint64_t i = 0; i < m->nflows && ok; i++) {
 		const struct model_flow *f = &m->flows[i];
-		if (f->from_track < m->ntracks &&
+		if (plain && f->from_track < m->ntracks && f->from_ns >= flt->from &&
+		    f->from_ns <= flt->to &&
 		    (only_track < 0 || m->tracks[f->from_track].file_track == only_track))
 			ok = dump_push(
 				&items, &n, &cap,
 				(struct dump_item){ f->from_ns, f->from_track, DK_FLOW_OUT, i });
-		if (ok && f->to_track < m->ntracks &&
+		if (ok && plain && f->to_track < m->ntracks && f->to_ns >= flt->from &&
+		    f->to_ns <= flt->to &&
 		    (only_track < 0 || m->tracks[f->to_track].file_track == only_track))
 			ok = dump_push(&items, &n, &cap,
 				       (struct dump_item){ f->to_ns, f->to_track, DK_FLOW_IN, i });
 	}
 	for (uint64_t i = 0; i < m->ndrop_marks && ok; i++) {
 		const struct model_drop_mark *d = &m->drop_marks[i];
-		if (only_track < 0 || m->tracks[d->track].file_track == only_track)
+		if (plain && d->ts_ns >= flt->from && d->ts_ns <= flt->to &&
+		    (only_track < 0 || m->tracks[d->track].file_track == only_track))
 			ok = dump_push(&items, &n, &cap,
 				       (struct dump_item){ d->ts_ns, d->track, DK_DROP, i });
 	}
 	if (!ok)
 		cli_die_oom();
 	qsort(items, (size_t)n, sizeof(*items), dump_cmp);
-	int64_t t0 = m->min_ns <= m->max_ns ? m->min_ns : 0;
+	int64_t t0 = m->min_ns <= m->max_ns && !flt->absolute ? m->min_ns : 0;
 	printf("# %12s track kind category name details\n", "time_ns");
 	for (uint64_t i = 0; i < n; i++)
 		dump_item(m, &items[i], t0);
@@ -237,10 +275,16 @@ int cmd_dump(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "sort", required_argument, NULL, 's' },
 		{ "track", required_argument, NULL, 't' },
+		{ "from", required_argument, NULL, 'F' },
+		{ "to", required_argument, NULL, 'T' },
+		{ "category", required_argument, NULL, 'c' },
+		{ "name", required_argument, NULL, 'n' },
+		{ "absolute", no_argument, NULL, 'a' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	long track = -1;
+	struct dump_filter flt = { INT64_MIN, INT64_MAX, -1, NULL, false };
 	int c;
 	dump_by_track = 1;
 	optind = 1;
@@ -261,6 +305,28 @@ int cmd_dump(int argc, char **argv)
 				return cli_usage_error("dump", "--track wants a track number");
 			break;
 		}
+		case 'F':
+		case 'T': {
+			char *end;
+			long long v = strtoll(optarg, &end, 10);
+			if (*optarg == '\0' || *end != '\0')
+				return cli_usage_error("dump", c == 'F' ? "--from wants ns"
+									: "--to wants ns");
+			*(c == 'F' ? &flt.from : &flt.to) = v;
+			break;
+		}
+		case 'c':
+			flt.category = opscope_category_from_name(optarg);
+			if (flt.category < 0)
+				return cli_usage_error("dump", "unknown --category (e.g. Kernel, "
+							       "Operator, CudaRuntime)");
+			break;
+		case 'n':
+			flt.name = optarg;
+			break;
+		case 'a':
+			flt.absolute = true;
+			break;
 		case 'h':
 			fputs(dump_usage, stdout);
 			return CLI_OK;
@@ -272,5 +338,5 @@ int cmd_dump(int argc, char **argv)
 		return cli_usage_error("dump", "no trace file given");
 	if (optind + 1 < argc)
 		return cli_usage_error("dump", "one trace file at a time");
-	return dump_run(argv[optind], track);
+	return dump_run(argv[optind], track, &flt);
 }

@@ -118,7 +118,8 @@ static int info_one(const char *path)
 	if (!m)
 		return CLI_ERROR;
 	const struct model_file *f = &m->files[0];
-	info_file(m, f);
+	for (uint32_t i = 0; i < m->nfiles; i++) /* a directory: one file per process */
+		info_file(m, &m->files[i]);
 
 	bool meta = false;
 	for (uint32_t i = 0; i < m->nmeta; i++) {
@@ -139,7 +140,7 @@ static int info_one(const char *path)
 		printf("time span:  no events\n");
 	}
 
-	printf("events:     %" PRIu64 " encoded", f->events);
+	printf("events:     %" PRIu64 " encoded", m->events_total);
 	for (unsigned k = 1; k <= OPS_EV_DROP_MARK; k++)
 		if (f->by_kind[k])
 			printf(", %s %" PRIu64, reader_event_name(k), f->by_kind[k]);
@@ -193,10 +194,11 @@ static int info_one(const char *path)
 		printf("\n");
 	}
 	printf("drops:      %" PRIu64 " events lost", m->dropped_total);
-	if (m->dropped_total && f->events)
+	if (m->dropped_total && m->events_total)
 		printf(" (%.2f%% of %" PRIu64 ")",
-		       100.0 * (double)m->dropped_total / (double)(m->dropped_total + f->events),
-		       m->dropped_total + f->events);
+		       100.0 * (double)m->dropped_total /
+			       (double)(m->dropped_total + m->events_total),
+		       m->dropped_total + m->events_total);
 	printf("\n");
 	if (m->ntimers) {
 		printf("timers:\n  %-24s %10s %12s %12s %12s %12s\n", "name", "count", "total",
