@@ -334,8 +334,11 @@ static int parse_id(struct json_cur *c, struct kid *id)
 	if ((rc = json_number(c, &num, &is_int, &id->num)) != 0)
 		return rc;
 	id->is_str = false;
-	if (!is_int)
-		id->num = (int64_t)json_to_double(num);
+	if (!is_int) {
+		/* 1.5 or 1e30 as a pid: keep the number's text as the id, like a string */
+		id->is_str = true;
+		id->s = num;
+	}
 	return JSON_OK;
 }
 
