@@ -688,6 +688,7 @@ struct clockmap {
 	const struct model_clock *k; /* points sorted by ticks, mono_ns made non-decreasing */
 	double *slope;		     /* ns per tick of the segment that starts at point i */
 	struct model_clock identity; /* the point used when the file has no CLOCK record */
+	uint32_t hint;		     /* segment of the last lookup */
 };
 
 static int clock_cmp(const void *a, const void *b)
@@ -738,20 +739,25 @@ static bool clockmap_init(struct clockmap *cm, struct model_file *f)
 	return true;
 }
 
-static int64_t clockmap_ns(const struct clockmap *cm, uint64_t ticks)
+static int64_t clockmap_ns(struct clockmap *cm, uint64_t ticks)
 {
 	uint32_t i = 0;
 	if (cm->n > 1 && ticks > cm->k[0].ticks) {
-		/* the last point at or before ticks */
-		uint32_t lo = 0, hi = cm->n - 1;
-		while (lo < hi) {
-			uint32_t mid = lo + (hi - lo + 1) / 2;
-			if (cm->k[mid].ticks <= ticks)
-				lo = mid;
-			else
-				hi = mid - 1;
+		/* times come mostly in order: try the segment of the previous call first */
+		i = cm->hint;
+		if (!(cm->k[i].ticks <= ticks && (i + 1 == cm->n || ticks < cm->k[i + 1].ticks))) {
+			/* the last point at or before ticks */
+			uint32_t lo = 0, hi = cm->n - 1;
+			while (lo < hi) {
+				uint32_t mid = lo + (hi - lo + 1) / 2;
+				if (cm->k[mid].ticks <= ticks)
+					lo = mid;
+				else
+					hi = mid - 1;
+			}
+			i = lo;
+			cm->hint = i;
 		}
-		i = lo;
 	}
 	const struct model_clock *k = &cm->k[i];
 	double s = cm->slope[i];
@@ -763,7 +769,8 @@ static int64_t clockmap_ns(const struct clockmap *cm, uint64_t ticks)
 		return TIME_LIMIT;
 	if (x < -(double)TIME_LIMIT)
 		return -TIME_LIMIT;
-	return (int64_t)llround(x);
+	/* round half away from zero, like llround, without the call */
+	return x >= 0 ? (int64_t)(x + 0.5) : -(int64_t)(0.5 - x);
 }
 
 /* ---------------------------------------------------------------------------------------- */

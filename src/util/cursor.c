@@ -41,12 +41,6 @@ const uint8_t *cursor_bytes(struct cursor *c, size_t n)
 	return p;
 }
 
-uint8_t cursor_u8(struct cursor *c)
-{
-	const uint8_t *p = cursor_bytes(c, 1);
-	return p ? p[0] : 0;
-}
-
 uint16_t cursor_u16(struct cursor *c)
 {
 	const uint8_t *p = cursor_bytes(c, 2);
@@ -70,7 +64,7 @@ double cursor_f64(struct cursor *c)
 	return f64_from_bits(cursor_u64(c));
 }
 
-uint64_t cursor_varint(struct cursor *c)
+uint64_t cursor_varint_slow(struct cursor *c)
 {
 	uint64_t v = 0;
 	if (c->failed)
