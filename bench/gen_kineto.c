@@ -1,19 +1,21 @@
 /* gen_kineto: writes a synthetic but realistic PyTorch profiler (Kineto) JSON trace of about
  * the requested size, for the ingest benchmarks (bench/bench_ingest.sh).
  *
- *   gen_kineto SIZE OUT [--seed N]     SIZE: bytes, or with K/M/G (1G = 2^30); OUT: path or -
+ *   gen_kineto SIZE OUT [--seed N] [--steps N]    SIZE: bytes, or with K/M/G (1G = 2^30); OUT: path or -
  *
- * Each step looks like a ResNet-50 training step on one GPU, as in the real traces of
- * shared/data/kineto: a ProfilerStep#N user_annotation; a DataLoader range with CPU-only ops;
- * the input copy (memcpy HtoD); forward: 53 convolutions, batch norms, ReLUs, adds, pooling, fc
- * and loss, each a cpu_op tree 2-5 deep ("External id", "Input Dims", "Input type", sequence
- * numbers) around cuda_runtime cudaLaunchKernel calls ("correlation"), each launching kernels
- * with long template names and grid/block/registers args on pid 0 tid 7, ac2g flows s/f,
- * fwdbwd flows, [memory] instants; backward on the autograd thread, NCCL all-reduce buckets on
- * stream 20 overlapping the compute stream, memsets; the optimizer (zero_grad, step: per
- * parameter mul_/add_); a loss.item() sync. CPU ops are written when they end (children
- * before parents), as Kineto does; GPU events right after their launch. Metadata (M) events
- * close the array. Times are absolute µs with 3 decimals (ns resolution).
+ * The trace holds N ProfilerStep#k ranges (default 5, as a profiler schedule with active=5
+ * records; a small SIZE gives fewer), each of as many micro-batches (gradient accumulation) as
+ * SIZE needs. A micro-batch looks like a ResNet-50 training iteration on one GPU, as in the real
+ * traces of shared/data/kineto: a DataLoader range with CPU-only ops; the input copies (memcpy
+ * HtoD); forward: 53 convolutions, batch norms, ReLUs, adds, pooling, fc and loss, each a cpu_op
+ * tree 1-5 deep ("External id", "Input Dims", "Input type", sequence numbers) around
+ * cuda_runtime cudaLaunchKernel calls ("correlation"), each launching kernels with long
+ * template names and grid/block/registers args on pid 0 tid 7, ac2g flows s/f, fwdbwd flows,
+ * [memory] instants; backward on the autograd thread, NCCL all-reduce buckets on stream 20
+ * overlapping the compute stream, memsets. A step adds zero_grad and the optimizer (per
+ * parameter fill, mul_, add_) and a loss.item() sync. CPU ops are written when they end
+ * (children before parents), as Kineto does; GPU events right after their launch. Metadata (M)
+ * events close the array. Times are absolute µs with 3 decimals (ns resolution).
  *
  * Deterministic: the same SIZE and seed give the same bytes. Prints to stdout
  *   bytes B events E steps S kernels K kernel_total_ns T gpu_events G
@@ -375,8 +377,8 @@ struct level {
 };
 
 /* A cpu_op chain name[0] > name[1] > ... > name[depth-1]: the innermost launches kernels
- * ks[0..nk) (-1 ends). Written children first, as Kineto does. */
-static void op_chain(int tid, int depth, const char *const *names, const char *dims, const char *types,
+ * ks[0..nk). Written children first, as Kineto does. Returns the outermost op's start. */
+static int64_t op_chain(int tid, int depth, const char *const *names, const char *dims, const char *types,
                      const int *ks, int nk, int64_t alloc, int fwd_seq, uint64_t *ext_out)
 {
 	struct level lv[6];
@@ -400,6 +402,7 @@ static void op_chain(int tid, int depth, const char *const *names, const char *d
 		x_cpu("cpu_op", lv[i].name, tid, lv[i].ts, now - lv[i].ts, lv[i].ext, lv[i].dims,
 		      lv[i].dims ? lv[i].types : NULL, lv[i].seq, 0, 0);
 	}
+	return lv[0].ts;
 }
 
 /* ResNet-50 layers */
@@ -408,6 +411,7 @@ struct layer {
 	int kind, variant;
 	char dims[160];
 	uint64_t fwd_flow;
+	int64_t fwd_ts;
 };
 static struct layer layers[256];
 static int nlayers;
@@ -491,10 +495,11 @@ static void forward_layer(struct layer *l)
 
 	switch (l->kind) {
 	case L_CONV:
-		op_chain(TID_MAIN, 4, conv, l->dims, conv_types, conv_k[l->variant], conv_n[l->variant], 6422528, 1, &ext);
-		/* a fwdbwd flow from the forward op to its backward */
+		/* a fwdbwd flow from the forward op to its backward: at the ops' starts */
+		l->fwd_ts = op_chain(TID_MAIN, 4, conv, l->dims, conv_types, conv_k[l->variant], conv_n[l->variant],
+		                     6422528, 1, &ext);
 		l->fwd_flow = ext;
-		flow("fwdbwd", 's', ext, PID, TID_MAIN, now - 1000);
+		flow("fwdbwd", 's', ext, PID, TID_MAIN, l->fwd_ts);
 		break;
 	case L_BN:
 		op_chain(TID_MAIN, 3, bn, l->dims, bn_types, &bn_k[l->variant & 1], 1, 3211264, 1, NULL);
@@ -567,9 +572,10 @@ static void backward_layer(struct layer *l, int *bucket)
 
 	switch (l->kind) {
 	case L_CONV:
-		flow("fwdbwd", 'f', l->fwd_flow, PID, TID_BWD, now);
 		ks[0] = 19, ks[1] = 17, ks[2] = 18;
-		op_chain(TID_BWD, 3, conv, l->dims, conv_types, ks + (l->variant == 2), 3 - (l->variant == 2), 6422528, 0, NULL);
+		flow("fwdbwd", 'f', l->fwd_flow, PID, TID_BWD,
+		     op_chain(TID_BWD, 3, conv, l->dims, conv_types, ks + (l->variant == 2), 3 - (l->variant == 2),
+		              6422528, 0, NULL));
 		accumulate_grad();
 		if (++*bucket % 13 == 0)
 			nccl_bucket(*bucket / 13);
@@ -619,19 +625,17 @@ static void user_range(const char *name, int tid, int64_t ts, uint64_t ext)
 	x_cpu("user_annotation", name, tid, ts, now - ts, ext, NULL, NULL, -1, 0, 0);
 }
 
-static void step(int n)
+static uint64_t target_per_step; /* bytes */
+static int micro_per_step;       /* micro-batches (gradient accumulation) per step; 0: not known yet */
+
+/* one micro-batch: DataLoader, input copies, forward, backward with its all-reduce buckets */
+static void micro_batch(int64_t *gpu_first)
 {
 	static const char *const dl_ops[] = {"aten::to", "aten::_to_copy", "aten::copy_"};
 	static const char *const dl_cpu[] = {"aten::stack", "aten::cat", "aten::_cat"};
 	static const char *const dl_div[] = {"aten::sub", "aten::div", "aten::empty_strided"};
-	static const char *const zg[] = {"aten::zero_", "aten::fill_"};
-	static const char *const upd[] = {"aten::add_"};
-	static const char *const mul[] = {"aten::mul_"};
-	static const char *const item[] = {"aten::item", "aten::_local_scalar_dense"};
-	char name[64];
-	int64_t t_step = now, t;
-	uint64_t e_step = ext_id++, e, e_rng;
-	int64_t gpu_first = -1;
+	int64_t t;
+	uint64_t e, e_rng;
 	int bucket = 0, k = 0;
 
 	/* DataLoader: CPU-only ops */
@@ -650,20 +654,10 @@ static void step(int n)
 		op_chain(TID_MAIN, 3, dl_ops, i ? "[[32], [], [], [], [], [], [], []]" : "[[32, 3, 224, 224], [], [], [], [], [], [], []]",
 		         "[\"long\", \"Int\", \"Int\", \"Device\", \"\", \"Bool\", \"Bool\", \"\"]", &k, 0, i ? 256 : 19267584, 0,
 		         &e);
-		if (gpu_first < 0)
-			gpu_first = gpu_t[0] > now ? gpu_t[0] : now;
+		if (*gpu_first < 0)
+			*gpu_first = gpu_t[0] > now ? gpu_t[0] : now;
 		copy_or_set(0, TID_MAIN, e, i ? 256 : 19267584);
 	}
-
-	/* zero_grad: one fill per parameter */
-	t = now;
-	e_rng = ext_id++;
-	for (int i = 0; i < nlayers; i++)
-		if (layers[i].kind == L_CONV || layers[i].kind == L_BN || layers[i].kind == L_FC) {
-			k = 22;
-			op_chain(TID_MAIN, 2, zg, "[[64, 64, 3, 3]]", "[\"float\"]", &k, 1, 0, 0, NULL);
-		}
-	user_range("Optimizer.zero_grad#SGD.zero_grad", TID_MAIN, t, e_rng);
 
 	/* forward */
 	t = now;
@@ -679,6 +673,42 @@ static void step(int n)
 		backward_layer(&layers[i], &bucket);
 	nccl_bucket(99);
 	user_range("## backward ##", TID_BWD, t, e_rng);
+}
+
+/* ProfilerStep#n: zero_grad, micro-batches, optimizer step, loss.item() */
+static void step(int n)
+{
+	static const char *const zg[] = {"aten::zero_", "aten::fill_"};
+	static const char *const upd[] = {"aten::add_"};
+	static const char *const mul[] = {"aten::mul_"};
+	static const char *const item[] = {"aten::item", "aten::_local_scalar_dense"};
+	char name[64];
+	int64_t t_step = now, t;
+	uint64_t e_step = ext_id++, e, e_rng;
+	int64_t gpu_first = -1;
+	uint64_t b0 = obytes + olen, b1;
+	int k = 0;
+
+	/* zero_grad: one fill per parameter */
+	t = now;
+	e_rng = ext_id++;
+	for (int i = 0; i < nlayers; i++)
+		if (layers[i].kind == L_CONV || layers[i].kind == L_BN || layers[i].kind == L_FC) {
+			k = 22;
+			op_chain(TID_MAIN, 2, zg, "[[64, 64, 3, 3]]", "[\"float\"]", &k, 1, 0, 0, NULL);
+		}
+	user_range("Optimizer.zero_grad#SGD.zero_grad", TID_MAIN, t, e_rng);
+	b1 = obytes + olen;
+
+	for (int m = 0; m == 0 || m < micro_per_step; m++) {
+		uint64_t mb0 = obytes + olen;
+		micro_batch(&gpu_first);
+		if (micro_per_step == 0) {
+			/* sized by the first one: the optimizer writes about 3 x zero_grad */
+			uint64_t mb = obytes + olen - mb0, over = 4 * (b1 - b0);
+			micro_per_step = target_per_step > over + mb ? (int)((target_per_step - over + mb / 2) / mb) : 1;
+		}
+	}
 
 	/* optimizer: mul_ and add_ per parameter */
 	t = now;
@@ -758,11 +788,18 @@ static uint64_t parse_size(const char *s)
 int main(int argc, char **argv)
 {
 	uint64_t target, seed = 42;
-	int steps = 0;
-	if (argc == 5 && strcmp(argv[3], "--seed") == 0)
-		seed = strtoull(argv[4], NULL, 10);
-	else if (argc != 3) {
-		fprintf(stderr, "usage: gen_kineto SIZE OUT [--seed N]   (SIZE: bytes or 200M, 1G, ...; OUT: path or -)\n");
+	int steps = 0, nsteps = 5;
+	for (int i = 3; i + 1 < argc; i += 2) {
+		if (strcmp(argv[i], "--seed") == 0)
+			seed = strtoull(argv[i + 1], NULL, 10);
+		else if (strcmp(argv[i], "--steps") == 0)
+			nsteps = atoi(argv[i + 1]);
+		else
+			argc = 0;
+	}
+	if (argc < 3 || argc % 2 == 0 || nsteps < 1) {
+		fprintf(stderr, "usage: gen_kineto SIZE OUT [--seed N] [--steps N]\n"
+		                "  SIZE: bytes, or 200M, 1G, ...; OUT: a path or -; steps: ProfilerSteps (default 5)\n");
 		return 2;
 	}
 	target = parse_size(argv[1]);
@@ -792,15 +829,11 @@ int main(int argc, char **argv)
 	      "\"pg_config\": [{\"pg_name\": \"0\", \"pg_desc\": \"default_pg\", \"backend_config\": \"cuda:nccl\", "
 	      "\"pg_size\": 8, \"ranks\": [0, 1, 2, 3, 4, 5, 6, 7]}], \"nccl_version\": \"2.18.3\"},\n"
 	      "  \"traceEvents\": [\n");
-	/* metadata at the end takes about 3 KB; stop when the next step would pass the target
-	 * by more than half a step */
-	uint64_t last = 0, per_step = 0;
-	while (obytes + olen + per_step / 2 < target) {
+	/* a few profiler steps (schedule active=5), each as many micro-batches as the size needs;
+	 * a small size gives fewer steps */
+	target_per_step = target / (uint64_t)nsteps;
+	while (steps < nsteps && (steps == 0 || obytes + olen + target_per_step / 2 < target))
 		step(++steps);
-		uint64_t cur = obytes + olen;
-		per_step = cur - last;
-		last = cur;
-	}
 	char pidbuf[24];
 	snprintf(pidbuf, sizeof pidbuf, "%d", PID);
 	meta("process_name", PID, 0, "name", "python3", 1);
@@ -826,8 +859,9 @@ int main(int argc, char **argv)
 		perror("gen_kineto: close");
 		return 1;
 	}
-	fprintf(out == stdout ? stderr : stdout, "bytes %" PRIu64 " events %" PRIu64 " steps %d kernels %" PRIu64 " kernel_total_ns %" PRIu64
-	       " gpu_events %" PRIu64 "\n",
-	       obytes, n_events, steps, n_kernels, kernel_total_ns, n_gpu);
+	fprintf(out == stdout ? stderr : stdout,
+	        "bytes %" PRIu64 " events %" PRIu64 " steps %d micro_batches_per_step %d kernels %" PRIu64
+	        " kernel_total_ns %" PRIu64 " gpu_events %" PRIu64 "\n",
+	        obytes, n_events, steps, micro_per_step, n_kernels, kernel_total_ns, n_gpu);
 	return 0;
 }
