@@ -96,7 +96,8 @@ int import_load_mem(struct model *m, const char *name, const void *data, size_t 
 	case IMPORT_UNKNOWN:
 		break;
 	}
-	snprintf(err, errsize, "%s: offset 0: not a trace (neither an .opscope file nor JSON)", name);
+	snprintf(err, errsize, "%s: offset 0: not a trace (neither an .opscope file nor JSON)",
+		 name);
 	return OPSCOPE_EUNSUPPORTED;
 }
 

@@ -212,20 +212,7 @@ void json_scratch_free(struct json_scratch *sc)
 
 static int fail(struct json_cur *c, const char *at, const char *msg)
 {
-	c->err = msg;
-	c->errpos = at;
-	return JSON_ERR;
-}
-
-int json_expect(struct json_cur *c, char ch, const char *what)
-{
-	int rc = json_ws(c);
-	if (rc)
-		return rc;
-	if (*c->p != ch)
-		return fail(c, c->p, what);
-	c->p++;
-	return JSON_OK;
+	return json_fail(c, at, msg);
 }
 
 static int hexval(char ch)
@@ -278,7 +265,7 @@ static size_t put_utf8(char *o, unsigned long cp)
 
 /* The string starting at q (just after the opening quote) has escapes: unescape it into the
  * scratch buffer. */
-static int string_slow(struct json_cur *c, const char *q, struct json_span *out)
+int json_string_slow(struct json_cur *c, const char *q, struct json_span *out)
 {
 	/* find the closing quote first: the unescaped text is never longer than the source */
 	const char *e = q;
@@ -350,102 +337,6 @@ static int string_slow(struct json_cur *c, const char *q, struct json_span *out)
 	out->s = o;
 	out->len = n;
 	c->p = e + 1;
-	return JSON_OK;
-}
-
-/* Nonzero when one of the 8 bytes of w is '"', '\\' or a control character (< 0x20). */
-static inline uint64_t special_bytes(uint64_t w)
-{
-	const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
-	uint64_t q = w ^ (ones * '"'), b = w ^ (ones * '\\');
-	/* a byte is zero in x when (x - 1) & ~x has its high bit set; w < 0x20 likewise */
-	uint64_t zq = (q - ones) & ~q, zb = (b - ones) & ~b, lt = (w - ones * 0x20) & ~w;
-	return (zq | zb | lt) & high;
-}
-
-int json_string(struct json_cur *c, struct json_span *out)
-{
-	const char *q = c->p + 1; /* *c->p == '"' */
-	const char *s = q;
-	const char *end = c->end;
-	/* eight bytes at a time to the first byte that may end the plain run */
-	while (end - s >= 8) {
-		uint64_t w;
-		memcpy(&w, s, 8);
-		if (special_bytes(w))
-			break;
-		s += 8;
-	}
-	while (s < end && *s != '"' && *s != '\\' && (unsigned char)*s >= 0x20)
-		s++;
-	if (s >= end)
-		return JSON_MORE;
-	if (*s == '"') {
-		out->s = q;
-		out->len = (size_t)(s - q);
-		c->p = s + 1;
-		return JSON_OK;
-	}
-	if (*s == '\\')
-		return string_slow(c, q, out);
-	return fail(c, s, "control character in a string");
-}
-
-int json_number(struct json_cur *c, struct json_span *out, bool *is_int, int64_t *iv)
-{
-	const char *s = c->p, *p = s, *end = c->end;
-	bool neg = false;
-	if (p < end && *p == '-') {
-		neg = true;
-		p++;
-	}
-	if (p >= end)
-		return JSON_MORE;
-	if (*p < '0' || *p > '9')
-		return fail(c, p, "bad number");
-	uint64_t v = 0;
-	bool fits = true;
-	if (*p == '0') {
-		p++;
-	} else {
-		while (p < end && *p >= '0' && *p <= '9') {
-			unsigned d = (unsigned)(*p - '0');
-			if (v > (UINT64_MAX - d) / 10)
-				fits = false;
-			else
-				v = v * 10 + d;
-			p++;
-		}
-	}
-	bool integral = true;
-	if (p < end && *p == '.') {
-		integral = false;
-		p++;
-		const char *f = p;
-		while (p < end && *p >= '0' && *p <= '9')
-			p++;
-		if (p < end && p == f)
-			return fail(c, p, "bad number: no digits after '.'");
-	}
-	if (p < end && (*p == 'e' || *p == 'E')) {
-		integral = false;
-		p++;
-		if (p < end && (*p == '+' || *p == '-'))
-			p++;
-		const char *f = p;
-		while (p < end && *p >= '0' && *p <= '9')
-			p++;
-		if (p < end && p == f)
-			return fail(c, p, "bad number: no digits in the exponent");
-	}
-	if (p >= end)
-		return JSON_MORE; /* the number may go on */
-	out->s = s;
-	out->len = (size_t)(p - s);
-	*is_int = integral && fits && (neg ? v <= (uint64_t)INT64_MAX + 1 : v <= INT64_MAX);
-	if (*is_int)
-		*iv = neg ? (int64_t)(0 - v) : (int64_t)v;
-	c->p = p;
 	return JSON_OK;
 }
 
@@ -692,6 +583,30 @@ int json_canon(struct json_cur *c, struct json_span *out)
 	}
 	free(k.buf);
 	return rc;
+}
+
+int json_value_text(struct json_cur *c, struct json_span *out)
+{
+	struct json_cur probe = *c;
+	if (json_ws(&probe))
+		return JSON_MORE;
+	const char *start = probe.p;
+	int rc = json_skip(&probe, 0);
+	if (rc) {
+		*c = probe;
+		return rc;
+	}
+	/* printable ASCII only: no line breaks, no bytes that might not be UTF-8 */
+	const unsigned char *q = (const unsigned char *)start, *e = (const unsigned char *)probe.p;
+	while (q < e && *q >= 0x20 && *q < 0x7f)
+		q++;
+	if (q == e) {
+		out->s = start;
+		out->len = (size_t)(probe.p - start);
+		c->p = probe.p;
+		return JSON_OK;
+	}
+	return json_canon(c, out);
 }
 
 /* ---------------------------------------------------------------------------------------- */

@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define JSON_OK	  0
 #define JSON_MORE 1  /* ran off the end of the window: refill and parse the value again */
@@ -100,18 +101,135 @@ static inline int json_ws(struct json_cur *c)
 	return JSON_MORE;
 }
 
+static inline int json_fail(struct json_cur *c, const char *at, const char *msg)
+{
+	c->err = msg;
+	c->errpos = at;
+	return JSON_ERR;
+}
+
 /* Expect byte `ch` after whitespace and step over it. */
-int json_expect(struct json_cur *c, char ch, const char *what);
-/* A string at the cursor (which must be at '"'). */
-int json_string(struct json_cur *c, struct json_span *out);
+static inline int json_expect(struct json_cur *c, char ch, const char *what)
+{
+	int rc = json_ws(c);
+	if (rc)
+		return rc;
+	if (*c->p != ch)
+		return json_fail(c, c->p, what);
+	c->p++;
+	return JSON_OK;
+}
+
+/* The string at q (just after its opening quote) has escapes: unescape it into scratch. */
+int json_string_slow(struct json_cur *c, const char *q, struct json_span *out);
+
+/* Nonzero when one of the 8 bytes of w is '"', '\\' or a control character (< 0x20). */
+static inline uint64_t json_special_bytes(uint64_t w)
+{
+	const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
+	uint64_t q = w ^ (ones * '"'), b = w ^ (ones * '\\');
+	/* a byte is zero in x when (x - 1) & ~x has its high bit set; w < 0x20 likewise */
+	uint64_t zq = (q - ones) & ~q, zb = (b - ones) & ~b, lt = (w - ones * 0x20) & ~w;
+	return (zq | zb | lt) & high;
+}
+
+/* A string at the cursor (which must be at '"'). Inline: the importers' hottest path. */
+static inline int json_string(struct json_cur *c, struct json_span *out)
+{
+	const char *q = c->p + 1;
+	const char *s = q;
+	const char *end = c->end;
+	/* eight bytes at a time to the first byte that may end the plain run */
+	while (end - s >= 8) {
+		uint64_t w;
+		memcpy(&w, s, 8);
+		if (json_special_bytes(w))
+			break;
+		s += 8;
+	}
+	while (s < end && *s != '"' && *s != '\\' && (unsigned char)*s >= 0x20)
+		s++;
+	if (s >= end)
+		return JSON_MORE;
+	if (*s == '"') {
+		out->s = q;
+		out->len = (size_t)(s - q);
+		c->p = s + 1;
+		return JSON_OK;
+	}
+	if (*s == '\\')
+		return json_string_slow(c, q, out);
+	return json_fail(c, s, "control character in a string");
+}
+
 /* A number at the cursor: its text in `out`; *is_int when it is an integer that fits in
  * int64 (value in *iv). */
-int json_number(struct json_cur *c, struct json_span *out, bool *is_int, int64_t *iv);
+static inline int json_number(struct json_cur *c, struct json_span *out, bool *is_int, int64_t *iv)
+{
+	const char *s = c->p, *p = s, *end = c->end;
+	bool neg = false;
+	if (p < end && *p == '-') {
+		neg = true;
+		p++;
+	}
+	if (p >= end)
+		return JSON_MORE;
+	if (*p < '0' || *p > '9')
+		return json_fail(c, p, "bad number");
+	uint64_t v = 0;
+	bool fits = true;
+	if (*p == '0') {
+		p++;
+	} else {
+		while (p < end && *p >= '0' && *p <= '9') {
+			unsigned d = (unsigned)(*p - '0');
+			if (v > (UINT64_MAX - d) / 10)
+				fits = false;
+			else
+				v = v * 10 + d;
+			p++;
+		}
+	}
+	bool integral = true;
+	if (p < end && *p == '.') {
+		integral = false;
+		p++;
+		const char *f = p;
+		while (p < end && *p >= '0' && *p <= '9')
+			p++;
+		if (p < end && p == f)
+			return json_fail(c, p, "bad number: no digits after '.'");
+	}
+	if (p < end && (*p == 'e' || *p == 'E')) {
+		integral = false;
+		p++;
+		if (p < end && (*p == '+' || *p == '-'))
+			p++;
+		const char *f = p;
+		while (p < end && *p >= '0' && *p <= '9')
+			p++;
+		if (p < end && p == f)
+			return json_fail(c, p, "bad number: no digits in the exponent");
+	}
+	if (p >= end)
+		return JSON_MORE; /* the number may go on */
+	out->s = s;
+	out->len = (size_t)(p - s);
+	*is_int = integral && fits && (neg ? v <= (uint64_t)INT64_MAX + 1 : v <= INT64_MAX);
+	if (*is_int)
+		*iv = neg ? (int64_t)(0 - v) : (int64_t)v;
+	c->p = p;
+	return JSON_OK;
+}
+
 /* Skip any value, validating it. */
 int json_skip(struct json_cur *c, int depth);
 /* Parse any value and append its compact canonical text to the scratch buffer (strings
  * re-escaped, invalid UTF-8 replaced by U+FFFD); the text is in *out. */
 int json_canon(struct json_cur *c, struct json_span *out);
+/* Any value as JSON text: the text itself when it is printable ASCII on one line (valid as it
+ * is, since it was parsed), else its canonical form (json_canon). */
+int json_value_text(struct json_cur *c, struct json_span *out);
 /* The JSON number text of span `num` (µs, as Kineto writes ts/dur) as integer ns, exactly
  * for up to 3 decimals and rounded beyond; false when it is out of range (> ~106 days of
  * epoch µs is fine: the limit is ±9.2e15 µs). */

@@ -60,13 +60,39 @@ struct kslot {
 	uint32_t track; /* MODEL_NO_TRACK = empty slot */
 };
 
-/* A flow end waiting for the tracks to be complete. */
+/* A flow whose ends wait for the tracks to be complete: paired by (category, id) as the
+ * events come, resolved to tracks at the end. */
 struct kflow {
 	uint64_t id;
 	uint32_t cat;
-	char phase; /* 's' or 'f' */
-	uint64_t pid, tid;
-	int64_t ts;
+	bool has_from, has_to;
+	uint64_t from_pid, from_tid, to_pid, to_tid;
+	int64_t from_ts, to_ts;
+};
+
+/* (category, id) -> index in flows of a flow still missing an end; 0 = empty, else i + 1. */
+struct kflow_slot {
+	uint64_t id;
+	uint32_t cat;
+	uint64_t flow;
+};
+
+/* A memo of classify(): (category id << 32 | name id) -> result. */
+struct kclass {
+	uint64_t key;
+	uint8_t category;
+	bool device;
+	bool used;
+};
+
+/* Recently interned strings (argument keys, names, categories): most events repeat the
+ * previous ones, and a hit skips hashing the whole string. */
+#define KCACHE_SIZE 512
+
+struct kcache_entry {
+	uint32_t len;
+	uint32_t id;
+	uint64_t head; /* first 8 bytes (zero-padded) */
 };
 
 /* A name waiting for its track (thread_name) or process (process_name / labels). */
@@ -100,6 +126,11 @@ struct kimport {
 
 	struct kflow *flows;
 	uint64_t nflows, flows_cap;
+	struct kflow_slot *open_flows;
+	uint64_t open_flows_cap, nopen_flows;
+	struct kcache_entry cache[KCACHE_SIZE];
+	struct kclass *classes;
+	uint64_t class_cap, nclass;
 	struct kname *names;
 	uint64_t nnames, names_cap;
 	struct kopen *open;
@@ -158,7 +189,23 @@ static bool span_contains_ci(struct json_span s, const char *lit)
 
 static uint32_t intern_span(struct kimport *K, struct json_span s)
 {
-	return model_intern(K->m, s.s, s.len);
+	if (s.len == 0) /* also a missing member: s.s is NULL */
+		return 0;
+	uint64_t head = 0;
+	memcpy(&head, s.s, s.len < 8 ? s.len : 8);
+	uint64_t h = (head ^ s.len * 0x9e3779b97f4a7c15ull) * 0xff51afd7ed558ccdull;
+	if (s.len > 8) { /* the tail too: names often share their first 8 bytes */
+		uint64_t tail;
+		memcpy(&tail, s.s + s.len - 8, 8);
+		h = (h ^ tail) * 0xc4ceb9fe1a85ec53ull;
+	}
+	struct kcache_entry *e = &K->cache[(h >> 40) & (KCACHE_SIZE - 1)];
+	if (e->len == s.len && e->head == head && e->id &&
+	    memcmp(model_str(K->m, e->id), s.s, s.len) == 0)
+		return e->id;
+	uint32_t id = model_intern(K->m, s.s, s.len);
+	*e = (struct kcache_entry){ (uint32_t)s.len, id, head };
+	return id;
 }
 
 /* A pid/tid as a map key: numbers (and strings of digits, which 2021 traces write for tids)
@@ -311,6 +358,45 @@ static uint8_t classify(struct json_span cat, struct json_span name, bool *devic
 	return c;
 }
 
+/* classify() for interned (category, name): it depends on nothing else, and an event's pair
+ * is nearly always one seen before (its kernel name is long: the scan for "nccl" adds up). */
+static uint8_t classify_ids(struct kimport *K, uint32_t cat_id, uint32_t name_id,
+			    struct json_span cat, struct json_span name, bool *device)
+{
+	uint64_t key = (uint64_t)cat_id << 32 | name_id;
+	if ((K->nclass + 1) * 2 > K->class_cap) {
+		uint64_t cap = K->class_cap ? K->class_cap * 2 : 1024;
+		struct kclass *nt = calloc(cap, sizeof(*nt));
+		if (!nt) { /* no memo: still right, only slower */
+			return classify(cat, name, device);
+		}
+		for (uint64_t i = 0; i < K->class_cap; i++) {
+			if (!K->classes[i].used)
+				continue;
+			uint64_t j = (K->classes[i].key * 0x9e3779b97f4a7c15ull >> 20) & (cap - 1);
+			while (nt[j].used)
+				j = (j + 1) & (cap - 1);
+			nt[j] = K->classes[i];
+		}
+		free(K->classes);
+		K->classes = nt;
+		K->class_cap = cap;
+	}
+	uint64_t mask = K->class_cap - 1;
+	uint64_t j = (key * 0x9e3779b97f4a7c15ull >> 20) & mask;
+	while (K->classes[j].used && K->classes[j].key != key)
+		j = (j + 1) & mask;
+	struct kclass *e = &K->classes[j];
+	if (!e->used) {
+		e->used = true;
+		e->key = key;
+		e->category = classify(cat, name, &e->device);
+		K->nclass++;
+	}
+	*device = e->device;
+	return e->category;
+}
+
 /* ---------------------------------------------------------------------------------------- */
 /* Parsing one event */
 
@@ -431,7 +517,7 @@ static int parse_args(struct kimport *K, struct json_cur *c, struct kev *ev)
 			}
 		} else {
 			a->type = MODEL_ARG_JSON;
-			rc = json_canon(c, &a->s);
+			rc = json_value_text(c, &a->s);
 		}
 		if (rc)
 			return rc;
@@ -589,18 +675,83 @@ static bool add_name(struct kimport *K, const struct kev *ev, uint32_t key)
 	return true;
 }
 
+static uint64_t flow_hash(uint64_t id, uint32_t cat)
+{
+	uint64_t h = (id ^ (uint64_t)cat << 40) * 0x9e3779b97f4a7c15ull;
+	return h ^ (h >> 31);
+}
+
+/* The slot of (cat, id) in the open-flow map: its flow, or the empty slot to fill. */
+static struct kflow_slot *flow_slot(struct kimport *K, uint64_t id, uint32_t cat)
+{
+	uint64_t mask = K->open_flows_cap - 1;
+	for (uint64_t i = flow_hash(id, cat) & mask;; i = (i + 1) & mask) {
+		struct kflow_slot *sl = &K->open_flows[i];
+		if (!sl->flow || (sl->id == id && sl->cat == cat))
+			return sl;
+	}
+}
+
+static bool open_flows_grow(struct kimport *K)
+{
+	uint64_t cap = K->open_flows_cap ? K->open_flows_cap * 2 : 1024;
+	struct kflow_slot *old = K->open_flows;
+	uint64_t oldcap = K->open_flows_cap;
+	K->open_flows = calloc(cap, sizeof(*K->open_flows));
+	if (!K->open_flows) {
+		K->open_flows = old;
+		return false;
+	}
+	K->open_flows_cap = cap;
+	uint64_t n = 0;
+	for (uint64_t i = 0; i < oldcap; i++)
+		if (old[i].flow && !(K->flows[old[i].flow - 1].has_from &&
+				     K->flows[old[i].flow - 1].has_to)) { /* drop paired ones */
+			*flow_slot(K, old[i].id, old[i].cat) = old[i];
+			n++;
+		}
+	K->nopen_flows = n;
+	free(old);
+	return true;
+}
+
+/* One end of a flow: pairs with the other end of the same (category, id) still waiting. */
 static bool add_flow_end(struct kimport *K, const struct kev *ev, char phase)
 {
-	if (!grow_array((void **)&K->flows, sizeof(*K->flows), &K->flows_cap, K->nflows + 1))
-		return false;
 	uint32_t ps, ts, is;
-	struct kflow *f = &K->flows[K->nflows++];
-	f->phase = phase;
-	f->cat = intern_span(K, ev->cat);
-	f->id = ev->id.is_str ? (1ull << 63) | kid_key(K, &ev->id, &is) : (uint64_t)ev->id.num;
-	f->pid = kid_key(K, &ev->pid, &ps);
-	f->tid = kid_key(K, &ev->tid, &ts);
-	f->ts = ev->ts;
+	uint32_t cat = intern_span(K, ev->cat);
+	uint64_t id =
+		ev->id.is_str ? (1ull << 63) | kid_key(K, &ev->id, &is) : (uint64_t)ev->id.num;
+	bool from = phase == 's';
+	if ((K->nopen_flows + 1) * 2 > K->open_flows_cap && !open_flows_grow(K))
+		return false;
+	struct kflow_slot *sl = flow_slot(K, id, cat);
+	struct kflow *f = sl->flow ? &K->flows[sl->flow - 1] : NULL;
+	if (f && (from ? f->has_from : f->has_to))
+		f = NULL; /* that end is taken: the id was reused, a new flow starts */
+	if (!f) {
+		if (!grow_array((void **)&K->flows, sizeof(*K->flows), &K->flows_cap,
+				K->nflows + 1))
+			return false;
+		f = &K->flows[K->nflows++];
+		memset(f, 0, sizeof(*f));
+		f->id = id;
+		f->cat = cat;
+		if (!sl->flow)
+			K->nopen_flows++;
+		*sl = (struct kflow_slot){ id, cat, K->nflows };
+	}
+	if (from) {
+		f->has_from = true;
+		f->from_pid = kid_key(K, &ev->pid, &ps);
+		f->from_tid = kid_key(K, &ev->tid, &ts);
+		f->from_ts = ev->ts;
+	} else {
+		f->has_to = true;
+		f->to_pid = kid_key(K, &ev->pid, &ps);
+		f->to_tid = kid_key(K, &ev->tid, &ts);
+		f->to_ts = ev->ts;
+	}
 	return true;
 }
 
@@ -621,7 +772,8 @@ static int commit_event(struct kimport *K, const struct kev *ev)
 			K->skipped++;
 			return 0;
 		}
-		cat = classify(ev->cat, ev->name, &device);
+		uint32_t name = intern_span(K, ev->name);
+		cat = classify_ids(K, intern_span(K, ev->cat), name, ev->cat, ev->name, &device);
 		uint32_t t = track_get(K, ev, device ? MODEL_TRACK_DEVICE : MODEL_TRACK_THREAD);
 		if (t == MODEL_NO_TRACK)
 			return -1;
@@ -630,7 +782,7 @@ static int commit_event(struct kimport *K, const struct kev *ev)
 			K->negative_durs++;
 			dur = 0;
 		}
-		uint64_t r = model_add_range(m, t, ev->ts, dur, intern_span(K, ev->name), cat, 0);
+		uint64_t r = model_add_range(m, t, ev->ts, dur, name, cat, 0);
 		if (r == MODEL_NONE || !commit_args(K, ev, &first, &n))
 			return -1;
 		m->tracks[t].ranges.first_arg[r] = first;
@@ -1120,60 +1272,33 @@ static void shift_times(struct kimport *K, int64_t by)
 		for (uint64_t j = 0; j < t->ncounters; j++)
 			t->counters.ts_ns[j] += by;
 	}
-	for (uint64_t i = 0; i < K->nflows; i++)
-		K->flows[i].ts += by;
+	for (uint64_t i = 0; i < K->nflows; i++) {
+		K->flows[i].from_ts += by;
+		K->flows[i].to_ts += by;
+	}
 }
 
-/* The track a flow end is on: a host thread first (flow starts), else a device queue. */
-static uint32_t flow_track(struct kimport *K, const struct kflow *f)
+/* The track a flow end is on: flow starts are on host threads, ends mostly on device queues
+ * (Kineto's launch flows); either kind is taken when the preferred one does not exist. */
+static uint32_t flow_track(struct kimport *K, uint64_t pid, uint64_t tid, bool start)
 {
-	uint32_t t = track_lookup(K, f->pid, f->tid,
-				  f->phase == 'f' ? MODEL_TRACK_DEVICE : MODEL_TRACK_THREAD);
+	uint32_t first = start ? MODEL_TRACK_THREAD : MODEL_TRACK_DEVICE;
+	uint32_t t = track_lookup(K, pid, tid, first);
 	if (t == MODEL_NO_TRACK)
-		t = track_lookup(K, f->pid, f->tid,
-				 f->phase == 'f' ? MODEL_TRACK_THREAD : MODEL_TRACK_DEVICE);
+		t = track_lookup(K, pid, tid, start ? MODEL_TRACK_DEVICE : MODEL_TRACK_THREAD);
 	return t;
 }
 
-static int flow_cmp(const void *a, const void *b)
-{
-	const struct kflow *x = a, *y = b;
-	if (x->cat != y->cat)
-		return x->cat < y->cat ? -1 : 1;
-	if (x->id != y->id)
-		return x->id < y->id ? -1 : 1;
-	if (x->phase != y->phase)
-		return x->phase == 's' ? -1 : 1;
-	return (x->ts > y->ts) - (x->ts < y->ts);
-}
-
-/* Pair flow starts and ends by (category, id) and add them to the model. */
+/* Add the flows to the model, their ends on the tracks now complete. */
 static void build_flows(struct kimport *K)
 {
-	struct model *m = K->m;
-	if (K->nflows)
-		qsort(K->flows, K->nflows, sizeof(*K->flows), flow_cmp);
-	for (uint64_t i = 0; i < K->nflows;) {
-		const struct kflow *a = &K->flows[i];
-		const struct kflow *b = NULL;
-		if (a->phase == 's' && i + 1 < K->nflows && K->flows[i + 1].phase == 'f' &&
-		    K->flows[i + 1].cat == a->cat && K->flows[i + 1].id == a->id)
-			b = &K->flows[i + 1];
-		uint32_t from = MODEL_NO_TRACK, to = MODEL_NO_TRACK;
-		int64_t from_ns = 0, to_ns = 0;
-		if (a->phase == 's') {
-			from = flow_track(K, a);
-			from_ns = a->ts;
-		} else {
-			to = flow_track(K, a);
-			to_ns = a->ts;
-		}
-		if (b) {
-			to = flow_track(K, b);
-			to_ns = b->ts;
-		}
-		model_add_flow(m, a->id & ~(1ull << 63), from, from_ns, to, to_ns);
-		i += b ? 2 : 1;
+	for (uint64_t i = 0; i < K->nflows; i++) {
+		const struct kflow *f = &K->flows[i];
+		uint32_t from = f->has_from ? flow_track(K, f->from_pid, f->from_tid, true)
+					    : MODEL_NO_TRACK;
+		uint32_t to =
+			f->has_to ? flow_track(K, f->to_pid, f->to_tid, false) : MODEL_NO_TRACK;
+		model_add_flow(K->m, f->id & ~(1ull << 63), from, f->from_ts, to, f->to_ts);
 	}
 }
 
@@ -1267,6 +1392,8 @@ static void kfree(struct kimport *K)
 	free(K->slots);
 	free(K->args);
 	free(K->flows);
+	free(K->open_flows);
+	free(K->classes);
 	free(K->names);
 	free(K->open);
 	free(K->meta);
