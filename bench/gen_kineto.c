@@ -17,8 +17,9 @@
  * (children before parents), as Kineto does; GPU events right after their launch. Metadata (M)
  * events close the array. Times are absolute µs with 3 decimals (ns resolution).
  *
- * Deterministic: the same SIZE and seed give the same bytes. Prints to stdout
- *   bytes B events E steps S kernels K kernel_total_ns T gpu_events G
+ * Deterministic: the same SIZE, seed and steps give the same bytes. Prints to stdout (to stderr
+ * when OUT is -)
+ *   bytes B events E steps S micro_batches_per_step M kernels K kernel_total_ns T gpu_events G
  * (T is the exact sum of kernel durations, for cross-checks). */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
