@@ -17,9 +17,12 @@
  *   - times: µs with up to 3 decimals, converted exactly to ns; "baseTimeNanoseconds"
  *     (written after the events) is added at the end.
  */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <pthread.h>
 
 #include "opscope/opscope.h"
 
@@ -52,6 +55,25 @@ struct kev {
 	bool has_ts, has_dur;
 	const char *start; /* first byte, for messages */
 	uint32_t nargs;
+	const struct karg *args; /* its arguments (in the parser's array, then in a batch) */
+	uint32_t first_arg;	 /* in a batch: index of its first argument */
+};
+
+/* Parsed events on their way from the parser to the committer, with their arguments and a
+ * copy of their strings (the parser's window moves on). Batches go round a ring of
+ * KBATCHES, filled and emptied in order. */
+#define KBATCHES      4
+#define KBATCH_EVENTS 8192
+#define KBATCH_ARENA  (1u << 20)
+
+struct kbatch {
+	struct kev *evs;
+	uint32_t nevs, evs_cap;
+	struct karg *args;
+	uint32_t nargs, args_cap;
+	char *arena;
+	size_t used, cap;
+	bool full; /* handed to the committer, not yet emptied */
 };
 
 struct kslot {
@@ -102,6 +124,12 @@ struct kname {
 	uint32_t value; /* string id */
 };
 
+/* A top-level metadata entry, copied out of the text by the parser. */
+struct kmeta {
+	char *key, *value;
+	size_t key_len, value_len;
+};
+
 /* Open B events of a track. */
 struct kopen {
 	uint32_t track;
@@ -135,8 +163,19 @@ struct kimport {
 	uint64_t nnames, names_cap;
 	struct kopen *open;
 	uint64_t nopen, open_cap;
-	struct model_meta *meta; /* pid field unused: applied to the main process at the end */
+	struct kmeta *meta; /* top-level metadata, applied to the main process at the end */
 	uint32_t nmeta, meta_cap;
+
+	/* the pipeline (threaded: the parser runs in its own thread) */
+	struct kbatch batches[KBATCHES];
+	struct kbatch *filling; /* the parser's batch, NULL between batches */
+	uint32_t ring_fill, ring_commit;
+	bool threaded;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool parse_done;
+	int parse_rc;
+	atomic_bool commit_failed;
 
 	int64_t base_ns;
 	bool events_seen;
@@ -634,7 +673,7 @@ static bool commit_args(struct kimport *K, const struct kev *ev, uint64_t *first
 	*first = m->nargs;
 	*n = 0;
 	for (uint32_t i = 0; i < ev->nargs; i++) {
-		const struct karg *a = &K->args[i];
+		const struct karg *a = &ev->args[i];
 		uint64_t bits;
 		switch (a->type) {
 		case MODEL_ARG_I64:
@@ -657,7 +696,7 @@ static bool add_name(struct kimport *K, const struct kev *ev, uint32_t key)
 {
 	/* the value is args.name (thread_name, process_name) or args.labels */
 	for (uint32_t i = 0; i < ev->nargs; i++) {
-		const struct karg *a = &K->args[i];
+		const struct karg *a = &ev->args[i];
 		if (a->type != MODEL_ARG_STR ||
 		    !(span_is(a->key, "name") || span_is(a->key, "labels")))
 			continue;
@@ -844,7 +883,7 @@ static int commit_event(struct kimport *K, const struct kev *ev)
 		if (t == MODEL_NO_TRACK)
 			return -1;
 		for (uint32_t i = 0; i < ev->nargs; i++) {
-			const struct karg *a = &K->args[i];
+			const struct karg *a = &ev->args[i];
 			if (a->type != MODEL_ARG_I64 && a->type != MODEL_ARG_F64)
 				continue;
 			double v = a->type == MODEL_ARG_I64 ? (double)a->i : a->d;
@@ -888,6 +927,149 @@ static int commit_event(struct kimport *K, const struct kev *ev)
 }
 
 /* ---------------------------------------------------------------------------------------- */
+/* The pipeline between parser and committer */
+
+static void kbatch_free(struct kbatch *b)
+{
+	free(b->evs);
+	free(b->args);
+	free(b->arena);
+	memset(b, 0, sizeof(*b));
+}
+
+/* Commit a batch's events in order; false when out of memory. */
+static bool kbatch_commit(struct kimport *K, struct kbatch *b)
+{
+	for (uint32_t i = 0; i < b->nevs; i++) {
+		struct kev *ev = &b->evs[i];
+		ev->args = b->args + ev->first_arg;
+		if (commit_event(K, ev) != 0)
+			return false;
+	}
+	return true;
+}
+
+/* The parser is done with its batch: commit it now, or hand it to the committer thread. */
+static int kbatch_ship(struct kimport *K)
+{
+	struct kbatch *b = K->filling;
+	K->filling = NULL;
+	if (!b)
+		return 0;
+	if (!K->threaded) {
+		bool ok = kbatch_commit(K, b);
+		b->nevs = b->nargs = 0;
+		b->used = 0;
+		return ok ? 0 : -1;
+	}
+	pthread_mutex_lock(&K->mu);
+	b->full = true;
+	K->ring_fill = (K->ring_fill + 1) % KBATCHES;
+	pthread_cond_broadcast(&K->cv);
+	pthread_mutex_unlock(&K->mu);
+	return atomic_load(&K->commit_failed) ? -1 : 0;
+}
+
+/* The next batch of the ring for the parser, once the committer has emptied it. */
+static struct kbatch *kbatch_next(struct kimport *K)
+{
+	struct kbatch *b = &K->batches[K->ring_fill];
+	if (K->threaded) {
+		pthread_mutex_lock(&K->mu);
+		while (b->full && !atomic_load(&K->commit_failed))
+			pthread_cond_wait(&K->cv, &K->mu);
+		pthread_mutex_unlock(&K->mu);
+		if (atomic_load(&K->commit_failed))
+			return NULL;
+	}
+	b->nevs = b->nargs = 0;
+	b->used = 0;
+	return b;
+}
+
+static bool copy_span(struct kbatch *b, struct json_span *sp)
+{
+	if (!sp->len)
+		return true;
+	char *d = b->arena + b->used;
+	memcpy(d, sp->s, sp->len);
+	sp->s = d;
+	b->used += sp->len;
+	return true;
+}
+
+static size_t kid_bytes(const struct kid *id)
+{
+	return id->present && id->is_str ? id->s.len : 0;
+}
+
+/* Append a parsed event (strings still in the window) to the parser's batch. */
+static int kbatch_add(struct kimport *K, const struct kev *ev)
+{
+	size_t need = ev->ph.len + ev->name.len + ev->cat.len + ev->bp.len + kid_bytes(&ev->pid) +
+		      kid_bytes(&ev->tid) + kid_bytes(&ev->id);
+	for (uint32_t i = 0; i < ev->nargs; i++)
+		need += ev->args[i].key.len +
+			(ev->args[i].type == MODEL_ARG_STR || ev->args[i].type == MODEL_ARG_JSON
+				 ? ev->args[i].s.len
+				 : 0);
+	struct kbatch *b = K->filling;
+	if (b && (b->nevs == KBATCH_EVENTS || b->cap - b->used < need)) {
+		if (kbatch_ship(K) != 0)
+			return -1;
+		b = NULL;
+	}
+	if (!b) {
+		if (!(b = kbatch_next(K)))
+			return -1;
+		K->filling = b;
+	}
+	if (b->cap - b->used < need) { /* the batch is empty here: its arena may move */
+		size_t cap = need > KBATCH_ARENA ? need : KBATCH_ARENA;
+		char *a = realloc(b->arena, cap);
+		if (!a)
+			return -1;
+		b->arena = a;
+		b->cap = cap;
+	}
+	if (b->nevs == b->evs_cap) {
+		uint64_t cap = b->evs_cap;
+		if (!grow_array((void **)&b->evs, sizeof(*b->evs), &cap, b->nevs + 1))
+			return -1;
+		b->evs_cap = (uint32_t)cap;
+	}
+	if (b->args_cap - b->nargs < ev->nargs) {
+		uint64_t cap = b->args_cap;
+		if (!grow_array((void **)&b->args, sizeof(*b->args), &cap,
+				(uint64_t)b->nargs + ev->nargs))
+			return -1;
+		b->args_cap = (uint32_t)cap;
+	}
+	struct kev *e = &b->evs[b->nevs++];
+	*e = *ev;
+	copy_span(b, &e->ph);
+	copy_span(b, &e->name);
+	copy_span(b, &e->cat);
+	copy_span(b, &e->bp);
+	if (kid_bytes(&e->pid))
+		copy_span(b, &e->pid.s);
+	if (kid_bytes(&e->tid))
+		copy_span(b, &e->tid.s);
+	if (kid_bytes(&e->id))
+		copy_span(b, &e->id.s);
+	e->first_arg = b->nargs;
+	e->args = NULL;
+	for (uint32_t i = 0; i < ev->nargs; i++) {
+		struct karg *a = &b->args[b->nargs++];
+		*a = ev->args[i];
+		copy_span(b, &a->key);
+		if (a->type == MODEL_ARG_STR || a->type == MODEL_ARG_JSON)
+			copy_span(b, &a->s);
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------------------------------- */
 /* Top level */
 
 /* Metadata for the main process of the file, applied when it is known. */
@@ -897,8 +1079,19 @@ static bool add_meta(struct kimport *K, const char *key, size_t keylen, struct j
 	if (!grow_array((void **)&K->meta, sizeof(*K->meta), &cap, (uint64_t)K->nmeta + 1))
 		return false;
 	K->meta_cap = (uint32_t)cap;
-	K->meta[K->nmeta++] =
-		(struct model_meta){ 0, model_intern(K->m, key, keylen), intern_span(K, value) };
+	struct kmeta *e = &K->meta[K->nmeta];
+	e->key = malloc(keylen + 1);
+	e->value = malloc(value.len + 1);
+	if (!e->key || !e->value) {
+		free(e->key);
+		free(e->value);
+		return false;
+	}
+	memcpy(e->key, key, keylen);
+	memcpy(e->value, value.s, value.len);
+	e->key_len = keylen;
+	e->value_len = value.len;
+	K->nmeta++;
 	return true;
 }
 
@@ -1178,7 +1371,8 @@ static int kstep(struct kimport *K, struct kparse *P, struct json_cur *c)
 		struct kev ev;
 		if ((rc = parse_event(K, c, &ev)) != 0)
 			return rc;
-		if (commit_event(K, &ev) != 0) {
+		ev.args = K->args;
+		if (kbatch_add(K, &ev) != 0) {
 			c->err = "out of memory";
 			c->errpos = ev.start;
 			return JSON_ERR;
@@ -1372,7 +1566,8 @@ static void kfinish(struct kimport *K)
 	uint32_t pid = main_pid(K);
 	f->pid = pid;
 	for (uint32_t i = 0; i < K->nmeta; i++)
-		model_set_meta(m, pid, K->meta[i].key, K->meta[i].value);
+		model_set_meta(m, pid, model_intern(m, K->meta[i].key, K->meta[i].key_len),
+			       model_intern(m, K->meta[i].value, K->meta[i].value_len));
 	f->complete = true;
 	f->events = K->events;
 	f->records = K->events;
@@ -1396,7 +1591,98 @@ static void kfree(struct kimport *K)
 	free(K->classes);
 	free(K->names);
 	free(K->open);
+	for (uint32_t i = 0; i < K->nmeta; i++) {
+		free(K->meta[i].key);
+		free(K->meta[i].value);
+	}
 	free(K->meta);
+	for (int i = 0; i < KBATCHES; i++)
+		kbatch_free(&K->batches[i]);
+}
+
+/* Parse everything and ship the last batch: what was parsed before an error stays. */
+static int kparse_run(struct kimport *K)
+{
+	int rc = kparse_all(K);
+	if (kbatch_ship(K) != 0 && rc == 0) {
+		snprintf(K->err, K->errsize, "%s: out of memory", K->in.name);
+		rc = OPSCOPE_ENOMEM;
+	}
+	return rc;
+}
+
+static void *kparse_thread(void *arg)
+{
+	struct kimport *K = arg;
+	int rc = kparse_run(K);
+	pthread_mutex_lock(&K->mu);
+	K->parse_done = true;
+	K->parse_rc = rc;
+	pthread_cond_broadcast(&K->cv);
+	pthread_mutex_unlock(&K->mu);
+	return NULL;
+}
+
+/* The committer's side of the threaded pipeline: empty the batches in ring order until the
+ * parser is done. */
+static void kcommit_loop(struct kimport *K)
+{
+	for (;;) {
+		struct kbatch *b = &K->batches[K->ring_commit];
+		pthread_mutex_lock(&K->mu);
+		while (!b->full && !K->parse_done)
+			pthread_cond_wait(&K->cv, &K->mu);
+		bool have = b->full;
+		pthread_mutex_unlock(&K->mu);
+		if (!have)
+			return; /* parsed and shipped in order: nothing is left */
+		if (atomic_load(&K->commit_failed) || !kbatch_commit(K, b))
+			atomic_store(&K->commit_failed, true);
+		pthread_mutex_lock(&K->mu);
+		b->full = false;
+		K->ring_commit = (K->ring_commit + 1) % KBATCHES;
+		pthread_cond_broadcast(&K->cv);
+		pthread_mutex_unlock(&K->mu);
+	}
+}
+
+/* Parse in a thread of its own while this one builds the model, for inputs large enough to
+ * pay for it; OPSCOPE_IMPORT_THREADS=0 or 1 decides instead (the tests use both). */
+static bool want_threads(const struct kimport *K)
+{
+	const char *env = getenv("OPSCOPE_IMPORT_THREADS");
+	if (env && *env)
+		return strcmp(env, "0") != 0;
+	if (!K->in.gz)
+		return false; /* memory input */
+	return K->in.file_bytes > (K->in.gzipped ? 1u << 20 : 8u << 20);
+}
+
+static int kparse_threaded(struct kimport *K)
+{
+	K->threaded = true;
+	atomic_init(&K->commit_failed, false);
+	pthread_t th;
+	if (pthread_mutex_init(&K->mu, NULL) != 0)
+		goto sync;
+	if (pthread_cond_init(&K->cv, NULL) != 0) {
+		pthread_mutex_destroy(&K->mu);
+		goto sync;
+	}
+	if (pthread_create(&th, NULL, kparse_thread, K) != 0) {
+		pthread_cond_destroy(&K->cv);
+		pthread_mutex_destroy(&K->mu);
+		goto sync;
+	}
+	kcommit_loop(K);
+	pthread_join(th, NULL);
+	pthread_cond_destroy(&K->cv);
+	pthread_mutex_destroy(&K->mu);
+	K->threaded = false;
+	return K->parse_rc;
+sync:
+	K->threaded = false;
+	return kparse_run(K);
 }
 
 /* Shared by the file and memory entry points: K->in is open. */
@@ -1410,7 +1696,7 @@ static int kimport_run(struct model *m, struct kimport *K, const char *format)
 		snprintf(K->err, K->errsize, "%s: out of memory", K->in.name);
 		return OPSCOPE_ENOMEM;
 	}
-	int rc = kparse_all(K);
+	int rc = want_threads(K) ? kparse_threaded(K) : kparse_run(K);
 	if (rc == 0 && !K->events_seen && K->events == 0 && m->ntracks == K->first_track) {
 		/* a JSON object without traceEvents is not a trace (an empty list is one): say
 		 * so, and leave the model as it was */

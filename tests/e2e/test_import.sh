@@ -58,6 +58,11 @@ OPSCOPE_JSON_WINDOW=1 "$OPSCOPE" dump "$T/full.json.gz" >"$T/w1.txt"
 OPSCOPE_JSON_WINDOW=13 "$OPSCOPE" dump "$C/full.json" >"$T/w13.txt"
 check "a 1-byte and a 13-byte window give the same events" \
 	'cmp -s "$T/w1.txt" "$T/plain.txt" && cmp -s "$T/w13.txt" "$T/plain.txt"'
+OPSCOPE_IMPORT_THREADS=1 OPSCOPE_JSON_WINDOW=7 "$OPSCOPE" dump "$C/full.json" >"$T/th.txt"
+check "parsing in a thread of its own gives the same events" 'cmp -s "$T/th.txt" "$T/plain.txt"'
+OPSCOPE_IMPORT_THREADS=1 "$OPSCOPE" info "$C/truncated.json" >/dev/null 2>"$T/err"
+check "an error in the parser thread is reported the same way" \
+	'[ $? -eq 1 ] && grep -q "offset 894: unexpected end of input" "$T/err"'
 "$OPSCOPE" dump "$C/bom.json" >"$T/out" 2>&1
 check "a UTF-8 byte order mark is skipped" '[ $? -eq 0 ] && grep -q "instant UserDefined a" "$T/out"'
 "$OPSCOPE" dump "$C/bare_array.json" >"$T/out" 2>&1
@@ -131,6 +136,10 @@ if [ -d "$DATA/kineto/hta" ]; then
 		[ $rc -le 1 ] || echo "# $f: exit $rc"
 	done >"$T/real"
 	check "every real trace under ../shared/data/kineto loads" '[ ! -s "$T/real" ] || { cat "$T/real"; false; }'
+	m=$H/mtia_trace_single_rank/mtia_rank_0.json.gz
+	OPSCOPE_IMPORT_THREADS=0 "$OPSCOPE" dump "$m" | md5sum >"$T/sync.md5"
+	OPSCOPE_IMPORT_THREADS=1 OPSCOPE_JSON_WINDOW=4000 "$OPSCOPE" dump "$m" | md5sum >"$T/thr.md5"
+	check "a real trace: threaded with a small window = single-threaded" 'cmp -s "$T/sync.md5" "$T/thr.md5"'
 else
 	echo "# ../shared/data not present: HTA checks skipped"
 fi
