@@ -28,6 +28,7 @@ int cmd_record(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 
 /* Print "opscope CMD: MSG" (when msg is not NULL) and "try 'opscope CMD --help'" to stderr;
  * returns CLI_USAGE. */

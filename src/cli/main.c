@@ -23,6 +23,7 @@ static const struct cli_command cli_commands[] = {
 	{ "info", cmd_info, "show what a trace file holds and whether it is complete" },
 	{ "dump", cmd_dump, "print the events of a trace as text" },
 	{ "export", cmd_export, "convert a trace to another format (Chrome/Perfetto JSON)" },
+	{ "report", cmd_report, "summary tables: where the time went (operators, kernels, steps)" },
 	{ "help", NULL, "show help for a command" },
 };
 #define NCOMMANDS (sizeof(cli_commands) / sizeof(cli_commands[0]))

@@ -355,6 +355,10 @@ static uint8_t classify(struct json_span cat, struct json_span name, bool *devic
 {
 	*device = false;
 	uint8_t c = OPSCOPE_CAT_USER_DEFINED;
+	if (span_is(cat, "mtia_ccp_events") && span_is(name, "dma_request")) {
+		*device = true; /* MTIA's DMA transfers are copies */
+		return OPSCOPE_CAT_MEMCPY;
+	}
 	if (span_is(cat, "kernel") || span_is(cat, "Kernel") || span_is(cat, "mtia_ccp_events")) {
 		*device = true;
 		return span_contains_ci(name, "nccl") || span_contains_ci(name, "xccl")

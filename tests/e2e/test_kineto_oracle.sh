@@ -27,12 +27,6 @@ if "$PY" "$CHECK" --expect-kernel "$dgrad" 162 80756 "$R0"; then ok "checker: dg
 if "$PY" "$CHECK" --expect-kernel "$dgrad" 180 86855 "$R4"; then ok "checker: dgrad row, 4 workers"; else fail "checker: dgrad row, 4 workers"; fi
 
 # --- opscope against the checker
-# Guard while `opscope report` is being written: remove when the command lands.
-if ! "$OPSCOPE" report --help >/dev/null 2>&1; then
-	echo "skip: '$OPSCOPE report' is not available yet"
-	[ $fails -eq 0 ] && exit 77
-	exit 1
-fi
 traces=("$R0" "$R4"
 	"$DATA"/hta/ns_resolution_trace/*.gz
 	"$DATA"/hta/nccl_parser_config/nccl_data.json.gz

@@ -30,8 +30,15 @@ import subprocess
 import sys
 import tempfile
 
-KERNEL_CATS = frozenset(("kernel", "Kernel"))
-GPU_CATS = frozenset(("kernel", "Kernel", "gpu_memcpy", "Memcpy", "gpu_memset", "Memset"))
+KERNEL_CATS = frozenset(("kernel", "Kernel", "mtia_ccp_events"))
+GPU_CATS = frozenset(("kernel", "Kernel", "gpu_memcpy", "Memcpy", "gpu_memset", "Memset",
+                      "mtia_ccp_events"))
+
+
+def is_kernel(cat, name):
+    """MTIA's device events are kernels, except its DMA transfers (copies): the contract of
+    docs/import-kineto.md."""
+    return cat in KERNEL_CATS and not (cat == "mtia_ccp_events" and name == "dma_request")
 REPORT_TIMEOUT_S = 900
 
 
@@ -145,7 +152,7 @@ def analyze(doc, where="trace"):
             nodur += 1
         st.gpu_events += 1
         intervals.append((ts, ts + dur))
-        if cat in KERNEL_CATS:
+        if is_kernel(cat, ev.get("name")):
             name = ev.get("name")
             if not isinstance(name, str):
                 raise InputError("%s: kernel without a string name" % what)

@@ -1,0 +1,124 @@
+/*
+ * intervals.c: sorted lists of [start, end) intervals and the set operations the summaries
+ * are made of (union, intersection, difference, covered length), as in Paddle's
+ * statistic_helper and the TensorBoard plugin's range_utils: intervals that touch merge.
+ */
+#include "analyze/intervals.h"
+
+#include <stdlib.h>
+
+void ivec_push(struct ivec *a, int64_t s, int64_t e)
+{
+	if (a->n == a->cap) {
+		size_t cap = a->cap ? a->cap * 2 : 256;
+		struct ivl *v = realloc(a->v, cap * sizeof(*v));
+		if (!v) {
+			a->oom = true;
+			return;
+		}
+		a->v = v;
+		a->cap = cap;
+	}
+	a->v[a->n++] = (struct ivl){ s, e };
+}
+
+static int ivl_cmp(const void *x, const void *y)
+{
+	const struct ivl *a = x, *b = y;
+	if (a->s != b->s)
+		return a->s < b->s ? -1 : 1;
+	return (a->e > b->e) - (a->e < b->e);
+}
+
+/* Sort and merge in place; intervals that touch are merged. */
+void ivec_merge(struct ivec *a)
+{
+	if (a->n < 2)
+		return;
+	qsort(a->v, a->n, sizeof(*a->v), ivl_cmp);
+	size_t o = 0;
+	for (size_t i = 1; i < a->n; i++) {
+		if (a->v[i].s <= a->v[o].e) {
+			if (a->v[i].e > a->v[o].e)
+				a->v[o].e = a->v[i].e;
+		} else {
+			a->v[++o] = a->v[i];
+		}
+	}
+	a->n = o + 1;
+}
+
+/* out = a ∩ b (both merged). */
+void ivec_intersect(const struct ivec *a, const struct ivec *b, struct ivec *out)
+{
+	size_t i = 0, j = 0;
+	while (i < a->n && j < b->n) {
+		int64_t s = a->v[i].s > b->v[j].s ? a->v[i].s : b->v[j].s;
+		int64_t e = a->v[i].e < b->v[j].e ? a->v[i].e : b->v[j].e;
+		if (s < e)
+			ivec_push(out, s, e);
+		if (a->v[i].e < b->v[j].e)
+			i++;
+		else
+			j++;
+	}
+}
+
+/* out = a \ b (both merged). */
+void ivec_subtract(const struct ivec *a, const struct ivec *b, struct ivec *out)
+{
+	size_t j = 0;
+	for (size_t i = 0; i < a->n; i++) {
+		int64_t s = a->v[i].s, e = a->v[i].e;
+		while (j < b->n && b->v[j].e <= s)
+			j++;
+		size_t k = j;
+		while (k < b->n && b->v[k].s < e) {
+			if (b->v[k].s > s)
+				ivec_push(out, s, b->v[k].s);
+			if (b->v[k].e > s)
+				s = b->v[k].e;
+			if (s >= e)
+				break;
+			k++;
+		}
+		if (s < e)
+			ivec_push(out, s, e);
+	}
+}
+
+/* Total length of merged list a inside [s, e). */
+int64_t ivec_sum_within(const struct ivec *a, int64_t s, int64_t e)
+{
+	size_t lo = 0, hi = a->n; /* first interval ending after s */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (a->v[mid].e <= s)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	int64_t sum = 0;
+	for (size_t i = lo; i < a->n && a->v[i].s < e; i++) {
+		int64_t x = a->v[i].s > s ? a->v[i].s : s;
+		int64_t y = a->v[i].e < e ? a->v[i].e : e;
+		if (y > x)
+			sum += y - x;
+	}
+	return sum;
+}
+
+int64_t ivec_sum(const struct ivec *a)
+{
+	int64_t sum = 0;
+	for (size_t i = 0; i < a->n; i++)
+		sum += a->v[i].e - a->v[i].s;
+	return sum;
+}
+
+void ivec_free(struct ivec *a)
+{
+	free(a->v);
+	a->v = NULL;
+	a->n = a->cap = 0;
+}

@@ -1,0 +1,36 @@
+/*
+ * intervals.h: lists of [start, end) intervals in ns, and their set operations. A list is
+ * "merged" when sorted and disjoint; ivec_merge() makes it so, joining intervals that
+ * overlap or touch. Allocation failures set `oom` and leave the list as it was.
+ */
+#ifndef OPSCOPE_ANALYZE_INTERVALS_H
+#define OPSCOPE_ANALYZE_INTERVALS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct ivl {
+	int64_t s, e;
+};
+
+struct ivec {
+	struct ivl *v;
+	size_t n, cap;
+	bool oom;
+};
+
+void ivec_push(struct ivec *a, int64_t s, int64_t e);
+/* Sort and merge in place. */
+void ivec_merge(struct ivec *a);
+/* out += a ∩ b (both merged). */
+void ivec_intersect(const struct ivec *a, const struct ivec *b, struct ivec *out);
+/* out += a \ b (both merged). */
+void ivec_subtract(const struct ivec *a, const struct ivec *b, struct ivec *out);
+/* Covered length of merged list a inside [s, e). */
+int64_t ivec_sum_within(const struct ivec *a, int64_t s, int64_t e);
+/* Covered length of merged list a. */
+int64_t ivec_sum(const struct ivec *a);
+void ivec_free(struct ivec *a);
+
+#endif

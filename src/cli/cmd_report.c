@@ -1,0 +1,316 @@
+/*
+ * cmd_report.c: `opscope report [options] FILE|DIR...`: the summary tables of one or more
+ * traces (.opscope files, PyTorch/Kineto or Chrome JSON, directories of them), as text,
+ * CSV or JSON. Every file or directory given is loaded into one model (one process or rank
+ * per file); the views (src/report/views.c) then print in their fixed order.
+ *
+ * While loading takes more than a second and stderr is a terminal, a progress line says which
+ * file is being read and for how long.
+ */
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <getopt.h>
+#include <pthread.h>
+#include <unistd.h>
+
+#include "opscope/opscope.h"
+
+#include "cli/cli.h"
+#include "convert/import.h"
+#include "model/model.h"
+#include "report/table.h"
+#include "report/views.h"
+
+static const char report_usage[] =
+	"usage: opscope report [options] FILE|DIR...\n"
+	"\n"
+	"Print where the time of a trace went: summary tables of operators, kernels, phases,\n"
+	"steps. FILE is an .opscope trace or a PyTorch/Kineto (Chrome JSON) trace, gzip'd or not;\n"
+	"a DIR loads every trace in it (one process or rank per file).\n"
+	"\n"
+	"options:\n"
+	"      --views LIST      comma list of views (default: all that apply):\n"
+	"%s"
+	"      --sort KEY        operator/user-defined order: CPUTotal (default), CPUAvg, CPUMax,\n"
+	"                        CPUMin, GPUTotal, GPUAvg, GPUMax, GPUMin, Calls (*Min ascending)\n"
+	"  -u, --time-unit U     s, ms (default), us or ns (text and CSV; JSON is always ns)\n"
+	"      --op-detail       inner phases and kernels under each operator (default)\n"
+	"      --no-op-detail    operators only\n"
+	"      --thread-sep      one operator / user-defined table per thread\n"
+	"  -n, --top N           at most N rows per table (rows under a kept row stay)\n"
+	"  -c, --columns LIST    only these columns (JSON/CSV keys, e.g. name,calls,cpu)\n"
+	"  -w, --width N         cut names longer than N characters (text)\n"
+	"  -f, --format F        text (default), csv or json\n"
+	"  -o, --output FILE     write to FILE instead of stdout\n"
+	"  -h, --help            show this help\n";
+
+static void usage(FILE *out)
+{
+	char views[2048];
+	size_t n = 0;
+	for (const struct report_view *v = report_views; v->name && n < sizeof(views); v++)
+		n += (size_t)snprintf(views + n, sizeof(views) - n,
+				      "                          %-12s %s\n", v->name, v->summary);
+	fprintf(out, report_usage, views);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Progress */
+
+struct progress {
+	const char *_Atomic file; /* being loaded, NULL when done */
+	atomic_bool stop;
+	bool shown;
+	pthread_t thread;
+	bool running;
+};
+
+static void *progress_main(void *arg)
+{
+	struct progress *p = arg;
+	struct timespec start;
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	const char *last = NULL;
+	while (!atomic_load(&p->stop)) {
+		struct timespec ts = { 0, 100 * 1000 * 1000 };
+		nanosleep(&ts, NULL);
+		const char *f = atomic_load(&p->file);
+		struct timespec now;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		double secs = (double)(now.tv_sec - start.tv_sec) +
+			      (double)(now.tv_nsec - start.tv_nsec) / 1e9;
+		if (!f || secs < 1.0)
+			continue;
+		if (f != last || (int)(secs * 10) % 10 == 0) {
+			fprintf(stderr, "\r\033[Kopscope: loading %s ... %.0f s", f, secs);
+			fflush(stderr);
+			p->shown = true;
+			last = f;
+		}
+	}
+	return NULL;
+}
+
+static void progress_start(struct progress *p)
+{
+	memset(p, 0, sizeof(*p));
+	atomic_init(&p->file, NULL);
+	atomic_init(&p->stop, false);
+	if (isatty(STDERR_FILENO) && pthread_create(&p->thread, NULL, progress_main, p) == 0)
+		p->running = true;
+}
+
+static void progress_stop(struct progress *p)
+{
+	if (!p->running)
+		return;
+	atomic_store(&p->stop, true);
+	pthread_join(p->thread, NULL);
+	if (p->shown)
+		fputs("\r\033[K", stderr);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+
+/* Load one path (file or directory) into m; one line on stderr when it fails. */
+static int report_load(struct model *m, const char *path, struct progress *p)
+{
+	char err[512];
+	atomic_store(&p->file, path);
+	int rc = import_load_path(m, path, err, sizeof(err));
+	atomic_store(&p->file, NULL);
+	if (rc != 0) {
+		progress_stop(p);
+		cli_error("%s", err);
+	}
+	return rc;
+}
+
+/* Is every name in the comma list a view? */
+static const char *bad_view(const char *list)
+{
+	static char name[64];
+	for (const char *p = list; *p;) {
+		const char *e = strchr(p, ',');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+		if (len >= sizeof(name))
+			len = sizeof(name) - 1;
+		memcpy(name, p, len);
+		name[len] = '\0';
+		if (!report_view_find(name))
+			return name;
+		if (!e)
+			break;
+		p = e + 1;
+	}
+	return NULL;
+}
+
+static bool view_wanted(const char *list, const char *name)
+{
+	if (!list)
+		return true;
+	size_t n = strlen(name);
+	for (const char *p = list; *p;) {
+		const char *e = strchr(p, ',');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+		if (len == n && memcmp(p, name, n) == 0)
+			return true;
+		if (!e)
+			break;
+		p = e + 1;
+	}
+	return false;
+}
+
+static bool parse_count(const char *s, long max, long *out)
+{
+	char *end;
+	long v = strtol(s, &end, 10);
+	if (*s == '\0' || *end != '\0' || v < 0 || v > max)
+		return false;
+	*out = v;
+	return true;
+}
+
+int cmd_report(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "views", required_argument, NULL, 'V' },
+		{ "sort", required_argument, NULL, 'S' },
+		{ "time-unit", required_argument, NULL, 'u' },
+		{ "op-detail", no_argument, NULL, 'D' },
+		{ "no-op-detail", no_argument, NULL, 'N' },
+		{ "thread-sep", no_argument, NULL, 'T' },
+		{ "top", required_argument, NULL, 'n' },
+		{ "columns", required_argument, NULL, 'c' },
+		{ "width", required_argument, NULL, 'w' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct report_opts ro = { SORT_CPU_TOTAL, true, false };
+	struct rformat_opts fo = { RFORMAT_TEXT, 1, 0, NULL, 0 };
+	const char *views = NULL, *output = NULL;
+	int c;
+	long v;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "u:n:c:w:f:o:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'V':
+			if (bad_view(optarg)) {
+				char msg[128];
+				snprintf(msg, sizeof(msg), "unknown view '%s' (see --help)",
+					 bad_view(optarg));
+				return cli_usage_error("report", msg);
+			}
+			views = optarg;
+			break;
+		case 'S': {
+			int s = report_sort_from_name(optarg);
+			if (s < 0)
+				return cli_usage_error("report",
+						       "--sort wants CPUTotal, CPUAvg, CPUMax, "
+						       "CPUMin, GPUTotal, GPUAvg, GPUMax, "
+						       "GPUMin or Calls");
+			ro.sort = (enum report_sort)s;
+			break;
+		}
+		case 'u':
+			fo.unit = rformat_unit(optarg);
+			if (fo.unit < 0)
+				return cli_usage_error("report",
+						       "--time-unit wants s, ms, us or ns");
+			break;
+		case 'D':
+			ro.op_detail = true;
+			break;
+		case 'N':
+			ro.op_detail = false;
+			break;
+		case 'T':
+			ro.thread_sep = true;
+			break;
+		case 'n':
+			if (!parse_count(optarg, 1000000000L, &v) || v == 0)
+				return cli_usage_error("report", "--top wants a positive number");
+			fo.top = (size_t)v;
+			break;
+		case 'c':
+			fo.columns = optarg;
+			break;
+		case 'w':
+			if (!parse_count(optarg, 100000, &v) || v < 4)
+				return cli_usage_error("report", "--width wants a number >= 4");
+			fo.name_width = (int)v;
+			break;
+		case 'f':
+			if (strcmp(optarg, "text") == 0)
+				fo.format = RFORMAT_TEXT;
+			else if (strcmp(optarg, "csv") == 0)
+				fo.format = RFORMAT_CSV;
+			else if (strcmp(optarg, "json") == 0)
+				fo.format = RFORMAT_JSON;
+			else
+				return cli_usage_error("report",
+						       "--format wants text, csv or json");
+			break;
+		case 'o':
+			output = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return CLI_OK;
+		default:
+			return cli_usage_error("report", NULL);
+		}
+	}
+	if (optind >= argc)
+		return cli_usage_error("report", "no trace file or directory given");
+
+	struct model *m = model_new();
+	if (!m)
+		cli_die_oom();
+	struct progress prog;
+	progress_start(&prog);
+	for (int i = optind; i < argc; i++) {
+		if (report_load(m, argv[i], &prog) != 0) {
+			model_free(m);
+			return CLI_ERROR;
+		}
+	}
+	progress_stop(&prog);
+
+	struct report_ctx ctx;
+	if (report_ctx_init(&ctx, m, &ro) != 0)
+		cli_die_oom();
+	for (const struct report_view *rv = report_views; rv->name; rv++) {
+		if (!view_wanted(views, rv->name))
+			continue;
+		if (rv->fn(&ctx) != 0 || ctx.oom)
+			cli_die_oom();
+	}
+	FILE *out = stdout;
+	if (output && !(out = fopen(output, "w"))) {
+		report_ctx_free(&ctx);
+		model_free(m);
+		return cli_error("%s: cannot write: %s", output, strerror(errno));
+	}
+	const char **inputs = (const char **)(argv + optind);
+	int rc = report_render(out, ctx.tables, ctx.ntables, &fo, inputs, (size_t)(argc - optind));
+	if (fflush(out) != 0 || ferror(out))
+		rc = -1;
+	if (out != stdout && fclose(out) != 0)
+		rc = -1;
+	report_ctx_free(&ctx);
+	model_free(m);
+	if (rc != 0)
+		return cli_error("%s: write failed", output ? output : "stdout");
+	return CLI_OK;
+}

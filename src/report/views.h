@@ -1,0 +1,66 @@
+/*
+ * views.h: the views of `opscope report`: each turns the analysed model (tree.h, steps.h)
+ * into one or more tables (table.h). The registry below is the one list of views: the CLI
+ * reads names, order and help from it. Exact definitions: docs/report.md.
+ */
+#ifndef OPSCOPE_REPORT_VIEWS_H
+#define OPSCOPE_REPORT_VIEWS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analyze/tree.h"
+#include "model/model.h"
+#include "report/table.h"
+
+/* Sort keys of the operator and user-defined tables (Paddle's SortedKeys, plus Calls). */
+enum report_sort {
+	SORT_CPU_TOTAL,
+	SORT_CPU_AVG,
+	SORT_CPU_MAX,
+	SORT_CPU_MIN,
+	SORT_GPU_TOTAL,
+	SORT_GPU_AVG,
+	SORT_GPU_MAX,
+	SORT_GPU_MIN,
+	SORT_CALLS,
+};
+
+struct report_opts {
+	enum report_sort sort;
+	bool op_detail;	 /* operator table: inner phases and kernels under each operator */
+	bool thread_sep; /* operator / user-defined tables per thread, not merged */
+};
+
+/* What every view reads, computed once. */
+struct report_ctx {
+	const struct model *m;
+	const struct report_opts *o;
+	struct tree tree;
+	int64_t total_ns;	/* union of the ProfileStep ranges; without any, the span of
+				   * the host ranges */
+	bool has_steps;		/* ProfileStep ranges exist */
+	int64_t step_gpu_ns;	/* kernel time launched from inside ProfileStep ranges */
+	int64_t step_ggpu_ns;	/* all device time launched from inside them */
+	struct rtable **tables; /* output */
+	size_t ntables, tables_cap;
+	bool oom;
+};
+
+struct report_view {
+	const char *name;    /* --views name */
+	const char *summary; /* one line of help */
+	int (*fn)(struct report_ctx *c);
+};
+
+/* Every view, in the order they print; ends with a NULL name. */
+extern const struct report_view report_views[];
+const struct report_view *report_view_find(const char *name);
+/* Parse a sort key name (case-insensitive: CPUTotal ... GPUMin, Calls); -1 if unknown. */
+int report_sort_from_name(const char *name);
+
+int report_ctx_init(struct report_ctx *c, const struct model *m, const struct report_opts *o);
+void report_ctx_free(struct report_ctx *c);
+
+#endif
