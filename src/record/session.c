@@ -30,6 +30,7 @@
 #include <pthread.h>
 #include <semaphore.h>
 #include <sys/stat.h>
+#include <sys/times.h>
 #include <unistd.h>
 
 #include "opscope_config.h"
@@ -532,6 +533,55 @@ static void writer_timers(void)
 	buf_free(&entries);
 }
 
+/* CPU use between session start and stop, for the report's Device table: the process's
+ * user+system time over the elapsed time (can exceed 1 with many cores, as in Paddle), and
+ * the busy share of all CPUs from the aggregate "cpu" line of /proc/stat. */
+struct cpu_snap {
+	clock_t elapsed;      /* times() */
+	clock_t proc;	      /* utime + stime */
+	uint64_t busy, total; /* /proc/stat "cpu" line, in USER_HZ */
+	bool have_stat;
+};
+
+static struct cpu_snap cpu_at_start;
+
+static void cpu_snapshot(struct cpu_snap *c)
+{
+	struct tms t;
+	c->elapsed = times(&t);
+	c->proc = t.tms_utime + t.tms_stime;
+	c->have_stat = false;
+	FILE *f = fopen("/proc/stat", "r");
+	if (!f)
+		return;
+	unsigned long long v[8] = { 0 }; /* user nice system idle iowait irq softirq steal */
+	if (fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
+		   &v[4], &v[5], &v[6], &v[7]) >= 4) {
+		c->busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7];
+		c->total = c->busy + v[3] + v[4];
+		c->have_stat = true;
+	}
+	fclose(f);
+}
+
+static void record_cpu_use(void)
+{
+	struct cpu_snap now;
+	cpu_snapshot(&now);
+	char v[32];
+	clock_t el = now.elapsed - cpu_at_start.elapsed;
+	if (el > 0) {
+		snprintf(v, sizeof(v), "%.4f", (double)(now.proc - cpu_at_start.proc) / (double)el);
+		record_metadata("cpu.process_utilization", v);
+	}
+	if (now.have_stat && cpu_at_start.have_stat && now.total > cpu_at_start.total) {
+		snprintf(v, sizeof(v), "%.4f",
+			 (double)(now.busy - cpu_at_start.busy) /
+				 (double)(now.total - cpu_at_start.total));
+		record_metadata("cpu.system_utilization", v);
+	}
+}
+
 static void writer_finish(void)
 {
 	writer_round(1);
@@ -544,6 +594,8 @@ static void writer_finish(void)
 		char v[16];
 		snprintf(v, sizeof(v), "%d", sig);
 		record_metadata("terminated_by_signal", v);
+	} else {
+		record_cpu_use();
 	}
 	writer_pending_metadata();
 	writer_threads(1);
@@ -746,6 +798,7 @@ static int session_launch(void)
 		return error_set(OPSCOPE_EOPEN, "cannot create %s: %s", S.path,
 				 strerror(S.open_errno));
 	}
+	cpu_snapshot(&cpu_at_start);
 	S.gen++;
 	if (pthread_create(&S.writer, NULL, writer_main, NULL) != 0) {
 		if (S.file_open)

@@ -278,6 +278,10 @@ static void esc_json(struct sbuf *b, const char *s, size_t n)
 			char e[2] = { '\\', (char)c };
 			sb_put(b, e, 2);
 			i++;
+		} else if (c == '\n' || c == '\t' || c == '\r') {
+			char e[2] = { '\\', c == '\n' ? 'n' : c == '\t' ? 't' : 'r' };
+			sb_put(b, e, 2);
+			i++;
 		} else if (c < 0x20 || c == 0x7f) {
 			char e[8];
 			snprintf(e, sizeof(e), "\\u%04x", c);
@@ -397,6 +401,12 @@ static void cell_text(struct sbuf *b, const struct rcol *c, const struct rcell *
 			sb_lit(b, "-");
 		else
 			sb_printf(b, "%.2f", x->ratio * 100.0);
+		return;
+	case RCOL_NUMBER:
+		if (x->empty)
+			sb_lit(b, "-");
+		else
+			sb_printf(b, "%.5f", x->num);
 		return;
 	case RCOL_STATS:
 		if (x->empty) {
@@ -709,6 +719,10 @@ static void render_csv(struct sbuf *b, const struct rtable *t, const struct rfor
 				if (!x->empty)
 					sb_printf(b, "%.6f", x->ratio);
 				break;
+			case RCOL_NUMBER:
+				if (!x->empty)
+					sb_printf(b, "%.9g", x->num);
+				break;
 			case RCOL_STATS:
 				if (!x->empty)
 					csv_time(b, x->st.total, o->unit);
@@ -811,6 +825,9 @@ static void render_json_table(struct sbuf *b, const struct rtable *t, const stru
 				break;
 			case RCOL_RATIO:
 				json_ratio(b, x->ratio);
+				break;
+			case RCOL_NUMBER:
+				json_ratio(b, x->num);
 				break;
 			case RCOL_STATS:
 				break;

@@ -19,11 +19,12 @@
 #include <stdio.h>
 
 enum rcol_kind {
-	RCOL_TEXT,  /* a name: left-aligned; the first text column may be indented */
-	RCOL_COUNT, /* an integer */
-	RCOL_TIME,  /* ns, shown in the time unit */
-	RCOL_RATIO, /* a fraction, shown as a percentage */
-	RCOL_STATS, /* a time's total / avg / max / min / ratio: one cell in text */
+	RCOL_TEXT,   /* a name: left-aligned; the first text column may be indented */
+	RCOL_COUNT,  /* an integer */
+	RCOL_TIME,   /* ns, shown in the time unit */
+	RCOL_RATIO,  /* a fraction, shown as a percentage */
+	RCOL_STATS,  /* a time's total / avg / max / min / ratio: one cell in text */
+	RCOL_NUMBER, /* a plain number (not a time): x.num, 5 decimals in text */
 };
 
 struct rcol {
@@ -49,6 +50,7 @@ struct rcell {
 	size_t len;
 	int64_t i;	  /* RCOL_COUNT, RCOL_TIME */
 	double ratio;	  /* RCOL_RATIO */
+	double num;	  /* RCOL_NUMBER */
 	struct rstats st; /* RCOL_STATS */
 	bool empty;	  /* no value: '-' in text and CSV, null in JSON */
 };

@@ -1043,6 +1043,82 @@ static int view_step(struct report_ctx *c)
 }
 
 /* ---------------------------------------------------------------------------------------- */
+/* Perf Summary */
+
+/* Paddle's benchmark summary from recorded steps that carry num_samples: per step the batch
+ * cost (its duration), the reader cost (Dataloader time inside it) and the throughput. */
+static int view_perf(struct report_ctx *c)
+{
+	const struct model *m = c->m;
+	uint32_t key = model_find_str(m, "num_samples");
+	if (!key)
+		return 0;
+	struct stat3 {
+		double sum, max, min;
+		uint64_t n;
+	} st[3] = { { 0, 0, 1e300, 0 }, { 0, 0, 1e300, 0 }, { 0, 0, 1e300, 0 } };
+	int64_t samples = 0, batch_total = 0;
+	for (uint32_t tt = 0; tt < m->ntracks; tt++) {
+		const struct model_track *tr = &m->tracks[tt];
+		if (tr->kind != MODEL_TRACK_THREAD)
+			continue;
+		const struct model_ranges *r = &tr->ranges;
+		for (uint64_t i = 0; i < tr->nranges; i++) {
+			uint64_t a;
+			if (r->category[i] != OPSCOPE_CAT_PROFILE_STEP ||
+			    (a = model_range_arg(m, tt, i, key)) == MODEL_NONE ||
+			    m->args.type[a] != MODEL_ARG_I64 || r->dur_ns[i] <= 0)
+				continue;
+			int64_t reader = 0, end = r->start_ns[i] + r->dur_ns[i];
+			for (uint64_t j = i + 1; j < tr->nranges && r->start_ns[j] < end; j++)
+				if (r->category[j] == OPSCOPE_CAT_DATALOADER &&
+				    c->tree.tracks[tt].parent[j] == i)
+					reader += r->dur_ns[j];
+			double v[3] = { (double)reader / 1e9, (double)r->dur_ns[i] / 1e9,
+					(double)(int64_t)m->args.bits[a] * 1e9 /
+						(double)r->dur_ns[i] };
+			for (int k = 0; k < 3; k++) {
+				st[k].sum += v[k];
+				st[k].max = v[k] > st[k].max ? v[k] : st[k].max;
+				st[k].min = v[k] < st[k].min ? v[k] : st[k].min;
+				st[k].n++;
+			}
+			samples += (int64_t)m->args.bits[a];
+			batch_total += r->dur_ns[i];
+		}
+	}
+	if (st[1].n == 0)
+		return 0;
+	struct rtable *t = ctx_table(c, "perf", "Perf Summary");
+	if (!t)
+		return OPSCOPE_ENOMEM;
+	int cname = rtable_col(t, "", "name", RCOL_TEXT, 12);
+	int cavg = rtable_col(t, "avg", "avg", RCOL_NUMBER, 12);
+	int cmax = rtable_col(t, "max", "max", RCOL_NUMBER, 12);
+	int cmin = rtable_col(t, "min", "min", RCOL_NUMBER, 12);
+	int cunit = rtable_col(t, "unit", "unit", RCOL_TEXT, 10);
+	static const char *const names[] = { "reader_cost", "batch_cost", "ips" };
+	for (int k = 0; k < 3; k++) {
+		struct rrow *r = rtable_row(t, 0);
+		if (!r)
+			break;
+		set_cstr(r, cname, names[k]);
+		set_cstr(r, cunit, k == 2 ? "samples/s" : "s");
+		/* Paddle's units: seconds, and samples per second */
+		r->cells[cavg].num = k == 2 ? (double)samples * 1e9 / (double)batch_total
+					    : st[k].sum / (double)st[k].n;
+		r->cells[cmax].num = st[k].max;
+		r->cells[cmin].num = st[k].min;
+	}
+	t->note =
+		"From the ProfileStep ranges that carry num_samples: batch_cost = the step's "
+		"duration,\nreader_cost = its Dataloader time, ips = samples per second (avg = all "
+		"samples / all batch time).\nEvery recorded step counts (Paddle skips "
+		"the first 10 of a live run).";
+	return t->oom ? OPSCOPE_ENOMEM : 0;
+}
+
+/* ---------------------------------------------------------------------------------------- */
 /* Registry */
 
 const struct report_view report_views[] = {
@@ -1056,6 +1132,7 @@ const struct report_view report_views[] = {
 	{ "userdefined", "user-defined ranges (RecordEvent, record_function)", view_userdefined },
 	{ "nvprof", "GPU activities and API calls, as nvprof prints them", view_nvprof },
 	{ "step", "each step: time per kind of work, data wait, compute, tail", view_step },
+	{ "perf", "reader cost, batch cost, throughput of steps with num_samples", view_perf },
 	{ NULL, NULL, NULL },
 };
 
