@@ -278,11 +278,24 @@ static void chrome_metadata(struct jw *w, const struct model *m)
 	}
 }
 
-static void chrome_track(struct jw *w, const struct model *m, uint32_t t, uint64_t *async_id)
+/* The part of the time line being written: events that start in [from, to). */
+struct chrome_window {
+	int64_t from, to;
+};
+
+static bool in_window(const struct chrome_window *win, int64_t ts)
+{
+	return ts >= win->from && ts < win->to;
+}
+
+static void chrome_track(struct jw *w, const struct model *m, uint32_t t, uint64_t *async_id,
+			 const struct chrome_window *win)
 {
 	const struct model_track *tr = &m->tracks[t];
 	const struct model_ranges *r = &tr->ranges;
 	for (uint64_t i = 0; i < tr->nranges; i++) {
+		if (!in_window(win, r->start_ns[i]))
+			continue;
 		if (tr->kind == MODEL_TRACK_ASYNC) {
 			uint64_t id = ++*async_id;
 			jw_event(w, "b", tr->pid, tr->tid);
@@ -315,6 +328,8 @@ static void chrome_track(struct jw *w, const struct model *m, uint32_t t, uint64
 	}
 	const struct model_instants *in = &tr->instants;
 	for (uint64_t i = 0; i < tr->ninstants; i++) {
+		if (!in_window(win, in->ts_ns[i]))
+			continue;
 		jw_event(w, "i", tr->pid, tr->tid);
 		jw_lit(w, ",\"s\":\"t\"");
 		jw_cat(w, in->category[i]);
@@ -326,7 +341,7 @@ static void chrome_track(struct jw *w, const struct model *m, uint32_t t, uint64
 	}
 	const struct model_counters *co = &tr->counters;
 	for (uint64_t i = 0; i < tr->ncounters; i++) {
-		if (!isfinite(co->value[i]))
+		if (!isfinite(co->value[i]) || !in_window(win, co->ts_ns[i]))
 			continue;
 		jw_event(w, "C", tr->pid, tr->tid);
 		jw_lit(w, ",\"name\":");
@@ -338,12 +353,14 @@ static void chrome_track(struct jw *w, const struct model *m, uint32_t t, uint64
 	}
 }
 
-static void chrome_flows(struct jw *w, const struct model *m)
+static void chrome_flows(struct jw *w, const struct model *m, const struct chrome_window *win)
 {
 	for (uint64_t i = 0; i < m->nflows; i++) {
 		const struct model_flow *f = &m->flows[i];
 		if (f->from_track >= m->ntracks || f->to_track >= m->ntracks)
 			continue; /* one end never seen: nothing to draw */
+		if (!in_window(win, f->from_ns))
+			continue;
 		const struct model_track *a = &m->tracks[f->from_track];
 		const struct model_track *b = &m->tracks[f->to_track];
 		jw_event(w, "s", a->pid, a->tid);
@@ -363,11 +380,11 @@ static void chrome_flows(struct jw *w, const struct model *m)
 	}
 }
 
-static void chrome_drops(struct jw *w, const struct model *m)
+static void chrome_drops(struct jw *w, const struct model *m, const struct chrome_window *win)
 {
 	for (uint64_t i = 0; i < m->ndrop_marks; i++) {
 		const struct model_drop_mark *d = &m->drop_marks[i];
-		if (d->track >= m->ntracks)
+		if (d->track >= m->ntracks || !in_window(win, d->ts_ns))
 			continue;
 		const struct model_track *tr = &m->tracks[d->track];
 		char name[64];
@@ -419,6 +436,13 @@ static void chrome_other(struct jw *w, const struct model *m)
 
 int chrome_export(const struct model *m, FILE *out, char *err, size_t errsize)
 {
+	return chrome_export_window(m, out, INT64_MIN, INT64_MAX, err, errsize);
+}
+
+int chrome_export_window(const struct model *m, FILE *out, int64_t from, int64_t to, char *err,
+			 size_t errsize)
+{
+	struct chrome_window win = { from, to };
 	struct jw *w = malloc(sizeof(*w));
 	if (!w) {
 		snprintf(err, errsize, "out of memory");
@@ -432,9 +456,9 @@ int chrome_export(const struct model *m, FILE *out, char *err, size_t errsize)
 	chrome_metadata(w, m);
 	uint64_t async_id = 0;
 	for (uint32_t t = 0; t < m->ntracks; t++)
-		chrome_track(w, m, t, &async_id);
-	chrome_flows(w, m);
-	chrome_drops(w, m);
+		chrome_track(w, m, t, &async_id, &win);
+	chrome_flows(w, m, &win);
+	chrome_drops(w, m, &win);
 	jw_lit(w, "\n],\n\"displayTimeUnit\":\"ns\",\n");
 	chrome_other(w, m);
 	jw_lit(w, "}\n");

@@ -8,8 +8,10 @@
 
 const struct export_ops export_formats[] = {
 	{ "chrome", ".json", "Chrome / Perfetto trace JSON (chrome://tracing, ui.perfetto.dev)",
-	  chrome_export },
-	{ NULL, NULL, NULL, NULL },
+	  chrome_export, NULL },
+	{ "sqlite", ".sqlite", "SQLite database: tracks, strings, events, args, flows", NULL,
+	  sqlite_export },
+	{ NULL, NULL, NULL, NULL, NULL },
 };
 
 const struct export_ops *export_find(const char *name)

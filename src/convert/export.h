@@ -19,7 +19,10 @@ struct export_ops {
 	const char *name;    /* format name on the command line ("chrome") */
 	const char *ext;     /* default output extension (".json") */
 	const char *summary; /* one line for help texts */
+	/* a streaming format writes to a FILE (stdout included) ... */
 	int (*fn)(const struct model *m, FILE *out, char *err, size_t errsize);
+	/* ... a database format needs a path of its own (fn is NULL then) */
+	int (*to_path)(const struct model *m, const char *path, char *err, size_t errsize);
 };
 
 /* Every exporter, ending with an entry whose name is NULL. */
@@ -29,6 +32,12 @@ const struct export_ops *export_find(const char *name);
 
 /* Chrome / Perfetto JSON (object format). */
 int chrome_export(const struct model *m, FILE *out, char *err, size_t errsize);
+/* The same for the events that start in [from, to) (ns); the metadata of every process and
+ * thread is in every part, so that each opens on its own. */
+int chrome_export_window(const struct model *m, FILE *out, int64_t from, int64_t to, char *err,
+			 size_t errsize);
+/* SQLite database (docs/sqlite-schema.md). */
+int sqlite_export(const struct model *m, const char *path, char *err, size_t errsize);
 
 /* Length of the valid UTF-8 sequence at s (1..4), or 0 if the bytes there are not one
  * (overlong forms, surrogates and code points above U+10FFFF are invalid). n > 0. */
