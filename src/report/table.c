@@ -350,7 +350,8 @@ static bool col_shown(const struct rformat_opts *o, const struct rcol *c)
 {
 	if (o->format == RFORMAT_TEXT && (c->flags & RCOL_F_TEXT_HIDDEN))
 		return false;
-	return !o->columns || key_listed(o->columns, c->key);
+	/* the kernel table's unprefixed GPU statistics answer to "gpu" */
+	return !o->columns || key_listed(o->columns, c->key[0] ? c->key : "gpu");
 }
 
 /* Rows to print: the first `top` rows at level 0 and the rows under them. */
@@ -477,10 +478,12 @@ static void render_text_paddle(struct sbuf *b, const struct rtable *t, const str
 		b->oom = true;
 		return;
 	}
-	for (int c = 0; c < nc; c++)
-		width[c] = strlen(t->cols[c].title) > (size_t)t->cols[c].width
-				   ? strlen(t->cols[c].title)
-				   : (size_t)t->cols[c].width;
+	for (int c = 0; c < nc; c++) {
+		size_t w = (size_t)t->cols[c].width;
+		if (t->cols[c].kind == RCOL_TEXT && o->name_width > 3 && w > (size_t)o->name_width)
+			w = (size_t)o->name_width; /* -w narrows the name column too */
+		width[c] = strlen(t->cols[c].title) > w ? strlen(t->cols[c].title) : w;
+	}
 	for (size_t r = 0; r < nrows; r++) {
 		for (int c = 0; c < nc; c++) {
 			const struct rcol *col = &t->cols[c];
@@ -617,7 +620,11 @@ static void render_text_nvprof(struct sbuf *b, const struct rtable *t, const str
 		rformat_nvprof_time(mx, sizeof(mx), c[6].i);
 		sb_printf(b, "%16s  %7s  %8s  %8" PRId64 "  %8s  %8s  %8s  ", label, pct, tot,
 			  c[3].i, avg, mn, mx);
-		esc_text(b, c[7].text ? c[7].text : "", c[7].text ? c[7].len : 0, NULL);
+		size_t nlen = c[7].text ? c[7].len : 0;
+		bool cut = o->name_width > 3 && nlen > (size_t)o->name_width;
+		esc_text(b, c[7].text ? c[7].text : "", cut ? (size_t)o->name_width - 3 : nlen, NULL);
+		if (cut)
+			sb_lit(b, "...");
 		sb_lit(b, "\n");
 	}
 	sb_lit(b, "\n");

@@ -1,0 +1,48 @@
+/*
+ * bench_load.c: how fast .opscope files load into the event model (reader + loader: decode,
+ * tick-to-ns mapping, nesting), in this process, without the tool's start or output.
+ *
+ *   bench_load FILE [RUNS]     prints "native_load_events_per_s N" (best of RUNS, default 5)
+ *
+ * Events are the encoded events of the file (BEGIN, END, ARG, ... each count), as `opscope
+ * info` counts them. One core: the loader is single-threaded.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "model/model.h"
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fprintf(stderr, "usage: bench_load FILE [RUNS]\n");
+		return 2;
+	}
+	int runs = argc > 2 ? atoi(argv[2]) : 5;
+	double best = 1e30;
+	uint64_t events = 0;
+	for (int i = 0; i < runs; i++) {
+		struct model *m = model_new();
+		char err[512];
+		double t0 = now();
+		if (!m || model_load_file(m, argv[1], err, sizeof(err)) != 0) {
+			fprintf(stderr, "bench_load: %s\n", m ? err : "out of memory");
+			return 1;
+		}
+		double t = now() - t0;
+		events = m->events_total;
+		best = t < best ? t : best;
+		model_free(m);
+	}
+	printf("events %llu\nbest_s %.6f\nnative_load_events_per_s %.0f\n",
+	       (unsigned long long)events, best, (double)events / best);
+	return 0;
+}
