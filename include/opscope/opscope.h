@@ -150,6 +150,9 @@ OPSCOPE_API int opscope_session_get_stats(struct opscope_session_stats *out);
  * "ProfileStep#N+1". num_samples < 0 means "not given". Also feeds the benchmark of an
  * active profiler (see below). */
 OPSCOPE_API void opscope_step(int64_t num_samples);
+/* Without a profiler: end the current step range (with its num_samples, < 0 for none) and
+ * begin none, e.g. when the data runs out at the end of an epoch. */
+OPSCOPE_API void opscope_step_end(int64_t num_samples);
 
 /* ---------------------------------------------------------------------------------------- */
 /* Recording. */

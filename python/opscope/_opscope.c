@@ -37,10 +37,17 @@
  * of the process: then the range functions below go to that one, found with
  * dlsym(RTLD_DEFAULT) (our copy's symbols are not exported, so a hit is the preloaded one). */
 
-struct py_runtime rt = { &opscope_recording_word, opscope_range_begin,
-			 opscope_range_end,	  opscope_instant,
-			 opscope_counter,	  opscope_step,
-			 opscope_thread_name,	  0 };
+struct py_runtime rt = { &opscope_recording_word,
+			 opscope_range_begin,
+			 opscope_range_end,
+			 opscope_instant,
+			 opscope_counter,
+			 opscope_step,
+			 opscope_step_end,
+			 opscope_thread_name,
+			 opscope_arg_string,
+			 opscope_arg_int,
+			 0 };
 
 /* dlsym returns void *; converting it to a function pointer goes through memcpy to stay
  * within ISO C. */
@@ -65,7 +72,10 @@ static void py_runtime_init(void)
 	    py_sym("opscope_instant", &r.instant, sizeof(r.instant)) &&
 	    py_sym("opscope_counter", &r.counter, sizeof(r.counter)) &&
 	    py_sym("opscope_step", &r.step, sizeof(r.step)) &&
-	    py_sym("opscope_thread_name", &r.thread_name, sizeof(r.thread_name))) {
+	    py_sym("opscope_step_end", &r.step_end, sizeof(r.step_end)) &&
+	    py_sym("opscope_thread_name", &r.thread_name, sizeof(r.thread_name)) &&
+	    py_sym("opscope_arg_string", &r.arg_string, sizeof(r.arg_string)) &&
+	    py_sym("opscope_arg_int", &r.arg_int, sizeof(r.arg_int))) {
 		r.preloaded = 1;
 		rt = r;
 	}
@@ -74,6 +84,28 @@ static void py_runtime_init(void)
 int py_rt_recording(void)
 {
 	return (int)(__atomic_load_n(rt.word, __ATOMIC_RELAXED) & 1u);
+}
+
+/* The recording functions for the PyTorch observer (src/collect/torch/torch_api.h): the
+ * address of a struct opscope_torch_api, as an int for ctypes. */
+static struct {
+	uint64_t *word;
+	void (*range_begin)(int, const char *);
+	void (*range_end)(void);
+	void (*arg_string)(const char *, const char *);
+	void (*arg_int)(const char *, int64_t);
+} torch_api;
+
+static PyObject *py_torch_api(PyObject *mod, PyObject *unused)
+{
+	(void)mod;
+	(void)unused;
+	torch_api.word = rt.word;
+	torch_api.range_begin = rt.range_begin;
+	torch_api.range_end = rt.range_end;
+	torch_api.arg_string = rt.arg_string;
+	torch_api.arg_int = rt.arg_int;
+	return PyLong_FromVoidPtr(&torch_api);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -210,6 +242,16 @@ static PyObject *py_step(PyObject *mod, PyObject *args)
 	if (!PyArg_ParseTuple(args, "|L", &n))
 		return NULL;
 	rt.step((int64_t)n);
+	Py_RETURN_NONE;
+}
+
+static PyObject *py_step_end(PyObject *mod, PyObject *args)
+{
+	(void)mod;
+	long long n = -1;
+	if (!PyArg_ParseTuple(args, "|L", &n))
+		return NULL;
+	rt.step_end((int64_t)n);
 	Py_RETURN_NONE;
 }
 
@@ -673,9 +715,12 @@ static PyMethodDef module_methods[] = {
 	{ "counter", py_counter, METH_VARARGS, "counter(name, value)" },
 	{ "recording", py_recording, METH_NOARGS, "True while a session records" },
 	{ "step", py_step, METH_VARARGS, "step(num_samples=-1): opscope_step" },
+	{ "step_end", py_step_end, METH_VARARGS,
+	  "step_end(num_samples=-1): end the step, begin none" },
 	{ "reader_begin", py_reader_begin, METH_NOARGS, "the data loader starts a batch" },
 	{ "reader_end", py_reader_end, METH_NOARGS, "the batch is there" },
 	{ "thread_name", py_thread_name, METH_O, "name the calling thread in traces" },
+	{ "torch_api", py_torch_api, METH_NOARGS, "address of the recording functions (ctypes)" },
 	{ "category_name", py_category_name, METH_O, "category_name(int) -> str" },
 	{ "schedule_state", py_schedule_state, METH_VARARGS,
 	  "schedule_state((closed, ready, record, repeat, skip_first), step) -> state" },

@@ -15,14 +15,17 @@
 /* The runtime that records: this module's own copy, or, under `opscope record`, the
  * preloaded libopscope.so (see py_runtime_init in _opscope.c). */
 struct py_runtime {
-	uint64_t *word;				/* opscope_recording_word */
-	void (*range_begin)(int, const char *); /* opscope_range_begin */
-	void (*range_end)(void);		/* opscope_range_end */
-	void (*instant)(int, const char *);	/* opscope_instant */
-	void (*counter)(const char *, double);	/* opscope_counter */
-	void (*step)(int64_t);			/* opscope_step */
-	void (*thread_name)(const char *);	/* opscope_thread_name */
-	int preloaded;				/* 1: the functions are the preloaded library's */
+	uint64_t *word;					/* opscope_recording_word */
+	void (*range_begin)(int, const char *);		/* opscope_range_begin */
+	void (*range_end)(void);			/* opscope_range_end */
+	void (*instant)(int, const char *);		/* opscope_instant */
+	void (*counter)(const char *, double);		/* opscope_counter */
+	void (*step)(int64_t);				/* opscope_step */
+	void (*step_end)(int64_t);			/* opscope_step_end */
+	void (*thread_name)(const char *);		/* opscope_thread_name */
+	void (*arg_string)(const char *, const char *); /* opscope_arg_string */
+	void (*arg_int)(const char *, int64_t);		/* opscope_arg_int */
+	int preloaded; /* 1: the functions are the preloaded library's */
 };
 extern struct py_runtime rt;
 /* 1 while the runtime in `rt` records. */

@@ -82,6 +82,40 @@ static int record_find_library(char *out, size_t size)
 	return -1;
 }
 
+/* A Python program started under record picks up opscope's sitecustomize (PyTorch capture)
+ * and package when they are next to the tool: <exe dir>/python (a build tree) or
+ * <exe dir>/../share/opscope/python (installed). OPSCOPE_TORCH=0 turns the capture off. */
+static void record_python_path(void)
+{
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return;
+	exe[n] = '\0';
+	char *slash = strrchr(exe, '/');
+	if (!slash)
+		return;
+	*slash = '\0';
+	static const char *const rel[] = { "/python", "/../share/opscope/python" };
+	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+		char dir[PATH_MAX + 64], boot[PATH_MAX + 128];
+		snprintf(dir, sizeof(dir), "%s%s", exe, rel[i]);
+		snprintf(boot, sizeof(boot), "%s/opscope_boot/sitecustomize.py", dir);
+		if (access(boot, R_OK) != 0)
+			continue;
+		const char *old = getenv("PYTHONPATH");
+		size_t len = 2 * strlen(dir) + (old ? strlen(old) : 0) + 32;
+		char *v = malloc(len);
+		if (!v)
+			return;
+		snprintf(v, len, "%s/opscope_boot:%s%s%s", dir, dir, old && *old ? ":" : "",
+			 old ? old : "");
+		setenv("PYTHONPATH", v, 1);
+		free(v);
+		return;
+	}
+}
+
 /* Default output: "<command>.opscope", or "<command>.N.opscope" for the first free N. */
 static void record_default_output(const char *command, char *out, size_t size, int force)
 {
@@ -271,6 +305,7 @@ int cmd_record(int argc, char **argv)
 		setenv("OPSCOPE_FLUSH_MS", flush_ms, 1);
 	if (compress)
 		setenv("OPSCOPE_COMPRESS", compress, 1);
+	record_python_path();
 
 	fflush(NULL);
 	pid_t pid = fork();

@@ -523,6 +523,14 @@ void record_close_bare_step(void)
 	profiler_bare_word = 0;
 }
 
+OPSCOPE_API void opscope_step_end(int64_t num_samples)
+{
+	if (record_active_profiler())
+		return; /* a profiler's steps follow its schedule */
+	profiler_range_end(profiler_bare_word, profiler_bare_name, num_samples);
+	profiler_bare_word = 0;
+}
+
 OPSCOPE_API void opscope_step(int64_t num_samples)
 {
 	struct opscope_profiler *prof = record_active_profiler();

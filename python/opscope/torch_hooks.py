@@ -1,0 +1,143 @@
+"""PyTorch training recorded with no code change.
+
+``install()`` (called by ``opscope record`` through ``opscope_boot/sitecustomize.py`` once the
+program imports torch, or by hand) records into the session that is running:
+
+- every operator, backward function and ``record_function`` label through the C++ observer
+  ``libopscope_torch.so`` (a global RecordFunction callback: name, sequence number, input
+  shapes and dtypes); torch's own labels give the Dataloader (``enumerate(DataLoader)...``)
+  and Optimization (``Optimizer.step#...``, ``Optimizer.zero_grad#...``) phases;
+- Forward: the outermost ``nn.Module`` call of each thread, and the module hierarchy (one range
+  per module call, named after the module's class);
+- Backward: ``torch.autograd.backward`` (``loss.backward()`` goes through it);
+- a ProfileStep per batch: each ``next()`` on a DataLoader iterator ends the step before it
+  (with its batch size as ``num_samples``) and begins the next; the end of the data ends the
+  last step of the epoch.
+"""
+import ctypes
+import os
+import threading
+
+from . import _opscope
+
+CAT_FORWARD = 9
+CAT_BACKWARD = 10
+CAT_USER_DEFINED = 7
+
+_lock = threading.Lock()
+_installed = False
+_observer = None
+_tls = threading.local()
+
+
+def _batch_size(batch):
+    """The number of samples of a batch: the first dimension of its first tensor."""
+    seen = 0
+    while isinstance(batch, (list, tuple)) and batch and seen < 4:
+        batch, seen = batch[0], seen + 1
+    if isinstance(batch, dict) and batch:
+        batch = next(iter(batch.values()))
+    shape = getattr(batch, "shape", None)
+    return int(shape[0]) if shape is not None and len(shape) else -1
+
+
+def _install_steps(torch):
+    from torch.utils.data import dataloader
+
+    base = dataloader._BaseDataLoaderIter
+    orig = base.__next__
+    state = {"last": None}
+
+    def __next__(self):
+        # the batch fetched now starts a step: the previous one ends with its sample count;
+        # when the data runs out, the step ends and none begins
+        last = state["last"]
+        state["last"] = None
+        n = -1 if last is None else last
+        try:
+            at_end = self._num_yielded >= len(self)
+        except (TypeError, AttributeError):  # an iterable dataset: its length is unknown
+            at_end = False
+        if at_end:
+            _opscope.step_end(n)
+        else:
+            _opscope.step(n)
+        try:
+            batch = orig(self)
+        except StopIteration:
+            if not at_end:
+                _opscope.step_end(-1)
+            raise
+        state["last"] = _batch_size(batch)
+        return batch
+
+    base.__next__ = __next__
+
+
+def _install_modules(torch):
+    from torch.nn.modules import module
+
+    def pre(mod, inputs):
+        depth = getattr(_tls, "depth", 0)
+        stack = getattr(_tls, "stack", None)
+        if stack is None:
+            stack = _tls.stack = []
+        name = type(mod).__name__
+        cat = CAT_FORWARD if depth == 0 else CAT_USER_DEFINED
+        stack.append(_opscope.range_begin(cat, ("forward: " if depth == 0 else "nn.Module: ") + name))
+        _tls.depth = depth + 1
+
+    def post(mod, inputs, output):
+        stack = getattr(_tls, "stack", None)
+        if stack:
+            _opscope.range_end(stack.pop())
+            _tls.depth = len(stack)
+
+    module.register_module_forward_pre_hook(pre)
+    module.register_module_forward_hook(post)
+
+
+def _install_backward(torch):
+    orig = torch.autograd.backward
+
+    def backward(*args, **kwargs):
+        token = _opscope.range_begin(CAT_BACKWARD, "backward")
+        try:
+            return orig(*args, **kwargs)
+        finally:
+            _opscope.range_end(token)
+
+    torch.autograd.backward = backward
+
+
+def observer_path():
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "libopscope_torch.so")
+
+
+def install(shapes=True, phases=True):
+    """Record PyTorch operators (and, with phases, the steps and phases). Returns True when
+    the operator observer is active."""
+    global _installed, _observer
+    with _lock:
+        if _installed:
+            return _observer is not None
+        import torch
+
+        path = observer_path()
+        if os.path.exists(path):
+            lib = ctypes.CDLL(path)
+            lib.opscope_torch_enable.argtypes = [ctypes.c_void_p, ctypes.c_int]
+            lib.opscope_torch_ops.restype = ctypes.c_uint64
+            if lib.opscope_torch_enable(_opscope.torch_api(), 1 if shapes else 0) == 0:
+                _observer = lib
+        if phases:
+            _install_steps(torch)
+            _install_modules(torch)
+            _install_backward(torch)
+        _installed = True
+        return _observer is not None
+
+
+def ops_seen():
+    """Operators recorded by the observer so far (0 without it)."""
+    return int(_observer.opscope_torch_ops()) if _observer is not None else 0

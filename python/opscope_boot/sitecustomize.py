@@ -1,0 +1,53 @@
+"""Started by Python when ``opscope record`` put this directory first on PYTHONPATH: once the
+program imports torch, its training is recorded with no code change (opscope.torch_hooks).
+The sitecustomize this one hides (Debian has one) still runs. OPSCOPE_TORCH=0 turns it off."""
+import importlib.machinery
+import importlib.util
+import os
+import sys
+
+_here = os.path.dirname(os.path.abspath(__file__))
+
+
+def _chain():
+    for d in sys.path:
+        if os.path.abspath(d or ".") == _here:
+            continue
+        spec = importlib.machinery.PathFinder.find_spec("sitecustomize", [d or "."])
+        if spec and spec.loader:
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            return
+
+
+class _TorchWatcher:
+    """A meta-path finder that lets torch import normally, then installs the hooks."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name != "torch":
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec("torch")
+        if spec is None or spec.loader is None:
+            return spec
+        loader = spec.loader
+        orig = loader.exec_module
+
+        def exec_module(module):
+            orig(module)
+            try:
+                from opscope import torch_hooks
+
+                torch_hooks.install()
+            except Exception as e:  # never break the program being recorded
+                print("opscope: PyTorch capture not installed: %s" % e, file=sys.stderr)
+
+        loader.exec_module = exec_module
+        return spec
+
+
+try:
+    _chain()
+finally:
+    if os.environ.get("OPSCOPE_TORCH", "1") != "0" and "torch" not in sys.modules:
+        sys.meta_path.insert(0, _TorchWatcher())

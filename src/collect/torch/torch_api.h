@@ -1,0 +1,38 @@
+/*
+ * torch_api.h: the C ABI of the PyTorch operator observer (observer.cpp), the one piece of
+ * opscope in C++: PyTorch's RecordFunction callbacks have no C interface. The Python package
+ * loads libopscope_torch.so after torch is imported and hands it the recording functions of the
+ * runtime that records (the preloaded libopscope under `opscope record`, else the extension's
+ * own copy), so the observer links nothing of ours.
+ */
+#ifndef OPSCOPE_COLLECT_TORCH_API_H
+#define OPSCOPE_COLLECT_TORCH_API_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct opscope_torch_api {
+	uint64_t *word;					     /* opscope_recording_word: odd = on */
+	void (*range_begin)(int category, const char *name); /* opscope_range_begin */
+	void (*range_end)(void);			     /* opscope_range_end */
+	void (*arg_string)(const char *key, const char *value);
+	void (*arg_int)(const char *key, int64_t value);
+};
+
+/* Observe every aten operator, backward function and record_function label: a range each,
+ * with "Sequence number" (forward/backward link) and, when shapes is nonzero, "Input Dims"
+ * and "Input type" as Kineto writes them. 0, or -1 when already enabled or api is NULL. */
+int opscope_torch_enable(const struct opscope_torch_api *api, int shapes);
+/* Stop observing (the library stays loaded: callbacks in flight may still run). */
+void opscope_torch_disable(void);
+/* Operators seen while recording, since enable. */
+uint64_t opscope_torch_ops(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

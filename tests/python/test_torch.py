@@ -1,0 +1,86 @@
+"""PyTorch training recorded with no code change: `opscope record -- python3
+examples/pytorch_train.py` (a small CNN on scikit-learn's digits) must give the four phases,
+every operator with its input shapes and dtypes, one ProfileStep per batch with its batch size,
+and a file per DataLoader worker process that `opscope report DIR` merges."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("sklearn")
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+EXAMPLE = os.path.join(ROOT, "examples", "pytorch_train.py")
+
+
+def record(cli, out, *args):
+    env = dict(os.environ)
+    env.pop("PYTHONPATH", None)  # the program must not need our package on its path
+    r = subprocess.run([cli, "record", "-o", str(out), "--", sys.executable, EXAMPLE, *args],
+                       capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stderr
+    return r
+
+
+def report(cli, path, views):
+    r = subprocess.run([cli, "report", "--format", "json", "--views", views, str(path)],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    return {t["view"]: t for t in json.loads(r.stdout)["tables"]}
+
+
+def test_phases_ops_shapes_steps(tmp_path, cli):
+    out = tmp_path / "digits.opscope"
+    record(cli, out, "--epochs", "1", "--batch", "64")
+    t = report(cli, out, "model,operator,perf")
+    model = {r["name"]: r for r in t["model"]["rows"]}
+    for phase in ("ProfileStep", "Dataloader", "Forward", "Backward", "Optimization"):
+        assert phase in model and model[phase]["calls"] > 0, (phase, model.keys())
+    # 1797 digits in batches of 64: 29 batches, one step each
+    assert model["ProfileStep"]["calls"] == 29
+    assert model["Backward"]["calls"] == 29
+    assert model["Optimization"]["calls"] == 2 * 29  # zero_grad and step
+    ops = {r["name"]: r for r in t["operator"]["rows"] if r.get("level", 0) == 0}
+    for op in ("aten::conv2d", "aten::linear", "aten::max_pool2d", "aten::relu",
+               "aten::cross_entropy_loss", "ConvolutionBackward0"):
+        assert op in ops, (op, sorted(ops)[:20])
+    assert ops["aten::conv2d"]["calls"] == 2 * 29
+    perf = {r["name"]: r for r in t["perf"]["rows"]}
+    assert perf["ips"]["avg"] > 0
+    # shapes and dtypes of a known layer: conv1 on a full batch of 64 8x8 images
+    d = subprocess.run([cli, "dump", "--category", "Operator", "--name", "aten::conv2d", str(out)],
+                       capture_output=True, text=True, timeout=120).stdout
+    assert ('Input Dims="[[64, 1, 8, 8], [16, 1, 3, 3], [16], [], [], [], []]" '
+            'Input type="["float", "float", "float", "", "", "", "Scalar"]"') in d
+    assert 'Input Dims="[[64, 16, 8, 8], [32, 16, 3, 3], [32], [], [], [], []]"' in d
+    # the last batch holds 1797 - 28 * 64 = 5 samples
+    assert 'Input Dims="[[5, 1, 8, 8], [16, 1, 3, 3], [16]' in d
+
+
+def test_forward_backward_link(tmp_path, cli):
+    """Backward functions carry the sequence number of the forward op that created them."""
+    out = tmp_path / "d.opscope"
+    record(cli, out, "--epochs", "1")
+    d = subprocess.run([cli, "dump", "--category", "Operator", str(out)],
+                       capture_output=True, text=True, timeout=120).stdout
+    fwd = {l.split("Sequence number=")[1].split()[0].rstrip("}") for l in d.splitlines()
+           if " aten::conv2d " in l and "Sequence number=" in l}
+    bwd = {l.split("Sequence number=")[1].split()[0].rstrip("}") for l in d.splitlines()
+           if " ConvolutionBackward0 " in l and "Sequence number=" in l}
+    assert fwd and bwd and bwd <= fwd
+
+
+def test_dataloader_workers(tmp_path, cli):
+    """Worker processes write their own files; the report of the directory merges them."""
+    outdir = tmp_path / "run"
+    outdir.mkdir()
+    record(cli, str(outdir) + "/", "--epochs", "1", "--workers", "2")
+    files = sorted(p.name for p in outdir.iterdir())
+    assert len(files) == 3, files  # the trainer and its two workers
+    t = report(cli, outdir, "operator")
+    ops = {r["name"]: r for r in t["operator"]["rows"] if r.get("level", 0) == 0}
+    # the workers collate batches: aten::stack runs there
+    assert "aten::stack" in ops and ops["aten::stack"]["calls"] >= 29 * 2
