@@ -29,7 +29,10 @@
 #include "opscope/opscope.h"
 
 #include "convert/export.h"
+#include "convert/import.h"
 #include "model/model.h"
+#include "report/table.h"
+#include "report/views.h"
 
 /* ---------------------------------------------------------------------------------------- */
 /* The runtime that records. This module carries its own (hidden) copy of the runtime, but
@@ -622,6 +625,75 @@ static struct model *py_load(const char *path)
 }
 
 /* export(trace, out, format="chrome") */
+/* report(path, views=None, sort="CPUTotal", op_detail=True, thread_sep=False,
+ * time_unit="ms", format="text") -> str: what `opscope report` prints, by the same code. */
+static PyObject *py_report(PyObject *mod, PyObject *args, PyObject *kw)
+{
+	(void)mod;
+	static char *names[] = { "path",       "views",	    "sort",   "op_detail",
+				 "thread_sep", "time_unit", "format", NULL };
+	const char *path, *views = NULL, *sort = "CPUTotal", *unit = "ms", *format = "text";
+	int op_detail = 1, thread_sep = 0;
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "s|zsppss", names, &path, &views, &sort,
+					 &op_detail, &thread_sep, &unit, &format))
+		return NULL;
+	struct report_opts ro = { SORT_CPU_TOTAL, op_detail != 0, thread_sep != 0 };
+	struct rformat_opts fo = { RFORMAT_TEXT, rformat_unit(unit), 0, NULL, 0 };
+	int key = report_sort_from_name(sort);
+	if (key < 0 || fo.unit < 0)
+		return PyErr_Format(PyExc_ValueError, "opscope: bad %s",
+				    key < 0 ? "sort key" : "time unit");
+	ro.sort = (enum report_sort)key;
+	if (strcmp(format, "csv") == 0)
+		fo.format = RFORMAT_CSV;
+	else if (strcmp(format, "json") == 0)
+		fo.format = RFORMAT_JSON;
+	else if (strcmp(format, "text") != 0)
+		return PyErr_Format(PyExc_ValueError, "opscope: format must be text, csv or json");
+	struct model *m = model_new();
+	if (!m)
+		return PyErr_NoMemory();
+	char err[512];
+	PyThreadState *ts = PyEval_SaveThread(); /* loading may take a while: let others run */
+	int rc = import_load_path(m, path, err, sizeof(err));
+	PyEval_RestoreThread(ts);
+	if (rc != 0) {
+		model_free(m);
+		return PyErr_Format(PyExc_RuntimeError, "opscope: %s", err);
+	}
+	struct report_ctx ctx;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *out = NULL;
+	rc = report_ctx_init(&ctx, m, &ro);
+	for (const struct report_view *v = report_views; rc == 0 && v->name; v++) {
+		if (views) { /* exact names of a comma list */
+			const char *hit = strstr(views, v->name);
+			size_t n = strlen(v->name);
+			while (hit && !((hit == views || hit[-1] == ',') &&
+					(hit[n] == '\0' || hit[n] == ',')))
+				hit = strstr(hit + 1, v->name);
+			if (!hit)
+				continue;
+		}
+		rc = v->fn(&ctx);
+	}
+	if (rc == 0 && (out = open_memstream(&buf, &len)) != NULL) {
+		const char *inputs[] = { path };
+		rc = report_render(out, ctx.tables, ctx.ntables, &fo, inputs, 1);
+		fclose(out);
+	}
+	report_ctx_free(&ctx);
+	model_free(m);
+	if (rc != 0 || !out) {
+		free(buf);
+		return PyErr_NoMemory();
+	}
+	PyObject *res = PyUnicode_DecodeUTF8(buf, (Py_ssize_t)len, "replace");
+	free(buf);
+	return res;
+}
+
 static PyObject *py_export(PyObject *mod, PyObject *args, PyObject *kw)
 {
 	(void)mod;
@@ -721,6 +793,8 @@ static PyMethodDef module_methods[] = {
 	{ "reader_end", py_reader_end, METH_NOARGS, "the batch is there" },
 	{ "thread_name", py_thread_name, METH_O, "name the calling thread in traces" },
 	{ "torch_api", py_torch_api, METH_NOARGS, "address of the recording functions (ctypes)" },
+	{ "report", (PyCFunction)(void (*)(void))py_report, METH_VARARGS | METH_KEYWORDS,
+	  "report(path, views, sort, op_detail, thread_sep, time_unit, format) -> str" },
 	{ "category_name", py_category_name, METH_O, "category_name(int) -> str" },
 	{ "schedule_state", py_schedule_state, METH_VARARGS,
 	  "schedule_state((closed, ready, record, repeat, skip_first), step) -> state" },

@@ -7,6 +7,7 @@ import functools
 import os
 import shutil
 import socket
+import sys
 import warnings
 
 from . import _opscope
@@ -236,8 +237,20 @@ class Profiler:
         _opscope.export(self.last_trace, path, fmt)
 
     def summary(self, sorted_by=SortedKeys.CPUTotal, op_detail=True, thread_sep=False,
-                time_unit="ms", views=None):
-        raise NotImplementedError("needs opscope report (the report stage is not built yet)")
+                time_unit="ms", views=None, file=None):
+        """Print the summary tables of the last recorded window (paddle.profiler's summary()),
+        made by the same C code as `opscope report`. views: None for all, a view name or a
+        list of them ("overview", "model", "operator", "kernel", "step", ...). Returns the
+        text too."""
+        if not self.last_trace:
+            raise RuntimeError("opscope: summary() needs a recorded window (none is complete)")
+        if isinstance(views, str):
+            views = [views]
+        text = _opscope.report(self.last_trace, ",".join(views) if views else None,
+                               SortedKeys(sorted_by).name, bool(op_detail), bool(thread_sep),
+                               time_unit, "text")
+        print(text, end="", file=file if file is not None else sys.stdout)
+        return text
 
 
 class RecordEvent:

@@ -201,9 +201,9 @@ def test_targets_gpu_warns():
     assert p.targets == [opscope.ProfilerTarget.CPU]
 
 
-def test_summary_not_yet():
+def test_summary_without_a_window():
     p = opscope.Profiler(timer_only=True)
-    with pytest.raises(NotImplementedError):
+    with pytest.raises(RuntimeError):
         p.summary()
 
 
@@ -227,3 +227,30 @@ def test_opscope_record_sees_python_ranges(tmp_path, cli):
                           text=True).stdout
     assert sum(1 for line in dump.splitlines()
                if line.split()[2:3] == ["range"] and line.split()[4:5] == ["py-range"]) == 7
+
+
+def test_summary_prints_the_report_tables(tmp_path, capsys):
+    """summary() prints the tables of the last window through the C report code: a user range
+    of known length, steps with num_samples (the Perf Summary)."""
+    import time
+
+    import opscope
+
+    p = opscope.Profiler(on_trace_ready=opscope.export_opscope(str(tmp_path)))
+    p.start()
+    for _ in range(3):
+        with opscope.RecordEvent("work"):
+            time.sleep(0.01)
+        p.step(num_samples=8)
+    p.stop()
+    text = p.summary(views=["overview", "userdefined", "perf"], sorted_by=opscope.SortedKeys.CPUMin)
+    assert capsys.readouterr().out == text
+    assert "-Overview Summary-" in text and "-Perf Summary-" in text
+    assert "-Model Summary-" not in text  # only the views asked for
+    row = [l for l in text.splitlines() if l.startswith("work ")][0]
+    calls, total = row.split()[1], float(row.split()[2])
+    assert calls == "3" and 30.0 <= total < 60.0  # three sleeps of 10 ms, in ms
+    ips = [l for l in text.splitlines() if l.startswith("ips ")][0]
+    assert 8 / 0.06 < float(ips.split()[1]) < 8 / 0.01
+    with pytest.raises(ValueError):
+        p.summary(time_unit="hours")
