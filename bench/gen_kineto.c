@@ -55,13 +55,16 @@ static void put(const char *s, size_t n)
 	olen += n;
 }
 
-static void puts_(const char *s) { put(s, strlen(s)); }
+static void puts_(const char *s)
+{
+	put(s, strlen(s));
+}
 
 static void put_i64(int64_t v)
 {
 	char b[24];
 	int i = sizeof b;
-	uint64_t u = v < 0 ? (uint64_t)-(v + 1) + 1 : (uint64_t)v;
+	uint64_t u = v < 0 ? (uint64_t) - (v + 1) + 1 : (uint64_t)v;
 	do {
 		b[--i] = (char)('0' + u % 10);
 		u /= 10;
@@ -113,58 +116,117 @@ static uint64_t rnd(void)
 }
 
 /* uniform in [lo, hi] */
-static int64_t urand(int64_t lo, int64_t hi) { return lo + (int64_t)(rnd() % (uint64_t)(hi - lo + 1)); }
+static int64_t urand(int64_t lo, int64_t hi)
+{
+	return lo + (int64_t)(rnd() % (uint64_t)(hi - lo + 1));
+}
 
 /* base ns +- 25 %, to the ns */
-static int64_t jitter(int64_t base) { return base - base / 4 + urand(0, base / 2 > 0 ? base / 2 : 0); }
+static int64_t jitter(int64_t base)
+{
+	return base - base / 4 + urand(0, base / 2 > 0 ? base / 2 : 0);
+}
 
 /* ------------------------------------------------------------------ model of the run */
 
 enum { PID = 25738, TID_MAIN = 25738, TID_BWD = 25873, STREAM = 7, NCCL_STREAM = 20 };
 
-static int64_t now;                        /* CPU clock, ns */
-static int64_t gpu_t[2];                   /* end of the last GPU op, per stream (7, 20) */
+static int64_t now;	 /* CPU clock, ns */
+static int64_t gpu_t[2]; /* end of the last GPU op, per stream (7, 20) */
 static uint64_t ext_id = 1, corr = 34400, seq_nr = 18000, ev_idx;
 static int64_t mem_alloc = 3000000000, mem_reserved = 4294967296;
 
 struct kspec {
 	const char *name; /* JSON-escaped */
-	int64_t ns;       /* typical duration */
+	int64_t ns;	  /* typical duration */
 	int regs, smem;
 	int grid[3], block[3];
 };
 
-#define K(n, ns, r, s, g0, g1, b0) {n, ns, r, s, {g0, g1, 1}, {b0, 1, 1}}
+#define K(n, ns, r, s, g0, g1, b0)          \
+	{                                   \
+		n, ns, r, s, { g0, g1, 1 }, \
+		{                           \
+			b0, 1, 1            \
+		}                           \
+	}
 static const struct kspec kern[] = {
-	/* 0 */ K("cask_cudnn::computeOffsetsKernel(cask_cudnn::ComputeOffsetsParams)", 2100, 38, 0, 50, 1, 128),
+	/* 0 */ K("cask_cudnn::computeOffsetsKernel(cask_cudnn::ComputeOffsetsParams)", 2100, 38, 0,
+		  50, 1, 128),
 	/* 1 */ K("volta_scudnn_128x64_relu_interior_nn_v1", 412000, 128, 16384, 196, 2, 128),
-	/* 2 */ K("void cudnn::winograd_nonfused::winogradForwardData4x4<float, float>(cudnn::winograd_nonfused::WinogradDataParams<float, float>)", 61000, 40, 0, 392, 2, 256),
-	/* 3 */ K("void cudnn::winograd_nonfused::winogradForwardFilter4x4<float, float>(cudnn::winograd_nonfused::WinogradFilterParams<float, float>)", 9500, 40, 0, 64, 4, 256),
+	/* 2 */
+	K("void cudnn::winograd_nonfused::winogradForwardData4x4<float, float>(cudnn::winograd_nonfused::WinogradDataParams<float, float>)",
+	  61000, 40, 0, 392, 2, 256),
+	/* 3 */
+	K("void cudnn::winograd_nonfused::winogradForwardFilter4x4<float, float>(cudnn::winograd_nonfused::WinogradFilterParams<float, float>)",
+	  9500, 40, 0, 64, 4, 256),
 	/* 4 */ K("volta_sgemm_64x64_nt", 158000, 126, 8192, 72, 16, 64),
-	/* 5 */ K("void cudnn::winograd_nonfused::winogradForwardOutput4x4<float, float>(cudnn::winograd_nonfused::WinogradOutputParams<float, float>)", 57000, 40, 0, 392, 2, 256),
-	/* 6 */ K("void implicit_convolve_sgemm<float, float, 1024, 6, 7, 3, 3, 5, 1, false, true, true>(int, int, int, float const*, int, float*, float const*, kernel_conv_params, unsigned long long, int, float, float, int, float const*, float const*, bool, int, int)", 410000, 128, 12544, 1568, 1, 256),
-	/* 7 */ K("void cudnn::bn_fw_tr_1C11_kernel_NCHW<float, float, 512, true, 1>(cudnnTensorStruct, float const*, cudnnTensorStruct, float*, float const*, float const*, float, float, float*, float*, float*, float*, float, float)", 160000, 32, 4096, 256, 1, 512),
-	/* 8 */ K("void cudnn::bn_fw_tr_1C11_singleread<float, 512, true, 1, 2, 0>(cudnnTensorStruct, float const*, cudnnTensorStruct, float*, float const*, float const*, float, float, float*, float*, float*, float*, float, float, cudnn::reduced_divisor, int, cudnn::reduced_divisor, cudnn::bnFwPersistentState*, int, float, float, float, int, float, float, cudnnStatus_t*, bool)", 98000, 64, 8192, 80, 8, 512),
-	/* 9 */ K("void at::native::vectorized_elementwise_kernel<4, at::native::(anonymous namespace)::clamp_min_scalar_kernel_impl(at::TensorIterator&, c10::Scalar)::{lambda()#1}::operator()() const::{lambda()#8}::operator()() const::{lambda(float)#1}, at::detail::Array<char*, 2> >(int, at::native::(anonymous namespace)::clamp_min_scalar_kernel_impl(at::TensorIterator&, c10::Scalar)::{lambda()#1}::operator()() const::{lambda()#8}::operator()() const::{lambda(float)#1}, at::detail::Array<char*, 2>)", 71000, 16, 0, 12544, 1, 128),
-	/* 10 */ K("void at::native::vectorized_elementwise_kernel<4, at::native::AddFunctor<float>, at::detail::Array<char*, 3> >(int, at::native::AddFunctor<float>, at::detail::Array<char*, 3>)", 12900, 20, 0, 6272, 1, 128),
-	/* 11 */ K("void at::native::(anonymous namespace)::max_pool_forward_nchw<float, float>(int, float const*, int, int, int, int, int, int, int, int, int, int, int, int, int, int, float*, long*)", 232000, 40, 0, 25088, 1, 256),
-	/* 12 */ K("void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::MeanOps<float, float>, unsigned int, float, 4> >(at::native::ReduceOp<float, at::native::MeanOps<float, float>, unsigned int, float, 4>)", 44000, 32, 16, 2048, 1, 512),
+	/* 5 */
+	K("void cudnn::winograd_nonfused::winogradForwardOutput4x4<float, float>(cudnn::winograd_nonfused::WinogradOutputParams<float, float>)",
+	  57000, 40, 0, 392, 2, 256),
+	/* 6 */
+	K("void implicit_convolve_sgemm<float, float, 1024, 6, 7, 3, 3, 5, 1, false, true, true>(int, int, int, float const*, int, float*, float const*, kernel_conv_params, unsigned long long, int, float, float, int, float const*, float const*, bool, int, int)",
+	  410000, 128, 12544, 1568, 1, 256),
+	/* 7 */
+	K("void cudnn::bn_fw_tr_1C11_kernel_NCHW<float, float, 512, true, 1>(cudnnTensorStruct, float const*, cudnnTensorStruct, float*, float const*, float const*, float, float, float*, float*, float*, float*, float, float)",
+	  160000, 32, 4096, 256, 1, 512),
+	/* 8 */
+	K("void cudnn::bn_fw_tr_1C11_singleread<float, 512, true, 1, 2, 0>(cudnnTensorStruct, float const*, cudnnTensorStruct, float*, float const*, float const*, float, float, float*, float*, float*, float*, float, float, cudnn::reduced_divisor, int, cudnn::reduced_divisor, cudnn::bnFwPersistentState*, int, float, float, float, int, float, float, cudnnStatus_t*, bool)",
+	  98000, 64, 8192, 80, 8, 512),
+	/* 9 */
+	K("void at::native::vectorized_elementwise_kernel<4, at::native::(anonymous namespace)::clamp_min_scalar_kernel_impl(at::TensorIterator&, c10::Scalar)::{lambda()#1}::operator()() const::{lambda()#8}::operator()() const::{lambda(float)#1}, at::detail::Array<char*, 2> >(int, at::native::(anonymous namespace)::clamp_min_scalar_kernel_impl(at::TensorIterator&, c10::Scalar)::{lambda()#1}::operator()() const::{lambda()#8}::operator()() const::{lambda(float)#1}, at::detail::Array<char*, 2>)",
+	  71000, 16, 0, 12544, 1, 128),
+	/* 10 */
+	K("void at::native::vectorized_elementwise_kernel<4, at::native::AddFunctor<float>, at::detail::Array<char*, 3> >(int, at::native::AddFunctor<float>, at::detail::Array<char*, 3>)",
+	  12900, 20, 0, 6272, 1, 128),
+	/* 11 */
+	K("void at::native::(anonymous namespace)::max_pool_forward_nchw<float, float>(int, float const*, int, int, int, int, int, int, int, int, int, int, int, int, int, int, float*, long*)",
+	  232000, 40, 0, 25088, 1, 256),
+	/* 12 */
+	K("void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::MeanOps<float, float>, unsigned int, float, 4> >(at::native::ReduceOp<float, at::native::MeanOps<float, float>, unsigned int, float, 4>)",
+	  44000, 32, 16, 2048, 1, 512),
 	/* 13 */ K("volta_sgemm_128x32_nt", 21000, 55, 12544, 8, 4, 256),
-	/* 14 */ K("void splitKreduce_kernel<float, float, float, float>(cublasSplitKParams<float>, float const*, float const*, float*, float const*, float const*, float const*)", 3200, 32, 0, 250, 1, 128),
-	/* 15 */ K("void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, float, float, float, at::native::(anonymous namespace)::LogSoftMaxForwardEpilogue>(float*, float const*, int)", 6100, 32, 0, 32, 1, 512),
-	/* 16 */ K("void at::native::(anonymous namespace)::nll_loss_forward_reduce_cuda_kernel_2d<float, float, long>(float*, float*, float const*, long const*, float const*, bool, long, long, long, long)", 4800, 30, 0, 1, 1, 32),
-	/* 17 */ K("void cudnn::detail::dgrad_engine<float, 512, 6, 5, 3, 3, 3, false>(int, int, int, float const*, int, float const*, int, float*, kernel_grad_params, unsigned long long, int, unsigned long long, int, float, int, int, int)", 498000, 128, 24576, 784, 1, 512),
-	/* 18 */ K("void cudnn::cnn::wgrad_alg0_engine<float, 128, 6, 7, 3, 3, 5, false, 512>(int, int, int, float const*, int, float*, float const*, kernel_grad_params, unsigned long long, int, float, int, int, int, int)", 426000, 64, 26624, 16, 8, 128),
-	/* 19 */ K("void cudnn::ops::scalePackedTensor_kernel<float, float>(cudnnTensor4dStruct, float*, float)", 3500, 22, 0, 144, 1, 256),
-	/* 20 */ K("void cudnn::bn_bw_1C11_kernel_new<float, float, float2, 512, true, 1>(float, float, float, float, cudnnTensorStruct, float const*, cudnnTensorStruct, float const*, cudnnTensorStruct, float*, float const*, float*, float*, float const*, float const*, float)", 226000, 48, 8192, 256, 1, 512),
+	/* 14 */
+	K("void splitKreduce_kernel<float, float, float, float>(cublasSplitKParams<float>, float const*, float const*, float*, float const*, float const*, float const*)",
+	  3200, 32, 0, 250, 1, 128),
+	/* 15 */
+	K("void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, float, float, float, at::native::(anonymous namespace)::LogSoftMaxForwardEpilogue>(float*, float const*, int)",
+	  6100, 32, 0, 32, 1, 512),
+	/* 16 */
+	K("void at::native::(anonymous namespace)::nll_loss_forward_reduce_cuda_kernel_2d<float, float, long>(float*, float*, float const*, long const*, float const*, bool, long, long, long, long)",
+	  4800, 30, 0, 1, 1, 32),
+	/* 17 */
+	K("void cudnn::detail::dgrad_engine<float, 512, 6, 5, 3, 3, 3, false>(int, int, int, float const*, int, float const*, int, float*, kernel_grad_params, unsigned long long, int, unsigned long long, int, float, int, int, int)",
+	  498000, 128, 24576, 784, 1, 512),
+	/* 18 */
+	K("void cudnn::cnn::wgrad_alg0_engine<float, 128, 6, 7, 3, 3, 5, false, 512>(int, int, int, float const*, int, float*, float const*, kernel_grad_params, unsigned long long, int, float, int, int, int, int)",
+	  426000, 64, 26624, 16, 8, 128),
+	/* 19 */
+	K("void cudnn::ops::scalePackedTensor_kernel<float, float>(cudnnTensor4dStruct, float*, float)",
+	  3500, 22, 0, 144, 1, 256),
+	/* 20 */
+	K("void cudnn::bn_bw_1C11_kernel_new<float, float, float2, 512, true, 1>(float, float, float, float, cudnnTensorStruct, float const*, cudnnTensorStruct, float const*, cudnnTensorStruct, float*, float const*, float*, float*, float const*, float const*, float)",
+	  226000, 48, 8192, 256, 1, 512),
 	/* 21 */ K("void at::native::vectorized_elementwise_kernel<4, at::native::threshold_kernel_impl<float>(at::TensorIteratorBase&, float, float)::{lambda(float, float)#1}, at::detail::Array<char*, 3> >(int, at::native::threshold_kernel_impl<float>(at::TensorIteratorBase&, float, float)::{lambda(float, float)#1}, at::detail::Array<char*, 3>)", 103000, 20, 0, 12544, 1, 128),
-	/* 22 */ K("void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, at::detail::Array<char*, 1> >(int, at::native::FillFunctor<float>, at::detail::Array<char*, 1>)", 1900, 16, 0, 32, 1, 128),
-	/* 23 */ K("void at::native::vectorized_elementwise_kernel<4, at::native::MulScalarFunctor<float, float>, at::detail::Array<char*, 2> >(int, at::native::MulScalarFunctor<float, float>, at::detail::Array<char*, 2>)", 2300, 16, 0, 32, 1, 128),
-	/* 24 */ K("ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)", 1900000, 96, 0, 4, 1, 256),
-	/* 25 */ K("void at::native::(anonymous namespace)::nll_loss_backward_reduce_cuda_kernel_2d<float, long>(float*, float const*, long const*, float const*, float const*, bool, int, int, long, long)", 3100, 24, 0, 1, 1, 32),
+	/* 22 */
+	K("void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, at::detail::Array<char*, 1> >(int, at::native::FillFunctor<float>, at::detail::Array<char*, 1>)",
+	  1900, 16, 0, 32, 1, 128),
+	/* 23 */
+	K("void at::native::vectorized_elementwise_kernel<4, at::native::MulScalarFunctor<float, float>, at::detail::Array<char*, 2> >(int, at::native::MulScalarFunctor<float, float>, at::detail::Array<char*, 2>)", 2300,
+	  16, 0, 32, 1, 128),
+	/* 24 */
+	K("ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)", 1900000,
+	  96, 0, 4, 1, 256),
+	/* 25 */
+	K("void at::native::(anonymous namespace)::nll_loss_backward_reduce_cuda_kernel_2d<float, long>(float*, float const*, long const*, float const*, float const*, bool, int, int, long, long)",
+	  3100, 24, 0, 1, 1, 32),
 	/* 26: a name with quotes and a backslash, JSON-escaped here */
-	/* 26 */ K("void at::native::(anonymous namespace)::indexing_backward_kernel<float, 4>(long const*, long const*, float const*, float*, long, long, long, long, bool) [with tag=\\\"sorted\\\" \\\\ stride]", 5200, 40, 0, 64, 1, 128),
-	/* 27 */ K("void at::native::(anonymous namespace)::cunn_SoftMaxBackward<4, float, float, float, at::native::(anonymous namespace)::LogSoftMaxBackwardEpilogue>(float*, float const*, float const*, int)", 5900, 32, 0, 32, 1, 512),
+	/* 26 */
+	K("void at::native::(anonymous namespace)::indexing_backward_kernel<float, 4>(long const*, long const*, float const*, float*, long, long, long, long, bool) [with tag=\\\"sorted\\\" \\\\ stride]",
+	  5200, 40, 0, 64, 1, 128),
+	/* 27 */
+	K("void at::native::(anonymous namespace)::cunn_SoftMaxBackward<4, float, float, float, at::native::(anonymous namespace)::LogSoftMaxBackwardEpilogue>(float*, float const*, float const*, int)",
+	  5900, 32, 0, 32, 1, 512),
 };
 enum { NK = sizeof kern / sizeof kern[0] };
 
@@ -181,7 +243,7 @@ static void put_ids(int pid, int tid)
 /* a CPU-side X event: cpu_op (dims, types, seq >= 0: sequence number), user_annotation, or
  * cuda_runtime (cbid > 0: "cbid" and "correlation" c) */
 static void x_cpu(const char *cat, const char *name, int tid, int64_t ts, int64_t dur, uint64_t ext,
-                  const char *dims, const char *types, int64_t seq, int cbid, uint64_t c)
+		  const char *dims, const char *types, int64_t seq, int cbid, uint64_t c)
 {
 	sep();
 	puts_("  {\n    \"ph\": \"X\", \"cat\": \"");
@@ -345,13 +407,13 @@ static void copy_or_set(int memset, int tid, uint64_t ext, int64_t bytes)
 	int64_t ts;
 
 	now += rt_dur;
-	x_cpu("cuda_runtime", memset ? "cudaMemsetAsync" : "cudaMemcpyAsync", tid, rt_ts, rt_dur, ext, NULL,
-	      NULL, -1, memset ? 51 : 41, c);
+	x_cpu("cuda_runtime", memset ? "cudaMemsetAsync" : "cudaMemcpyAsync", tid, rt_ts, rt_dur,
+	      ext, NULL, NULL, -1, memset ? 51 : 41, c);
 	flow("ac2g", 's', c, PID, tid, rt_ts);
 	ts = gpu_slot(0, rt_ts, dur);
 	sep();
 	puts_(memset ? "  {\n    \"ph\": \"X\", \"cat\": \"gpu_memset\", \"name\": \"Memset (Device)\", "
-	             : "  {\n    \"ph\": \"X\", \"cat\": \"gpu_memcpy\", \"name\": \"Memcpy HtoD (Pageable -> Device)\", ");
+		     : "  {\n    \"ph\": \"X\", \"cat\": \"gpu_memcpy\", \"name\": \"Memcpy HtoD (Pageable -> Device)\", ");
 	put_ids(0, STREAM);
 	puts_(",\n    \"ts\": ");
 	put_us(ts);
@@ -379,8 +441,9 @@ struct level {
 
 /* A cpu_op chain name[0] > name[1] > ... > name[depth-1]: the innermost launches kernels
  * ks[0..nk). Written children first, as Kineto does. Returns the outermost op's start. */
-static int64_t op_chain(int tid, int depth, const char *const *names, const char *dims, const char *types,
-                     const int *ks, int nk, int64_t alloc, int fwd_seq, uint64_t *ext_out)
+static int64_t op_chain(int tid, int depth, const char *const *names, const char *dims,
+			const char *types, const int *ks, int nk, int64_t alloc, int fwd_seq,
+			uint64_t *ext_out)
 {
 	struct level lv[6];
 	for (int i = 0; i < depth; i++) {
@@ -424,24 +487,29 @@ static void add_layer(int kind, int c_in, int c_out, int hw, int k)
 	l->variant = nlayers % 3;
 	switch (kind) {
 	case L_CONV:
-		snprintf(l->dims, sizeof l->dims, "[[32, %d, %d, %d], [%d, %d, %d, %d], [], [], [], [], [], [], [], [], [], [], []]",
-		         c_in, hw, hw, c_out, c_in, k, k);
+		snprintf(
+			l->dims, sizeof l->dims,
+			"[[32, %d, %d, %d], [%d, %d, %d, %d], [], [], [], [], [], [], [], [], [], [], []]",
+			c_in, hw, hw, c_out, c_in, k, k);
 		break;
 	case L_BN:
-		snprintf(l->dims, sizeof l->dims, "[[32, %d, %d, %d], [%d], [%d], [%d], [%d], [], [], [], []]", c_out, hw, hw,
-		         c_out, c_out, c_out, c_out);
+		snprintf(l->dims, sizeof l->dims,
+			 "[[32, %d, %d, %d], [%d], [%d], [%d], [%d], [], [], [], []]", c_out, hw,
+			 hw, c_out, c_out, c_out, c_out);
 		break;
 	case L_FC:
 		snprintf(l->dims, sizeof l->dims, "[[32, 2048], [1000, 2048], [1000]]");
 		break;
 	default:
-		snprintf(l->dims, sizeof l->dims, "[[32, %d, %d, %d], [32, %d, %d, %d], []]", c_out, hw, hw, c_out, hw, hw);
+		snprintf(l->dims, sizeof l->dims, "[[32, %d, %d, %d], [32, %d, %d, %d], []]", c_out,
+			 hw, hw, c_out, hw, hw);
 	}
 }
 
 static void build_resnet50(void)
 {
-	static const int blocks[4] = {3, 4, 6, 3}, width[4] = {64, 128, 256, 512}, hw[4] = {56, 28, 14, 7};
+	static const int blocks[4] = { 3, 4, 6, 3 }, width[4] = { 64, 128, 256, 512 },
+			 hw[4] = { 56, 28, 14, 7 };
 	int c = 64;
 	add_layer(L_CONV, 3, 64, 112, 7);
 	add_layer(L_BN, 64, 64, 112, 0);
@@ -479,31 +547,38 @@ static const char *const ew_types = "[\"float\", \"float\", \"Scalar\"]";
 
 static void forward_layer(struct layer *l)
 {
-	static const char *const conv[] = {"aten::conv2d", "aten::convolution", "aten::_convolution",
-	                                   "aten::cudnn_convolution"};
-	static const char *const bn[] = {"aten::batch_norm", "aten::_batch_norm_impl_index", "aten::cudnn_batch_norm"};
-	static const char *const relu[] = {"aten::relu_", "aten::clamp_min_"};
-	static const char *const add[] = {"aten::add_"};
-	static const char *const maxpool[] = {"aten::max_pool2d", "aten::max_pool2d_with_indices"};
-	static const char *const avg[] = {"aten::adaptive_avg_pool2d", "aten::mean", "aten::sum", "aten::div_"};
-	static const char *const fc[] = {"aten::linear", "aten::t", "aten::addmm"};
-	static const char *const lsm[] = {"aten::cross_entropy_loss", "aten::log_softmax", "aten::_log_softmax"};
-	static const char *const nll[] = {"aten::nll_loss_nd", "aten::nll_loss", "aten::nll_loss_forward"};
-	static const int conv_k[3][4] = {{0, 1}, {2, 3, 4, 5}, {6}}, conv_n[3] = {2, 4, 1};
-	static const int bn_k[2] = {7, 8};
+	static const char *const conv[] = { "aten::conv2d", "aten::convolution",
+					    "aten::_convolution", "aten::cudnn_convolution" };
+	static const char *const bn[] = { "aten::batch_norm", "aten::_batch_norm_impl_index",
+					  "aten::cudnn_batch_norm" };
+	static const char *const relu[] = { "aten::relu_", "aten::clamp_min_" };
+	static const char *const add[] = { "aten::add_" };
+	static const char *const maxpool[] = { "aten::max_pool2d",
+					       "aten::max_pool2d_with_indices" };
+	static const char *const avg[] = { "aten::adaptive_avg_pool2d", "aten::mean", "aten::sum",
+					   "aten::div_" };
+	static const char *const fc[] = { "aten::linear", "aten::t", "aten::addmm" };
+	static const char *const lsm[] = { "aten::cross_entropy_loss", "aten::log_softmax",
+					   "aten::_log_softmax" };
+	static const char *const nll[] = { "aten::nll_loss_nd", "aten::nll_loss",
+					   "aten::nll_loss_forward" };
+	static const int conv_k[3][4] = { { 0, 1 }, { 2, 3, 4, 5 }, { 6 } },
+			 conv_n[3] = { 2, 4, 1 };
+	static const int bn_k[2] = { 7, 8 };
 	int k1[2];
 	uint64_t ext;
 
 	switch (l->kind) {
 	case L_CONV:
 		/* a fwdbwd flow from the forward op to its backward: at the ops' starts */
-		l->fwd_ts = op_chain(TID_MAIN, 4, conv, l->dims, conv_types, conv_k[l->variant], conv_n[l->variant],
-		                     6422528, 1, &ext);
+		l->fwd_ts = op_chain(TID_MAIN, 4, conv, l->dims, conv_types, conv_k[l->variant],
+				     conv_n[l->variant], 6422528, 1, &ext);
 		l->fwd_flow = ext;
 		flow("fwdbwd", 's', ext, PID, TID_MAIN, l->fwd_ts);
 		break;
 	case L_BN:
-		op_chain(TID_MAIN, 3, bn, l->dims, bn_types, &bn_k[l->variant & 1], 1, 3211264, 1, NULL);
+		op_chain(TID_MAIN, 3, bn, l->dims, bn_types, &bn_k[l->variant & 1], 1, 3211264, 1,
+			 NULL);
 		break;
 	case L_RELU:
 		k1[0] = 9;
@@ -537,15 +612,17 @@ static void forward_layer(struct layer *l)
 
 static void accumulate_grad(void)
 {
-	static const char *const acc[] = {"autograd::engine::evaluate_function: torch::autograd::AccumulateGrad",
-	                                  "torch::autograd::AccumulateGrad", "aten::add_"};
+	static const char *const acc[] = {
+		"autograd::engine::evaluate_function: torch::autograd::AccumulateGrad",
+		"torch::autograd::AccumulateGrad", "aten::add_"
+	};
 	int k = 10;
 	op_chain(TID_BWD, 3, acc, NULL, NULL, &k, 1, 0, 0, NULL);
 }
 
 static void nccl_bucket(int b)
 {
-	static const char *const nc[] = {"nccl:all_reduce", "record_param_comms"};
+	static const char *const nc[] = { "nccl:all_reduce", "record_param_comms" };
 	int k = 24;
 	(void)b;
 	op_chain(TID_BWD, 2, nc, "[[6553600]]", "[\"float\"]", &k, 1, 0, 0, NULL);
@@ -553,30 +630,39 @@ static void nccl_bucket(int b)
 
 static void backward_layer(struct layer *l, int *bucket)
 {
-	static const char *const conv[] = {"autograd::engine::evaluate_function: ConvolutionBackward0",
-	                                   "ConvolutionBackward0", "aten::convolution_backward"};
-	static const char *const bn[] = {"autograd::engine::evaluate_function: CudnnBatchNormBackward0",
-	                                 "CudnnBatchNormBackward0", "aten::cudnn_batch_norm_backward"};
-	static const char *const relu[] = {"autograd::engine::evaluate_function: ReluBackward0", "ReluBackward0",
-	                                   "aten::threshold_backward"};
-	static const char *const add[] = {"autograd::engine::evaluate_function: AddBackward0", "AddBackward0"};
-	static const char *const fc[] = {"autograd::engine::evaluate_function: AddmmBackward0", "AddmmBackward0",
-	                                 "aten::mm"};
-	static const char *const lsm[] = {"autograd::engine::evaluate_function: LogSoftmaxBackward0",
-	                                  "LogSoftmaxBackward0", "aten::_log_softmax_backward_data"};
-	static const char *const nll[] = {"autograd::engine::evaluate_function: NllLossBackward0", "NllLossBackward0",
-	                                  "aten::nll_loss_backward", "aten::zero_", "aten::fill_"};
-	static const char *const zero[] = {"aten::zeros", "aten::zero_", "aten::fill_"};
-	static const char *const idx[] = {"autograd::engine::evaluate_function: MeanBackward1", "MeanBackward1",
-	                                  "aten::expand", "aten::index_put_", "aten::_index_put_impl_"};
-	int ks[3] = {0, 0, 0};
+	static const char *const conv[] = {
+		"autograd::engine::evaluate_function: ConvolutionBackward0", "ConvolutionBackward0",
+		"aten::convolution_backward"
+	};
+	static const char *const bn[] = {
+		"autograd::engine::evaluate_function: CudnnBatchNormBackward0",
+		"CudnnBatchNormBackward0", "aten::cudnn_batch_norm_backward"
+	};
+	static const char *const relu[] = { "autograd::engine::evaluate_function: ReluBackward0",
+					    "ReluBackward0", "aten::threshold_backward" };
+	static const char *const add[] = { "autograd::engine::evaluate_function: AddBackward0",
+					   "AddBackward0" };
+	static const char *const fc[] = { "autograd::engine::evaluate_function: AddmmBackward0",
+					  "AddmmBackward0", "aten::mm" };
+	static const char *const lsm[] = {
+		"autograd::engine::evaluate_function: LogSoftmaxBackward0", "LogSoftmaxBackward0",
+		"aten::_log_softmax_backward_data"
+	};
+	static const char *const nll[] = { "autograd::engine::evaluate_function: NllLossBackward0",
+					   "NllLossBackward0", "aten::nll_loss_backward",
+					   "aten::zero_", "aten::fill_" };
+	static const char *const zero[] = { "aten::zeros", "aten::zero_", "aten::fill_" };
+	static const char *const idx[] = { "autograd::engine::evaluate_function: MeanBackward1",
+					   "MeanBackward1", "aten::expand", "aten::index_put_",
+					   "aten::_index_put_impl_" };
+	int ks[3] = { 0, 0, 0 };
 
 	switch (l->kind) {
 	case L_CONV:
 		ks[0] = 19, ks[1] = 17, ks[2] = 18;
 		flow("fwdbwd", 'f', l->fwd_flow, PID, TID_BWD,
-		     op_chain(TID_BWD, 3, conv, l->dims, conv_types, ks + (l->variant == 2), 3 - (l->variant == 2),
-		              6422528, 0, NULL));
+		     op_chain(TID_BWD, 3, conv, l->dims, conv_types, ks + (l->variant == 2),
+			      3 - (l->variant == 2), 6422528, 0, NULL));
 		accumulate_grad();
 		if (++*bucket % 13 == 0)
 			nccl_bucket(*bucket / 13);
@@ -611,8 +697,9 @@ static void backward_layer(struct layer *l, int *bucket)
 		{
 			uint64_t e;
 			now += urand(1000, 3000);
-			op_chain(TID_BWD, 3, zero, "[[32, 1000], [], [], [], []]", "[\"ScalarList\", \"Int\", \"\", \"\", \"Bool\"]", ks, 0,
-			         128000, 0, &e);
+			op_chain(TID_BWD, 3, zero, "[[32, 1000], [], [], [], []]",
+				 "[\"ScalarList\", \"Int\", \"\", \"\", \"Bool\"]", ks, 0, 128000,
+				 0, &e);
 			copy_or_set(1, TID_BWD, e, 128000);
 		}
 		ks[0] = 25;
@@ -627,14 +714,14 @@ static void user_range(const char *name, int tid, int64_t ts, uint64_t ext)
 }
 
 static uint64_t target_per_step; /* bytes */
-static int micro_per_step;       /* micro-batches (gradient accumulation) per step; 0: not known yet */
+static int micro_per_step; /* micro-batches (gradient accumulation) per step; 0: not known yet */
 
 /* one micro-batch: DataLoader, input copies, forward, backward with its all-reduce buckets */
 static void micro_batch(int64_t *gpu_first)
 {
-	static const char *const dl_ops[] = {"aten::to", "aten::_to_copy", "aten::copy_"};
-	static const char *const dl_cpu[] = {"aten::stack", "aten::cat", "aten::_cat"};
-	static const char *const dl_div[] = {"aten::sub", "aten::div", "aten::empty_strided"};
+	static const char *const dl_ops[] = { "aten::to", "aten::_to_copy", "aten::copy_" };
+	static const char *const dl_cpu[] = { "aten::stack", "aten::cat", "aten::_cat" };
+	static const char *const dl_div[] = { "aten::sub", "aten::div", "aten::empty_strided" };
 	int64_t t;
 	uint64_t e, e_rng;
 	int bucket = 0, k = 0;
@@ -644,17 +731,22 @@ static void micro_batch(int64_t *gpu_first)
 	e_rng = ext_id++;
 	now += urand(5000, 20000);
 	for (int i = 0; i < 32; i++) {
-		op_chain(TID_MAIN, 3, dl_div, "[[3, 224, 224], [3, 1, 1]]", "[\"float\", \"float\"]", &k, 0, 602112, 0, NULL);
+		op_chain(TID_MAIN, 3, dl_div, "[[3, 224, 224], [3, 1, 1]]",
+			 "[\"float\", \"float\"]", &k, 0, 602112, 0, NULL);
 		now += urand(20000, 60000);
 	}
-	op_chain(TID_MAIN, 3, dl_cpu, "[[], []]", "[\"TensorList\", \"Int\"]", &k, 0, 19267584, 0, NULL);
-	user_range("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", TID_MAIN, t, e_rng);
+	op_chain(TID_MAIN, 3, dl_cpu, "[[], []]", "[\"TensorList\", \"Int\"]", &k, 0, 19267584, 0,
+		 NULL);
+	user_range("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", TID_MAIN, t,
+		   e_rng);
 
 	/* the input and target copies */
 	for (int i = 0; i < 2; i++) {
-		op_chain(TID_MAIN, 3, dl_ops, i ? "[[32], [], [], [], [], [], [], []]" : "[[32, 3, 224, 224], [], [], [], [], [], [], []]",
-		         "[\"long\", \"Int\", \"Int\", \"Device\", \"\", \"Bool\", \"Bool\", \"\"]", &k, 0, i ? 256 : 19267584, 0,
-		         &e);
+		op_chain(TID_MAIN, 3, dl_ops,
+			 i ? "[[32], [], [], [], [], [], [], []]"
+			   : "[[32, 3, 224, 224], [], [], [], [], [], [], []]",
+			 "[\"long\", \"Int\", \"Int\", \"Device\", \"\", \"Bool\", \"Bool\", \"\"]",
+			 &k, 0, i ? 256 : 19267584, 0, &e);
 		if (*gpu_first < 0)
 			*gpu_first = gpu_t[0] > now ? gpu_t[0] : now;
 		copy_or_set(0, TID_MAIN, e, i ? 256 : 19267584);
@@ -679,10 +771,10 @@ static void micro_batch(int64_t *gpu_first)
 /* ProfilerStep#n: zero_grad, micro-batches, optimizer step, loss.item() */
 static void step(int n)
 {
-	static const char *const zg[] = {"aten::zero_", "aten::fill_"};
-	static const char *const upd[] = {"aten::add_"};
-	static const char *const mul[] = {"aten::mul_"};
-	static const char *const item[] = {"aten::item", "aten::_local_scalar_dense"};
+	static const char *const zg[] = { "aten::zero_", "aten::fill_" };
+	static const char *const upd[] = { "aten::add_" };
+	static const char *const mul[] = { "aten::mul_" };
+	static const char *const item[] = { "aten::item", "aten::_local_scalar_dense" };
 	char name[64];
 	int64_t t_step = now, t;
 	uint64_t e_step = ext_id++, e, e_rng;
@@ -696,7 +788,8 @@ static void step(int n)
 	for (int i = 0; i < nlayers; i++)
 		if (layers[i].kind == L_CONV || layers[i].kind == L_BN || layers[i].kind == L_FC) {
 			k = 22;
-			op_chain(TID_MAIN, 2, zg, "[[64, 64, 3, 3]]", "[\"float\"]", &k, 1, 0, 0, NULL);
+			op_chain(TID_MAIN, 2, zg, "[[64, 64, 3, 3]]", "[\"float\"]", &k, 1, 0, 0,
+				 NULL);
 		}
 	user_range("Optimizer.zero_grad#SGD.zero_grad", TID_MAIN, t, e_rng);
 	b1 = obytes + olen;
@@ -707,7 +800,9 @@ static void step(int n)
 		if (micro_per_step == 0) {
 			/* sized by the first one: the optimizer writes about 3 x zero_grad */
 			uint64_t mb = obytes + olen - mb0, over = 4 * (b1 - b0);
-			micro_per_step = target_per_step > over + mb ? (int)((target_per_step - over + mb / 2) / mb) : 1;
+			micro_per_step = target_per_step > over + mb
+						 ? (int)((target_per_step - over + mb / 2) / mb)
+						 : 1;
 		}
 	}
 
@@ -717,10 +812,13 @@ static void step(int n)
 	for (int i = 0; i < nlayers; i++)
 		if (layers[i].kind == L_CONV || layers[i].kind == L_BN || layers[i].kind == L_FC) {
 			k = 23;
-			op_chain(TID_MAIN, 1, mul, "[[64, 64, 3, 3], []]", "[\"float\", \"Scalar\"]", &k, 1, 0, 0, NULL);
+			op_chain(TID_MAIN, 1, mul, "[[64, 64, 3, 3], []]",
+				 "[\"float\", \"Scalar\"]", &k, 1, 0, 0, NULL);
 			k = 10;
-			op_chain(TID_MAIN, 1, upd, "[[64, 64, 3, 3], [64, 64, 3, 3], []]", "[\"float\", \"float\", \"Scalar\"]", &k, 1, 0, 0, NULL);
-			op_chain(TID_MAIN, 1, upd, "[[64, 64, 3, 3], [64, 64, 3, 3], []]", "[\"float\", \"float\", \"Scalar\"]", &k, 1, 0, 0, NULL);
+			op_chain(TID_MAIN, 1, upd, "[[64, 64, 3, 3], [64, 64, 3, 3], []]",
+				 "[\"float\", \"float\", \"Scalar\"]", &k, 1, 0, 0, NULL);
+			op_chain(TID_MAIN, 1, upd, "[[64, 64, 3, 3], [64, 64, 3, 3], []]",
+				 "[\"float\", \"float\", \"Scalar\"]", &k, 1, 0, 0, NULL);
 		}
 	user_range("Optimizer.step#SGD.step", TID_MAIN, t, e_rng);
 
@@ -731,7 +829,8 @@ static void step(int n)
 		if (end < now)
 			end = now;
 		now = end + urand(3000, 8000);
-		x_cpu("cuda_runtime", "cudaStreamSynchronize", TID_MAIN, ts, now - ts, e, NULL, NULL, -1, 131, corr++);
+		x_cpu("cuda_runtime", "cudaStreamSynchronize", TID_MAIN, ts, now - ts, e, NULL,
+		      NULL, -1, 131, corr++);
 	}
 	now += urand(10000, 30000);
 	snprintf(name, sizeof name, "ProfilerStep#%d", n);
@@ -776,10 +875,23 @@ static uint64_t parse_size(const char *s)
 	if (errno || end == s || v < 0)
 		return 0;
 	switch (*end) {
-	case 'k': case 'K': mul = 1ull << 10; end++; break;
-	case 'm': case 'M': mul = 1ull << 20; end++; break;
-	case 'g': case 'G': mul = 1ull << 30; end++; break;
-	default: break;
+	case 'k':
+	case 'K':
+		mul = 1ull << 10;
+		end++;
+		break;
+	case 'm':
+	case 'M':
+		mul = 1ull << 20;
+		end++;
+		break;
+	case 'g':
+	case 'G':
+		mul = 1ull << 30;
+		end++;
+		break;
+	default:
+		break;
 	}
 	if (*end == 'B' || *end == 'b')
 		end++;
@@ -799,8 +911,9 @@ int main(int argc, char **argv)
 			argc = 0;
 	}
 	if (argc < 3 || argc % 2 == 0 || nsteps < 1) {
-		fprintf(stderr, "usage: gen_kineto SIZE OUT [--seed N] [--steps N]\n"
-		                "  SIZE: bytes, or 200M, 1G, ...; OUT: a path or -; steps: ProfilerSteps (default 5)\n");
+		fprintf(stderr,
+			"usage: gen_kineto SIZE OUT [--seed N] [--steps N]\n"
+			"  SIZE: bytes, or 200M, 1G, ...; OUT: a path or -; steps: ProfilerSteps (default 5)\n");
 		return 2;
 	}
 	target = parse_size(argv[1]);
@@ -861,8 +974,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	fprintf(out == stdout ? stderr : stdout,
-	        "bytes %" PRIu64 " events %" PRIu64 " steps %d micro_batches_per_step %d kernels %" PRIu64
-	        " kernel_total_ns %" PRIu64 " gpu_events %" PRIu64 "\n",
-	        obytes, n_events, steps, micro_per_step, n_kernels, kernel_total_ns, n_gpu);
+		"bytes %" PRIu64 " events %" PRIu64
+		" steps %d micro_batches_per_step %d kernels %" PRIu64 " kernel_total_ns %" PRIu64
+		" gpu_events %" PRIu64 "\n",
+		obytes, n_events, steps, micro_per_step, n_kernels, kernel_total_ns, n_gpu);
 	return 0;
 }

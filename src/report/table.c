@@ -622,7 +622,8 @@ static void render_text_nvprof(struct sbuf *b, const struct rtable *t, const str
 			  c[3].i, avg, mn, mx);
 		size_t nlen = c[7].text ? c[7].len : 0;
 		bool cut = o->name_width > 3 && nlen > (size_t)o->name_width;
-		esc_text(b, c[7].text ? c[7].text : "", cut ? (size_t)o->name_width - 3 : nlen, NULL);
+		esc_text(b, c[7].text ? c[7].text : "", cut ? (size_t)o->name_width - 3 : nlen,
+			 NULL);
 		if (cut)
 			sb_lit(b, "...");
 		sb_lit(b, "\n");
