@@ -21,6 +21,8 @@
 
 #include "opscope/opscope.h"
 
+#include "convert/export.h" /* export_utf8_len */
+
 #define JSON_WINDOW   (4u * 1024 * 1024) /* initial window */
 #define SCRATCH_BLOCK (64u * 1024)
 
@@ -437,34 +439,6 @@ static void canon_put(struct canon *k, const char *s, size_t n)
 	k->len += n;
 }
 
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-	unsigned char c0 = s[0];
-	size_t len;
-	unsigned char lo = 0x80, hi = 0xbf;
-	if (c0 < 0x80)
-		return 1;
-	if (c0 >= 0xc2 && c0 <= 0xdf) {
-		len = 2;
-	} else if (c0 >= 0xe0 && c0 <= 0xef) {
-		len = 3;
-		lo = c0 == 0xe0 ? 0xa0 : 0x80;
-		hi = c0 == 0xed ? 0x9f : 0xbf;
-	} else if (c0 >= 0xf0 && c0 <= 0xf4) {
-		len = 4;
-		lo = c0 == 0xf0 ? 0x90 : 0x80;
-		hi = c0 == 0xf4 ? 0x8f : 0xbf;
-	} else {
-		return 0;
-	}
-	if (n < len || s[1] < lo || s[1] > hi)
-		return 0;
-	for (size_t i = 2; i < len; i++)
-		if (s[i] < 0x80 || s[i] > 0xbf)
-			return 0;
-	return len;
-}
-
 static void canon_string(struct canon *k, struct json_span sp)
 {
 	canon_put(k, "\"", 1);
@@ -482,7 +456,7 @@ static void canon_string(struct canon *k, struct json_span sp)
 			canon_put(k, e, 6);
 			i++;
 		} else {
-			size_t n = utf8_len(s + i, sp.len - i);
+			size_t n = export_utf8_len(s + i, sp.len - i);
 			if (n == 0) {
 				canon_put(k, "\\ufffd", 6);
 				i++;

@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "convert/export.h" /* export_utf8_len */
+
 /* ---------------------------------------------------------------------------------------- */
 /* Construction */
 
@@ -155,35 +157,6 @@ static double unit_div(int unit)
 /* ---------------------------------------------------------------------------------------- */
 /* Escaping */
 
-/* Length of the valid UTF-8 sequence at s (1..4), or 0. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-	unsigned char c = s[0];
-	size_t len;
-	unsigned char lo = 0x80, hi = 0xbf;
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf) {
-		len = 2;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		len = 3;
-		lo = c == 0xe0 ? 0xa0 : 0x80;
-		hi = c == 0xed ? 0x9f : 0xbf;
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		len = 4;
-		lo = c == 0xf0 ? 0x90 : 0x80;
-		hi = c == 0xf4 ? 0x8f : 0xbf;
-	} else {
-		return 0;
-	}
-	if (n < len || s[1] < lo || s[1] > hi)
-		return 0;
-	for (size_t i = 2; i < len; i++)
-		if (s[i] < 0x80 || s[i] > 0xbf)
-			return 0;
-	return len;
-}
-
 /* A growing output string. */
 struct sbuf {
 	char *s;
@@ -251,7 +224,7 @@ static void esc_text(struct sbuf *b, const char *s, size_t n, size_t *cols)
 			w += 4;
 			i++;
 		} else {
-			size_t l = utf8_len(u + i, n - i);
+			size_t l = export_utf8_len(u + i, n - i);
 			if (l == 0) {
 				snprintf(e, sizeof(e), "\\x%02x", c);
 				sb_put(b, e, 4);
@@ -288,7 +261,7 @@ static void esc_json(struct sbuf *b, const char *s, size_t n)
 			sb_put(b, e, 6);
 			i++;
 		} else {
-			size_t l = utf8_len(u + i, n - i);
+			size_t l = export_utf8_len(u + i, n - i);
 			if (l == 0) {
 				sb_lit(b, "\\ufffd");
 				i++;
@@ -312,7 +285,7 @@ static void esc_csv(struct sbuf *b, const char *s, size_t n)
 		sb_lit(b, "\"");
 	const unsigned char *u = (const unsigned char *)s;
 	for (size_t i = 0; i < n;) {
-		size_t l = utf8_len(u + i, n - i);
+		size_t l = export_utf8_len(u + i, n - i);
 		if (l == 0) {
 			sb_lit(b, "\xef\xbf\xbd");
 			i++;
