@@ -1,6 +1,9 @@
 """Started by Python when ``opscope record`` put this directory first on PYTHONPATH: once the
-program imports torch, its training is recorded with no code change (opscope.torch_hooks).
-The sitecustomize this one hides (Debian has one) still runs. OPSCOPE_TORCH=0 turns it off."""
+program imports torch, its training is recorded with no code change (opscope.torch_hooks;
+OPSCOPE_TORCH=0 turns it off), and with ``record --python-functions`` (OPSCOPE_PYFUNC=1)
+every function call is a range and a cProfile-style profile is written at exit, next to the
+trace (``<trace stem>.<pid>.pstats``). The sitecustomize this one hides (Debian has one) still
+runs."""
 import importlib.machinery
 import importlib.util
 import os
@@ -46,8 +49,31 @@ class _TorchWatcher:
         return spec
 
 
+def _start_functions():
+    import atexit
+
+    import opscope
+
+    prof = opscope.profile_functions(emit_ranges=True)
+    prof.enable()
+    out = os.environ.get("OPSCOPE_OUTPUT", "python")
+    stem = out if out.endswith("/") else (out[:-8] if out.endswith(".opscope") else out) + "."
+    path = (stem + "python." if out.endswith("/") else stem) + "%d.pstats" % os.getpid()
+
+    def done():
+        prof.disable()
+        try:
+            prof.dump_stats(path)
+        except OSError as e:
+            print("opscope: cannot write %s: %s" % (path, e), file=sys.stderr)
+
+    atexit.register(done)
+
+
 try:
     _chain()
+    if os.environ.get("OPSCOPE_PYFUNC") == "1":
+        _start_functions()
 finally:
     if os.environ.get("OPSCOPE_TORCH", "1") != "0" and "torch" not in sys.modules:
         sys.meta_path.insert(0, _TorchWatcher())

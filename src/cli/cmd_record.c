@@ -47,6 +47,10 @@ static const char record_usage[] =
 	"      --flush-ms MS     how often buffered events reach the file (default 100)\n"
 	"      --compress KIND   none or zstd (default zstd when available)\n"
 	"      --no-nvtx         do not capture NVTX ranges\n"
+	"      --python-functions\n"
+	"                        Python programs: every function call as a range, and a\n"
+	"                        cProfile-style profile (pstats) next to the trace\n"
+	"      --no-torch        Python programs: do not capture PyTorch\n"
 	"  -q, --quiet           print nothing after the command exits\n"
 	"  -h, --help            show this help\n";
 
@@ -198,6 +202,8 @@ int cmd_record(int argc, char **argv)
 		{ "flush-ms", required_argument, NULL, 'F' },
 		{ "compress", required_argument, NULL, 'c' },
 		{ "no-nvtx", no_argument, NULL, 'N' },
+		{ "python-functions", no_argument, NULL, 'P' },
+		{ "no-torch", no_argument, NULL, 'T' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -224,6 +230,12 @@ int cmd_record(int argc, char **argv)
 			break;
 		case 'N':
 			nvtx = 0;
+			break;
+		case 'P': /* read by python/opscope_boot/sitecustomize.py */
+			setenv("OPSCOPE_PYFUNC", "1", 1);
+			break;
+		case 'T':
+			setenv("OPSCOPE_TORCH", "0", 1);
 			break;
 		case 'q':
 			quiet = 1;

@@ -193,3 +193,27 @@ def test_emit_ranges_under_opscope_record(tmp_path, cli):
     leaf = [line for line in dump.splitlines()
             if " range PythonFunction " in line and "leaf" in line.split()[4]]
     assert len(leaf) == 5, dump[:2000]
+
+
+def test_record_python_functions(tmp_path, cli):
+    """`opscope record --python-functions -- python script.py`: no code change gives the
+    function ranges in the trace and a pstats profile with exact call counts beside it."""
+    import glob
+    import pstats
+
+    script = tmp_path / "calls.py"
+    script.write_text("def leaf(i):\n    return i * 2\n"
+                      "def mid(n):\n    return sum(leaf(i) for i in range(n))\n"
+                      "for _ in range(3):\n    mid(4)\n")
+    out = tmp_path / "f.opscope"
+    env = dict(os.environ)
+    env.pop("PYTHONPATH", None)
+    subprocess.run([cli, "record", "-q", "--python-functions", "-o", str(out), "--",
+                    sys.executable, str(script)], check=True, env=env)
+    prof = glob.glob(str(tmp_path / "f.*.pstats"))
+    assert len(prof) == 1, os.listdir(tmp_path)
+    st = {k[2]: v for k, v in pstats.Stats(prof[0]).stats.items()}
+    assert st["mid"][:2] == (3, 3) and st["leaf"][:2] == (12, 12)
+    dump = subprocess.run([cli, "dump", str(out)], check=True, capture_output=True,
+                          text=True).stdout
+    assert sum(" range PythonFunction leaf " in l for l in dump.splitlines()) == 12
