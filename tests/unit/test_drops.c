@@ -85,9 +85,14 @@ TEST(drops_are_counted)
 	       (unsigned long long)st.events_dropped,
 	       (unsigned long long)m->files[0].by_kind[OPS_EV_DROP_MARK]);
 	CHECK(st.events_dropped > 0);
-	/* the threads got chunks again after dropping, and said where the gaps are */
-	CHECK(m->files[0].by_kind[OPS_EV_DROP_MARK] > 0);
 	CHECK_EQ_U(m->dropped_total, st.events_dropped);
+	/* Where the gaps are: a thread that got a chunk again after dropping wrote DROP_MARKs;
+	 * one that never did (a loaded machine: the writer may not free a chunk before the burst
+	 * ends) has its losses in its DROPS record. Either way every loss is on a track. */
+	uint64_t on_tracks = 0;
+	for (uint32_t t = 0; t < m->ntracks; t++)
+		on_tracks += m->tracks[t].dropped;
+	CHECK_EQ_U(on_tracks, st.events_dropped);
 	model_free(m);
 }
 
