@@ -6,21 +6,10 @@
 # Env: OPSCOPE (the CLI), SRC (repository root), PROGRAMS (tests build dir).
 set -u
 : "${OPSCOPE:?}" "${SRC:?}"
+. "$(dirname "$0")/lib.sh"
 PY=/usr/bin/python3
 [ -x "$PY" ] || { echo "skip: no $PY"; exit 77; }
 command -v sqlite3 >/dev/null || { echo "skip: no sqlite3 shell"; exit 77; }
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-n=0
-failed=0
-check() { # NAME CONDITION; $? in CONDITION is the status of the command before the check
-	local last=$?
-	n=$((n + 1))
-	if (exit $last); eval "$2"; then echo "ok $n - $1"; else
-		echo "not ok $n - $1"
-		failed=$((failed + 1))
-	fi
-}
 C=$SRC/tests/fuzz-corpus/kineto
 R0=$SRC/../shared/data/kineto/tb_plugin/samples/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz
 [ -f "$R0" ] || R0=$C/full.json
@@ -76,5 +65,4 @@ check "split: parts under the limit, metadata in each, in time order, union = wh
 "$OPSCOPE" export --max-part-size 12x "$R0" >/dev/null 2>&1
 check "bad --max-part-size: usage error" '[ $? -eq 2 ]'
 
-echo "1..$n"
-[ "$failed" -eq 0 ]
+tap_done

@@ -7,18 +7,7 @@
 # Env: OPSCOPE (the CLI), SRC (repository root).
 set -u
 : "${OPSCOPE:?}" "${SRC:?}"
-n=0
-failed=0
-check() { # NAME CONDITION; $? in CONDITION is the status of the command before the check
-	local last=$?
-	n=$((n + 1))
-	if (exit $last); eval "$2"; then echo "ok $n - $1"; else
-		echo "not ok $n - $1"
-		failed=$((failed + 1))
-	fi
-}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+. "$(dirname "$0")/lib.sh"
 C="$SRC/tests/fuzz-corpus/kineto"
 DATA="$SRC/../shared/data"
 
@@ -144,5 +133,4 @@ else
 	echo "# ../shared/data not present: HTA checks skipped"
 fi
 
-echo "1..$n"
-[ "$failed" -eq 0 ]
+tap_done

@@ -6,20 +6,9 @@
 # Env: OPSCOPE (the CLI), OPSCOPE_LIB, PROGRAMS (tests build dir), SRC (repository root).
 set -u
 : "${OPSCOPE:?}" "${SRC:?}" "${PROGRAMS:?}"
+. "$(dirname "$0")/lib.sh"
 PY=/usr/bin/python3
 [ -x "$PY" ] || { echo "skip: no $PY"; exit 77; }
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-n=0
-failed=0
-check() { # NAME CONDITION; $? in CONDITION is the status of the command before the check
-	local last=$?
-	n=$((n + 1))
-	if (exit $last); eval "$2"; then echo "ok $n - $1"; else
-		echo "not ok $n - $1"
-		failed=$((failed + 1))
-	fi
-}
 BIN=$(dirname "$PROGRAMS")
 TRAIN=$BIN/example_train_loop
 R0=$SRC/../shared/data/kineto/tb_plugin/samples/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz
@@ -122,5 +111,4 @@ check "truncated JSON: 1, one line with the offset" '[ $? -eq 1 ] && [ $(wc -l <
 "$OPSCOPE" report -o /nonexistent/dir/out.txt "$T/train.opscope" >/dev/null 2>"$T/err"
 check "unwritable output: 1" '[ $? -eq 1 ] && grep -q "cannot write" "$T/err"'
 
-echo "1..$n"
-[ "$failed" -eq 0 ]
+tap_done
