@@ -77,7 +77,19 @@ echo "$info" | grep -q "terminated_by_signal *6" || fail "no terminated_by_signa
 
 echo "# fork, _exit and exec: one file per process"
 mkdir -p "$tmp/tree"
-"$OPSCOPE" record -q -o "$tmp/tree/run.opscope" -- "$PROGRAMS/prog_api_fork"
+# Under ASan (GCC 12's libasan) a fork while another thread holds the sanitizer's allocator
+# lock leaves the child deadlocked in that lock (seen about once in 130 runs: the child's
+# new writer thread blocks in libasan's calloc; glibc's own malloc is fork-safe). So the run
+# gets a time limit and one more try, and says when it needed it.
+for try in 1 2; do
+	rm -f "$tmp"/tree/*
+	if timeout -s KILL 30 "$OPSCOPE" record -q -o "$tmp/tree/run.opscope" -- "$PROGRAMS/prog_api_fork"; then
+		break
+	fi
+	pkill -KILL -f "$PROGRAMS/prog_api_fork" 2>/dev/null
+	echo "#   try $try timed out (a sanitizer fork deadlock?)"
+	[ "$try" -eq 2 ] && fail "prog_api_fork under record did not finish twice"
+done
 [ "$(count_ranges "$tmp/tree/run.opscope" parent)" -eq 100 ] || fail "parent file"
 files=$(ls "$tmp/tree" | grep -c '^run\.[0-9]*\.opscope$')
 [ "$files" -eq 2 ] || fail "expected 2 child files, got $files: $(ls "$tmp/tree")"
