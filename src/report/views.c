@@ -184,6 +184,11 @@ static int view_device(struct report_ctx *c)
 			ivec_free(&k);
 		}
 	}
+	if (t->nrows == 0 && !t->oom) { /* nothing recorded, no GPU: no table */
+		c->ntables--;
+		rtable_free(t);
+		return 0;
+	}
 	t->note =
 		"CPU(Process) Utilization = Current process CPU time over all cpu cores / elapsed "
 		"time, so max utilization can be reached 100% * number of cpu cores.\n"
@@ -810,15 +815,28 @@ static int view_memcpy(struct report_ctx *c)
 /* ---------------------------------------------------------------------------------------- */
 /* Kernel */
 
-/* Paddle's display name: (.+?)(<.*>)(\(.*\)) keeps the template arguments and drops the
- * parameter list; other names are kept whole. */
-static size_t kernel_display_len(const char *s, size_t n)
+/* Paddle's display name: re.match(r'(.+?)(<.*>)(\(.*\))', name), group 1 + group 2: the
+ * template arguments stay, the parameter list goes. As in Python, the pattern is anchored at
+ * the start only and '.' matches anything but '\n'. Group 1 is lazy, so only the first '<'
+ * after the first character can start group 2 (a later one has less room); group 2 is greedy:
+ * it ends at the last ">(" whose '(' has a ')' after it on the same line. Names without that
+ * shape stay whole. Linear in the length. */
+size_t report_kernel_display_len(const char *s, size_t n)
 {
-	const char *lt = memchr(s, '<', n);
-	if (!lt || lt == s || n < 2 || s[n - 1] != ')')
+	size_t eol = 0;
+	while (eol < n && s[eol] != '\n')
+		eol++;
+	const char *lt = eol > 1 ? memchr(s + 1, '<', eol - 1) : NULL;
+	if (!lt)
 		return n;
-	for (size_t g = n - 1; g-- > (size_t)(lt - s);)
-		if (s[g] == '>' && g + 1 < n && s[g + 1] == '(')
+	size_t l = (size_t)(lt - s), rp = eol; /* rp: the last ')' of the line */
+	while (rp > l && s[rp - 1] != ')')
+		rp--;
+	if (rp == l)
+		return n;
+	rp--;
+	for (size_t g = rp; g-- > l + 1;)
+		if (s[g] == '>' && g + 1 < rp && s[g + 1] == '(')
 			return g + 1;
 	return n;
 }
@@ -868,7 +886,7 @@ static int view_kernel(struct report_ctx *c)
 			break;
 		const char *s = model_str(m, it->name);
 		size_t len = model_strlen(m, it->name);
-		rcell_text(r, cdisp, s, kernel_display_len(s, len));
+		rcell_text(r, cdisp, s, report_kernel_display_len(s, len));
 		rcell_text(r, cname, s, len);
 		r->cells[ccalls].i = (int64_t)it->calls;
 		set_stats(&r->cells[cgpu], it, true, all);

@@ -60,6 +60,10 @@ const struct report_view *report_view_find(const char *name);
 /* Parse a sort key name (case-insensitive: CPUTotal ... GPUMin, Calls); -1 if unknown. */
 int report_sort_from_name(const char *name);
 
+/* Bytes of kernel name s (n bytes) that the Kernel table shows: Paddle's regex rule keeps the
+ * template arguments and drops the parameter list; names of another shape stay whole. */
+size_t report_kernel_display_len(const char *s, size_t n);
+
 int report_ctx_init(struct report_ctx *c, const struct model *m, const struct report_opts *o);
 void report_ctx_free(struct report_ctx *c);
 
