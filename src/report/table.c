@@ -504,7 +504,12 @@ static void render_text_paddle(struct sbuf *b, const struct rtable *t, const str
 	put_title(b, t->title, line);
 	if (t->group[0])
 		put_title(b, t->group, line);
-	sb_printf(b, "Time unit: %s\n", rformat_unit_name(o->unit));
+	/* as in Paddle's newer layout, not on a table without times (the Device Summary) */
+	bool times = false;
+	for (int c = 0; c < t->ncols; c++)
+		times = times || t->cols[c].kind == RCOL_TIME || t->cols[c].kind == RCOL_STATS;
+	if (times)
+		sb_printf(b, "Time unit: %s\n", rformat_unit_name(o->unit));
 	/* separator, header, separator */
 	for (int pass = 0; pass < 3; pass++) {
 		bool first = true;

@@ -94,6 +94,89 @@ else
 	echo "# ../shared/data not present: ResNet-50 checks skipped"
 fi
 
+# --- hostile names: a Kineto trace whose names hold quotes, backslashes, control characters,
+# invalid UTF-8 and a 300+ character kernel name; every format must stay well-formed
+"$PY" - "$T/hostile.json" <<'EOF'
+import json, sys
+long = "void very_long_kernel<" + ", ".join("T%d" % i for i in range(80)) + ">(float*, int)"
+assert len(long) > 300
+ev = [
+    {"ph": "X", "cat": "cpu_op", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 0, "dur": 1000},
+    {"ph": "X", "cat": "cpu_op", "name": "HOSTILE_OP", "pid": 1, "tid": 1, "ts": 10, "dur": 500},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 20, "dur": 10, "args": {"correlation": 1}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaMemcpyAsync", "pid": 1, "tid": 1, "ts": 40, "dur": 10, "args": {"correlation": 2}},
+    {"ph": "X", "cat": "user_annotation", "name": "HOSTILE_UD", "pid": 1, "tid": 1, "ts": 600, "dur": 100},
+    {"ph": "X", "cat": "kernel", "name": long, "pid": 0, "tid": 7, "ts": 30, "dur": 200, "args": {"correlation": 1, "device": 0, "stream": 7}},
+    {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD (Pageable -> Device)", "pid": 0, "tid": 7, "ts": 250, "dur": 20, "args": {"correlation": 2, "device": 0, "stream": 7}},
+]
+text = json.dumps({"traceEvents": ev}).encode()
+# what JSON escapes can say (quote, backslash, controls), and raw invalid UTF-8 bytes
+text = text.replace(b"HOSTILE_OP", b'op \\"q\\" \\\\ \\t\\u0001,x\xff\xfe end')
+text = text.replace(b"HOSTILE_UD", b'ud\\n\\u001b[31mred\\r,\\"')
+open(sys.argv[1], "wb").write(text)
+EOF
+"$OPSCOPE" report --format json "$T/hostile.json" >"$T/h.json" 2>"$T/err"
+check "hostile names: JSON report exit 0" '[ $? -eq 0 ] && [ ! -s "$T/err" ]'
+"$PY" - "$T/h.json" <<'EOF' >"$T/py" 2>&1
+import json, sys
+raw = open(sys.argv[1], "rb").read()
+d = json.loads(raw.decode("utf-8"))  # strict UTF-8, strict JSON
+assert all(b >= 0x20 or b == 0x0a for b in raw), "raw control byte"
+tabs = {t["view"]: t for t in d["tables"]}
+op = [r for r in tabs["operator"]["rows"] if r["level"] == 0]
+assert op[0]["name"] == 'op "q" \\ \t\x01,x\ufffd\ufffd end', repr(op[0]["name"])
+k = tabs["kernel"]["rows"][0]
+assert len(k["name"]) > 300 and k["name"].endswith(">(float*, int)"), k["name"]
+assert k["display_name"] == k["name"][: -len("(float*, int)")], k["display_name"]
+assert (k["calls"], k["total_ns"], k["ratio"]) == (1, 200000, 1.0), k
+nv = {(r["section"], r["name"]): r for r in tabs["nvprof"]["rows"]}
+assert nv[("gpu", "[CUDA memcpy HtoD]")]["total_ns"] == 20000, nv.keys()
+assert nv[("api", "cudaLaunchKernel")]["calls"] == 1
+ud = tabs["userdefined"]["rows"][0]
+assert ud["name"] == 'ud\n\x1b[31mred\r,"', repr(ud["name"])
+ov = tabs["overview"]
+assert ov["totals"] == {"total_ns": 1000000, "gpu_busy_ns": 220000}, ov["totals"]
+print("ok")
+EOF
+check "hostile names: JSON is valid UTF-8 and JSON, names round-trip, long kernel row exact" 'grep -qx ok "$T/py" || { cat "$T/py"; false; }'
+"$OPSCOPE" report --format csv "$T/hostile.json" >"$T/h.csv"
+"$PY" - "$T/h.csv" <<'EOF' >"$T/py" 2>&1
+import csv, io, sys
+text = open(sys.argv[1], "rb").read().decode("utf-8")
+names, blocks = [], 0
+rows = list(csv.reader(io.StringIO(text, newline="")))
+i = 0
+while i < len(rows):
+    if not rows[i]:
+        i += 1
+        continue
+    assert rows[i][0].startswith("# "), rows[i]
+    header, i, blocks = rows[i + 1], i + 2, blocks + 1
+    while i < len(rows) and rows[i]:
+        assert len(rows[i]) == len(header), (header, rows[i])
+        if "name" in header:
+            names.append(rows[i][header.index("name")])
+        i += 1
+assert blocks >= 5, blocks
+assert 'op "q" \\ \t\x01,x\ufffd\ufffd end' in names, names
+assert 'ud\n\x1b[31mred\r,"' in names, names
+print("ok")
+EOF
+check "hostile names: CSV blocks parse, rows as wide as headers, names round-trip" 'grep -qx ok "$T/py" || { cat "$T/py"; false; }'
+"$OPSCOPE" report -w 40 "$T/hostile.json" >"$T/h.txt"
+"$PY" - "$T/h.txt" <<'EOF' >"$T/py" 2>&1
+import sys
+raw = open(sys.argv[1], "rb").read()
+t = raw.decode("utf-8")
+assert all(b >= 0x20 or b == 0x0a for b in raw), "raw control byte in text"
+assert 'op "q" \\\\ \\t\\x01,x\\xff\\xfe end' in t, "escaped op name"
+assert 'ud\\n\\x1b[31mred\\r,"' in t, "escaped user-defined name"
+assert "void very_long_kernel<T0, T1, T2, T3,..." in t, "name cut at 40 with ..."
+assert "[CUDA memcpy HtoD]" in t
+print("ok")
+EOF
+check "hostile names: text escapes controls and invalid UTF-8, -w cuts long names" 'grep -qx ok "$T/py" || { cat "$T/py"; false; }'
+
 # --- errors
 "$OPSCOPE" report --sort Nope "$T/train.opscope" >/dev/null 2>"$T/err"
 check "bad --sort: usage error 2" '[ $? -eq 2 ] && grep -q "sort wants" "$T/err"'
@@ -108,6 +191,19 @@ check "missing file: 1, one line" '[ $? -eq 1 ] && [ $(wc -l <"$T/err") -eq 1 ] 
 printf '{"traceEvents":[{"ph":"X","ts":' >"$T/cut.json"
 "$OPSCOPE" report "$T/cut.json" >/dev/null 2>"$T/err"
 check "truncated JSON: 1, one line with the offset" '[ $? -eq 1 ] && [ $(wc -l <"$T/err") -eq 1 ] && grep -q "cut.json: offset [0-9]*: " "$T/err"'
+printf 'OPSC\0\0\0garbage' >"$T/corrupt.opscope"
+"$OPSCOPE" report "$T/corrupt.opscope" >/dev/null 2>"$T/err"
+check "corrupt file: 1, one line naming it" '[ $? -eq 1 ] && [ $(wc -l <"$T/err") -eq 1 ] && grep -q "corrupt.opscope" "$T/err"'
+"$OPSCOPE" report --time-unit h "$T/train.opscope" >/dev/null 2>"$T/err"
+check "bad --time-unit: 2" '[ $? -eq 2 ]'
+"$OPSCOPE" report --top 0 "$T/train.opscope" >/dev/null 2>"$T/err"
+check "bad --top: 2" '[ $? -eq 2 ]'
+"$OPSCOPE" report --width x "$T/train.opscope" >/dev/null 2>"$T/err"
+check "bad --width: 2" '[ $? -eq 2 ]'
+"$OPSCOPE" report --bogus "$T/train.opscope" >/dev/null 2>"$T/err"
+check "unknown option: 2" '[ $? -eq 2 ]'
+"$OPSCOPE" report "$T/train.opscope" "$T/missing.opscope" >/dev/null 2>"$T/err"
+check "one missing file among several: 1, one line" '[ $? -eq 1 ] && [ $(wc -l <"$T/err") -eq 1 ]'
 "$OPSCOPE" report -o /nonexistent/dir/out.txt "$T/train.opscope" >/dev/null 2>"$T/err"
 check "unwritable output: 1" '[ $? -eq 1 ] && grep -q "cannot write" "$T/err"'
 
