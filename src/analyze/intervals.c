@@ -48,6 +48,17 @@ void ivec_merge(struct ivec *a)
 	a->n = o + 1;
 }
 
+size_t ivec_count_distinct(struct ivec *a)
+{
+	if (a->n < 2)
+		return a->n;
+	qsort(a->v, a->n, sizeof(*a->v), ivl_cmp);
+	size_t n = 1;
+	for (size_t i = 1; i < a->n; i++)
+		n += a->v[i].s != a->v[i - 1].s || a->v[i].e != a->v[i - 1].e;
+	return n;
+}
+
 /* out = a ∩ b (both merged). */
 void ivec_intersect(const struct ivec *a, const struct ivec *b, struct ivec *out)
 {

@@ -23,6 +23,9 @@ struct ivec {
 void ivec_push(struct ivec *a, int64_t s, int64_t e);
 /* Sort and merge in place. */
 void ivec_merge(struct ivec *a);
+/* Sort in place (by start, then end) and return the number of distinct intervals (Paddle's
+ * len(set(ranges)), its call count of the communication rows). */
+size_t ivec_count_distinct(struct ivec *a);
 /* out += a ∩ b (both merged). */
 void ivec_intersect(const struct ivec *a, const struct ivec *b, struct ivec *out);
 /* out += a \ b (both merged). */

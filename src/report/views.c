@@ -212,6 +212,9 @@ static bool outermost_phase(const struct report_ctx *c, uint32_t t, uint64_t i)
 	return true;
 }
 
+static void comm_sets(const struct report_ctx *c, struct ivec *cpu_comm, struct ivec *gpu_comm,
+		      struct ivec *comp);
+
 static int view_overview(struct report_ctx *c)
 {
 	const struct model *m = c->m;
@@ -247,10 +250,6 @@ static int view_overview(struct report_ctx *c)
 				uint8_t k = tree_is_kernel(cat) ? OPSCOPE_CAT_KERNEL : cat;
 				ivec_push(&gpu[k], s, e);
 				gcount[k]++;
-				if (cat == OPSCOPE_CAT_COMMUNICATION) {
-					ivec_push(&gpu[cat], s, e);
-					gcount[cat]++;
-				}
 				ivec_push(&busy, s, e);
 				continue;
 			}
@@ -261,6 +260,19 @@ static int view_overview(struct report_ctx *c)
 				phase_sum[cat] += r->dur_ns[i];
 			}
 		}
+	}
+	/* Communication rows: the ranges of the Distribution table (host: Communication ranges
+	 * and operators named like allreduce; GPU: NCCL kernels and kernels launched under
+	 * those), merged; calls = distinct ranges (Paddle's cpu_calls / gpu_calls) */
+	struct ivec comm[2] = { { 0 }, { 0 } }, comp = { 0 };
+	comm_sets(c, &comm[0], &comm[1], &comp);
+	ivec_free(&comp);
+	for (int k = 0; k < 2; k++) {
+		uint8_t cat = OPSCOPE_CAT_COMMUNICATION;
+		struct ivec *v = k ? &gpu[cat] : &cpu[cat];
+		ivec_free(v);
+		*v = comm[k];
+		*(k ? &gcount[cat] : &ccount[cat]) = ivec_count_distinct(v);
 	}
 	struct orow {
 		uint8_t cat;
@@ -442,10 +454,14 @@ static bool is_comm_host(const struct model *m, uint8_t cat, uint32_t name)
 	return name_has_ci(s, "allreduce") || name_has_ci(s, "broadcast") || name_has_ci(s, "rpc");
 }
 
-static int view_distributed(struct report_ctx *c)
+/* Paddle's distributed ranges, not merged: host communication ranges (category
+ * Communication, or an Operator named like allreduce / broadcast / rpc); GPU communication
+ * (NCCL kernels, and every kernel launched from inside a host communication range); GPU
+ * computation (every other kernel). Kernels launched before the window count by category. */
+static void comm_sets(const struct report_ctx *c, struct ivec *cpu_comm, struct ivec *gpu_comm,
+		      struct ivec *comp)
 {
 	const struct model *m = c->m;
-	struct ivec cpu_comm = { 0 }, gpu_comm = { 0 }, comp = { 0 };
 	/* host side: communication ranges, and the kernels launched under them */
 	for (uint32_t tt = 0; tt < m->ntracks; tt++) {
 		const struct model_track *tr = &m->tracks[tt];
@@ -454,7 +470,7 @@ static int view_distributed(struct report_ctx *c)
 		const struct tree_track *tk = &c->tree.tracks[tt];
 		for (uint64_t i = 0; i < tr->nranges; i++) {
 			if (is_comm_host(m, tr->ranges.category[i], tr->ranges.name[i]))
-				ivec_push(&cpu_comm, tr->ranges.start_ns[i],
+				ivec_push(cpu_comm, tr->ranges.start_ns[i],
 					  tr->ranges.start_ns[i] + tr->ranges.dur_ns[i]);
 			if (!tree_is_runtime(tr->ranges.category[i]))
 				continue;
@@ -472,9 +488,9 @@ static int view_distributed(struct report_ctx *c)
 					continue;
 				int64_t s = d->start_ns[L->range], e = s + d->dur_ns[L->range];
 				if (under_comm || cat == OPSCOPE_CAT_COMMUNICATION)
-					ivec_push(&gpu_comm, s, e);
+					ivec_push(gpu_comm, s, e);
 				else
-					ivec_push(&comp, s, e);
+					ivec_push(comp, s, e);
 			}
 		}
 	}
@@ -488,9 +504,15 @@ static int view_distributed(struct report_ctx *c)
 			if (c->tree.tracks[tt].launched[i] || !tree_is_kernel(cat))
 				continue;
 			int64_t s = tr->ranges.start_ns[i], e = s + tr->ranges.dur_ns[i];
-			ivec_push(cat == OPSCOPE_CAT_COMMUNICATION ? &gpu_comm : &comp, s, e);
+			ivec_push(cat == OPSCOPE_CAT_COMMUNICATION ? gpu_comm : comp, s, e);
 		}
 	}
+}
+
+static int view_distributed(struct report_ctx *c)
+{
+	struct ivec cpu_comm = { 0 }, gpu_comm = { 0 }, comp = { 0 };
+	comm_sets(c, &cpu_comm, &gpu_comm, &comp);
 	ivec_merge(&cpu_comm);
 	ivec_merge(&gpu_comm);
 	ivec_merge(&comp);

@@ -153,6 +153,17 @@ TEST(interval_rules)
 	ivec_intersect(&a, &a, &y);
 	CHECK_EQ_I(ivec_sum(&y), ivec_sum(&a));
 	CHECK_EQ_I(ivec_sum_within(&a, 100, 200), 0);
+	/* distinct ranges: duplicates count once, nested ones count */
+	struct ivec dd = { 0 };
+	ivec_push(&dd, 5, 9);
+	ivec_push(&dd, 0, 10);
+	ivec_push(&dd, 5, 9);
+	ivec_push(&dd, 0, 10);
+	ivec_push(&dd, 0, 11);
+	CHECK_EQ_U(ivec_count_distinct(&dd), 3);
+	CHECK_EQ_U(dd.n, 5);
+	CHECK_EQ_I(dd.v[0].e, 10); /* sorted by start, then end */
+	ivec_free(&dd);
 	CHECK_EQ_I(ivec_sum_within(&a, 11, 31), 2);
 	ivec_free(&a);
 	ivec_free(&b);
@@ -458,12 +469,19 @@ TEST(distributed)
 	r = row(di, "name", "Overlap", NULL);
 	REQUIRE(r != NULL);
 	CHECK_EQ_I(r->cells[tm].i, 20);
-	/* the overview's GPU Communication row: the NCCL kernel; Kernel counts it too */
+	/* the overview's Communication rows are the same sets: CPU [0,50); GPU the kernel under
+	 * the communication range and the NCCL kernel, [20,60) + [100,130); Kernel counts every
+	 * kernel, NCCL ones included */
 	const struct rtable *ov = find_table(c, "overview");
 	REQUIRE(ov != NULL);
+	r = row(ov, "type", "Communication", "cpu");
+	REQUIRE(r != NULL);
+	CHECK_EQ_I(r->cells[col(ov, "calls")].i, 1);
+	CHECK_EQ_I(r->cells[col(ov, "time_ns")].i, 50);
 	r = row(ov, "type", "Communication", "gpu");
 	REQUIRE(r != NULL);
-	CHECK_EQ_I(r->cells[col(ov, "time_ns")].i, 30);
+	CHECK_EQ_I(r->cells[col(ov, "calls")].i, 2);
+	CHECK_EQ_I(r->cells[col(ov, "time_ns")].i, 70);
 	r = row(ov, "type", "Kernel", "gpu");
 	REQUIRE(r != NULL);
 	CHECK_EQ_I(r->cells[col(ov, "calls")].i, 3);
