@@ -131,16 +131,27 @@ static int view_device(struct report_ctx *c)
 		const char *key, *label;
 	} cpu[] = { { "cpu.process_utilization", "CPU(Process)" },
 		    { "cpu.system_utilization", "CPU(System)" } };
+	/* one row per process that recorded it (several files: several processes), labelled
+	 * with the pid when there is more than one */
 	for (int k = 0; k < 2; k++) {
-		for (uint32_t i = 0; i < m->nmeta; i++) {
-			if (strcmp(model_str(m, m->meta[i].key), cpu[k].key) != 0)
+		uint32_t key = model_find_str(m, cpu[k].key), n = 0;
+		for (uint32_t i = 0; key && i < m->nmeta; i++)
+			n += m->meta[i].key == key;
+		for (uint32_t i = 0; key && i < m->nmeta; i++) {
+			if (m->meta[i].key != key)
 				continue;
 			struct rrow *r = rtable_row(t, 0);
 			if (!r)
 				return OPSCOPE_ENOMEM;
-			set_cstr(r, name, cpu[k].label);
+			if (n == 1) {
+				set_cstr(r, name, cpu[k].label);
+			} else {
+				char label[64];
+				int len = snprintf(label, sizeof(label), "%s (pid %u)",
+						   cpu[k].label, m->meta[i].pid);
+				rcell_text(r, name, rtable_str(t, label, (size_t)len), (size_t)len);
+			}
 			r->cells[util].ratio = strtod(model_str(m, m->meta[i].value), NULL);
-			break;
 		}
 	}
 	/* one GPU per (file, device id): the union of its kernels over the total time */

@@ -326,6 +326,23 @@ TEST(no_devices_no_steps)
 	REQUIRE(r != NULL);
 	CHECK_NEAR(r->cells[col(dv, "utilization")].ratio, 1.25, 1e-12);
 	report_ctx_free(c);
+
+	/* two processes recorded it: a row each, with the pid */
+	model_set_meta(m, 6, S(m, "cpu.process_utilization"), S(m, "0.5"));
+	model_set_meta(m, 6, S(m, "cpu.system_utilization"), S(m, "0.25"));
+	c = run(m, &o);
+	REQUIRE(c != NULL);
+	dv = find_table(c, "device");
+	REQUIRE(dv != NULL);
+	CHECK_EQ_U(dv->nrows, 3);
+	r = row(dv, "device", "CPU(Process) (pid 6)", NULL);
+	REQUIRE(r != NULL);
+	CHECK_NEAR(r->cells[col(dv, "utilization")].ratio, 0.5, 1e-12);
+	CHECK(row(dv, "device", "CPU(Process) (pid 5)", NULL) != NULL);
+	r = row(dv, "device", "CPU(System)", NULL);
+	REQUIRE(r != NULL);
+	CHECK_NEAR(r->cells[col(dv, "utilization")].ratio, 0.25, 1e-12);
+	report_ctx_free(c);
 	model_free(m);
 }
 
