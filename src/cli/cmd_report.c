@@ -296,6 +296,16 @@ int cmd_report(int argc, char **argv)
 		if (rv->fn(&ctx) != 0 || ctx.oom)
 			cli_die_oom();
 	}
+	char bad[64];
+	if (fo.columns && ctx.ntables &&
+	    rformat_unknown_column(fo.columns, ctx.tables, ctx.ntables, bad, sizeof(bad))) {
+		char msg[128];
+		snprintf(msg, sizeof(msg), "no table shown has a column '%s' (see docs/report.md)",
+			 bad);
+		report_ctx_free(&ctx);
+		model_free(m);
+		return cli_usage_error("report", msg);
+	}
 	FILE *out = stdout;
 	if (output && !(out = fopen(output, "w"))) {
 		report_ctx_free(&ctx);

@@ -327,6 +327,32 @@ static bool col_shown(const struct rformat_opts *o, const struct rcol *c)
 	return !o->columns || key_listed(o->columns, c->key[0] ? c->key : "gpu");
 }
 
+const char *rformat_unknown_column(const char *columns, struct rtable *const *tables, size_t n,
+				   char *buf, size_t size)
+{
+	for (const char *p = columns; size > 0;) {
+		const char *e = strchr(p, ',');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+		bool found = false;
+		for (size_t i = 0; i < n && !found; i++)
+			for (int c = 0; c < tables[i]->ncols && !found; c++) {
+				const char *key = tables[i]->cols[c].key;
+				key = key[0] ? key : "gpu";
+				found = strlen(key) == len && memcmp(key, p, len) == 0;
+			}
+		if (!found) {
+			size_t k = len < size - 1 ? len : size - 1;
+			memcpy(buf, p, k);
+			buf[k] = '\0';
+			return buf;
+		}
+		if (!e)
+			break;
+		p = e + 1;
+	}
+	return NULL;
+}
+
 /* Rows to print: the first `top` rows at level 0 and the rows under them. */
 static size_t rows_shown(const struct rtable *t, const struct rformat_opts *o)
 {

@@ -114,6 +114,11 @@ void rtable_total(struct rtable *t, const char *key, int64_t v);
 /* Set a text cell (the text must live as long as the table). */
 void rcell_text(struct rrow *r, int col, const char *s, size_t len);
 
+/* The first key of the comma list `columns` that names no column of any of the n tables
+ * (copied into buf, at most size - 1 bytes), or NULL when every key names one. */
+const char *rformat_unknown_column(const char *columns, struct rtable *const *tables, size_t n,
+				   char *buf, size_t size);
+
 /* Time unit names and parsing ("s", "ms", "us", "ns"); -1 when unknown. */
 int rformat_unit(const char *name);
 const char *rformat_unit_name(int unit);

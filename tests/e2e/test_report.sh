@@ -200,6 +200,8 @@ check "bad --time-unit: 2" '[ $? -eq 2 ]'
 check "bad --top: 2" '[ $? -eq 2 ]'
 "$OPSCOPE" report --width x "$T/train.opscope" >/dev/null 2>"$T/err"
 check "bad --width: 2" '[ $? -eq 2 ]'
+"$OPSCOPE" report -c name,nme "$T/train.opscope" >/dev/null 2>"$T/err"
+check "--columns with a key no table has: 2, naming it" '[ $? -eq 2 ] && grep -q "column .nme." "$T/err"'
 "$OPSCOPE" report --bogus "$T/train.opscope" >/dev/null 2>"$T/err"
 check "unknown option: 2" '[ $? -eq 2 ]'
 "$OPSCOPE" report "$T/train.opscope" "$T/missing.opscope" >/dev/null 2>"$T/err"

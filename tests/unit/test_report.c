@@ -398,6 +398,15 @@ TEST(renderings_escape)
 	CHECK(strstr(few, "\"cpu_total_ns\"") == NULL);
 	CHECK(strstr(few, "{\"level\":0,\"name\":\"matmul\",\"calls\":3}") != NULL);
 	free(few);
+	char bad[16];
+	CHECK(rformat_unknown_column("name,calls,gpu,display_name", c->tables, c->ntables, bad,
+				     sizeof(bad)) == NULL);
+	CHECK_STR(rformat_unknown_column("name,gpu_total_ns,calls", c->tables, c->ntables, bad,
+					 sizeof(bad)),
+		  "gpu_total_ns");
+	CHECK_STR(rformat_unknown_column("a_very_long_key_indeed", c->tables, c->ntables, bad,
+					 sizeof(bad)),
+		  "a_very_long_key");
 	report_ctx_free(c);
 	model_free(m);
 }
