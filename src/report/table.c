@@ -225,6 +225,10 @@ static void esc_text(struct sbuf *b, const char *s, size_t n, size_t *cols)
 			i++;
 		} else {
 			size_t l = export_utf8_len(u + i, n - i);
+			/* C1 controls (U+0080..U+009F) are terminal escapes too, as in
+			 * cli_put_escaped(): both bytes as \xNN */
+			if (l == 2 && c == 0xc2 && u[i + 1] < 0xa0)
+				l = 0;
 			if (l == 0) {
 				snprintf(e, sizeof(e), "\\x%02x", c);
 				sb_put(b, e, 4);
@@ -453,11 +457,17 @@ static void put_line(struct sbuf *b, char ch, size_t n)
 /* "-----Title-----" over `width` columns (Paddle's add_title). */
 static void put_title(struct sbuf *b, const char *title, size_t width)
 {
-	size_t n = strlen(title);
+	/* a group names a file: escaped like a name */
+	struct sbuf e = { NULL, 0, 0, false };
+	size_t n = 0;
+	esc_text(&e, title, strlen(title), &n);
 	size_t left = width > n ? width - n : 0, half = left / 2;
 	for (size_t i = 0; i < half; i++)
 		sb_lit(b, "-");
-	sb_put(b, title, n);
+	if (e.s)
+		sb_put(b, e.s, e.len);
+	b->oom = b->oom || e.oom;
+	free(e.s);
 	for (size_t i = half; i < left; i++)
 		sb_lit(b, "-");
 	sb_lit(b, "\n");
@@ -625,9 +635,17 @@ static void render_text_nvprof(struct sbuf *b, const struct rtable *t, const str
 		sb_printf(b, "%16s  %7s  %8s  %8" PRId64 "  %8s  %8s  %8s  ", label, pct, tot,
 			  c[3].i, avg, mn, mx);
 		size_t nlen = c[7].text ? c[7].len : 0;
-		bool cut = o->name_width > 3 && nlen > (size_t)o->name_width;
-		esc_text(b, c[7].text ? c[7].text : "", cut ? (size_t)o->name_width - 3 : nlen,
-			 NULL);
+		size_t keep = nlen;
+		bool cut = o->name_width > 3 && text_cols(c[7].text, nlen) > (size_t)o->name_width;
+		if (cut) { /* the first name_width - 3 code points */
+			size_t seen = 0;
+			for (keep = 0; keep < nlen && seen < (size_t)o->name_width - 3; seen++)
+				do
+					keep++;
+				while (keep < nlen &&
+				       ((unsigned char)c[7].text[keep] & 0xc0) == 0x80);
+		}
+		esc_text(b, c[7].text ? c[7].text : "", keep, NULL);
 		if (cut)
 			sb_lit(b, "...");
 		sb_lit(b, "\n");
@@ -672,7 +690,9 @@ static bool has_levels(const struct rtable *t)
 
 static void render_csv(struct sbuf *b, const struct rtable *t, const struct rformat_opts *o)
 {
-	sb_printf(b, "# %s%s%s\n", t->title, t->group[0] ? ": " : "", t->group);
+	sb_printf(b, "# %s%s", t->title, t->group[0] ? ": " : "");
+	esc_text(b, t->group, strlen(t->group), NULL); /* one line, whatever the file name */
+	sb_lit(b, "\n");
 	bool levels = has_levels(t);
 	bool first = true;
 	if (levels) {

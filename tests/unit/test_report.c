@@ -411,5 +411,64 @@ TEST(renderings_escape)
 	model_free(m);
 }
 
+/* A table made by hand: a group naming a file with a newline in its name, a name with a C1
+ * control (U+009B, CSI), a name of multi-byte characters cut by -w. */
+TEST(render_group_and_c1)
+{
+	struct rtable *t = rtable_new("step", "Step Summary");
+	REQUIRE(t != NULL);
+	snprintf(t->group, sizeof(t->group), "File: a\nb.json");
+	int name = rtable_col(t, "Step", "step", RCOL_TEXT, 8);
+	int tot = rtable_col(t, "Total", "total_ns", RCOL_TIME, 8);
+	struct rrow *r = rtable_row(t, 0);
+	REQUIRE(r != NULL);
+	rcell_text(r, name,
+		   "x\xc2\x9b"
+		   "31m",
+		   6);
+	r->cells[tot].i = 1500000;
+	r = rtable_row(t, 0);
+	REQUIRE(r != NULL);
+	static const char greek[] =
+		"\xce\xb1\xce\xb2\xce\xb3\xce\xb4\xce\xb5\xce\xb6"; /* 6 letters */
+	rcell_text(r, name, greek, sizeof(greek) - 1);
+	struct rtable *tabs[] = { t };
+	for (int f = 0; f < 3; f++) {
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *out = open_memstream(&buf, &len);
+		struct rformat_opts o = { (enum rformat)f, 1, 5, NULL, 0 };
+		CHECK(report_render(out, tabs, 1, &o, NULL, 0) == 0);
+		fclose(out);
+		REQUIRE(buf != NULL);
+		if (f == RFORMAT_TEXT) {
+			CHECK(strstr(buf, "File: a\\nb.json") != NULL);
+			CHECK(strstr(buf, "x\\xc2\\x9b31m") == NULL);	   /* cut by -w 5 ... */
+			CHECK(strstr(buf, "\xc2\x9b") == NULL);		   /* ... never raw */
+			CHECK(strstr(buf, "\xce\xb1\xce\xb2...") != NULL); /* 2 letters + "..." */
+		} else if (f == RFORMAT_CSV) {
+			CHECK(strncmp(buf, "# Step Summary: File: a\\nb.json\nstep,total_ms\n",
+				      46) == 0);
+			CHECK(strstr(buf, "1.500000") != NULL);
+		} else {
+			CHECK(strstr(buf, "\"group\":\"File: a\\nb.json\"") != NULL);
+			CHECK(strstr(buf, "\"step\":\"x\xc2\x9b"
+					  "31m\"") != NULL); /* valid UTF-8 */
+		}
+		free(buf);
+	}
+	/* text without -w: the C1 control escaped, byte by byte */
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&buf, &len);
+	struct rformat_opts o = { RFORMAT_TEXT, 1, 0, NULL, 0 };
+	CHECK(report_render(out, tabs, 1, &o, NULL, 0) == 0);
+	fclose(out);
+	REQUIRE(buf != NULL);
+	CHECK(strstr(buf, "x\\xc2\\x9b31m") != NULL);
+	free(buf);
+	rtable_free(t);
+}
+
 TEST_MAIN(intervals, tree, overview_model_distributed, operator_tree_and_sort, kernel_and_nvprof,
-	  nvprof_times, renderings_escape)
+	  nvprof_times, renderings_escape, render_group_and_c1)
