@@ -33,6 +33,7 @@
 #include "model/model.h"
 #include "report/table.h"
 #include "report/views.h"
+#include "util/strlist.h"
 
 /* ---------------------------------------------------------------------------------------- */
 /* The runtime that records. This module carries its own (hidden) copy of the runtime, but
@@ -667,15 +668,8 @@ static PyObject *py_report(PyObject *mod, PyObject *args, PyObject *kw)
 	FILE *out = NULL;
 	rc = report_ctx_init(&ctx, m, &ro);
 	for (const struct report_view *v = report_views; rc == 0 && v->name; v++) {
-		if (views) { /* exact names of a comma list */
-			const char *hit = strstr(views, v->name);
-			size_t n = strlen(v->name);
-			while (hit && !((hit == views || hit[-1] == ',') &&
-					(hit[n] == '\0' || hit[n] == ',')))
-				hit = strstr(hit + 1, v->name);
-			if (!hit)
-				continue;
-		}
+		if (views && !strlist_has(views, v->name, strlen(v->name)))
+			continue;
 		rc = v->fn(&ctx);
 	}
 	if (rc == 0 && (out = open_memstream(&buf, &len)) != NULL) {

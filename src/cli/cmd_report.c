@@ -25,6 +25,7 @@
 #include "model/model.h"
 #include "report/table.h"
 #include "report/views.h"
+#include "util/strlist.h"
 
 static const char report_usage[] =
 	"usage: opscope report [options] FILE|DIR...\n"
@@ -135,37 +136,22 @@ static int report_load(struct model *m, const char *path, struct progress *p)
 static const char *bad_view(const char *list)
 {
 	static char name[64];
-	for (const char *p = list; *p;) {
-		const char *e = strchr(p, ',');
-		size_t len = e ? (size_t)(e - p) : strlen(p);
+	const char *item;
+	size_t len;
+	while ((len = strlist_next(&list, &item)) != (size_t)-1) {
 		if (len >= sizeof(name))
 			len = sizeof(name) - 1;
-		memcpy(name, p, len);
+		memcpy(name, item, len);
 		name[len] = '\0';
 		if (!report_view_find(name))
 			return name;
-		if (!e)
-			break;
-		p = e + 1;
 	}
 	return NULL;
 }
 
 static bool view_wanted(const char *list, const char *name)
 {
-	if (!list)
-		return true;
-	size_t n = strlen(name);
-	for (const char *p = list; *p;) {
-		const char *e = strchr(p, ',');
-		size_t len = e ? (size_t)(e - p) : strlen(p);
-		if (len == n && memcmp(p, name, n) == 0)
-			return true;
-		if (!e)
-			break;
-		p = e + 1;
-	}
-	return false;
+	return !list || strlist_has(list, name, strlen(name));
 }
 
 static bool parse_count(const char *s, long max, long *out)

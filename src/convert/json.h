@@ -25,6 +25,7 @@
 #define JSON_OK	  0
 #define JSON_MORE 1  /* ran off the end of the window: refill and parse the value again */
 #define JSON_ERR  -1 /* malformed: json_cur.err says what, at json_cur.errpos */
+#define JSON_END  2  /* json_member: the object's closing '}' was read */
 
 #define JSON_MAX_DEPTH 256		     /* deeper nesting is an error, not a stack overflow */
 #define JSON_MAX_VALUE (1024u * 1024 * 1024) /* one value may not exceed this many bytes */
@@ -160,6 +161,38 @@ static inline int json_string(struct json_cur *c, struct json_span *out)
 	if (*s == '\\')
 		return json_string_slow(c, q, out);
 	return json_fail(c, s, "control character in a string");
+}
+
+/* Members of an object, one at a time, with the cursor just past its '{':
+ *	bool first = true;
+ *	struct json_span key;
+ *	while ((rc = json_member(c, &first, &key)) == JSON_OK)
+ *		... parse the value ...
+ *	return rc == JSON_END ? JSON_OK : rc;
+ * Each call steps over the ',' before the member (or the closing '}': JSON_END), the key and
+ * its ':'. A ',' before the '}' is an error, as the grammar says. */
+static inline int json_member(struct json_cur *c, bool *first, struct json_span *key)
+{
+	int rc = json_ws(c);
+	if (rc)
+		return rc;
+	if (*c->p == '}') {
+		c->p++;
+		return JSON_END;
+	}
+	if (!*first) {
+		if (*c->p != ',')
+			return json_fail(c, c->p, "expected ',' or '}'");
+		c->p++;
+		if ((rc = json_ws(c)) != 0)
+			return rc;
+	}
+	*first = false;
+	if (*c->p != '"')
+		return json_fail(c, c->p, "expected a string key");
+	if ((rc = json_string(c, key)) != 0)
+		return rc;
+	return json_expect(c, ':', "expected ':'");
 }
 
 /* A number at the cursor: its text in `out`; *is_int when it is an integer that fits in

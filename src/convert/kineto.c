@@ -511,37 +511,18 @@ static int parse_time(struct json_cur *c, int64_t *ns, const char *key_msg)
 static int parse_args(struct kimport *K, struct json_cur *c, struct kev *ev)
 {
 	int rc = json_expect(c, '{', "\"args\" must be an object");
-	if (rc)
-		return rc;
-	if ((rc = json_ws(c)) != 0)
-		return rc;
-	if (*c->p == '}') {
-		c->p++;
-		return JSON_OK;
-	}
-	for (;;) {
-		if ((rc = json_ws(c)) != 0)
-			return rc;
-		if (*c->p != '"') {
-			c->err = "expected a string key";
-			c->errpos = c->p;
-			return JSON_ERR;
-		}
+	bool first = true;
+	struct json_span key;
+	while (rc == JSON_OK && (rc = json_member(c, &first, &key)) == JSON_OK) {
 		if (ev->nargs == K->args_cap) {
 			uint64_t cap = K->args_cap;
 			if (ev->nargs >= UINT32_MAX / 2 ||
-			    !grow_array((void **)&K->args, sizeof(*K->args), &cap, ev->nargs + 1)) {
-				c->err = "out of memory";
-				c->errpos = c->p;
-				return JSON_ERR;
-			}
+			    !grow_array((void **)&K->args, sizeof(*K->args), &cap, ev->nargs + 1))
+				return json_fail(c, c->p, "out of memory");
 			K->args_cap = (uint32_t)cap;
 		}
 		struct karg *a = &K->args[ev->nargs];
-		if ((rc = json_string(c, &a->key)) != 0)
-			return rc;
-		if ((rc = json_expect(c, ':', "expected ':'")) != 0)
-			return rc;
+		a->key = key;
 		if ((rc = json_ws(c)) != 0)
 			return rc;
 		char ch = *c->p;
@@ -562,22 +543,10 @@ static int parse_args(struct kimport *K, struct json_cur *c, struct kev *ev)
 			a->type = MODEL_ARG_JSON;
 			rc = json_value_text(c, &a->s);
 		}
-		if (rc)
-			return rc;
-		ev->nargs++;
-		if ((rc = json_ws(c)) != 0)
-			return rc;
-		if (*c->p == '}') {
-			c->p++;
-			return JSON_OK;
-		}
-		if (*c->p != ',') {
-			c->err = "expected ',' or '}'";
-			c->errpos = c->p;
-			return JSON_ERR;
-		}
-		c->p++;
+		if (rc == JSON_OK)
+			ev->nargs++;
 	}
+	return rc == JSON_END ? JSON_OK : rc;
 }
 
 static int parse_event(struct kimport *K, struct json_cur *c, struct kev *ev)
@@ -593,25 +562,9 @@ static int parse_event(struct kimport *K, struct json_cur *c, struct kev *ev)
 		return JSON_ERR;
 	}
 	c->p++;
-	if ((rc = json_ws(c)) != 0)
-		return rc;
-	if (*c->p == '}') {
-		c->p++;
-		return JSON_OK;
-	}
-	for (;;) {
-		if ((rc = json_ws(c)) != 0)
-			return rc;
-		if (*c->p != '"') {
-			c->err = "expected a string key";
-			c->errpos = c->p;
-			return JSON_ERR;
-		}
-		struct json_span key;
-		if ((rc = json_string(c, &key)) != 0)
-			return rc;
-		if ((rc = json_expect(c, ':', "expected ':'")) != 0)
-			return rc;
+	bool first = true;
+	struct json_span key;
+	while ((rc = json_member(c, &first, &key)) == JSON_OK) {
 		switch (key.len) {
 		case 2:
 			if (key.s[0] == 'p' && key.s[1] == 'h')
@@ -652,19 +605,8 @@ static int parse_event(struct kimport *K, struct json_cur *c, struct kev *ev)
 		}
 		if (rc)
 			return rc;
-		if ((rc = json_ws(c)) != 0)
-			return rc;
-		if (*c->p == '}') {
-			c->p++;
-			return JSON_OK;
-		}
-		if (*c->p != ',') {
-			c->err = "expected ',' or '}'";
-			c->errpos = c->p;
-			return JSON_ERR;
-		}
-		c->p++;
 	}
+	return rc == JSON_END ? JSON_OK : rc;
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -1111,40 +1053,16 @@ struct kpair {
 static int parse_pairs(struct json_cur *c, struct kpair *pairs, int *np)
 {
 	int rc = json_expect(c, '{', "expected an object");
-	if (rc)
-		return rc;
-	if ((rc = json_ws(c)) != 0)
-		return rc;
-	if (*c->p == '}') {
-		c->p++;
-		return JSON_OK;
-	}
-	for (;;) {
-		struct json_span k, v;
-		if ((rc = parse_str(c, &k, "expected a string key")) != 0)
-			return rc;
-		if ((rc = json_expect(c, ':', "expected ':'")) != 0)
-			return rc;
+	bool first = true;
+	struct json_span k, v;
+	while (rc == JSON_OK && (rc = json_member(c, &first, &k)) == JSON_OK) {
 		if ((rc = json_ws(c)) != 0)
 			return rc;
 		rc = *c->p == '"' ? json_string(c, &v) : json_canon(c, &v);
-		if (rc)
-			return rc;
-		if (*np < KPAIRS_MAX)
+		if (rc == JSON_OK && *np < KPAIRS_MAX)
 			pairs[(*np)++] = (struct kpair){ k, v };
-		if ((rc = json_ws(c)) != 0)
-			return rc;
-		if (*c->p == '}') {
-			c->p++;
-			return JSON_OK;
-		}
-		if (*c->p != ',') {
-			c->err = "expected ',' or '}'";
-			c->errpos = c->p;
-			return JSON_ERR;
-		}
-		c->p++;
 	}
+	return rc == JSON_END ? JSON_OK : rc;
 }
 
 /* Store pairs as metadata "<prefix><key>". */

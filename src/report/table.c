@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "convert/export.h" /* export_utf8_len */
+#include "util/strlist.h"
 
 /* ---------------------------------------------------------------------------------------- */
 /* Construction */
@@ -308,51 +309,34 @@ static void esc_csv(struct sbuf *b, const char *s, size_t n)
 /* ---------------------------------------------------------------------------------------- */
 /* Column selection and row limits */
 
-static bool key_listed(const char *list, const char *key)
-{
-	size_t n = strlen(key);
-	for (const char *p = list; *p;) {
-		const char *e = strchr(p, ',');
-		size_t len = e ? (size_t)(e - p) : strlen(p);
-		if (len == n && memcmp(p, key, n) == 0)
-			return true;
-		if (!e)
-			break;
-		p = e + 1;
-	}
-	return false;
-}
-
 static bool col_shown(const struct rformat_opts *o, const struct rcol *c)
 {
 	if (o->format == RFORMAT_TEXT && (c->flags & RCOL_F_TEXT_HIDDEN))
 		return false;
 	/* the kernel table's unprefixed GPU statistics answer to "gpu" */
-	return !o->columns || key_listed(o->columns, c->key[0] ? c->key : "gpu");
+	const char *key = c->key[0] ? c->key : "gpu";
+	return !o->columns || strlist_has(o->columns, key, strlen(key));
 }
 
 const char *rformat_unknown_column(const char *columns, struct rtable *const *tables, size_t n,
 				   char *buf, size_t size)
 {
-	for (const char *p = columns; size > 0;) {
-		const char *e = strchr(p, ',');
-		size_t len = e ? (size_t)(e - p) : strlen(p);
+	const char *item;
+	size_t len;
+	while (size > 0 && (len = strlist_next(&columns, &item)) != (size_t)-1) {
 		bool found = false;
 		for (size_t i = 0; i < n && !found; i++)
 			for (int c = 0; c < tables[i]->ncols && !found; c++) {
 				const char *key = tables[i]->cols[c].key;
 				key = key[0] ? key : "gpu";
-				found = strlen(key) == len && memcmp(key, p, len) == 0;
+				found = strlen(key) == len && memcmp(key, item, len) == 0;
 			}
 		if (!found) {
 			size_t k = len < size - 1 ? len : size - 1;
-			memcpy(buf, p, k);
+			memcpy(buf, item, k);
 			buf[k] = '\0';
 			return buf;
 		}
-		if (!e)
-			break;
-		p = e + 1;
 	}
 	return NULL;
 }
