@@ -31,26 +31,11 @@
 #include "analyze/tree.h"
 #include "harness.h"
 #include "model/model.h"
+#include "modelbuild.h"
 #include "report/table.h"
 #include "report/views.h"
 
 static const char hostile[] = "a\"b\n\x01\xff,c";
-
-static uint32_t S(struct model *m, const char *s)
-{
-	return model_intern(m, s, strlen(s));
-}
-
-static void R(struct model *m, uint32_t t, int64_t s, int64_t e, const char *name, uint8_t cat,
-	      int64_t corr)
-{
-	uint64_t i = model_add_range(m, t, s, e - s, S(m, name), cat, 0);
-	if (corr >= 0) {
-		uint64_t a = model_add_arg(m, S(m, "correlation"), MODEL_ARG_I64, (uint64_t)corr);
-		m->tracks[t].ranges.first_arg[i] = a;
-		m->tracks[t].ranges.nargs[i] = 1;
-	}
-}
 
 static struct model *build(void)
 {

@@ -15,11 +15,7 @@
 #include "convert/export.h"
 #include "harness.h"
 #include "model/model.h"
-
-static uint32_t S(struct model *m, const char *s)
-{
-	return model_intern(m, s, strlen(s));
-}
+#include "modelbuild.h"
 
 /* The first column of the first row of a query, as text ("" when there is none). */
 static const char *q1(sqlite3 *db, const char *sql)

@@ -12,23 +12,7 @@
 #include "convert/import.h"
 #include "harness.h"
 #include "model/model.h"
-
-static uint32_t S(struct model *m, const char *s)
-{
-	return model_intern(m, s, strlen(s));
-}
-
-static uint64_t range(struct model *m, uint32_t t, int64_t s, int64_t e, const char *name,
-		      uint8_t cat, int64_t corr)
-{
-	uint64_t i = model_add_range(m, t, s, e - s, S(m, name), cat, 0);
-	if (corr >= 0) {
-		uint64_t a = model_add_arg(m, S(m, "correlation"), MODEL_ARG_I64, (uint64_t)corr);
-		m->tracks[t].ranges.first_arg[i] = a;
-		m->tracks[t].ranges.nargs[i] = 1;
-	}
-	return i;
-}
+#include "modelbuild.h"
 
 /* Two steps on a host thread, kernels on one stream; step 1 launches a kernel that runs past
  * the host step's end; step 3 launches nothing and is dropped. */
@@ -39,19 +23,19 @@ TEST(synthetic_partition)
 	uint32_t h = model_add_track(m, MODEL_TRACK_THREAD, 1, 1, 0);
 	uint32_t d = model_add_track(m, MODEL_TRACK_DEVICE, 0, 7, 0);
 	/* step 1: [0,100): dataloader [0,30), op [30,90) with a runtime call [40,50) */
-	range(m, h, 0, 100, "ProfilerStep#1", OPSCOPE_CAT_PROFILE_STEP, -1);
-	range(m, h, 0, 30, "enumerate(DataLoader)#x.__next__", OPSCOPE_CAT_DATALOADER, -1);
-	range(m, h, 30, 90, "aten::conv", OPSCOPE_CAT_OPERATOR, -1);
-	range(m, h, 40, 50, "cudaLaunchKernel", OPSCOPE_CAT_CUDA_RUNTIME, 11);
-	range(m, h, 60, 70, "autograd::engine::evaluate_function: X", OPSCOPE_CAT_BACKWARD, -1);
+	R(m, h, 0, 100, "ProfilerStep#1", OPSCOPE_CAT_PROFILE_STEP, -1);
+	R(m, h, 0, 30, "enumerate(DataLoader)#x.__next__", OPSCOPE_CAT_DATALOADER, -1);
+	R(m, h, 30, 90, "aten::conv", OPSCOPE_CAT_OPERATOR, -1);
+	R(m, h, 40, 50, "cudaLaunchKernel", OPSCOPE_CAT_CUDA_RUNTIME, 11);
+	R(m, h, 60, 70, "autograd::engine::evaluate_function: X", OPSCOPE_CAT_BACKWARD, -1);
 	/* step 2: [100,200): op [100,150), runtime [110,120) */
-	range(m, h, 100, 200, "ProfilerStep#2", OPSCOPE_CAT_PROFILE_STEP, -1);
-	range(m, h, 100, 150, "aten::mm", OPSCOPE_CAT_OPERATOR, -1);
-	range(m, h, 110, 120, "cudaLaunchKernel", OPSCOPE_CAT_CUDA_RUNTIME, 12);
+	R(m, h, 100, 200, "ProfilerStep#2", OPSCOPE_CAT_PROFILE_STEP, -1);
+	R(m, h, 100, 150, "aten::mm", OPSCOPE_CAT_OPERATOR, -1);
+	R(m, h, 110, 120, "cudaLaunchKernel", OPSCOPE_CAT_CUDA_RUNTIME, 12);
 	/* step 3: no launches */
-	range(m, h, 200, 300, "ProfilerStep#3", OPSCOPE_CAT_PROFILE_STEP, -1);
-	range(m, d, 55, 130, "k1", OPSCOPE_CAT_KERNEL, 11); /* runs past step 1's host end */
-	range(m, d, 130, 140, "k2", OPSCOPE_CAT_KERNEL, 12);
+	R(m, h, 200, 300, "ProfilerStep#3", OPSCOPE_CAT_PROFILE_STEP, -1);
+	R(m, d, 55, 130, "k1", OPSCOPE_CAT_KERNEL, 11); /* runs past step 1's host end */
+	R(m, d, 130, 140, "k2", OPSCOPE_CAT_KERNEL, 12);
 	for (uint32_t t = 0; t < m->ntracks; t++)
 		model_nest_track(m, t);
 	struct step_table st;
@@ -99,8 +83,8 @@ TEST(no_steps_one_span)
 	struct model *m = model_new();
 	model_add_file(m, "synthetic", "test");
 	uint32_t h = model_add_track(m, MODEL_TRACK_THREAD, 1, 1, 0);
-	range(m, h, 10, 50, "aten::add", OPSCOPE_CAT_OPERATOR, -1);
-	range(m, h, 60, 70, "aten::mul", OPSCOPE_CAT_OPERATOR, -1);
+	R(m, h, 10, 50, "aten::add", OPSCOPE_CAT_OPERATOR, -1);
+	R(m, h, 60, 70, "aten::mul", OPSCOPE_CAT_OPERATOR, -1);
 	struct step_table st;
 	CHECK(steps_analyze(m, 0, &st) == 0);
 	CHECK_EQ_U(st.nrows, 1);
