@@ -24,7 +24,8 @@ import tempfile
 import time
 
 
-def worker(mode):
+def training_step():
+    """The benchmark's step: the example's model on one batch of 64 digits, one thread."""
     import torch
     from sklearn.datasets import load_digits
 
@@ -45,6 +46,11 @@ def worker(mode):
         loss_fn(model(x), y).backward()
         opt.step()
 
+    return step
+
+
+def worker(mode):
+    step = training_step()
     for _ in range(20):
         step()
     ctx, events, post = None, 0, 0.0
@@ -96,36 +102,21 @@ def self_times(rows):
 
 def agreement():
     """One run recorded by both opscope and torch.profiler: per-operator self CPU time."""
-    import torch
     import torch.profiler as tp
-    from sklearn.datasets import load_digits
 
     import opscope
     from opscope import torch_hooks
 
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
-    from pytorch_train import DigitsNet
-
-    torch.set_num_threads(1)
-    d = load_digits()
-    x = torch.tensor(d.images, dtype=torch.float32).unsqueeze(1)[:64] / 16.0
-    y = torch.tensor(d.target, dtype=torch.long)[:64]
-    model = DigitsNet()
-    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
-    loss_fn = torch.nn.CrossEntropyLoss()
+    step = training_step()
     for _ in range(10):
-        opt.zero_grad()
-        loss_fn(model(x), y).backward()
-        opt.step()
+        step()
     out = tempfile.mkdtemp() + "/a.opscope"
     opscope._opscope.session_start(output=out)
     torch_hooks.install(shapes=True, phases=False)
     with tp.profile(activities=[tp.ProfilerActivity.CPU]) as prof:
         t0 = time.perf_counter()
         for _ in range(60):
-            opt.zero_grad()
-            loss_fn(model(x), y).backward()
-            opt.step()
+            step()
         wall = time.perf_counter() - t0
     opscope._opscope.session_stop()
     ours = self_times(opscope._opscope.read_ranges(out))
