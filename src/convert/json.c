@@ -161,10 +161,8 @@ static char *scratch_alloc(struct json_scratch *sc, size_t n)
 	if (!b || b->cap - b->len < n) {
 		size_t cap = n > SCRATCH_BLOCK ? n : SCRATCH_BLOCK;
 		struct scratch_block *nb = malloc(sizeof(*nb) + cap);
-		if (!nb) {
-			sc->oom = true;
-			return NULL;
-		}
+		if (!nb)
+			return NULL; /* the caller reports "out of memory" */
 		nb->next = b;
 		nb->cap = cap;
 		nb->len = 0;
@@ -195,7 +193,6 @@ void json_scratch_reset(struct json_scratch *sc)
 	}
 	b->len = 0;
 	sc->buf = (char *)b;
-	sc->oom = false;
 }
 
 void json_scratch_free(struct json_scratch *sc)

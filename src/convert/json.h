@@ -53,9 +53,7 @@ struct json_span {
 
 /* Scratch memory for unescaped strings and canonical JSON text of one value. */
 struct json_scratch {
-	char *buf;
-	size_t len, cap;
-	bool oom;
+	char *buf; /* the newest block (struct scratch_block in json.c), NULL before the first */
 };
 
 /* A cursor over the window while one value is parsed. */

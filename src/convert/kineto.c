@@ -179,8 +179,7 @@ struct kimport {
 
 	int64_t base_ns;
 	bool events_seen;
-	uint64_t events, skipped, unmatched_ends, negative_durs;
-	uint32_t sid_correlation;
+	uint64_t events, skipped, unmatched_ends;
 };
 
 /* ---------------------------------------------------------------------------------------- */
@@ -763,10 +762,8 @@ static int commit_event(struct kimport *K, const struct kev *ev)
 		if (t == MODEL_NO_TRACK)
 			return -1;
 		int64_t dur = ph == 'X' && ev->has_dur ? ev->dur : 0;
-		if (dur < 0) {
-			K->negative_durs++;
+		if (dur < 0)
 			dur = 0;
-		}
 		uint64_t r = model_add_range(m, t, ev->ts, dur, name, cat, 0);
 		if (r == MODEL_NONE || !commit_args(K, ev, &first, &n))
 			return -1;
