@@ -129,11 +129,20 @@ static PyObject *py_raise(int rc)
 static PyObject *py_session_start(PyObject *mod, PyObject *args, PyObject *kw)
 {
 	(void)mod;
-	static char *names[] = { "output", NULL };
-	const char *output = NULL;
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "|z", names, &output))
+	static char *names[] = { "output", "compression", NULL };
+	const char *output = NULL, *compression = NULL;
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "|zz", names, &output, &compression))
 		return NULL;
 	struct opscope_options o = { .output = output };
+	if (compression && strcmp(compression, "none") == 0) {
+		o.compression = OPSCOPE_COMPRESS_NONE;
+	} else if (compression && strcmp(compression, "zstd") == 0) {
+		o.compression = OPSCOPE_COMPRESS_ZSTD;
+	} else if (compression) {
+		PyErr_Format(PyExc_ValueError, "compression must be 'zstd' or 'none', not '%s'",
+			     compression);
+		return NULL;
+	}
 	int rc = opscope_session_start(&o);
 	if (rc != 0)
 		return py_raise(rc);
@@ -825,7 +834,8 @@ PyMODINIT_FUNC PyInit__opscope(void)
 	if (!m)
 		return NULL;
 	if (PyModule_AddFunctions(m, module_methods) != 0 ||
-	    PyModule_AddFunctions(m, pyfunc_methods) != 0 || pyfunc_init(m) != 0)
+	    PyModule_AddFunctions(m, pyfunc_methods) != 0 ||
+	    PyModule_AddFunctions(m, modhooks_methods) != 0 || pyfunc_init(m) != 0)
 		goto fail;
 	Py_INCREF(&ProfilerType);
 	if (PyModule_AddObject(m, "Profiler", (PyObject *)&ProfilerType) != 0) {

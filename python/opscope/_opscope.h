@@ -1,6 +1,7 @@
 /*
- * _opscope.h: what the two C files of the extension module share: the function profiler
- * (_pyfunc.c) exposes its module methods to the module table in _opscope.c.
+ * _opscope.h: what the C files of the extension module share: the function profiler
+ * (_pyfunc.c) and the nn.Module hooks (_modhooks.c) expose their module methods to the module
+ * table in _opscope.c.
  */
 #ifndef OPSCOPE_PYTHON_OPSCOPE_H
 #define OPSCOPE_PYTHON_OPSCOPE_H
@@ -33,6 +34,8 @@ int py_rt_recording(void);
 
 /* Module methods of the function profiler, ending with a NULL entry. */
 extern PyMethodDef pyfunc_methods[];
+/* Module methods of the nn.Module hooks (_modhooks.c), ending with a NULL entry. */
+extern PyMethodDef modhooks_methods[];
 /* Ready the function profiler's types; 0 or -1 with an exception set. */
 int pyfunc_init(PyObject *module);
 

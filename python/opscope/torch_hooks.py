@@ -20,14 +20,12 @@ import threading
 
 from . import _opscope
 
-CAT_FORWARD = 9
 CAT_BACKWARD = 10
-CAT_USER_DEFINED = 7
 
 _lock = threading.Lock()
 _installed = False
 _observer = None
-_tls = threading.local()
+_undo = []  # what uninstall() calls, last installed first
 
 
 def _batch_size(batch):
@@ -72,29 +70,16 @@ def _install_steps(torch):
         return batch
 
     base.__next__ = __next__
+    _undo.append(lambda: setattr(base, "__next__", orig))
 
 
 def _install_modules(torch):
+    # the hooks are C functions of the extension (_modhooks.c): a Python hook around every
+    # module call costs more than the rest of the capture together
     from torch.nn.modules import module
 
-    def pre(mod, inputs):
-        depth = getattr(_tls, "depth", 0)
-        stack = getattr(_tls, "stack", None)
-        if stack is None:
-            stack = _tls.stack = []
-        name = type(mod).__name__
-        cat = CAT_FORWARD if depth == 0 else CAT_USER_DEFINED
-        stack.append(_opscope.range_begin(cat, ("forward: " if depth == 0 else "nn.Module: ") + name))
-        _tls.depth = depth + 1
-
-    def post(mod, inputs, output):
-        stack = getattr(_tls, "stack", None)
-        if stack:
-            _opscope.range_end(stack.pop())
-            _tls.depth = len(stack)
-
-    module.register_module_forward_pre_hook(pre)
-    module.register_module_forward_hook(post)
+    _undo.append(module.register_module_forward_pre_hook(_opscope.module_pre_hook).remove)
+    _undo.append(module.register_module_forward_hook(_opscope.module_post_hook).remove)
 
 
 def _install_backward(torch):
@@ -108,6 +93,7 @@ def _install_backward(torch):
             _opscope.range_end(token)
 
     torch.autograd.backward = backward
+    _undo.append(lambda: setattr(torch.autograd, "backward", orig))
 
 
 def observer_path():
@@ -136,6 +122,17 @@ def install(shapes=True, phases=True):
             _install_backward(torch)
         _installed = True
         return _observer is not None
+
+
+def uninstall():
+    """Undo install(): the observer off, torch's functions and hooks as they were."""
+    global _installed, _observer
+    with _lock:
+        if _observer is not None:
+            _observer.opscope_torch_disable()
+        while _undo:
+            _undo.pop()()
+        _installed, _observer = False, None
 
 
 def ops_seen():

@@ -485,9 +485,11 @@ OPSCOPE_API void opscope_arg_double(const char *key, double value)
 
 OPSCOPE_API void opscope_arg_string(const char *key, const char *value)
 {
+	/* values too go through the per-thread address cache (it checks the content): callers
+	 * such as the PyTorch observer pass the same few strings again and again */
 	if (opscope_recording())
 		record_emit_arg_str(record_intern_cached(key),
-				    record_intern(value ? value : "", value ? strlen(value) : 0));
+				    record_intern_cached(value ? value : ""));
 }
 
 OPSCOPE_API void opscope_flow_out(uint64_t id)

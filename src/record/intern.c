@@ -154,8 +154,11 @@ out:
 }
 
 /* Per-thread cache: pointer -> id, verified by comparing content with the interned copy,
- * because callers may reuse one buffer for different names. */
-#define INTERN_CACHE_SIZE 256
+ * because callers may reuse one buffer for different names. Big enough for the names and
+ * argument values a framework passes again and again (the PyTorch observer: a few hundred
+ * operator names and shape strings per training step). */
+#define INTERN_CACHE_BITS 12
+#define INTERN_CACHE_SIZE (1u << INTERN_CACHE_BITS)
 
 struct intern_cache_entry {
 	const char *ptr; /* caller's pointer */
@@ -197,8 +200,10 @@ uint32_t record_intern_cached(const char *s)
 	struct intern_cache_entry *cache = intern_cache_get();
 	if (!cache)
 		return record_intern(s, strlen(s));
-	uintptr_t p = (uintptr_t)s;
-	struct intern_cache_entry *c = &cache[(p ^ (p >> 9)) & (INTERN_CACHE_SIZE - 1)];
+	/* Fibonacci hashing: the top bits of the product mix all the address bits (the low
+	 * ones are often zero: aligned heap blocks) */
+	uint64_t p = (uint64_t)(uintptr_t)s * 0x9e3779b97f4a7c15ull;
+	struct intern_cache_entry *c = &cache[p >> (64 - INTERN_CACHE_BITS)];
 	if (c->ptr == s && c->id) {
 		struct intern_entry *e = intern_entry(c->id);
 		if (strncmp(e->str, s, e->len) == 0 && s[e->len] == '\0')

@@ -58,6 +58,18 @@ def test_phases_ops_shapes_steps(tmp_path, cli):
     assert 'Input Dims="[[64, 16, 8, 8], [32, 16, 3, 3], [32], [], [], [], []]"' in d
     # the last batch holds 1797 - 28 * 64 = 5 samples
     assert 'Input Dims="[[5, 1, 8, 8], [16, 1, 3, 3], [16]' in d
+    # module hierarchy: the outermost module call of each step is its Forward, the modules
+    # inside it nest one level deeper, named after their class
+    fwd = subprocess.run([cli, "dump", "--category", "Forward", str(out)],
+                         capture_output=True, text=True, timeout=120).stdout
+    assert fwd.count(" forward: DigitsNet ") == 29
+    assert fwd.count(" forward: CrossEntropyLoss ") == 29
+    mods = subprocess.run([cli, "dump", "--category", "UserDefined", str(out)],
+                          capture_output=True, text=True, timeout=120).stdout.splitlines()
+    names = [l.split(" UserDefined ")[1].split(" dur=")[0] for l in mods if " UserDefined " in l]
+    assert names.count("nn.Module: Conv2d") == 2 * 29
+    assert names.count("nn.Module: MaxPool2d") == 29 and names.count("nn.Module: Linear") == 29
+    assert all(l.split("depth=")[1].split()[0] == "2" for l in mods if " UserDefined " in l)
 
 
 def test_forward_backward_link(tmp_path, cli):
@@ -84,3 +96,43 @@ def test_dataloader_workers(tmp_path, cli):
     ops = {r["name"]: r for r in t["operator"]["rows"] if r.get("level", 0) == 0}
     # the workers collate batches: aten::stack runs there
     assert "aten::stack" in ops and ops["aten::stack"]["calls"] >= 29 * 2
+
+
+def test_module_hooks_survive_a_raising_module(tmp_path):
+    """A module whose forward raises never gets its post-hook: the C hooks must still end the
+    ranges of the modules around it, and the thread's module stack must come back empty."""
+    import opscope
+    from opscope import _opscope, torch_hooks
+
+    class Boom(torch.nn.Module):
+        def forward(self, x):
+            raise ValueError("boom")
+
+    class Outer(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.boom, self.lin = Boom(), torch.nn.Linear(4, 4)
+
+        def forward(self, x):
+            try:
+                self.boom(x)
+            except ValueError:
+                pass
+            return self.lin(x)
+
+    out = tmp_path / "m.opscope"
+    _opscope.session_start(output=str(out))
+    try:
+        torch_hooks.install(shapes=False, phases=True)
+        model = Outer()
+        for _ in range(3):
+            model(torch.ones(2, 4))
+            assert _opscope.module_depth() == 0
+    finally:
+        _opscope.session_stop()
+    rows = _opscope.read_ranges(str(out))
+    outer = [r for r in rows if r[0] == "forward: Outer"]
+    inner = [r for r in rows if r[0] in ("nn.Module: Boom", "nn.Module: Linear")]
+    assert len(outer) == 3 and len(inner) == 6
+    for name, cat, tid, start, dur, depth in inner:  # each inside one of the Outer calls
+        assert any(o[3] <= start and start + dur <= o[3] + o[4] for o in outer)
