@@ -194,6 +194,13 @@ OPSCOPE_API void opscope_arg_int(const char *key, int64_t value);
 OPSCOPE_API void opscope_arg_uint(const char *key, uint64_t value);
 OPSCOPE_API void opscope_arg_double(const char *key, double value);
 OPSCOPE_API void opscope_arg_string(const char *key, const char *value);
+/* The same by interned string id: for collectors that pass the same few names and values
+ * again and again (the PyTorch observer), an id is looked up once instead of per event. An
+ * id names its string for the life of the process, in every session; 0 when out of memory. */
+OPSCOPE_API uint32_t opscope_string_id(const char *s, size_t len);
+OPSCOPE_API void opscope_range_begin_id(int category, uint32_t name_id);
+OPSCOPE_API void opscope_arg_int_id(uint32_t key_id, int64_t value);
+OPSCOPE_API void opscope_arg_string_id(uint32_t key_id, uint32_t value_id);
 /* Flows: `flow_out` leaves the innermost open range of this thread; `flow_in` with the same
  * id enters the innermost open range of the thread that calls it (any thread). */
 OPSCOPE_API void opscope_flow_out(uint64_t id);

@@ -28,6 +28,7 @@
 
 #include "opscope/opscope.h"
 
+#include "collect/torch/torch_api.h"
 #include "convert/export.h"
 #include "convert/import.h"
 #include "model/model.h"
@@ -41,17 +42,11 @@
  * of the process: then the range functions below go to that one, found with
  * dlsym(RTLD_DEFAULT) (our copy's symbols are not exported, so a hit is the preloaded one). */
 
-struct py_runtime rt = { &opscope_recording_word,
-			 opscope_range_begin,
-			 opscope_range_end,
-			 opscope_instant,
-			 opscope_counter,
-			 opscope_step,
-			 opscope_step_end,
-			 opscope_thread_name,
-			 opscope_arg_string,
-			 opscope_arg_int,
-			 0 };
+struct py_runtime rt = { &opscope_recording_word, opscope_range_begin,	 opscope_range_end,
+			 opscope_instant,	  opscope_counter,	 opscope_step,
+			 opscope_step_end,	  opscope_thread_name,	 opscope_arg_string,
+			 opscope_arg_int,	  opscope_string_id,	 opscope_range_begin_id,
+			 opscope_arg_int_id,	  opscope_arg_string_id, 0 };
 
 /* dlsym returns void *; converting it to a function pointer goes through memcpy to stay
  * within ISO C. */
@@ -79,7 +74,11 @@ static void py_runtime_init(void)
 	    py_sym("opscope_step_end", &r.step_end, sizeof(r.step_end)) &&
 	    py_sym("opscope_thread_name", &r.thread_name, sizeof(r.thread_name)) &&
 	    py_sym("opscope_arg_string", &r.arg_string, sizeof(r.arg_string)) &&
-	    py_sym("opscope_arg_int", &r.arg_int, sizeof(r.arg_int))) {
+	    py_sym("opscope_arg_int", &r.arg_int, sizeof(r.arg_int)) &&
+	    py_sym("opscope_string_id", &r.string_id, sizeof(r.string_id)) &&
+	    py_sym("opscope_range_begin_id", &r.range_begin_id, sizeof(r.range_begin_id)) &&
+	    py_sym("opscope_arg_int_id", &r.arg_int_id, sizeof(r.arg_int_id)) &&
+	    py_sym("opscope_arg_string_id", &r.arg_string_id, sizeof(r.arg_string_id))) {
 		r.preloaded = 1;
 		rt = r;
 	}
@@ -92,23 +91,23 @@ int py_rt_recording(void)
 
 /* The recording functions for the PyTorch observer (src/collect/torch/torch_api.h): the
  * address of a struct opscope_torch_api, as an int for ctypes. */
-static struct {
-	uint64_t *word;
-	void (*range_begin)(int, const char *);
-	void (*range_end)(void);
-	void (*arg_string)(const char *, const char *);
-	void (*arg_int)(const char *, int64_t);
-} torch_api;
+static struct opscope_torch_api torch_api;
 
 static PyObject *py_torch_api(PyObject *mod, PyObject *unused)
 {
 	(void)mod;
 	(void)unused;
-	torch_api.word = rt.word;
-	torch_api.range_begin = rt.range_begin;
-	torch_api.range_end = rt.range_end;
-	torch_api.arg_string = rt.arg_string;
-	torch_api.arg_int = rt.arg_int;
+	torch_api = (struct opscope_torch_api){
+		.word = rt.word,
+		.range_begin = rt.range_begin,
+		.range_end = rt.range_end,
+		.arg_string = rt.arg_string,
+		.arg_int = rt.arg_int,
+		.string_id = rt.string_id,
+		.range_begin_id = rt.range_begin_id,
+		.arg_int_id = rt.arg_int_id,
+		.arg_string_id = rt.arg_string_id,
+	};
 	return PyLong_FromVoidPtr(&torch_api);
 }
 

@@ -26,6 +26,10 @@ struct py_runtime {
 	void (*thread_name)(const char *);		/* opscope_thread_name */
 	void (*arg_string)(const char *, const char *); /* opscope_arg_string */
 	void (*arg_int)(const char *, int64_t);		/* opscope_arg_int */
+	uint32_t (*string_id)(const char *, size_t);	/* opscope_string_id */
+	void (*range_begin_id)(int, uint32_t);		/* opscope_range_begin_id */
+	void (*arg_int_id)(uint32_t, int64_t);		/* opscope_arg_int_id */
+	void (*arg_string_id)(uint32_t, uint32_t);	/* opscope_arg_string_id */
 	int preloaded; /* 1: the functions are the preloaded library's */
 };
 extern struct py_runtime rt;

@@ -492,6 +492,29 @@ OPSCOPE_API void opscope_arg_string(const char *key, const char *value)
 				    record_intern_cached(value ? value : ""));
 }
 
+OPSCOPE_API uint32_t opscope_string_id(const char *s, size_t len)
+{
+	return record_intern(s ? s : "", s ? len : 0);
+}
+
+OPSCOPE_API void opscope_range_begin_id(int category, uint32_t name_id)
+{
+	if (opscope_recording())
+		record_emit_begin((uint32_t)category, name_id);
+}
+
+OPSCOPE_API void opscope_arg_int_id(uint32_t key_id, int64_t value)
+{
+	if (opscope_recording())
+		record_emit_arg_i64(key_id, value);
+}
+
+OPSCOPE_API void opscope_arg_string_id(uint32_t key_id, uint32_t value_id)
+{
+	if (opscope_recording())
+		record_emit_arg_str(key_id, value_id);
+}
+
 OPSCOPE_API void opscope_flow_out(uint64_t id)
 {
 	record_emit_flow(1, id);

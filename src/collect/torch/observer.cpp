@@ -6,10 +6,11 @@
  *
  * Start callback: a range begins (category by scope and name, as the Kineto importer maps
  * them), then its arguments. End callback: the range ends. RecordFunction runs both on the
- * operator's thread, nested, so the ranges nest like the calls. Names are interned by content
- * by the runtime (backward names are temporaries). Shapes are written into stack buffers; the
- * one allocation per recorded call is the empty context that tells the end callback this call
- * opened a range (recording may start or stop between the two callbacks).
+ * operator's thread, nested, so the ranges nest like the calls. The hot path allocates nothing
+ * and formats nothing once a training loop runs its second step: names, shape strings and
+ * argument keys go to the runtime as interned ids, found in per-thread caches (names by
+ * address, shapes by the inputs' signature), and a per-thread stack of the calls that opened a
+ * range tells the end callback what to end (recording may start or stop between the two).
  */
 #include <ATen/record_function.h>
 #include <ATen/core/ivalue.h>
@@ -169,7 +170,7 @@ struct shape_entry {
 	uint64_t hash = 0;
 	size_t len = 0;
 	int64_t sig[SIG_MAX];
-	std::string dims, types;
+	uint32_t dims = 0, types = 0; /* interned "Input Dims" and "Input type"; 0: empty slot */
 };
 
 struct shape_cache {
@@ -213,6 +214,14 @@ uint64_t signature_hash(const int64_t *sig, size_t n)
 	return h;
 }
 
+/* Interned ids of the argument keys, made at enable. */
+uint32_t key_seq, key_fwd_tid, key_dims, key_types;
+
+uint32_t intern(const std::string &s)
+{
+	return api.string_id(s.data(), s.size());
+}
+
 void put_inputs(const at::RecordFunction &fn)
 {
 	static thread_local std::unique_ptr<shape_cache> cache;
@@ -222,8 +231,8 @@ void put_inputs(const at::RecordFunction &fn)
 	if (n == 0 && !inputs.empty()) { /* too long to cache */
 		std::string dims, types;
 		format_inputs(inputs, dims, types);
-		api.arg_string("Input Dims", dims.c_str());
-		api.arg_string("Input type", types.c_str());
+		api.arg_string_id(key_dims, intern(dims));
+		api.arg_string_id(key_types, intern(types));
 		return;
 	}
 	if (!cache)
@@ -231,50 +240,143 @@ void put_inputs(const at::RecordFunction &fn)
 	uint64_t h = signature_hash(sig, n);
 	shape_entry &e = cache->slots[h & (SHAPE_CACHE_SLOTS - 1)];
 	if (e.hash != h || e.len != n || std::memcmp(e.sig, sig, n * sizeof(int64_t)) != 0 ||
-	    e.dims.empty()) {
-		format_inputs(inputs, e.dims, e.types);
+	    !e.dims) {
+		std::string dims, types;
+		format_inputs(inputs, dims, types);
+		e.dims = intern(dims);
+		e.types = intern(types);
 		e.hash = h;
 		e.len = n;
 		std::memcpy(e.sig, sig, n * sizeof(int64_t));
 	}
-	api.arg_string("Input Dims", e.dims.c_str());
-	api.arg_string("Input type", e.types.c_str());
+	api.arg_string_id(key_dims, e.dims);
+	api.arg_string_id(key_types, e.types);
 }
 
-/* The context returned for a call that opened a range (its constructor is protected). */
-struct opened : at::ObserverContext {};
+/*
+ * Operator names, per thread. An operator's name is its schema's string, at one address for
+ * the life of the process: found by address, checked against a copy. Backward functions and
+ * labels name themselves with temporaries, often at one stack address for many names: those
+ * miss by address and are found by content, so no call takes the runtime's interning lock once
+ * a loop runs.
+ */
+constexpr unsigned NAME_CACHE_BITS = 10;
+
+struct name_entry {
+	uint32_t id = 0;
+	int category = 0;
+	std::string copy;
+};
+
+struct name_cache {
+	std::vector<const char *> by_address_ptr = std::vector<const char *>(1u << NAME_CACHE_BITS);
+	std::vector<name_entry *> by_address = std::vector<name_entry *>(1u << NAME_CACHE_BITS);
+	std::vector<std::unique_ptr<name_entry>> by_content{ 1u << NAME_CACHE_BITS };
+};
+
+uint64_t content_hash(const char *s, size_t len)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ len;
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
+	return h;
+}
+
+bool same(const name_entry *e, const char *name, size_t len)
+{
+	return e && e->copy.size() == len && std::memcmp(e->copy.data(), name, len) == 0;
+}
+
+const name_entry *name_of(const at::RecordFunction &fn)
+{
+	static thread_local std::unique_ptr<name_cache> cache;
+	if (!cache)
+		cache.reset(new name_cache);
+	const char *name = fn.name();
+	size_t len = std::strlen(name);
+	size_t a = (size_t)(((uint64_t)(uintptr_t)name * 0x9e3779b97f4a7c15ull) >> (64 - NAME_CACHE_BITS));
+	name_entry *e = cache->by_address[a];
+	if (cache->by_address_ptr[a] == name && same(e, name, len))
+		return e;
+	uint64_t h = content_hash(name, len);
+	std::unique_ptr<name_entry> &slot = cache->by_content[h >> (64 - NAME_CACHE_BITS)];
+	if (!same(slot.get(), name, len)) {
+		/* a new name, or a collision: the slot's entry is replaced, and by_address may
+		 * still point at it: it is checked by content there too, so it is updated in
+		 * place rather than freed */
+		if (!slot)
+			slot.reset(new name_entry);
+		slot->copy.assign(name, len);
+		slot->id = intern(slot->copy);
+		slot->category = category(fn, name);
+	}
+	cache->by_address_ptr[a] = name;
+	cache->by_address[a] = slot.get();
+	return slot.get();
+}
+
+/*
+ * Which calls opened a range, per thread: RecordFunction ends its calls in the reverse order it
+ * starts them, on the same thread, so a stack of the calls' addresses is enough and the start
+ * callback need not allocate a context. An end that is not on top of its thread's stack (a
+ * call ended elsewhere) pops what it covers, or nothing if the call is not there at all.
+ */
+struct open_calls {
+	std::vector<const at::RecordFunction *> stack;
+};
+
+open_calls &opened_here()
+{
+	static thread_local open_calls calls;
+	return calls;
+}
 
 std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction &fn)
 {
 	if (!recording())
 		return nullptr;
-	const char *name = fn.name();
-	api.range_begin(category(fn, name), name);
+	const name_entry *name = name_of(fn);
+	if (!name->id)
+		return nullptr;
+	api.range_begin_id(name->category, name->id);
 	if (fn.seqNr() >= 0)
-		api.arg_int("Sequence number", fn.seqNr());
+		api.arg_int_id(key_seq, fn.seqNr());
 	if (fn.forwardThreadId())
-		api.arg_int("Fwd thread id", (int64_t)fn.forwardThreadId());
+		api.arg_int_id(key_fwd_tid, (int64_t)fn.forwardThreadId());
 	if (with_shapes && fn.scope() != at::RecordScope::USER_SCOPE)
 		put_inputs(fn);
 	ops.fetch_add(1, std::memory_order_relaxed);
-	/* a non-null context tells the end callback that this call opened a range */
-	return std::make_unique<opened>();
+	opened_here().stack.push_back(&fn);
+	return nullptr;
 }
 
-void on_end(const at::RecordFunction &, at::ObserverContext *ctx)
+void on_end(const at::RecordFunction &fn, at::ObserverContext *)
 {
-	if (ctx)
+	std::vector<const at::RecordFunction *> &stack = opened_here().stack;
+	size_t at = stack.size();
+	while (at > 0 && stack[at - 1] != &fn)
+		at--;
+	if (at == 0)
+		return; /* not opened here (or before recording started) */
+	while (stack.size() >= at) {
+		stack.pop_back();
 		api.range_end();
+	}
 }
 
 } // namespace
 
 extern "C" __attribute__((visibility("default"))) int opscope_torch_enable(const struct opscope_torch_api *a, int shapes)
 {
-	if (!a || !a->word || enabled.exchange(true))
+	if (!a || !a->word || !a->string_id || !a->range_begin_id || !a->arg_int_id ||
+	    !a->arg_string_id || enabled.exchange(true))
 		return -1;
 	api = *a;
 	with_shapes = shapes != 0;
+	key_seq = api.string_id("Sequence number", 15);
+	key_fwd_tid = api.string_id("Fwd thread id", 13);
+	key_dims = api.string_id("Input Dims", 10);
+	key_types = api.string_id("Input type", 10);
 	handle = at::addGlobalCallback(at::RecordFunctionCallback(on_start, on_end)
 					       .needsInputs(with_shapes)
 					       .scopes({ at::RecordScope::FUNCTION,

@@ -8,6 +8,7 @@
 #ifndef OPSCOPE_COLLECT_TORCH_API_H
 #define OPSCOPE_COLLECT_TORCH_API_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -20,6 +21,11 @@ struct opscope_torch_api {
 	void (*range_end)(void);			     /* opscope_range_end */
 	void (*arg_string)(const char *key, const char *value);
 	void (*arg_int)(const char *key, int64_t value);
+	/* by interned id (opscope_string_id, ...): the observer looks names and values up once */
+	uint32_t (*string_id)(const char *s, size_t len);
+	void (*range_begin_id)(int category, uint32_t name_id);
+	void (*arg_int_id)(uint32_t key_id, int64_t value);
+	void (*arg_string_id)(uint32_t key_id, uint32_t value_id);
 };
 
 /* Observe every aten operator, backward function and record_function label: a range each,
