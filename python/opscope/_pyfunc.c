@@ -32,6 +32,21 @@
 #include "record/clock.h"
 #include "record/record.h"
 
+/* A frame's code object, borrowed. On CPython 3.11 it is read from the frame through the
+ * interpreter's internal header, without PyFrame_GetCode's call and reference count: this
+ * module is built for one interpreter version, and the call was a tenth of what the hook adds
+ * per Python call (bench/bench_pyfunc.py). Other versions take the public call. */
+#if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030C0000
+#define Py_BUILD_CORE 1
+#include <internal/pycore_frame.h>
+#undef Py_BUILD_CORE
+#define PF_FRAME_CODE(frame)	 ((PyObject *)(frame)->f_frame->f_code)
+#define PF_FRAME_CODE_DONE(code) ((void)(code))
+#else
+#define PF_FRAME_CODE(frame)	 ((PyObject *)PyFrame_GetCode(frame))
+#define PF_FRAME_CODE_DONE(code) Py_DECREF(code)
+#endif
+
 #define PF_NONE UINT32_MAX
 
 struct pf_func {
@@ -392,9 +407,9 @@ static int pf_hook(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
 	struct pf_thread *t = (struct pf_thread *)obj;
 	switch (what) {
 	case PyTrace_CALL: {
-		PyCodeObject *code = PyFrame_GetCode(frame);
-		pf_enter(t, code, (PyObject *)code, NULL);
-		Py_DECREF(code);
+		PyObject *code = PF_FRAME_CODE(frame);
+		pf_enter(t, code, code, NULL);
+		PF_FRAME_CODE_DONE(code);
 		break;
 	}
 	case PyTrace_C_CALL:
