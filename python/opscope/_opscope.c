@@ -42,11 +42,35 @@
  * of the process: then the range functions below go to that one, found with
  * dlsym(RTLD_DEFAULT) (our copy's symbols are not exported, so a hit is the preloaded one). */
 
-struct py_runtime rt = { &opscope_recording_word, opscope_range_begin,	 opscope_range_end,
-			 opscope_instant,	  opscope_counter,	 opscope_step,
-			 opscope_step_end,	  opscope_thread_name,	 opscope_arg_string,
-			 opscope_arg_int,	  opscope_string_id,	 opscope_range_begin_id,
-			 opscope_arg_int_id,	  opscope_arg_string_id, 0 };
+struct py_runtime rt = {
+	.word = &opscope_recording_word,
+	.range_begin = opscope_range_begin,
+	.range_end = opscope_range_end,
+	.instant = opscope_instant,
+	.counter = opscope_counter,
+	.step = opscope_step,
+	.step_end = opscope_step_end,
+	.thread_name = opscope_thread_name,
+	.arg_string = opscope_arg_string,
+	.arg_int = opscope_arg_int,
+	.string_id = opscope_string_id,
+	.range_begin_id = opscope_range_begin_id,
+	.arg_int_id = opscope_arg_int_id,
+	.arg_string_id = opscope_arg_string_id,
+	.profiler_create = opscope_profiler_create,
+	.profiler_destroy = opscope_profiler_destroy,
+	.profiler_start = opscope_profiler_start,
+	.profiler_step = opscope_profiler_step,
+	.profiler_stop = opscope_profiler_stop,
+	.profiler_state = opscope_profiler_state,
+	.profiler_step_num = opscope_profiler_step_num,
+	.profiler_step_info = opscope_profiler_step_info,
+	.profiler_bench_summary = opscope_profiler_bench_summary,
+	.reader_begin = opscope_reader_begin,
+	.reader_end = opscope_reader_end,
+	.session_flush = opscope_session_flush,
+	.session_path = opscope_session_path,
+};
 
 /* dlsym returns void *; converting it to a function pointer goes through memcpy to stay
  * within ISO C. */
@@ -78,7 +102,23 @@ static void py_runtime_init(void)
 	    py_sym("opscope_string_id", &r.string_id, sizeof(r.string_id)) &&
 	    py_sym("opscope_range_begin_id", &r.range_begin_id, sizeof(r.range_begin_id)) &&
 	    py_sym("opscope_arg_int_id", &r.arg_int_id, sizeof(r.arg_int_id)) &&
-	    py_sym("opscope_arg_string_id", &r.arg_string_id, sizeof(r.arg_string_id))) {
+	    py_sym("opscope_arg_string_id", &r.arg_string_id, sizeof(r.arg_string_id)) &&
+	    py_sym("opscope_profiler_create", &r.profiler_create, sizeof(r.profiler_create)) &&
+	    py_sym("opscope_profiler_destroy", &r.profiler_destroy, sizeof(r.profiler_destroy)) &&
+	    py_sym("opscope_profiler_start", &r.profiler_start, sizeof(r.profiler_start)) &&
+	    py_sym("opscope_profiler_step", &r.profiler_step, sizeof(r.profiler_step)) &&
+	    py_sym("opscope_profiler_stop", &r.profiler_stop, sizeof(r.profiler_stop)) &&
+	    py_sym("opscope_profiler_state", &r.profiler_state, sizeof(r.profiler_state)) &&
+	    py_sym("opscope_profiler_step_num", &r.profiler_step_num,
+		   sizeof(r.profiler_step_num)) &&
+	    py_sym("opscope_profiler_step_info", &r.profiler_step_info,
+		   sizeof(r.profiler_step_info)) &&
+	    py_sym("opscope_profiler_bench_summary", &r.profiler_bench_summary,
+		   sizeof(r.profiler_bench_summary)) &&
+	    py_sym("opscope_reader_begin", &r.reader_begin, sizeof(r.reader_begin)) &&
+	    py_sym("opscope_reader_end", &r.reader_end, sizeof(r.reader_end)) &&
+	    py_sym("opscope_session_flush", &r.session_flush, sizeof(r.session_flush)) &&
+	    py_sym("opscope_session_path", &r.session_path, sizeof(r.session_path))) {
 		r.preloaded = 1;
 		rt = r;
 	}
@@ -92,6 +132,21 @@ int py_rt_recording(void)
 /* The recording functions for the PyTorch observer (src/collect/torch/torch_api.h): the
  * address of a struct opscope_torch_api, as an int for ctypes. */
 static struct opscope_torch_api torch_api;
+
+/* recording_path() -> str or None: under `opscope record`, the file the preloaded runtime
+ * records into, flushed so that a report of it sees everything recorded so far. */
+static PyObject *py_recording_path(PyObject *mod, PyObject *unused)
+{
+	(void)mod;
+	(void)unused;
+	if (!rt.preloaded)
+		Py_RETURN_NONE;
+	const char *path = NULL;
+	Py_BEGIN_ALLOW_THREADS rt.session_flush();
+	path = rt.session_path();
+	Py_END_ALLOW_THREADS if (!path) Py_RETURN_NONE;
+	return PyUnicode_DecodeFSDefault(path);
+}
 
 static PyObject *py_torch_api(PyObject *mod, PyObject *unused)
 {
@@ -271,7 +326,7 @@ static PyObject *py_reader_begin(PyObject *mod, PyObject *unused)
 {
 	(void)mod;
 	(void)unused;
-	opscope_reader_begin();
+	rt.reader_begin();
 	Py_RETURN_NONE;
 }
 
@@ -279,7 +334,7 @@ static PyObject *py_reader_end(PyObject *mod, PyObject *unused)
 {
 	(void)mod;
 	(void)unused;
-	opscope_reader_end();
+	rt.reader_end();
 	Py_RETURN_NONE;
 }
 
@@ -459,10 +514,10 @@ static int prof_init(PyObject *o, PyObject *args, PyObject *kw)
 		Py_INCREF(on_ready);
 		self->on_ready = on_ready;
 	}
-	self->prof = opscope_profiler_create(&opts);
+	self->prof = rt.profiler_create(&opts);
 	if (prof_reraise(self) != 0) {
 		if (self->prof)
-			opscope_profiler_destroy(self->prof);
+			rt.profiler_destroy(self->prof);
 		self->prof = NULL;
 		return -1;
 	}
@@ -477,7 +532,7 @@ static void prof_dealloc(PyObject *o)
 {
 	ProfilerObject *self = (ProfilerObject *)o;
 	if (self->prof)
-		opscope_profiler_destroy(self->prof);
+		rt.profiler_destroy(self->prof);
 	Py_XDECREF(self->state_fn);
 	Py_XDECREF(self->on_ready);
 	Py_XDECREF(self->err_type);
@@ -512,7 +567,7 @@ static PyObject *prof_start(PyObject *o, PyObject *unused)
 	ProfilerObject *self = (ProfilerObject *)o;
 	if (prof_check(self))
 		return NULL;
-	return prof_done(self, opscope_profiler_start(self->prof));
+	return prof_done(self, rt.profiler_start(self->prof));
 }
 
 static PyObject *prof_step(PyObject *o, PyObject *args)
@@ -521,7 +576,7 @@ static PyObject *prof_step(PyObject *o, PyObject *args)
 	long long n = -1;
 	if (prof_check(self) || !PyArg_ParseTuple(args, "|L", &n))
 		return NULL;
-	return prof_done(self, opscope_profiler_step(self->prof, (int64_t)n));
+	return prof_done(self, rt.profiler_step(self->prof, (int64_t)n));
 }
 
 static PyObject *prof_stop(PyObject *o, PyObject *unused)
@@ -535,7 +590,7 @@ static PyObject *prof_stop(PyObject *o, PyObject *unused)
 	if (!r)
 		PyErr_Clear();
 	Py_XDECREF(r);
-	return prof_done(self, opscope_profiler_stop(self->prof));
+	return prof_done(self, rt.profiler_stop(self->prof));
 }
 
 static PyObject *prof_state(PyObject *o, PyObject *unused)
@@ -544,7 +599,7 @@ static PyObject *prof_state(PyObject *o, PyObject *unused)
 	ProfilerObject *self = (ProfilerObject *)o;
 	if (prof_check(self))
 		return NULL;
-	return PyLong_FromLong(opscope_profiler_state(self->prof));
+	return PyLong_FromLong(rt.profiler_state(self->prof));
 }
 
 static PyObject *prof_step_num(PyObject *o, PyObject *unused)
@@ -553,7 +608,7 @@ static PyObject *prof_step_num(PyObject *o, PyObject *unused)
 	ProfilerObject *self = (ProfilerObject *)o;
 	if (prof_check(self))
 		return NULL;
-	return PyLong_FromUnsignedLongLong(opscope_profiler_step_num(self->prof));
+	return PyLong_FromUnsignedLongLong(rt.profiler_step_num(self->prof));
 }
 
 static PyObject *prof_step_info(PyObject *o, PyObject *args)
@@ -563,7 +618,7 @@ static PyObject *prof_step_info(PyObject *o, PyObject *args)
 	if (prof_check(self) || !PyArg_ParseTuple(args, "|z", &unit))
 		return NULL;
 	char buf[512];
-	int n = opscope_profiler_step_info(self->prof, unit, buf, sizeof buf);
+	int n = rt.profiler_step_info(self->prof, unit, buf, sizeof buf);
 	if (n < 0)
 		return py_raise(n);
 	return PyUnicode_FromString(buf);
@@ -576,7 +631,7 @@ static PyObject *prof_bench_summary(PyObject *o, PyObject *unused)
 	if (prof_check(self))
 		return NULL;
 	struct opscope_bench_summary s;
-	int rc = opscope_profiler_bench_summary(self->prof, &s);
+	int rc = rt.profiler_bench_summary(self->prof, &s);
 	if (rc != 0)
 		return py_raise(rc);
 	return Py_BuildValue("{s:K,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:O,s:d}", "steps",
@@ -795,6 +850,8 @@ static PyMethodDef module_methods[] = {
 	{ "reader_end", py_reader_end, METH_NOARGS, "the batch is there" },
 	{ "thread_name", py_thread_name, METH_O, "name the calling thread in traces" },
 	{ "torch_api", py_torch_api, METH_NOARGS, "address of the recording functions (ctypes)" },
+	{ "recording_path", py_recording_path, METH_NOARGS,
+	  "under `opscope record`: the file recorded into (flushed), else None" },
 	{ "report", (PyCFunction)(void (*)(void))py_report, METH_VARARGS | METH_KEYWORDS,
 	  "report(path, views, sort, op_detail, thread_sep, time_unit, format) -> str" },
 	{ "category_name", py_category_name, METH_O, "category_name(int) -> str" },

@@ -13,6 +13,8 @@
 
 #include <frameobject.h>
 
+#include "opscope/opscope.h"
+
 /* The runtime that records: this module's own copy, or, under `opscope record`, the
  * preloaded libopscope.so (see py_runtime_init in _opscope.c). */
 struct py_runtime {
@@ -30,6 +32,22 @@ struct py_runtime {
 	void (*range_begin_id)(int, uint32_t);		/* opscope_range_begin_id */
 	void (*arg_int_id)(uint32_t, int64_t);		/* opscope_arg_int_id */
 	void (*arg_string_id)(uint32_t, uint32_t);	/* opscope_arg_string_id */
+	/* The step profiler and the session it records into: under `opscope record` the
+	 * preloaded runtime's, so that Profiler's steps and ranges land in the one recording. */
+	struct opscope_profiler *(*profiler_create)(const struct opscope_profiler_options *);
+	void (*profiler_destroy)(struct opscope_profiler *);
+	int (*profiler_start)(struct opscope_profiler *);
+	int (*profiler_step)(struct opscope_profiler *, int64_t);
+	int (*profiler_stop)(struct opscope_profiler *);
+	int (*profiler_state)(const struct opscope_profiler *);
+	uint64_t (*profiler_step_num)(const struct opscope_profiler *);
+	int (*profiler_step_info)(struct opscope_profiler *, const char *, char *, size_t);
+	int (*profiler_bench_summary)(const struct opscope_profiler *,
+				      struct opscope_bench_summary *);
+	void (*reader_begin)(void);
+	void (*reader_end)(void);
+	int (*session_flush)(void);
+	const char *(*session_path)(void);
 	int preloaded; /* 1: the functions are the preloaded library's */
 };
 extern struct py_runtime rt;

@@ -241,12 +241,14 @@ class Profiler:
         """Print the summary tables of the last recorded window (paddle.profiler's summary()),
         made by the same C code as `opscope report`. views: None for all, a view name or a
         list of them ("overview", "model", "operator", "kernel", "step", ...). Returns the
-        text too."""
-        if not self.last_trace:
+        text too. Under `opscope record` the windows go into the one recording of the
+        process, and the summary is that recording's so far."""
+        path = self.last_trace or _opscope.recording_path()
+        if not path:
             raise RuntimeError("opscope: summary() needs a recorded window (none is complete)")
         if isinstance(views, str):
             views = [views]
-        text = _opscope.report(self.last_trace, ",".join(views) if views else None,
+        text = _opscope.report(path, ",".join(views) if views else None,
                                SortedKeys(sorted_by).name, bool(op_detail), bool(thread_sep),
                                time_unit, "text")
         print(text, end="", file=file if file is not None else sys.stdout)

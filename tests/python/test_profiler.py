@@ -229,6 +229,41 @@ def test_opscope_record_sees_python_ranges(tmp_path, cli):
                if line.split()[2:3] == ["range"] and line.split()[4:5] == ["py-range"]) == 7
 
 
+def test_profiler_windows_under_opscope_record(tmp_path, cli):
+    """Under `opscope record` the whole process is one recording: a Profiler in the script
+    marks its steps in that file (ProfileStep ranges with the step's RecordEvents inside),
+    writes no window files of its own, says so once, and summary() reports the recording."""
+    import sys
+
+    out = tmp_path / "rec.opscope"
+    windows = tmp_path / "windows"
+    code = (
+        "import time, opscope\n"
+        "p = opscope.Profiler(scheduler=(1, 3), on_trace_ready=opscope.export_opscope(%r))\n"
+        "p.start()\n"
+        "for i in range(4):\n"
+        "    with opscope.RecordEvent('work'):\n"
+        "        time.sleep(0.002)\n"
+        "    p.step(num_samples=4)\n"
+        "p.stop()\n"
+        "p.summary(views='userdefined')\n" % str(windows)
+    )
+    r = subprocess.run([cli, "record", "-q", "-o", str(out), "--", sys.executable, "-c", code],
+                       check=True, capture_output=True, text=True)
+    assert "already recording" in r.stderr
+    assert not windows.exists() or not os.listdir(windows)
+    row = [l for l in r.stdout.splitlines() if l.startswith("work ")]
+    assert row and row[0].split()[1] == "4", r.stdout
+    dump = subprocess.run([cli, "dump", str(out)], check=True, capture_output=True,
+                          text=True).stdout.splitlines()
+    # four steps ended by step(num_samples=4); a fifth runs from the last step() to stop()
+    steps = [l for l in dump if " range ProfileStep " in l]
+    work = [l for l in dump if " range PythonUserDefined work " in l]
+    assert len(steps) == 5 and sum("num_samples=4" in l for l in steps) == 4
+    assert len(work) == 4
+    assert all(l.split("depth=")[1].split()[0] == "1" for l in work)
+
+
 def test_summary_prints_the_report_tables(tmp_path, capsys):
     """summary() prints the tables of the last window through the C report code: a user range
     of known length, steps with num_samples (the Perf Summary)."""
