@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it: dependencies, formatting check, then
 #   1. the ASan+UBSan build with every unit, e2e and fuzz-replay test;
-#   2. the TSan build with the tests of buffers, writer and timers (label tsan-able: unit) and
-#      the JSON importer's two threads;
+#   2. the TSan build with the tests of buffers, writer and timers (label tsan-able: unit),
+#      the JSON importer's two threads and the report's views run side by side;
 #   3. the Python extension in build/python (no sanitizers) and its pytest suite (label python).
 # Usage: scripts/test.sh   (from anywhere; builds under build/asan and build/tsan)
 set -euo pipefail
@@ -25,9 +25,11 @@ echo "== TSan build and tests of the recording core"
 cmake --preset tsan >/dev/null
 cmake --build build/tsan -j "$jobs"
 (cd build/tsan && TSAN_OPTIONS="halt_on_error=1 die_after_fork=0" ctest --output-on-failure -L unit \
-	-R 'record|drops|timers|profiler|nvtx')
-# the JSON importer's parser thread (OPSCOPE_IMPORT_THREADS=1 in the test) under TSan
-(cd build/tsan && TSAN_OPTIONS="halt_on_error=1" ctest --output-on-failure -R 'e2e_test_import')
+	-R 'record|drops|timers|profiler|nvtx|test_report')
+# the JSON importer's parser thread (OPSCOPE_IMPORT_THREADS=1 in the test) and the report's
+# views in parallel (report_run_views) under TSan
+(cd build/tsan && TSAN_OPTIONS="halt_on_error=1" ctest --output-on-failure \
+	-R 'e2e_test_(import|report)')
 
 echo "== Python extension (no sanitizers: the interpreter cannot preload ASan) and pytest"
 cmake -S . -B build/python -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOPSCOPE_WERROR=ON \

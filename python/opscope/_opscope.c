@@ -730,11 +730,8 @@ static PyObject *py_report(PyObject *mod, PyObject *args, PyObject *kw)
 	size_t len = 0;
 	FILE *out = NULL;
 	rc = report_ctx_init(&ctx, m, &ro);
-	for (const struct report_view *v = report_views; rc == 0 && v->name; v++) {
-		if (views && !strlist_has(views, v->name, strlen(v->name)))
-			continue;
-		rc = v->fn(&ctx);
-	}
+	if (rc == 0)
+		rc = report_run_views(&ctx, report_view_listed, (void *)views);
 	if (rc == 0 && (out = open_memstream(&buf, &len)) != NULL) {
 		const char *inputs[] = { path };
 		rc = report_render(out, ctx.tables, ctx.ntables, &fo, inputs, 1);

@@ -149,11 +149,6 @@ static const char *bad_view(const char *list)
 	return NULL;
 }
 
-static bool view_wanted(const char *list, const char *name)
-{
-	return !list || strlist_has(list, name, strlen(name));
-}
-
 static bool parse_count(const char *s, long max, long *out)
 {
 	char *end;
@@ -276,12 +271,8 @@ int cmd_report(int argc, char **argv)
 	struct report_ctx ctx;
 	if (report_ctx_init(&ctx, m, &ro) != 0)
 		cli_die_oom();
-	for (const struct report_view *rv = report_views; rv->name; rv++) {
-		if (!view_wanted(views, rv->name))
-			continue;
-		if (rv->fn(&ctx) != 0 || ctx.oom)
-			cli_die_oom();
-	}
+	if (report_run_views(&ctx, report_view_listed, (void *)views) != 0)
+		cli_die_oom();
 	char bad[64];
 	if (fo.columns && ctx.ntables &&
 	    rformat_unknown_column(fo.columns, ctx.tables, ctx.ntables, bad, sizeof(bad))) {

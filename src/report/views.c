@@ -1,40 +1,56 @@
 /*
  * views.c: the views of `opscope report` (views.h), after Paddle's profiler_statistic
  * (SPEC-seeds §2), nvprof's summary (§5.2) and the step view (steps.h). Each view reads the
- * model and the tree and adds tables to the context. docs/report.md states every definition
- * and where we differ from Paddle.
+ * model and the tree and adds tables to the context; report_run_views runs the views asked
+ * for side by side, one per CPU. docs/report.md states every definition and where we differ
+ * from Paddle.
  */
 #include "report/views.h"
 
 #include <ctype.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <pthread.h>
+#include <unistd.h>
 
 #include "analyze/intervals.h"
 #include "analyze/steps.h"
 #include "report/agg.h"
+#include "util/strlist.h"
 
 /* ---------------------------------------------------------------------------------------- */
 /* Context */
 
-static struct rtable *ctx_table(struct report_ctx *c, const char *view, const char *title)
+/* Append t to the context's tables; 0, or -1 (out of memory, c->oom set). */
+static int ctx_append(struct report_ctx *c, struct rtable *t)
 {
 	if (c->ntables == c->tables_cap) {
 		size_t cap = c->tables_cap ? c->tables_cap * 2 : 16;
-		struct rtable **t = realloc(c->tables, cap * sizeof(*t));
-		if (!t) {
+		struct rtable **v = realloc(c->tables, cap * sizeof(*v));
+		if (!v) {
 			c->oom = true;
-			return NULL;
+			return -1;
 		}
-		c->tables = t;
+		c->tables = v;
 		c->tables_cap = cap;
 	}
+	c->tables[c->ntables++] = t;
+	return 0;
+}
+
+static struct rtable *ctx_table(struct report_ctx *c, const char *view, const char *title)
+{
 	struct rtable *t = rtable_new(view, title);
 	if (!t) {
 		c->oom = true;
 		return NULL;
 	}
-	c->tables[c->ntables++] = t;
+	if (ctx_append(c, t) != 0) {
+		rtable_free(t);
+		return NULL;
+	}
 	return t;
 }
 
@@ -78,6 +94,90 @@ int report_ctx_init(struct report_ctx *c, const struct model *m, const struct re
 		return OPSCOPE_ENOMEM;
 	}
 	return 0;
+}
+
+/* One view run by report_run_views: a shallow copy of the context, with its own tables. */
+struct view_job {
+	const struct report_view *view;
+	struct report_ctx ctx;
+	int rc;
+};
+
+struct view_pool {
+	struct view_job *jobs;
+	size_t njobs;
+	atomic_size_t next; /* the next job to take */
+};
+
+static void *view_worker(void *arg)
+{
+	struct view_pool *p = arg;
+	for (size_t i; (i = atomic_fetch_add(&p->next, 1)) < p->njobs;) {
+		struct view_job *j = &p->jobs[i];
+		j->rc = j->view->fn(&j->ctx);
+		if (j->rc == 0 && j->ctx.oom)
+			j->rc = OPSCOPE_ENOMEM;
+	}
+	return NULL;
+}
+
+int report_run_views(struct report_ctx *c, bool (*want)(const char *view, void *arg), void *arg)
+{
+	size_t n = 0;
+	for (const struct report_view *v = report_views; v->name; v++)
+		n += !want || want(v->name, arg);
+	struct view_pool pool = { calloc(n ? n : 1, sizeof(struct view_job)), n, 0 };
+	if (!pool.jobs)
+		return OPSCOPE_ENOMEM;
+	size_t k = 0;
+	for (const struct report_view *v = report_views; v->name; v++) {
+		if (want && !want(v->name, arg))
+			continue;
+		pool.jobs[k].view = v;
+		pool.jobs[k].ctx = *c;
+		pool.jobs[k].ctx.tables = NULL;
+		pool.jobs[k].ctx.ntables = pool.jobs[k].ctx.tables_cap = 0;
+		pool.jobs[k].ctx.oom = false;
+		k++;
+	}
+	/* the views only read the model and the context: as many at once as there are CPUs
+	 * (the calling thread is one of them); a thread that cannot start leaves its share to
+	 * the others */
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t want_threads = cpus > 1 ? (size_t)cpus - 1 : 0;
+	if (want_threads > REPORT_MAX_THREADS)
+		want_threads = REPORT_MAX_THREADS;
+	if (want_threads > n - (n > 0))
+		want_threads = n - (n > 0);
+	pthread_t tid[REPORT_MAX_THREADS];
+	size_t started = 0;
+	while (started < want_threads &&
+	       pthread_create(&tid[started], NULL, view_worker, &pool) == 0)
+		started++;
+	view_worker(&pool);
+	for (size_t i = 0; i < started; i++)
+		pthread_join(tid[i], NULL);
+	int rc = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct view_job *j = &pool.jobs[i];
+		if (j->rc && !rc)
+			rc = j->rc;
+		for (size_t t = 0; t < j->ctx.ntables; t++) {
+			if (rc == 0 && ctx_append(c, j->ctx.tables[t]) == 0)
+				continue;
+			rtable_free(j->ctx.tables[t]);
+		}
+		free(j->ctx.tables);
+	}
+	free(pool.jobs);
+	if (rc == 0 && c->oom)
+		rc = OPSCOPE_ENOMEM;
+	return rc;
+}
+
+bool report_view_listed(const char *view, void *list)
+{
+	return !list || strlist_has(list, view, strlen(view));
 }
 
 void report_ctx_free(struct report_ctx *c)
@@ -465,6 +565,18 @@ static bool is_comm_host(const struct model *m, uint8_t cat, uint32_t name)
 	return name_has_ci(s, "allreduce") || name_has_ci(s, "broadcast") || name_has_ci(s, "rpc");
 }
 
+/* is_comm_host through a cache of the answer per Operator name (0: not asked yet, 1: no,
+ * 2: yes): the names are few, the ranges asking (and their ancestors) many. Without a cache
+ * (out of memory) every range asks. */
+static bool comm_host_cached(const struct model *m, uint8_t *by_name, uint8_t cat, uint32_t name)
+{
+	if (cat != OPSCOPE_CAT_OPERATOR || !by_name || name >= m->nstrings)
+		return is_comm_host(m, cat, name);
+	if (!by_name[name])
+		by_name[name] = is_comm_host(m, cat, name) ? 2 : 1;
+	return by_name[name] == 2;
+}
+
 /* Paddle's distributed ranges, not merged: host communication ranges (category
  * Communication, or an Operator named like allreduce / broadcast / rpc); GPU communication
  * (NCCL kernels, and every kernel launched from inside a host communication range); GPU
@@ -473,6 +585,7 @@ static void comm_sets(const struct report_ctx *c, struct ivec *cpu_comm, struct 
 		      struct ivec *comp)
 {
 	const struct model *m = c->m;
+	uint8_t *by_name = calloc(m->nstrings ? m->nstrings : 1, 1);
 	/* host side: communication ranges, and the kernels launched under them */
 	for (uint32_t tt = 0; tt < m->ntracks; tt++) {
 		const struct model_track *tr = &m->tracks[tt];
@@ -480,7 +593,8 @@ static void comm_sets(const struct report_ctx *c, struct ivec *cpu_comm, struct 
 			continue;
 		const struct tree_track *tk = &c->tree.tracks[tt];
 		for (uint64_t i = 0; i < tr->nranges; i++) {
-			if (is_comm_host(m, tr->ranges.category[i], tr->ranges.name[i]))
+			if (comm_host_cached(m, by_name, tr->ranges.category[i],
+					     tr->ranges.name[i]))
 				ivec_push(cpu_comm, tr->ranges.start_ns[i],
 					  tr->ranges.start_ns[i] + tr->ranges.dur_ns[i]);
 			if (!tree_is_runtime(tr->ranges.category[i]))
@@ -488,8 +602,8 @@ static void comm_sets(const struct report_ctx *c, struct ivec *cpu_comm, struct 
 			bool under_comm = false;
 			for (uint64_t p = tk->parent[i]; p != MODEL_NONE && !under_comm;
 			     p = tk->parent[p])
-				under_comm =
-					is_comm_host(m, tr->ranges.category[p], tr->ranges.name[p]);
+				under_comm = comm_host_cached(m, by_name, tr->ranges.category[p],
+							      tr->ranges.name[p]);
 			for (uint32_t l = tk->launches[i]; l != TREE_NONE;
 			     l = c->tree.launches[l].next) {
 				const struct tree_launch *L = &c->tree.launches[l];
@@ -518,6 +632,7 @@ static void comm_sets(const struct report_ctx *c, struct ivec *cpu_comm, struct 
 			ivec_push(cat == OPSCOPE_CAT_COMMUNICATION ? gpu_comm : comp, s, e);
 		}
 	}
+	free(by_name);
 }
 
 static int view_distributed(struct report_ctx *c)
@@ -599,8 +714,9 @@ static int64_t sort_value(const struct agg_item *it, enum report_sort s)
 	return it->cpu;
 }
 
-static const struct agg *sort_agg;
-static enum report_sort sort_key;
+/* qsort's comparison takes no context: per thread, since views run in parallel */
+static _Thread_local const struct agg *sort_agg;
+static _Thread_local enum report_sort sort_key;
 
 static int item_cmp(const void *x, const void *y)
 {

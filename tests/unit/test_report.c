@@ -97,14 +97,25 @@ static int64_t total_of(const struct rtable *t, const char *key)
 	return -1;
 }
 
+/* Every view, run side by side as `opscope report` runs them; their tables must come out in
+ * the order of report_views whichever view finished first. */
 static struct report_ctx *run(struct model *m, struct report_opts *o)
 {
 	static struct report_ctx c;
 	if (report_ctx_init(&c, m, o) != 0)
 		return NULL;
-	for (const struct report_view *v = report_views; v->name; v++)
-		if (v->fn(&c) != 0)
+	if (report_run_views(&c, NULL, NULL) != 0)
+		return NULL;
+	const struct report_view *v = report_views;
+	for (size_t i = 0; i < c.ntables; i++) {
+		while (v->name && strcmp(v->name, c.tables[i]->view) != 0)
+			v++;
+		if (!v->name) {
+			fprintf(stderr, "table %zu (%s) out of the views' order\n", i,
+				c.tables[i]->view);
 			return NULL;
+		}
+	}
 	return &c;
 }
 
