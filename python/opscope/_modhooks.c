@@ -14,8 +14,8 @@
  *     a range is ended only in the session that began it, and a post-hook pops down to its own
  *     module's entry, so a module whose forward raised (no post-hook) does not shift the
  *     ranges of the modules around it;
- *   - a type's range names are made once and kept with a reference to the type, so the
- *     address of a name stays valid and the runtime's address cache finds it.
+ *   - a type's range names are interned once (ids name their string for the life of the
+ *     process) and kept with a reference to the type, so its address is never another's.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -23,9 +23,6 @@
 #include <pthread.h>
 
 #include "_opscope.h"
-
-#define CAT_USER_DEFINED 7
-#define CAT_FORWARD	 9
 
 struct mh_frame {
 	PyObject *module; /* borrowed: only compared, never dereferenced */
@@ -70,8 +67,8 @@ static struct mh_stack *mh_stack_get(void)
 
 struct mh_names {
 	PyTypeObject *type; /* strong */
-	char *forward;	    /* "forward: <class>" */
-	char *module;	    /* "nn.Module: <class>" */
+	uint32_t forward;   /* interned "forward: <class>" */
+	uint32_t module;    /* interned "nn.Module: <class>" */
 };
 
 static struct mh_names *mh_table;
@@ -83,15 +80,18 @@ static size_t mh_slot(PyTypeObject *type, size_t cap)
 	return (size_t)((p >> 4) ^ (p >> 12)) & (cap - 1);
 }
 
-static char *mh_concat(const char *prefix, const char *name)
+/* The interned id of prefix + name; 0 when out of memory. */
+static uint32_t mh_intern(const char *prefix, const char *name)
 {
 	size_t a = strlen(prefix), b = strlen(name);
 	char *s = malloc(a + b + 1);
-	if (s) {
-		memcpy(s, prefix, a);
-		memcpy(s + a, name, b + 1);
-	}
-	return s;
+	if (!s)
+		return 0;
+	memcpy(s, prefix, a);
+	memcpy(s + a, name, b + 1);
+	uint32_t id = rt.string_id(s, a + b);
+	free(s);
+	return id;
 }
 
 static int mh_table_grow(void)
@@ -130,12 +130,9 @@ static const struct mh_names *mh_names_of(PyTypeObject *type)
 	const char *dot = strrchr(name, '.');
 	if (dot)
 		name = dot + 1;
-	struct mh_names n = { type, mh_concat("forward: ", name), mh_concat("nn.Module: ", name) };
-	if (!n.forward || !n.module) {
-		free(n.forward);
-		free(n.module);
+	struct mh_names n = { type, mh_intern("forward: ", name), mh_intern("nn.Module: ", name) };
+	if (!n.forward || !n.module)
 		return NULL;
-	}
 	Py_INCREF(type);
 	size_t j = mh_slot(type, mh_table_cap);
 	while (mh_table[j].type)
@@ -176,9 +173,10 @@ static PyObject *mh_pre(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 	uint64_t w = mh_word();
 	if (w) {
 		const struct mh_names *n = mh_names_of(Py_TYPE(args[0]));
-		if (n)
-			rt.range_begin(s->depth == 0 ? CAT_FORWARD : CAT_USER_DEFINED,
-				       s->depth == 0 ? n->forward : n->module);
+		if (n && s->depth == 0)
+			rt.range_begin_id(OPSCOPE_CAT_FORWARD, n->forward);
+		else if (n)
+			rt.range_begin_id(OPSCOPE_CAT_USER_DEFINED, n->module);
 		else
 			w = 0;
 	}

@@ -39,8 +39,9 @@
 /* ---------------------------------------------------------------------------------------- */
 /* The runtime that records. This module carries its own (hidden) copy of the runtime, but
  * under `opscope record` a libopscope.so is preloaded and already recording into the file
- * of the process: then the range functions below go to that one, found with
- * dlsym(RTLD_DEFAULT) (our copy's symbols are not exported, so a hit is the preloaded one). */
+ * of the process: then the range, step and profiler functions below go to that one, found
+ * with dlsym(RTLD_DEFAULT) (our copy's symbols are not exported, so a hit is the preloaded
+ * one). */
 
 struct py_runtime rt = {
 	.word = &opscope_recording_word,
@@ -141,10 +142,12 @@ static PyObject *py_recording_path(PyObject *mod, PyObject *unused)
 	(void)unused;
 	if (!rt.preloaded)
 		Py_RETURN_NONE;
-	const char *path = NULL;
-	Py_BEGIN_ALLOW_THREADS rt.session_flush();
-	path = rt.session_path();
-	Py_END_ALLOW_THREADS if (!path) Py_RETURN_NONE;
+	PyThreadState *ts = PyEval_SaveThread(); /* the flush waits for the writer */
+	rt.session_flush();
+	const char *path = rt.session_path();
+	PyEval_RestoreThread(ts);
+	if (!path)
+		Py_RETURN_NONE;
 	return PyUnicode_DecodeFSDefault(path);
 }
 
@@ -830,7 +833,8 @@ static PyObject *py_export_formats(PyObject *mod, PyObject *unused)
 
 static PyMethodDef module_methods[] = {
 	{ "session_start", (PyCFunction)(void (*)(void))py_session_start,
-	  METH_VARARGS | METH_KEYWORDS, "session_start(output=None) -> path" },
+	  METH_VARARGS | METH_KEYWORDS,
+	  "session_start(output=None, compression=None) -> path; compression: 'zstd' or 'none'" },
 	{ "session_stop", py_session_stop, METH_NOARGS, "stop the session, close its file" },
 	{ "session_flush", py_session_flush, METH_NOARGS, "write what is buffered" },
 	{ "session_active", py_session_active, METH_NOARGS, "True while a session records" },

@@ -155,9 +155,9 @@ out:
 
 /* Per-thread cache: pointer -> id, verified by comparing content with the interned copy,
  * because callers may reuse one buffer for different names. Big enough for the names and
- * argument values a framework passes again and again (the PyTorch observer: a few hundred
- * operator names and shape strings per training step). */
-#define INTERN_CACHE_BITS 12
+ * argument values a program passes again and again (NVTX ranges, Python ranges: a few
+ * hundred), small enough to give every recording thread one (16 KiB). */
+#define INTERN_CACHE_BITS 10
 #define INTERN_CACHE_SIZE (1u << INTERN_CACHE_BITS)
 
 struct intern_cache_entry {

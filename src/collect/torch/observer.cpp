@@ -16,7 +16,6 @@
 #include <ATen/core/ivalue.h>
 
 #include <atomic>
-#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -160,8 +159,7 @@ void format_inputs(const c10::ArrayRef<const c10::IValue> &inputs, std::string &
  * The formatted inputs of the calls a thread has seen, keyed by their signature (per input:
  * a tag with the dtype and rank, then the sizes). A training loop calls the same operators
  * with the same shapes step after step, so after the first step a call costs a walk over its
- * inputs and a compare, not the formatting. The runtime interns the strings by address
- * (checking the content), so an entry's strings are handed over as they are.
+ * inputs and a compare, not the formatting: an entry keeps the interned ids of its strings.
  */
 constexpr size_t SIG_MAX = 48; /* longer signatures are formatted every time */
 constexpr size_t SHAPE_CACHE_SLOTS = 512;
@@ -294,7 +292,8 @@ const name_entry *name_of(const at::RecordFunction &fn)
 		cache.reset(new name_cache);
 	const char *name = fn.name();
 	size_t len = std::strlen(name);
-	size_t a = (size_t)(((uint64_t)(uintptr_t)name * 0x9e3779b97f4a7c15ull) >> (64 - NAME_CACHE_BITS));
+	uint64_t p = (uint64_t)(uintptr_t)name * 0x9e3779b97f4a7c15ull;
+	size_t a = (size_t)(p >> (64 - NAME_CACHE_BITS));
 	name_entry *e = cache->by_address[a];
 	if (cache->by_address_ptr[a] == name && same(e, name, len))
 		return e;
