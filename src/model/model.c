@@ -1495,23 +1495,23 @@ uint64_t model_nest_track(struct model *m, uint32_t track)
 	uint64_t n = t->nranges;
 	if (n == 0)
 		return 0;
-	/* order: start ascending, then longer first (a parent before its children) */
-	struct sort_key *k = malloc(n * sizeof(*k));
-	if (!k) {
-		m->oom = true;
-		return 0;
-	}
+	/* order: start ascending, then longer first (a parent before its children); recorded
+	 * and most imported tracks are in that order already, and then no keys are made */
 	bool sorted = true;
-	for (uint64_t i = 0; i < n; i++) {
-		k[i] = (struct sort_key){ r->start_ns[i], (uint64_t)(INT64_MAX - r->dur_ns[i]), i };
-		if (i && sort_key_cmp(&k[i - 1], &k[i]) > 0)
-			sorted = false;
-	}
-	if (sorted) {
-		free(k);
-	} else {
+	for (uint64_t i = 1; i < n && sorted; i++)
+		sorted = r->start_ns[i - 1] < r->start_ns[i] ||
+			 (r->start_ns[i - 1] == r->start_ns[i] && r->dur_ns[i - 1] >= r->dur_ns[i]);
+	if (!sorted) {
+		struct sort_key *k = malloc(n * sizeof(*k));
+		if (!k) {
+			m->oom = true;
+			return 0;
+		}
+		for (uint64_t i = 0; i < n; i++)
+			k[i] = (struct sort_key){ r->start_ns[i],
+						  (uint64_t)(INT64_MAX - r->dur_ns[i]), i };
 		qsort(k, n, sizeof(*k), sort_key_cmp);
-		permute_ranges(m, track, k);
+		permute_ranges(m, track, k); /* frees k */
 	}
 	/* depth = number of open ranges that contain the start; ends of open ranges on a stack */
 	uint64_t cap = 64, top = 0, overlaps = 0;
