@@ -157,6 +157,57 @@ TEST(events_args_and_names)
 	model_free(m);
 }
 
+/* The id-level calls: ids interned before any session name their strings in every session,
+ * and the events they make load like the string-level ones. */
+TEST(interned_ids_across_sessions)
+{
+	uint32_t name = opscope_string_id("aten::mm", 8);
+	uint32_t key_seq = opscope_string_id("Sequence number", 15);
+	uint32_t key_dims = opscope_string_id("Input Dims", 10);
+	uint32_t dims = opscope_string_id("[[4, 8], [8, 8]]", 16);
+	REQUIRE(name && key_seq && key_dims && dims);
+	CHECK_EQ_U(opscope_string_id("aten::mm", 8), name); /* by content */
+	for (int round = 1; round <= 2; round++) {
+		char file[64];
+		snprintf(file, sizeof(file), "ids%d.opscope", round);
+		struct opscope_options o = { .output = tmp_path(file) };
+		REQUIRE(opscope_session_start(&o) == 0);
+		for (int i = 0; i < 3; i++) {
+			opscope_range_begin_id(OPSCOPE_CAT_OPERATOR, name);
+			opscope_arg_int_id(key_seq, 100 * round + i);
+			opscope_arg_string_id(key_dims, dims);
+			opscope_range_end();
+		}
+		REQUIRE(opscope_session_stop() == 0);
+		opscope_range_begin_id(OPSCOPE_CAT_OPERATOR, name); /* no session: nothing */
+		opscope_range_end();
+
+		struct model *m = load(tmp_path(file));
+		REQUIRE(m);
+		CHECK_EQ_U(model_count_ranges(m, "aten::mm"), 3);
+		int checked = 0;
+		for (uint32_t t = 0; t < m->ntracks; t++) {
+			const struct model_ranges *r = &m->tracks[t].ranges;
+			for (uint64_t i = 0; i < m->tracks[t].nranges; i++) {
+				if (strcmp(model_str(m, r->name[i]), "aten::mm") != 0)
+					continue;
+				CHECK_EQ_U(r->category[i], OPSCOPE_CAT_OPERATOR);
+				REQUIRE(r->nargs[i] == 2);
+				uint64_t a = r->first_arg[i];
+				CHECK_STR(model_str(m, m->args.key[a]), "Sequence number");
+				CHECK_EQ_U(m->args.type[a], MODEL_ARG_I64);
+				CHECK_EQ_I((int64_t)m->args.bits[a], 100 * round + checked);
+				CHECK_STR(model_str(m, m->args.key[a + 1]), "Input Dims");
+				CHECK_STR(model_str(m, (uint32_t)m->args.bits[a + 1]),
+					  "[[4, 8], [8, 8]]");
+				checked++;
+			}
+		}
+		CHECK_EQ_U(checked, 3);
+		model_free(m);
+	}
+}
+
 /* Several sessions in one process: each file holds only its own events. */
 TEST(restart_sessions)
 {
@@ -290,6 +341,7 @@ int main(void)
 		{ "bare_steps_are_closed_at_stop", test_bare_steps_are_closed_at_stop },
 		{ "events_args_and_names", test_events_args_and_names },
 		{ "eight_threads_million_ranges", test_eight_threads_million_ranges },
+		{ "interned_ids_across_sessions", test_interned_ids_across_sessions },
 		{ "restart_sessions", test_restart_sessions },
 		{ "fork_child_has_own_file", test_fork_child_has_own_file },
 		{ "flush_makes_events_visible", test_flush_makes_events_visible },
