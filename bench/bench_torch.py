@@ -21,6 +21,10 @@ Two measurements, both reported:
   Short windows, like a schedule's active steps; memory freed by one window is reused by the
   next.
 
+Both also report a median-step ratio: every step timed on its own, the median step over the
+unprofiled one: the steady cost of a step, without the first steps after a set-up, a step
+preempted on this VM, or the occasional step where a profiler grows its storage (the ratios
+above, from whole rounds, include all of these and are the figures).
 glibc's heap trimming adds noise of its own: depending on the heap's layout a process takes 0
 or ~600 page faults per step (the activations cross malloc's mmap threshold) with or without
 a profiler, so every process runs with the thresholds pinned (MALLOC_TRIM_THRESHOLD_ and
@@ -72,8 +76,8 @@ def training_step():
 
 def one_round(step, mode, outdir, rounds=1):
     """`rounds` rounds of STEPS steps under `mode`, the profiler set up before and torn down
-    after: (median seconds per step of the rounds, post-processing seconds, events, minor
-    page faults per step)."""
+    after: (median over the rounds of a round's seconds per step, post-processing seconds,
+    events, minor page faults per step, the median single step's seconds)."""
     import opscope
     from opscope import torch_hooks
 
@@ -88,11 +92,13 @@ def one_round(step, mode, outdir, rounds=1):
         ctx = tp.profile(activities=[tp.ProfilerActivity.CPU], record_shapes=mode.endswith("sh"))
         ctx.__enter__()
     f0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-    times = []
+    times, steps = [], []
     for _ in range(rounds):
         t0 = time.perf_counter()
         for _ in range(STEPS):
+            s0 = time.perf_counter()
             step()
+            steps.append(time.perf_counter() - s0)
         t1 = time.perf_counter()
         times.append((t1 - t0) / STEPS)
     faults = (resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0) / (STEPS * rounds)
@@ -107,7 +113,7 @@ def one_round(step, mode, outdir, rounds=1):
         ctx.key_averages()
         post = time.perf_counter() - t1
         events = len(ctx.events())
-    return statistics.median(times), post, events, faults
+    return statistics.median(times), post, events, faults, statistics.median(steps)
 
 
 def worker(mode):
@@ -115,7 +121,8 @@ def worker(mode):
     for _ in range(20):
         step()
     r = one_round(step, mode, tempfile.mkdtemp(), rounds=7)
-    print(json.dumps({"step_s": r[0], "post_s": r[1], "events": r[2], "faults": r[3]}))
+    print(json.dumps({"step_s": r[0], "post_s": r[1], "events": r[2], "faults": r[3],
+                      "median_step_s": r[4]}))
 
 
 def continuous(processes):
@@ -138,6 +145,8 @@ def continuous(processes):
                 r["post_s"] * 1e6 / r["events"] for r in runs[mode]) if runs[mode][0]["events"] else 0.0,
             "events": runs[mode][0]["events"],
             "faults_per_step": statistics.median(r["faults"] for r in runs[mode]),
+            "median_step_ratio": statistics.median(r["median_step_s"] for r in runs[mode]) /
+            statistics.median(r["median_step_s"] for r in runs["none"]),
         }
     return res
 
@@ -165,6 +174,8 @@ def windows(rounds):
                 r[1] * 1e6 / r[2] for r in runs[mode]) if runs[mode][0][2] else 0.0,
             "events": runs[mode][0][2],
             "faults_per_step": statistics.median(r[3] for r in runs[mode]),
+            "median_step_ratio": statistics.median(
+                r[4] / n[4] for r, n in zip(runs[mode], runs["none"])),
         }
     return res
 
@@ -225,9 +236,10 @@ def show(title, res):
     print(title)
     for mode in MODES:
         r = res[mode]
-        print("  %-13s step %.3f ms  ratio %.3f %s  post %.3f us/event  events %d  "
-              "page faults/step %.1f" % (mode, r["step_s"] * 1e3, r["ratio"], r["spread"],
-                                         r["post_us_per_event"], r["events"], r["faults_per_step"]))
+        print("  %-13s step %.3f ms  ratio %.3f %s  median-step ratio %.3f  post %.3f us/event  "
+              "events %d  page faults/step %.1f" % (
+                  mode, r["step_s"] * 1e3, r["ratio"], r["spread"], r["median_step_ratio"],
+                  r["post_us_per_event"], r["events"], r["faults_per_step"]))
 
 
 def main():
@@ -251,6 +263,9 @@ def main():
         "torch_window_ratio_opscope": round(win["opscope"]["ratio"], 3),
         "torch_window_ratio_torchprof": round(win["torchprof"]["ratio"], 3),
         "torch_window_ratio_torchprof_shapes": round(win["torchprof+sh"]["ratio"], 3),
+        "torch_median_step_ratio": {
+            kind: {mode: round(res[mode]["median_step_ratio"], 3) for mode in MODES[1:]}
+            for kind, res in (("continuous", cont), ("windows", win))},
         "torch_post_us_per_event_opscope": round(cont["opscope"]["post_us_per_event"], 3),
         "torch_post_us_per_event_torchprof": round(cont["torchprof+sh"]["post_us_per_event"], 3),
     }
