@@ -892,7 +892,8 @@ PyMODINIT_FUNC PyInit__opscope(void)
 		return NULL;
 	if (PyModule_AddFunctions(m, module_methods) != 0 ||
 	    PyModule_AddFunctions(m, pyfunc_methods) != 0 ||
-	    PyModule_AddFunctions(m, modhooks_methods) != 0 || pyfunc_init(m) != 0)
+	    PyModule_AddFunctions(m, modules_methods) != 0 || pyfunc_init(m) != 0 ||
+	    modules_init(m) != 0)
 		goto fail;
 	Py_INCREF(&ProfilerType);
 	if (PyModule_AddObject(m, "Profiler", (PyObject *)&ProfilerType) != 0) {

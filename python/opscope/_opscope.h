@@ -1,6 +1,6 @@
 /*
  * _opscope.h: what the C files of the extension module share: the function profiler
- * (_pyfunc.c) and the nn.Module hooks (_modhooks.c) expose their module methods to the module
+ * (_pyfunc.c) and the nn.Module call ranges (_modules.c) expose their module methods to the module
  * table in _opscope.c.
  */
 #ifndef OPSCOPE_PYTHON_OPSCOPE_H
@@ -56,8 +56,10 @@ int py_rt_recording(void);
 
 /* Module methods of the function profiler, ending with a NULL entry. */
 extern PyMethodDef pyfunc_methods[];
-/* Module methods of the nn.Module hooks (_modhooks.c), ending with a NULL entry. */
-extern PyMethodDef modhooks_methods[];
+/* Module methods of the nn.Module call ranges (_modules.c), ending with a NULL entry, and
+ * the setup of its ModuleCall type; 0 or -1 with an exception set. */
+extern PyMethodDef modules_methods[];
+int modules_init(PyObject *module);
 /* Ready the function profiler's types; 0 or -1 with an exception set. */
 int pyfunc_init(PyObject *module);
 

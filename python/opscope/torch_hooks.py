@@ -8,7 +8,7 @@ program imports torch, or by hand) records into the session that is running:
   shapes and dtypes); torch's own labels give the Dataloader (``enumerate(DataLoader)...``)
   and Optimization (``Optimizer.step#...``, ``Optimizer.zero_grad#...``) phases;
 - Forward: the outermost ``nn.Module`` call of each thread, and the module hierarchy (one range
-  per module call, named after the module's class);
+  per module call, named after the module's class), by a C wrapper of ``nn.Module.__call__``;
 - Backward: ``torch.autograd.backward`` (``loss.backward()`` goes through it);
 - a ProfileStep per batch: each ``next()`` on a DataLoader iterator ends the step before it
   (with its batch size as ``num_samples``) and begins the next; the end of the data ends the
@@ -74,12 +74,12 @@ def _install_steps(torch):
 
 
 def _install_modules(torch):
-    # the hooks are C functions of the extension (_modhooks.c): a Python hook around every
-    # module call costs more than the rest of the capture together
-    from torch.nn.modules import module
-
-    _undo.append(module.register_module_forward_pre_hook(_opscope.module_pre_hook).remove)
-    _undo.append(module.register_module_forward_hook(_opscope.module_post_hook).remove)
+    # a C wrapper in place of Module.__call__ (_modules.c): global forward hooks would send
+    # every module call down the slow path of Module._call_impl
+    module = torch.nn.Module
+    orig = module.__call__
+    module.__call__ = _opscope.ModuleCall(orig)
+    _undo.append(lambda: setattr(module, "__call__", orig))
 
 
 def _install_backward(torch):

@@ -98,9 +98,10 @@ def test_dataloader_workers(tmp_path, cli):
     assert "aten::stack" in ops and ops["aten::stack"]["calls"] >= 29 * 2
 
 
-def test_module_hooks_survive_a_raising_module(tmp_path):
-    """A module whose forward raises never gets its post-hook: the C hooks must still end the
-    ranges of the modules around it, and the thread's module stack must come back empty."""
+def test_module_ranges_end_when_a_module_raises(tmp_path):
+    """A module whose forward raises still ends its range (the C wrapper of Module.__call__
+    ends it in the frame that began it): the ranges of the modules around it keep their
+    nesting, and the thread's module depth comes back to 0."""
     import opscope
     from opscope import _opscope, torch_hooks
 
@@ -128,11 +129,19 @@ def test_module_hooks_survive_a_raising_module(tmp_path):
         for _ in range(3):
             model(torch.ones(2, 4))
             assert _opscope.module_depth() == 0
+        with pytest.raises(ValueError):
+            Boom()(torch.ones(1))
+        assert _opscope.module_depth() == 0
     finally:
         _opscope.session_stop()
+        torch_hooks.uninstall()
+    assert not isinstance(torch.nn.Module.__dict__["__call__"], _opscope.ModuleCall)
     rows = _opscope.read_ranges(str(out))
     outer = [r for r in rows if r[0] == "forward: Outer"]
-    inner = [r for r in rows if r[0] in ("nn.Module: Boom", "nn.Module: Linear")]
-    assert len(outer) == 3 and len(inner) == 6
-    for name, cat, tid, start, dur, depth in inner:  # each inside one of the Outer calls
-        assert any(o[3] <= start and start + dur <= o[3] + o[4] for o in outer)
+    boom = [r for r in rows if r[0] == "nn.Module: Boom"]
+    lin = [r for r in rows if r[0] == "nn.Module: Linear"]
+    assert len(outer) == 3 and len(boom) == 3 and len(lin) == 3
+    assert len([r for r in rows if r[0] == "forward: Boom"]) == 1  # the bare call, outermost
+    for o, b, l in zip(outer, boom, lin):  # (name, cat, tid, start, dur, depth)
+        assert o[3] <= b[3] and b[3] + b[4] <= l[3] and l[3] + l[4] <= o[3] + o[4]
+        assert b[5] == l[5] == o[5] + 1

@@ -1,0 +1,245 @@
+/*
+ * _modules.c: nn.Module calls as ranges, for the PyTorch capture (opscope.torch_hooks).
+ * torch_hooks puts a ModuleCall object in place of torch.nn.Module.__call__: it begins a range,
+ * calls the original __call__ and ends the range, in C. Global forward hooks, the other way in,
+ * cost more than the ranges: any global hook sends every module call down the slow path of
+ * Module._call_impl (Python loops over the hooks; ~1 % of the example's training step,
+ * bench/bench_torch.py), and a module whose forward raises never reaches its post-hook.
+ *
+ * The outermost module call of a thread is its Forward phase ("forward: Net"); module calls
+ * inside it are "nn.Module: Conv2d" ranges, so the module hierarchy nests like the calls.
+ *
+ * Invariants:
+ *   - the wrapper runs with the GIL held; the depth is per thread, the table of names is
+ *     touched only under the GIL;
+ *   - a call ends its range in the same C frame that began it, exception or not, and only
+ *     in the session that began it (the recording word is kept for the call);
+ *   - a type's range names are interned once (ids name their string for the life of the
+ *     process) and kept with a reference to the type, so its address is never another's.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "_opscope.h"
+
+/* Module calls open on this thread: the outermost one is the Forward phase. */
+static __thread size_t mh_depth;
+
+/* ---------------------------------------------------------------------------------------- */
+/* Range names per module type: an open-addressing table, under the GIL. */
+
+struct mh_names {
+	PyTypeObject *type; /* strong */
+	uint32_t forward;   /* interned "forward: <class>" */
+	uint32_t module;    /* interned "nn.Module: <class>" */
+};
+
+static struct mh_names *mh_table;
+static size_t mh_table_cap, mh_table_n;
+
+static size_t mh_slot(PyTypeObject *type, size_t cap)
+{
+	uintptr_t p = (uintptr_t)type;
+	return (size_t)((p >> 4) ^ (p >> 12)) & (cap - 1);
+}
+
+/* The interned id of prefix + name; 0 when out of memory. */
+static uint32_t mh_intern(const char *prefix, const char *name)
+{
+	size_t a = strlen(prefix), b = strlen(name);
+	char *s = malloc(a + b + 1);
+	if (!s)
+		return 0;
+	memcpy(s, prefix, a);
+	memcpy(s + a, name, b + 1);
+	uint32_t id = rt.string_id(s, a + b);
+	free(s);
+	return id;
+}
+
+static int mh_table_grow(void)
+{
+	size_t cap = mh_table_cap ? mh_table_cap * 2 : 64;
+	struct mh_names *t = calloc(cap, sizeof *t);
+	if (!t)
+		return -1;
+	for (size_t i = 0; i < mh_table_cap; i++) {
+		if (!mh_table[i].type)
+			continue;
+		size_t j = mh_slot(mh_table[i].type, cap);
+		while (t[j].type)
+			j = (j + 1) & (cap - 1);
+		t[j] = mh_table[i];
+	}
+	free(mh_table);
+	mh_table = t;
+	mh_table_cap = cap;
+	return 0;
+}
+
+/* The names of `type`, made on first use; NULL when out of memory. */
+static const struct mh_names *mh_names_of(PyTypeObject *type)
+{
+	if (mh_table_cap) {
+		for (size_t j = mh_slot(type, mh_table_cap); mh_table[j].type;
+		     j = (j + 1) & (mh_table_cap - 1))
+			if (mh_table[j].type == type)
+				return &mh_table[j];
+	}
+	if ((mh_table_n + 1) * 2 > mh_table_cap && mh_table_grow() != 0)
+		return NULL;
+	/* the class name as type(m).__name__ gives it: the part after the last dot */
+	const char *name = type->tp_name;
+	const char *dot = strrchr(name, '.');
+	if (dot)
+		name = dot + 1;
+	struct mh_names n = { type, mh_intern("forward: ", name), mh_intern("nn.Module: ", name) };
+	if (!n.forward || !n.module)
+		return NULL;
+	Py_INCREF(type);
+	size_t j = mh_slot(type, mh_table_cap);
+	while (mh_table[j].type)
+		j = (j + 1) & (mh_table_cap - 1);
+	mh_table[j] = n;
+	mh_table_n++;
+	return &mh_table[j];
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* The wrapper. */
+
+typedef struct {
+	PyObject_HEAD PyObject *orig; /* the __call__ it replaces (strong) */
+	vectorcallfunc vectorcall;
+} ModuleCall;
+
+static uint64_t mh_word(void)
+{
+	uint64_t w = __atomic_load_n(rt.word, __ATOMIC_RELAXED);
+	return (w & 1u) ? w : 0;
+}
+
+/* ModuleCall(module, *args, **kwargs): module.__call__ with a range around it. As a method
+ * descriptor the interpreter calls it with the module first and makes no bound method. */
+static PyObject *mc_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf,
+			       PyObject *kwnames)
+{
+	ModuleCall *mc = (ModuleCall *)callable;
+	Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+	uint64_t w = nargs > 0 ? mh_word() : 0;
+	if (w) {
+		const struct mh_names *n = mh_names_of(Py_TYPE(args[0]));
+		if (n && mh_depth == 0)
+			rt.range_begin_id(OPSCOPE_CAT_FORWARD, n->forward);
+		else if (n)
+			rt.range_begin_id(OPSCOPE_CAT_USER_DEFINED, n->module);
+		else
+			w = 0;
+	}
+	mh_depth++;
+	PyObject *res = PyObject_Vectorcall(mc->orig, args, nargsf, kwnames);
+	mh_depth--;
+	if (w && mh_word() == w)
+		rt.range_end();
+	return res;
+}
+
+static PyObject *mc_descr_get(PyObject *self, PyObject *obj, PyObject *type)
+{
+	(void)type;
+	if (!obj) {
+		Py_INCREF(self);
+		return self;
+	}
+	return PyMethod_New(self, obj);
+}
+
+static PyObject *mc_new(PyTypeObject *type, PyObject *args, PyObject *kw)
+{
+	PyObject *orig;
+	if (kw && PyDict_GET_SIZE(kw)) {
+		PyErr_SetString(PyExc_TypeError, "ModuleCall(orig) takes no keywords");
+		return NULL;
+	}
+	if (!PyArg_ParseTuple(args, "O:ModuleCall", &orig))
+		return NULL;
+	if (!PyCallable_Check(orig)) {
+		PyErr_SetString(PyExc_TypeError, "ModuleCall(orig): orig must be callable");
+		return NULL;
+	}
+	ModuleCall *mc = (ModuleCall *)type->tp_alloc(type, 0);
+	if (!mc)
+		return NULL;
+	Py_INCREF(orig);
+	mc->orig = orig;
+	mc->vectorcall = mc_vectorcall;
+	return (PyObject *)mc;
+}
+
+static void mc_dealloc(PyObject *self)
+{
+	ModuleCall *mc = (ModuleCall *)self;
+	PyObject_GC_UnTrack(self);
+	Py_CLEAR(mc->orig);
+	Py_TYPE(self)->tp_free(self);
+}
+
+static int mc_traverse(PyObject *self, visitproc visit, void *arg)
+{
+	Py_VISIT(((ModuleCall *)self)->orig);
+	return 0;
+}
+
+static PyObject *mc_orig(PyObject *self, void *closure)
+{
+	(void)closure;
+	PyObject *o = ((ModuleCall *)self)->orig;
+	Py_INCREF(o);
+	return o;
+}
+
+static PyGetSetDef mc_getset[] = {
+	{ "orig", mc_orig, NULL, "the __call__ this one wraps", NULL },
+	{ NULL, NULL, NULL, NULL, NULL },
+};
+
+static PyTypeObject ModuleCallType = {
+	PyVarObject_HEAD_INIT(NULL, 0).tp_name = "opscope._opscope.ModuleCall",
+	.tp_basicsize = sizeof(ModuleCall),
+	.tp_dealloc = mc_dealloc,
+	.tp_vectorcall_offset = offsetof(ModuleCall, vectorcall),
+	.tp_call = PyVectorcall_Call,
+	.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL |
+		    Py_TPFLAGS_METHOD_DESCRIPTOR,
+	.tp_traverse = mc_traverse,
+	.tp_descr_get = mc_descr_get,
+	.tp_getset = mc_getset,
+	.tp_new = mc_new,
+	.tp_doc = "ModuleCall(orig): nn.Module.__call__ with a range around each call "
+		  "(opscope.torch_hooks)",
+};
+
+/* The depth of this thread's module calls (for tests). */
+static PyObject *mh_module_depth(PyObject *self, PyObject *unused)
+{
+	(void)self;
+	(void)unused;
+	return PyLong_FromSize_t(mh_depth);
+}
+
+PyMethodDef modules_methods[] = {
+	{ "module_depth", mh_module_depth, METH_NOARGS, "open module calls of this thread" },
+	{ NULL, NULL, 0, NULL },
+};
+
+int modules_init(PyObject *module)
+{
+	if (PyType_Ready(&ModuleCallType) < 0)
+		return -1;
+	Py_INCREF(&ModuleCallType);
+	if (PyModule_AddObject(module, "ModuleCall", (PyObject *)&ModuleCallType) < 0) {
+		Py_DECREF(&ModuleCallType);
+		return -1;
+	}
+	return 0;
+}
