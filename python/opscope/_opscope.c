@@ -186,20 +186,11 @@ static PyObject *py_raise(int rc)
 static PyObject *py_session_start(PyObject *mod, PyObject *args, PyObject *kw)
 {
 	(void)mod;
-	static char *names[] = { "output", "compression", NULL };
-	const char *output = NULL, *compression = NULL;
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "|zz", names, &output, &compression))
+	static char *names[] = { "output", NULL };
+	const char *output = NULL;
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "|z", names, &output))
 		return NULL;
 	struct opscope_options o = { .output = output };
-	if (compression && strcmp(compression, "none") == 0) {
-		o.compression = OPSCOPE_COMPRESS_NONE;
-	} else if (compression && strcmp(compression, "zstd") == 0) {
-		o.compression = OPSCOPE_COMPRESS_ZSTD;
-	} else if (compression) {
-		PyErr_Format(PyExc_ValueError, "compression must be 'zstd' or 'none', not '%s'",
-			     compression);
-		return NULL;
-	}
 	int rc = opscope_session_start(&o);
 	if (rc != 0)
 		return py_raise(rc);
@@ -833,8 +824,7 @@ static PyObject *py_export_formats(PyObject *mod, PyObject *unused)
 
 static PyMethodDef module_methods[] = {
 	{ "session_start", (PyCFunction)(void (*)(void))py_session_start,
-	  METH_VARARGS | METH_KEYWORDS,
-	  "session_start(output=None, compression=None) -> path; compression: 'zstd' or 'none'" },
+	  METH_VARARGS | METH_KEYWORDS, "session_start(output=None) -> path" },
 	{ "session_stop", py_session_stop, METH_NOARGS, "stop the session, close its file" },
 	{ "session_flush", py_session_flush, METH_NOARGS, "write what is buffered" },
 	{ "session_active", py_session_active, METH_NOARGS, "True while a session records" },

@@ -102,7 +102,6 @@ def test_module_ranges_end_when_a_module_raises(tmp_path):
     """A module whose forward raises still ends its range (the C wrapper of Module.__call__
     ends it in the frame that began it): the ranges of the modules around it keep their
     nesting, and the thread's module depth comes back to 0."""
-    import opscope
     from opscope import _opscope, torch_hooks
 
     class Boom(torch.nn.Module):

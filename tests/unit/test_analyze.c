@@ -21,6 +21,7 @@
 #include "modelbuild.h"
 #include "report/table.h"
 #include "report/views.h"
+#include "reportcheck.h"
 
 static void nest(struct model *m)
 {
@@ -39,24 +40,10 @@ static uint64_t idx(const struct model *m, uint32_t t, const char *name, int64_t
 	return MODEL_NONE;
 }
 
-static struct report_ctx ctx;
-
 static struct report_ctx *run(struct model *m, struct report_opts *o)
 {
-	if (report_ctx_init(&ctx, m, o) != 0)
-		return NULL;
-	for (const struct report_view *v = report_views; v->name; v++)
-		if (v->fn(&ctx) != 0)
-			return NULL;
-	return &ctx;
-}
-
-static const struct rtable *find_table(const struct report_ctx *c, const char *view)
-{
-	for (size_t i = 0; i < c->ntables; i++)
-		if (strcmp(c->tables[i]->view, view) == 0)
-			return c->tables[i];
-	return NULL;
+	static struct report_ctx ctx;
+	return report_run_all(&ctx, m, o);
 }
 
 static int col(const struct rtable *t, const char *key)
@@ -84,14 +71,6 @@ static const struct rrow *row(const struct rtable *t, const char *key, const cha
 		    (!sec || cell_is(&t->rows[i].cells[s], sec)))
 			return &t->rows[i];
 	return NULL;
-}
-
-static int64_t total_of(const struct rtable *t, const char *key)
-{
-	for (int i = 0; i < t->ntotals; i++)
-		if (strcmp(t->totals[i].key, key) == 0)
-			return t->totals[i].v;
-	return -1;
 }
 
 /* ---------------------------------------------------------------------------------------- */

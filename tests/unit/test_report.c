@@ -34,6 +34,7 @@
 #include "modelbuild.h"
 #include "report/table.h"
 #include "report/views.h"
+#include "reportcheck.h"
 
 static const char hostile[] = "a\"b\n\x01\xff,c";
 
@@ -81,42 +82,10 @@ static const struct rrow *find_row(const struct rtable *t, int col, const char *
 	return NULL;
 }
 
-static const struct rtable *find_table(const struct report_ctx *c, const char *view)
-{
-	for (size_t i = 0; i < c->ntables; i++)
-		if (strcmp(c->tables[i]->view, view) == 0)
-			return c->tables[i];
-	return NULL;
-}
-
-static int64_t total_of(const struct rtable *t, const char *key)
-{
-	for (int i = 0; i < t->ntotals; i++)
-		if (strcmp(t->totals[i].key, key) == 0)
-			return t->totals[i].v;
-	return -1;
-}
-
-/* Every view, run side by side as `opscope report` runs them; their tables must come out in
- * the order of report_views whichever view finished first. */
 static struct report_ctx *run(struct model *m, struct report_opts *o)
 {
 	static struct report_ctx c;
-	if (report_ctx_init(&c, m, o) != 0)
-		return NULL;
-	if (report_run_views(&c, NULL, NULL) != 0)
-		return NULL;
-	const struct report_view *v = report_views;
-	for (size_t i = 0; i < c.ntables; i++) {
-		while (v->name && strcmp(v->name, c.tables[i]->view) != 0)
-			v++;
-		if (!v->name) {
-			fprintf(stderr, "table %zu (%s) out of the views' order\n", i,
-				c.tables[i]->view);
-			return NULL;
-		}
-	}
-	return &c;
+	return report_run_all(&c, m, o);
 }
 
 TEST(intervals)
