@@ -20,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/mman.h>
+
 #include "opscope/opscope.h"
 
 #include "trace/reader.h"
@@ -60,17 +62,114 @@ static bool grow32(void **p, size_t size, uint32_t *cap, uint64_t need)
 	return ok;
 }
 
+/* ---------------------------------------------------------------------------------------- */
+/* Column memory. A column that outgrows COLUMN_MAP_BYTES gets a mapping of its own, aligned
+ * for huge pages and grown with mremap: growth moves page tables instead of copying, and a
+ * large load takes one page fault per 2 MiB instead of one per 4 KiB where the kernel has
+ * transparent huge pages (madvise mode is enough). Smaller columns live in malloc. Every
+ * column starts after a header that says which, so freeing never depends on a capacity. */
+
+#define COLUMN_MAP_BYTES ((size_t)1 << 20)
+#define HUGE_PAGE_BYTES	 ((size_t)2 << 20)
+
+struct column_head {
+	size_t map_len; /* bytes of the mapping the column lives in, 0 if from malloc */
+	size_t bytes;	/* bytes of data it holds room for (keeps the data 16-byte aligned) */
+};
+
+static struct column_head *column_head(void *data)
+{
+	return (struct column_head *)((uint8_t *)data - sizeof(struct column_head));
+}
+
+/* A fresh 2 MiB-aligned mapping of `len` bytes (a multiple of HUGE_PAGE_BYTES), or NULL. */
+static void *column_map(size_t len)
+{
+	size_t span = len + HUGE_PAGE_BYTES;
+	uint8_t *p = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	uint8_t *a = (uint8_t *)(((uintptr_t)p + HUGE_PAGE_BYTES - 1) & ~(HUGE_PAGE_BYTES - 1));
+	if (a > p)
+		munmap(p, (size_t)(a - p));
+	if (a + len < p + span)
+		munmap(a + len, (size_t)(p + span - (a + len)));
+	(void)madvise(a, len, MADV_HUGEPAGE); /* a hint: without THP it is 4 KiB pages */
+	return a;
+}
+
+/* Resize column *pp to `bytes` (never smaller than its contents); false if out of memory,
+ * with the column as it was. */
+static bool column_resize(void **pp, size_t bytes)
+{
+	const size_t hs = sizeof(struct column_head);
+	struct column_head *h = *pp ? column_head(*pp) : NULL;
+	if (bytes > SIZE_MAX - hs - HUGE_PAGE_BYTES)
+		return false;
+	if (bytes + hs < COLUMN_MAP_BYTES && (!h || h->map_len == 0)) {
+		struct column_head *q = realloc(h, bytes + hs);
+		if (!q)
+			return false;
+		q->map_len = 0;
+		q->bytes = bytes;
+		*pp = q + 1;
+		return true;
+	}
+	size_t len = (bytes + hs + HUGE_PAGE_BYTES - 1) & ~(HUGE_PAGE_BYTES - 1);
+	if (h && h->map_len >= len) {
+		h->bytes = bytes;
+		return true;
+	}
+	if (h && h->map_len) {
+		/* grow where it is if the addresses after it are free, else move it (page tables
+		 * only) to a new aligned place */
+		void *q = mremap(h, h->map_len, len, 0);
+		if (q == MAP_FAILED) {
+			void *to = column_map(len);
+			if (!to)
+				return false;
+			q = mremap(h, h->map_len, len, MREMAP_MAYMOVE | MREMAP_FIXED, to);
+			if (q == MAP_FAILED) {
+				munmap(to, len);
+				return false;
+			}
+		}
+		h = q;
+		h->map_len = len;
+		h->bytes = bytes;
+		*pp = h + 1;
+		return true;
+	}
+	struct column_head *q = column_map(len);
+	if (!q)
+		return false;
+	if (h) {
+		memcpy(q + 1, h + 1, h->bytes);
+		free(h);
+	}
+	q->map_len = len;
+	q->bytes = bytes;
+	*pp = q + 1;
+	return true;
+}
+
+static void column_free(void *data)
+{
+	if (!data)
+		return;
+	struct column_head *h = column_head(data);
+	if (h->map_len)
+		munmap(h, h->map_len);
+	else
+		free(h);
+}
+
 /* Grow one column to `n` elements (the column set shares a capacity). */
 static bool column(void *pp, size_t size, uint64_t n)
 {
-	void **p = pp;
 	if (n > SIZE_MAX / size)
 		return false;
-	void *q = realloc(*p, (size_t)(n * size));
-	if (!q)
-		return false;
-	*p = q;
-	return true;
+	return column_resize(pp, (size_t)(n * size));
 }
 
 static uint64_t hash64(uint64_t x)
@@ -295,22 +394,22 @@ struct model *model_new(void)
 static void track_free(struct model_track *t)
 {
 	struct model_ranges *r = &t->ranges;
-	free(r->start_ns);
-	free(r->dur_ns);
-	free(r->name);
-	free(r->category);
-	free(r->flags);
-	free(r->depth);
-	free(r->first_arg);
-	free(r->nargs);
-	free(t->instants.ts_ns);
-	free(t->instants.name);
-	free(t->instants.category);
-	free(t->instants.first_arg);
-	free(t->instants.nargs);
-	free(t->counters.ts_ns);
-	free(t->counters.name);
-	free(t->counters.value);
+	column_free(r->start_ns);
+	column_free(r->dur_ns);
+	column_free(r->name);
+	column_free(r->category);
+	column_free(r->flags);
+	column_free(r->depth);
+	column_free(r->first_arg);
+	column_free(r->nargs);
+	column_free(t->instants.ts_ns);
+	column_free(t->instants.name);
+	column_free(t->instants.category);
+	column_free(t->instants.first_arg);
+	column_free(t->instants.nargs);
+	column_free(t->counters.ts_ns);
+	column_free(t->counters.name);
+	column_free(t->counters.value);
 }
 
 void model_free(struct model *m)
@@ -327,9 +426,9 @@ void model_free(struct model *m)
 	free(m->str_len);
 	free(m->text);
 	free(m->hash_slots);
-	free(m->args.key);
-	free(m->args.type);
-	free(m->args.bits);
+	column_free(m->args.key);
+	column_free(m->args.type);
+	column_free(m->args.bits);
 	free(m->flows);
 	free(m->meta);
 	free(m->timers);
@@ -356,26 +455,35 @@ uint32_t model_add_track(struct model *m, uint32_t kind, uint32_t pid, uint64_t 
 	return m->ntracks++;
 }
 
+/* Room for `need` ranges on track t (columns grown together, doubling). */
+static bool ranges_reserve(struct model *m, struct model_track *t, uint64_t need)
+{
+	if (need <= t->nranges_cap)
+		return true;
+	uint64_t n = t->nranges_cap ? t->nranges_cap * 2 : 64;
+	while (n < need)
+		n *= 2;
+	struct model_ranges *r = &t->ranges;
+	if (!column(&r->start_ns, sizeof(*r->start_ns), n) ||
+	    !column(&r->dur_ns, sizeof(*r->dur_ns), n) || !column(&r->name, sizeof(*r->name), n) ||
+	    !column(&r->category, sizeof(*r->category), n) ||
+	    !column(&r->flags, sizeof(*r->flags), n) || !column(&r->depth, sizeof(*r->depth), n) ||
+	    !column(&r->first_arg, sizeof(*r->first_arg), n) ||
+	    !column(&r->nargs, sizeof(*r->nargs), n)) {
+		m->oom = true;
+		return false;
+	}
+	t->nranges_cap = n;
+	return true;
+}
+
 uint64_t model_add_range(struct model *m, uint32_t track, int64_t start_ns, int64_t dur_ns,
 			 uint32_t name, uint8_t category, uint32_t depth)
 {
 	struct model_track *t = &m->tracks[track];
 	struct model_ranges *r = &t->ranges;
-	if (t->nranges == t->nranges_cap) {
-		uint64_t n = t->nranges_cap ? t->nranges_cap * 2 : 64;
-		if (!column(&r->start_ns, sizeof(*r->start_ns), n) ||
-		    !column(&r->dur_ns, sizeof(*r->dur_ns), n) ||
-		    !column(&r->name, sizeof(*r->name), n) ||
-		    !column(&r->category, sizeof(*r->category), n) ||
-		    !column(&r->flags, sizeof(*r->flags), n) ||
-		    !column(&r->depth, sizeof(*r->depth), n) ||
-		    !column(&r->first_arg, sizeof(*r->first_arg), n) ||
-		    !column(&r->nargs, sizeof(*r->nargs), n)) {
-			m->oom = true;
-			return MODEL_NONE;
-		}
-		t->nranges_cap = n;
-	}
+	if (!ranges_reserve(m, t, t->nranges + 1))
+		return MODEL_NONE;
 	uint64_t i = t->nranges++;
 	r->start_ns[i] = start_ns;
 	r->dur_ns[i] = dur_ns;
@@ -688,13 +796,29 @@ struct clockmap {
 	const struct model_clock *k; /* points sorted by ticks, mono_ns made non-decreasing */
 	double *slope;		     /* ns per tick of the segment that starts at point i */
 	struct model_clock identity; /* the point used when the file has no CLOCK record */
-	uint32_t hint;		     /* segment of the last lookup */
+	/* the segment of the last lookup: ticks in [lo, lo + span) map through it */
+	uint64_t lo, span;
+	int64_t base_ns; /* ns at lo */
+	double s;	 /* its slope */
 };
 
 static int clock_cmp(const void *a, const void *b)
 {
 	const struct model_clock *x = a, *y = b;
 	return x->ticks < y->ticks ? -1 : x->ticks > y->ticks;
+}
+
+/* Make segment i (from point i to point i + 1, or on without end for the last) current. */
+static void clockmap_segment(struct clockmap *cm, uint32_t i)
+{
+	/* past 2^61 ticks from its start, a lookup takes the careful way (clockmap_far) */
+	uint64_t far = (uint64_t)1 << 61;
+	cm->lo = cm->k[i].ticks;
+	cm->span = far;
+	if (i + 1 < cm->n && cm->k[i + 1].ticks - cm->lo < far)
+		cm->span = cm->k[i + 1].ticks - cm->lo;
+	cm->base_ns = cm->k[i].mono_ns;
+	cm->s = cm->slope[i];
 }
 
 static bool clockmap_init(struct clockmap *cm, struct model_file *f)
@@ -707,6 +831,7 @@ static bool clockmap_init(struct clockmap *cm, struct model_file *f)
 		if (!cm->slope)
 			return false;
 		cm->slope[0] = 1.0;
+		clockmap_segment(cm, 0);
 		return true;
 	}
 	struct model_clock *k = f->clocks;
@@ -730,37 +855,19 @@ static bool clockmap_init(struct clockmap *cm, struct model_file *f)
 	if (n == 1) {
 		uint64_t tps = k[0].ticks_per_second ? k[0].ticks_per_second : 1000000000ull;
 		cm->slope[0] = 1e9 / (double)tps;
-		return true;
+	} else {
+		for (uint32_t i = 0; i + 1 < n; i++)
+			cm->slope[i] = (double)(k[i + 1].mono_ns - k[i].mono_ns) /
+				       (double)(k[i + 1].ticks - k[i].ticks);
+		cm->slope[n - 1] = cm->slope[n - 2]; /* after the last point: the last slope */
 	}
-	for (uint32_t i = 0; i + 1 < n; i++)
-		cm->slope[i] = (double)(k[i + 1].mono_ns - k[i].mono_ns) /
-			       (double)(k[i + 1].ticks - k[i].ticks);
-	cm->slope[n - 1] = cm->slope[n - 2]; /* after the last point: the last segment's slope */
+	clockmap_segment(cm, 0);
 	return true;
 }
 
-static int64_t clockmap_ns(struct clockmap *cm, uint64_t ticks)
+/* ns of `ticks` through point k with slope s (any distance, either side of the point). */
+static int64_t clockmap_through(const struct model_clock *k, double s, uint64_t ticks)
 {
-	uint32_t i = 0;
-	if (cm->n > 1 && ticks > cm->k[0].ticks) {
-		/* times come mostly in order: try the segment of the previous call first */
-		i = cm->hint;
-		if (!(cm->k[i].ticks <= ticks && (i + 1 == cm->n || ticks < cm->k[i + 1].ticks))) {
-			/* the last point at or before ticks */
-			uint32_t lo = 0, hi = cm->n - 1;
-			while (lo < hi) {
-				uint32_t mid = lo + (hi - lo + 1) / 2;
-				if (cm->k[mid].ticks <= ticks)
-					lo = mid;
-				else
-					hi = mid - 1;
-			}
-			i = lo;
-			cm->hint = i;
-		}
-	}
-	const struct model_clock *k = &cm->k[i];
-	double s = cm->slope[i];
 	if (s == 1.0 && ticks >= k->ticks && ticks - k->ticks < ((uint64_t)1 << 61))
 		return clamp_time(k->mono_ns + (int64_t)(ticks - k->ticks));
 	double d = ticks >= k->ticks ? (double)(ticks - k->ticks) : -(double)(k->ticks - ticks);
@@ -771,6 +878,42 @@ static int64_t clockmap_ns(struct clockmap *cm, uint64_t ticks)
 		return -TIME_LIMIT;
 	/* round half away from zero, like llround, without the call */
 	return x >= 0 ? (int64_t)(x + 0.5) : -(int64_t)(0.5 - x);
+}
+
+/* A time outside the current segment: find its segment (the last point at or before it, or
+ * the first point for times before all of them) and make it current. */
+static int64_t clockmap_far(struct clockmap *cm, uint64_t ticks)
+{
+	uint32_t i = 0;
+	if (cm->n > 1 && ticks > cm->k[0].ticks) {
+		uint32_t lo = 0, hi = cm->n - 1;
+		while (lo < hi) {
+			uint32_t mid = lo + (hi - lo + 1) / 2;
+			if (cm->k[mid].ticks <= ticks)
+				lo = mid;
+			else
+				hi = mid - 1;
+		}
+		i = lo;
+	}
+	clockmap_segment(cm, i);
+	return clockmap_through(&cm->k[i], cm->slope[i], ticks);
+}
+
+/* ticks -> ns. Times come mostly in order, so nearly every lookup falls in the segment of
+ * the previous one: that case is a subtraction, a compare and the arithmetic of
+ * clockmap_through with its rare branches taken out. */
+static inline int64_t clockmap_ns(struct clockmap *cm, uint64_t ticks)
+{
+	uint64_t d = ticks - cm->lo;
+	if (d < cm->span) {
+		if (cm->s == 1.0)
+			return clamp_time(cm->base_ns + (int64_t)d);
+		double x = (double)cm->base_ns + (double)(int64_t)d * cm->s;
+		if (x < (double)TIME_LIMIT)
+			return (int64_t)(x + 0.5); /* x >= 0: mono_ns >= 0, d >= 0, slope >= 0 */
+	}
+	return clockmap_far(cm, ticks);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -1164,6 +1307,66 @@ static int loader_async_end(struct loader *L, const struct reader_event *ev, uin
 	return 0;
 }
 
+/* One event that is not a BEGIN or an END matching the innermost range (the loop in
+ * load_events does those itself). */
+static int load_event(struct loader *L, uint32_t track, const struct reader_event *ev)
+{
+	struct model *m = L->m;
+	struct load_track *lt = L->cur;
+	uint64_t ticks = ev->ticks, idx;
+	switch (ev->kind) {
+	case OPS_EV_BEGIN:
+		idx = model_add_range(m, track, (int64_t)ticks, (int64_t)ticks,
+				      loader_str(L, ev->name_id), ev->category,
+				      lt->nstack > UINT32_MAX ? UINT32_MAX : (uint32_t)lt->nstack);
+		if (idx == MODEL_NONE || !loader_push(lt, idx))
+			return OPSCOPE_ENOMEM;
+		lt->last_kind = REF_RANGE;
+		lt->last_track = track;
+		lt->last_index = idx;
+		return 0;
+	case OPS_EV_END:
+		return loader_end(L, track, ev, ticks);
+	case OPS_EV_INSTANT:
+		idx = model_add_instant(m, track, (int64_t)ticks, loader_str(L, ev->name_id),
+					ev->category);
+		if (idx == MODEL_NONE)
+			return OPSCOPE_ENOMEM;
+		lt->last_kind = REF_INSTANT;
+		lt->last_track = track;
+		lt->last_index = idx;
+		return 0;
+	case OPS_EV_COUNTER:
+		lt->last_kind = REF_NONE;
+		if (model_add_counter(m, track, (int64_t)ticks, loader_str(L, ev->name_id),
+				      ev->f64) == MODEL_NONE)
+			return OPSCOPE_ENOMEM;
+		return 0;
+	case OPS_EV_ARG:
+		return loader_arg(L, ev);
+	case OPS_EV_FLOW_OUT:
+	case OPS_EV_FLOW_IN:
+		lt->last_kind = REF_NONE;
+		return loader_flow(L, track, ev, ticks);
+	case OPS_EV_ASYNC_BEGIN:
+		return loader_async_begin(L, track, ev, ticks);
+	case OPS_EV_ASYNC_END:
+		return loader_async_end(L, ev, ticks);
+	case OPS_EV_DROP_MARK:
+		lt->marks += ev->value;
+		lt->last_kind = REF_NONE;
+		if (!grow((void **)&m->drop_marks, sizeof(*m->drop_marks), &m->drop_marks_cap,
+			  m->ndrop_marks + 1))
+			return OPSCOPE_ENOMEM;
+		m->drop_marks[m->ndrop_marks++] =
+			(struct model_drop_mark){ track, (int64_t)ticks, ev->value };
+		return 0;
+	}
+	return 0;
+}
+
+#define LOAD_BATCH 256 /* events decoded at a time: small enough to stay in L1 */
+
 static int load_events(struct loader *L, const struct reader_record *rec)
 {
 	struct reader_events it;
@@ -1175,89 +1378,75 @@ static int load_events(struct loader *L, const struct reader_record *rec)
 		return loader_oom(L, rec->offset);
 	struct model *m = L->m;
 	struct model_file *f = L->file;
-	struct reader_event ev;
+	struct reader_event evs[LOAD_BATCH];
 	/* the last event of the track stays the target of ARGs across records: a chunk may
 	 * end between an event and its arguments */
-	while ((rc = reader_events_next(&L->r, &it, &ev)) == 1) {
-		/* L->lt moves when an async track is created: look it up for every event */
+	while ((rc = reader_events_batch(&L->r, &it, evs, LOAD_BATCH)) > 0) {
+		int n = rc;
+		/* room for every event of the batch being a BEGIN: the loop below appends
+		 * ranges and pushes them without checks */
 		struct load_track *lt = loader_lt(L, track);
-		L->cur = lt;
-		m->tracks[track].events++;
-		f->events++;
-		f->by_kind[ev.kind & 15]++;
-		uint64_t ticks = ev.ticks;
-		if (ev.kind != OPS_EV_ARG) {
-			if (ticks < lt->last_ticks)
-				ticks = lt->last_ticks;
-			lt->last_ticks = ticks;
-			if (ticks > L->max_ticks)
-				L->max_ticks = ticks;
-		}
-		int err = 0;
-		uint64_t idx;
-		switch (ev.kind) {
-		case OPS_EV_BEGIN:
-			idx = model_add_range(m, track, (int64_t)ticks, (int64_t)ticks,
-					      loader_str(L, ev.name_id), ev.category,
-					      lt->nstack > UINT32_MAX ? UINT32_MAX
-								      : (uint32_t)lt->nstack);
-			if (idx == MODEL_NONE || !loader_push(lt, idx)) {
-				err = OPSCOPE_ENOMEM;
-				break;
-			}
-			m->tracks[track].ranges.flags[idx] = 0;
-			L->cur->last_kind = REF_RANGE;
-			L->cur->last_track = track;
-			L->cur->last_index = idx;
-			break;
-		case OPS_EV_END:
-			err = loader_end(L, track, &ev, ticks);
-			break;
-		case OPS_EV_INSTANT:
-			idx = model_add_instant(m, track, (int64_t)ticks, loader_str(L, ev.name_id),
-						ev.category);
-			if (idx == MODEL_NONE) {
-				err = OPSCOPE_ENOMEM;
-				break;
-			}
-			L->cur->last_kind = REF_INSTANT;
-			L->cur->last_track = track;
-			L->cur->last_index = idx;
-			break;
-		case OPS_EV_COUNTER:
-			if (model_add_counter(m, track, (int64_t)ticks, loader_str(L, ev.name_id),
-					      ev.f64) == MODEL_NONE)
-				err = OPSCOPE_ENOMEM;
-			L->cur->last_kind = REF_NONE;
-			break;
-		case OPS_EV_ARG:
-			err = loader_arg(L, &ev);
-			break;
-		case OPS_EV_FLOW_OUT:
-		case OPS_EV_FLOW_IN:
-			err = loader_flow(L, track, &ev, ticks);
-			L->cur->last_kind = REF_NONE;
-			break;
-		case OPS_EV_ASYNC_BEGIN:
-			err = loader_async_begin(L, track, &ev, ticks);
-			break;
-		case OPS_EV_ASYNC_END:
-			err = loader_async_end(L, &ev, ticks);
-			break;
-		case OPS_EV_DROP_MARK:
-			lt->marks += ev.value;
-			if (!grow((void **)&m->drop_marks, sizeof(*m->drop_marks),
-				  &m->drop_marks_cap, m->ndrop_marks + 1)) {
-				err = OPSCOPE_ENOMEM;
-				break;
-			}
-			m->drop_marks[m->ndrop_marks++] =
-				(struct model_drop_mark){ track, (int64_t)ticks, ev.value };
-			L->cur->last_kind = REF_NONE;
-			break;
-		}
-		if (err)
+		struct model_track *t = &m->tracks[track];
+		if (!ranges_reserve(m, t, t->nranges + (uint64_t)n) ||
+		    !grow((void **)&lt->stack, sizeof(*lt->stack), &lt->stack_cap,
+			  lt->nstack + (uint64_t)n))
 			return loader_oom(L, rec->offset);
+		t->events += (uint64_t)n;
+		f->events += (uint64_t)n;
+		uint64_t last = lt->last_ticks;
+		for (int i = 0; i < n; i++) {
+			const struct reader_event *ev = &evs[i];
+			f->by_kind[ev->kind & 15]++;
+			uint64_t ticks = ev->ticks;
+			if (ev->kind != OPS_EV_ARG) {
+				/* times never go back on a track, even across records */
+				ticks = ticks < last ? last : ticks;
+				last = ticks;
+			}
+			if (ev->kind == OPS_EV_BEGIN) {
+				struct model_ranges *r = &t->ranges;
+				uint64_t idx = t->nranges++;
+				r->start_ns[idx] = (int64_t)ticks;
+				r->dur_ns[idx] = (int64_t)ticks;
+				r->name[idx] = loader_str(L, ev->name_id);
+				r->category[idx] = ev->category;
+				r->flags[idx] = 0;
+				r->depth[idx] = (uint32_t)(lt->nstack < UINT32_MAX ? lt->nstack
+										   : UINT32_MAX);
+				r->first_arg[idx] = 0;
+				r->nargs[idx] = 0;
+				lt->stack[lt->nstack++] = idx;
+				lt->last_kind = REF_RANGE;
+				lt->last_track = track;
+				lt->last_index = idx;
+				continue;
+			}
+			if (ev->kind == OPS_EV_END && lt->nstack) {
+				uint64_t top = lt->stack[lt->nstack - 1];
+				/* unnamed, or naming it (a bad id goes to loader_end, which counts it) */
+				uint32_t id = ev->name_id;
+				if (id == 0 || (id < L->nstrmap && L->strmap[id] != 0 &&
+						t->ranges.name[top] == L->strmap[id] - 1)) {
+					loader_close(t, top, ticks);
+					lt->nstack--;
+					lt->last_kind = REF_RANGE;
+					lt->last_track = track;
+					lt->last_index = top;
+					continue;
+				}
+			}
+			struct reader_event e = *ev;
+			e.ticks = ticks;
+			L->cur = lt;
+			if (load_event(L, track, &e) != 0)
+				return loader_oom(L, rec->offset);
+			/* an async begin may have added a track: m->tracks and L->lt can move */
+			lt = loader_lt(L, track);
+			t = &m->tracks[track];
+		}
+		lt->last_ticks = last;
+		if (last > L->max_ticks)
+			L->max_ticks = last;
 	}
 	return rc;
 }

@@ -76,6 +76,7 @@ struct reader_events {
 	uint32_t count;	 /* events announced by the payload header */
 	uint32_t seen;	 /* events returned so far */
 	uint64_t ticks;	 /* time of the previous timed event */
+	int pending;	 /* an error found by reader_events_batch, returned by its next call */
 };
 
 /* Open `path` (mapped read-only, or read into memory when it cannot be mapped) and check its
@@ -94,6 +95,11 @@ int reader_events_begin(struct reader *r, const struct reader_record *rec,
 			struct reader_events *it);
 /* The next event: 1, 0 when the record is done, or an error (OPSCOPE_EFORMAT). */
 int reader_events_next(struct reader *r, struct reader_events *it, struct reader_event *ev);
+/* Up to `max` next events into out[]: how many (0 when the record is done), or an error.
+ * Same events and errors as reader_events_next, decoded in a tight loop: an error after some
+ * events returns those first and the error on the next call. */
+int reader_events_batch(struct reader *r, struct reader_events *it, struct reader_event *out,
+			int max);
 
 /* Fixed-size payloads. */
 int reader_parse_clock(struct reader *r, const struct reader_record *rec,

@@ -390,6 +390,57 @@ TEST(deep_nesting)
 	tb_free(&b);
 }
 
+/* A track big enough that its columns outgrow malloc and live in mappings grown in place or
+ * moved (model.c, column memory), with ranges split across many records and arguments on some:
+ * every value survives the growth. */
+TEST(large_track_columns)
+{
+	enum { PAIRS = 400000, PER_RECORD = 1000 };
+	struct tb b;
+	tb_init(&b, 7);
+	tb_clock_identity(&b);
+	uint32_t names[3] = { tb_str(&b, "outer"), tb_str(&b, "mid"), tb_str(&b, "inner") };
+	uint32_t key = tb_str(&b, "i");
+	tb_thread(&b, 0, 7, 7, 0, 0);
+	uint64_t t = 1000;
+	for (uint32_t i = 0; i < PAIRS; i++) {
+		if (i % PER_RECORD == 0)
+			tb_events_begin(&b, 0, t);
+		tb_ev_begin(&b, t, OPSCOPE_CAT_USER_DEFINED, names[i % 3]);
+		if (i % 5 == 0)
+			tb_ev_arg_u64(&b, key, i);
+		tb_ev_end(&b, t + 10 + i % 7, 0);
+		t += 20;
+		if (i % PER_RECORD == PER_RECORD - 1)
+			tb_events_end(&b);
+	}
+	int rc;
+	struct model *m = load_tb(&b, &rc);
+	REQUIRE(rc == 0);
+	REQUIRE(m->ntracks == 1);
+	const struct model_track *tr = &m->tracks[0];
+	REQUIRE(tr->nranges == PAIRS);
+	CHECK_EQ_U(m->events_total, 2 * PAIRS + PAIRS / 5);
+	CHECK_EQ_U(m->nargs, PAIRS / 5);
+	uint64_t bad = 0;
+	for (uint32_t i = 0; i < PAIRS; i++) {
+		const struct model_ranges *r = &tr->ranges;
+		bool ok = r->start_ns[i] == 1000 + 20 * (int64_t)i && r->dur_ns[i] == 10 + i % 7 &&
+			  r->name[i] == model_find_str(m, i % 3 == 0   ? "outer"
+							  : i % 3 == 1 ? "mid"
+								       : "inner") &&
+			  r->depth[i] == 0 && r->category[i] == OPSCOPE_CAT_USER_DEFINED &&
+			  r->flags[i] == 0 && r->nargs[i] == (i % 5 == 0);
+		if (ok && i % 5 == 0)
+			ok = m->args.bits[r->first_arg[i]] == i &&
+			     m->args.type[r->first_arg[i]] == MODEL_ARG_U64;
+		bad += !ok;
+	}
+	CHECK_EQ_U(bad, 0);
+	model_free(m);
+	tb_free(&b);
+}
+
 TEST(builders_and_sort)
 {
 	struct model *m = model_new();
@@ -413,4 +464,4 @@ TEST(builders_and_sort)
 
 TEST_MAIN(sample_model, killed_recording, pairing, args_placement, clock_two_points,
 	  clock_one_point, drops_and_time_going_back, async_ranges, two_files_one_model,
-	  deep_nesting, builders_and_sort)
+	  deep_nesting, large_track_columns, builders_and_sort)

@@ -374,6 +374,144 @@ TEST(malformed_events)
 	}
 }
 
+/* xorshift64*: the same pseudo-random streams on every run */
+static uint64_t rnd(uint64_t *s)
+{
+	*s ^= *s >> 12;
+	*s ^= *s << 25;
+	*s ^= *s >> 27;
+	return *s * 0x2545f4914f6cdd1dull;
+}
+
+/* A value whose varint takes 1 to 10 bytes, short ones most often. */
+static uint64_t rnd_value(uint64_t *s)
+{
+	unsigned bits = (unsigned)(rnd(s) % 8 == 0 ? rnd(s) % 65 : rnd(s) % 15);
+	uint64_t v = rnd(s);
+	return bits == 64 ? v : v & (((uint64_t)1 << bits) - 1);
+}
+
+/* Random encoded events of every kind into p; returns the bytes written. */
+static size_t rnd_events(uint64_t *s, uint8_t *p, uint32_t count)
+{
+	uint8_t *start = p;
+	for (uint32_t i = 0; i < count; i++) {
+		uint8_t kind = (uint8_t)(rnd(s) % 3 == 0 ? 1 + rnd(s) % 10 : 1 + rnd(s) % 2);
+		if (rnd(s) % 4 == 0)
+			kind = OPS_EV_ARG;
+		*p++ = kind;
+		if (kind != OPS_EV_ARG)
+			p = put_varint(p, rnd_value(s) & 0xffffff); /* dt: no overflow */
+		if (kind == OPS_EV_BEGIN || kind == OPS_EV_INSTANT || kind == OPS_EV_ASYNC_BEGIN)
+			*p++ = (uint8_t)rnd(s);
+		if (kind == OPS_EV_ARG) {
+			p = put_varint(p, rnd_value(s) & 0xffffffff);
+			uint8_t type = (uint8_t)(1 + rnd(s) % 4);
+			*p++ = type;
+			if (type == OPS_ARG_F64)
+				p = put_u64le(p, rnd(s));
+			else
+				p = put_varint(p, type == OPS_ARG_STR ? rnd_value(s) & 0xffffffff
+								      : rnd_value(s));
+		} else if (kind == OPS_EV_COUNTER) {
+			p = put_varint(p, rnd_value(s) & 0xffffffff);
+			p = put_u64le(p, rnd(s));
+		} else if (kind == OPS_EV_FLOW_OUT || kind == OPS_EV_FLOW_IN ||
+			   kind == OPS_EV_ASYNC_END || kind == OPS_EV_DROP_MARK) {
+			p = put_varint(p, rnd_value(s));
+		} else {
+			p = put_varint(p, rnd_value(s) & 0xffffffff);
+			if (kind == OPS_EV_ASYNC_BEGIN)
+				p = put_varint(p, rnd_value(s));
+		}
+	}
+	return (size_t)(p - start);
+}
+
+/* The batch decoder returns the same events and the same error, at the same point, as the
+ * event-by-event one, on valid streams and on streams with bytes changed at random (bad
+ * kinds, overlong varints, huge ids, cut records). */
+TEST(batch_decoder_agrees)
+{
+	uint64_t seed = 0x9e3779b97f4a7c15ull;
+	uint8_t *bytes = malloc(64 * 1024);
+	REQUIRE(bytes);
+	int errors = 0, fast_events = 0;
+	for (int round = 0; round < 400; round++) {
+		uint32_t count = 1 + (uint32_t)(rnd(&seed) % 600);
+		size_t n = rnd_events(&seed, bytes, count);
+		if (round % 2) {
+			for (int k = (int)(rnd(&seed) % 4); k >= 0; k--)
+				bytes[rnd(&seed) % n] =
+					(uint8_t)(rnd(&seed) % 3 ? 0xff : rnd(&seed));
+			if (rnd(&seed) % 4 == 0)
+				n -= rnd(&seed) % n; /* cut short */
+		}
+		struct tb b;
+		tb_init(&b, 1);
+		tb_events_begin(&b, 0, 1000);
+		tb_ev_raw(&b, bytes, n, count);
+		tb_events_end(&b);
+		struct reader r1, r2;
+		struct reader_record rec1, rec2;
+		REQUIRE(reader_open_mem(&r1, "a.opscope", b.out.data, b.out.len) == 0);
+		REQUIRE(reader_open_mem(&r2, "a.opscope", b.out.data, b.out.len) == 0);
+		while (reader_next(&r1, &rec1) == 1 && rec1.type != OPS_REC_EVENTS)
+			;
+		while (reader_next(&r2, &rec2) == 1 && rec2.type != OPS_REC_EVENTS)
+			;
+		struct reader_events it1, it2;
+		int rc1 = reader_events_begin(&r1, &rec1, &it1);
+		int rc2 = reader_events_begin(&r2, &rec2, &it2);
+		CHECK_EQ_I(rc1, rc2);
+		struct reader_event one, batch[64];
+		int got = 0, at = 0, seen = 0;
+		while (rc1 == 0) {
+			if (at == got) {
+				int max = 1 + (int)(rnd(&seed) % 64);
+				got = reader_events_batch(&r2, &it2, batch, max);
+				at = 0;
+				if (got <= 0) {
+					rc2 = got;
+					got = 0;
+				}
+			}
+			int r = reader_events_next(&r1, &it1, &one);
+			if (r != 1) {
+				rc1 = r;
+				break;
+			}
+			if (at == got) {
+				CHECK_EQ_I(seen, -1); /* the batch decoder stopped early */
+				break;
+			}
+			struct reader_event *e = &batch[at++];
+			if (one.kind != e->kind || one.category != e->category ||
+			    one.arg_type != e->arg_type || one.name_id != e->name_id ||
+			    one.ticks != e->ticks || one.value != e->value ||
+			    f64_bits(one.f64) != f64_bits(e->f64)) {
+				CHECK_EQ_I(seen, -2); /* an event differs */
+				break;
+			}
+			seen++;
+		}
+		CHECK_EQ_I(at, got); /* no events beyond the general decoder's */
+		if (rc2 == 0)
+			rc2 = reader_events_batch(&r2, &it2, batch, 64);
+		CHECK_EQ_I(rc2, rc1);
+		CHECK_STR(r2.err, r1.err);
+		errors += rc1 < 0;
+		fast_events += seen;
+		reader_close(&r1);
+		reader_close(&r2);
+		tb_free(&b);
+	}
+	/* both kinds of ending were exercised, on many events */
+	CHECK(errors > 50 && errors < 300);
+	CHECK(fast_events > 20000);
+	free(bytes);
+}
+
 TEST(summarize_file)
 {
 	struct tb b;
@@ -403,4 +541,4 @@ TEST(summarize_file)
 
 TEST_MAIN(sample_records_and_events, truncated_at_every_byte, corrupt_crc_ends_valid_data,
 	  bad_headers, longer_header, huge_sizes, unknown_records, compressed_records,
-	  malformed_events, summarize_file)
+	  malformed_events, batch_decoder_agrees, summarize_file)
