@@ -791,15 +791,21 @@ void model_sort_track(struct model *m, uint32_t track)
 /* ---------------------------------------------------------------------------------------- */
 /* Clock mapping: ticks -> ns, piecewise linear through the file's CLOCK points. */
 
+/* A segment of the map: ticks in [lo, lo + span) map to base_ns + (ticks - lo) * s. Loops
+ * over whole columns keep it in a local: stores into the columns could alias the map's own
+ * copy, and the compiler would reload it for every element. */
+struct clock_seg {
+	uint64_t lo, span;
+	int64_t base_ns;
+	double s;
+};
+
 struct clockmap {
 	uint32_t n;		     /* points (>= 1) */
 	const struct model_clock *k; /* points sorted by ticks, mono_ns made non-decreasing */
 	double *slope;		     /* ns per tick of the segment that starts at point i */
 	struct model_clock identity; /* the point used when the file has no CLOCK record */
-	/* the segment of the last lookup: ticks in [lo, lo + span) map through it */
-	uint64_t lo, span;
-	int64_t base_ns; /* ns at lo */
-	double s;	 /* its slope */
+	struct clock_seg seg;	     /* the segment of the last lookup */
 };
 
 static int clock_cmp(const void *a, const void *b)
@@ -813,12 +819,13 @@ static void clockmap_segment(struct clockmap *cm, uint32_t i)
 {
 	/* past 2^61 ticks from its start, a lookup takes the careful way (clockmap_far) */
 	uint64_t far = (uint64_t)1 << 61;
-	cm->lo = cm->k[i].ticks;
-	cm->span = far;
-	if (i + 1 < cm->n && cm->k[i + 1].ticks - cm->lo < far)
-		cm->span = cm->k[i + 1].ticks - cm->lo;
-	cm->base_ns = cm->k[i].mono_ns;
-	cm->s = cm->slope[i];
+	struct clock_seg *g = &cm->seg;
+	g->lo = cm->k[i].ticks;
+	g->span = far;
+	if (i + 1 < cm->n && cm->k[i + 1].ticks - g->lo < far)
+		g->span = cm->k[i + 1].ticks - g->lo;
+	g->base_ns = cm->k[i].mono_ns;
+	g->s = cm->slope[i];
 }
 
 static bool clockmap_init(struct clockmap *cm, struct model_file *f)
@@ -900,20 +907,34 @@ static int64_t clockmap_far(struct clockmap *cm, uint64_t ticks)
 	return clockmap_through(&cm->k[i], cm->slope[i], ticks);
 }
 
-/* ticks -> ns. Times come mostly in order, so nearly every lookup falls in the segment of
- * the previous one: that case is a subtraction, a compare and the arithmetic of
- * clockmap_through with its rare branches taken out. */
-static inline int64_t clockmap_ns(struct clockmap *cm, uint64_t ticks)
+/* ticks -> ns through segment g, if ticks fall in it (and map below the time limit). */
+static inline bool seg_ns(const struct clock_seg *g, uint64_t ticks, int64_t *ns)
 {
-	uint64_t d = ticks - cm->lo;
-	if (d < cm->span) {
-		if (cm->s == 1.0)
-			return clamp_time(cm->base_ns + (int64_t)d);
-		double x = (double)cm->base_ns + (double)(int64_t)d * cm->s;
-		if (x < (double)TIME_LIMIT)
-			return (int64_t)(x + 0.5); /* x >= 0: mono_ns >= 0, d >= 0, slope >= 0 */
+	uint64_t d = ticks - g->lo;
+	if (d >= g->span)
+		return false;
+	if (g->s == 1.0) {
+		*ns = clamp_time(g->base_ns + (int64_t)d);
+		return true;
 	}
-	return clockmap_far(cm, ticks);
+	double x = (double)g->base_ns + (double)(int64_t)d * g->s;
+	if (!(x < (double)TIME_LIMIT))
+		return false;
+	*ns = (int64_t)(x + 0.5); /* x >= 0: mono_ns >= 0, d >= 0, slope >= 0 */
+	return true;
+}
+
+/* ticks -> ns, with *g the caller's copy of the current segment. Times come mostly in order,
+ * so nearly every lookup falls in the segment of the previous one: a subtraction, a compare
+ * and the arithmetic of clockmap_through with its rare branches taken out. */
+static inline int64_t clockmap_ns(struct clockmap *cm, struct clock_seg *g, uint64_t ticks)
+{
+	int64_t ns;
+	if (seg_ns(g, ticks, &ns))
+		return ns;
+	ns = clockmap_far(cm, ticks);
+	*g = cm->seg;
+	return ns;
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -1393,48 +1414,64 @@ static int load_events(struct loader *L, const struct reader_record *rec)
 			return loader_oom(L, rec->offset);
 		t->events += (uint64_t)n;
 		f->events += (uint64_t)n;
+
+		/* the hot state in locals: stores into the columns could otherwise alias it,
+		 * and the compiler would reload it after each one. Written back around the
+		 * general path (load_event) and at the end of the batch. */
 		uint64_t last = lt->last_ticks;
+		struct model_ranges r = t->ranges;
+		uint64_t nranges = t->nranges, nstack = lt->nstack, *stack = lt->stack;
+		enum ref_kind last_kind = lt->last_kind;
+		uint32_t last_track = lt->last_track;
+		uint64_t last_index = lt->last_index;
+		const uint32_t *strmap = L->strmap;
+		uint64_t nstrmap = L->nstrmap, begins = 0, ends = 0;
 		for (int i = 0; i < n; i++) {
 			const struct reader_event *ev = &evs[i];
-			f->by_kind[ev->kind & 15]++;
 			uint64_t ticks = ev->ticks;
+			uint32_t id = ev->name_id;
 			if (ev->kind != OPS_EV_ARG) {
 				/* times never go back on a track, even across records */
 				ticks = ticks < last ? last : ticks;
 				last = ticks;
 			}
-			if (ev->kind == OPS_EV_BEGIN) {
-				struct model_ranges *r = &t->ranges;
-				uint64_t idx = t->nranges++;
-				r->start_ns[idx] = (int64_t)ticks;
-				r->dur_ns[idx] = (int64_t)ticks;
-				r->name[idx] = loader_str(L, ev->name_id);
-				r->category[idx] = ev->category;
-				r->flags[idx] = 0;
-				r->depth[idx] = (uint32_t)(lt->nstack < UINT32_MAX ? lt->nstack
-										   : UINT32_MAX);
-				r->first_arg[idx] = 0;
-				r->nargs[idx] = 0;
-				lt->stack[lt->nstack++] = idx;
-				lt->last_kind = REF_RANGE;
-				lt->last_track = track;
-				lt->last_index = idx;
+			if (ev->kind == OPS_EV_BEGIN && id < nstrmap && (id == 0 || strmap[id])) {
+				uint64_t idx = nranges++;
+				r.start_ns[idx] = (int64_t)ticks;
+				r.dur_ns[idx] = (int64_t)ticks;
+				r.name[idx] = id ? strmap[id] - 1 : 0;
+				r.category[idx] = ev->category;
+				r.flags[idx] = 0;
+				r.depth[idx] =
+					(uint32_t)(nstack < UINT32_MAX ? nstack : UINT32_MAX);
+				r.first_arg[idx] = 0;
+				r.nargs[idx] = 0;
+				stack[nstack++] = idx;
+				last_kind = REF_RANGE;
+				last_track = track;
+				last_index = idx;
+				begins++;
 				continue;
 			}
-			if (ev->kind == OPS_EV_END && lt->nstack) {
-				uint64_t top = lt->stack[lt->nstack - 1];
-				/* unnamed, or naming it (a bad id goes to loader_end, which counts it) */
-				uint32_t id = ev->name_id;
-				if (id == 0 || (id < L->nstrmap && L->strmap[id] != 0 &&
-						t->ranges.name[top] == L->strmap[id] - 1)) {
-					loader_close(t, top, ticks);
-					lt->nstack--;
-					lt->last_kind = REF_RANGE;
-					lt->last_track = track;
-					lt->last_index = top;
-					continue;
-				}
+			/* an END that closes the innermost range: unnamed or naming it (a bad id goes
+			 * to loader_end, which counts it) */
+			if (ev->kind == OPS_EV_END && nstack &&
+			    (id == 0 || (id < nstrmap && strmap[id] != 0 &&
+					 r.name[stack[nstack - 1]] == strmap[id] - 1))) {
+				uint64_t top = stack[--nstack];
+				r.dur_ns[top] = (int64_t)ticks;
+				last_kind = REF_RANGE;
+				last_track = track;
+				last_index = top;
+				ends++;
+				continue;
 			}
+			t->nranges = nranges;
+			lt->nstack = nstack;
+			lt->last_kind = last_kind;
+			lt->last_track = last_track;
+			lt->last_index = last_index;
+			f->by_kind[ev->kind & 15]++;
 			struct reader_event e = *ev;
 			e.ticks = ticks;
 			L->cur = lt;
@@ -1443,7 +1480,23 @@ static int load_events(struct loader *L, const struct reader_record *rec)
 			/* an async begin may have added a track: m->tracks and L->lt can move */
 			lt = loader_lt(L, track);
 			t = &m->tracks[track];
+			r = t->ranges;
+			nranges = t->nranges;
+			nstack = lt->nstack;
+			stack = lt->stack;
+			last_kind = lt->last_kind;
+			last_track = lt->last_track;
+			last_index = lt->last_index;
+			strmap = L->strmap;
+			nstrmap = L->nstrmap;
 		}
+		t->nranges = nranges;
+		lt->nstack = nstack;
+		lt->last_kind = last_kind;
+		lt->last_track = last_track;
+		lt->last_index = last_index;
+		f->by_kind[OPS_EV_BEGIN] += begins;
+		f->by_kind[OPS_EV_END] += ends;
 		lt->last_ticks = last;
 		if (last > L->max_ticks)
 			L->max_ticks = last;
@@ -1517,6 +1570,7 @@ static void loader_finish(struct loader *L)
 		m->oom = true;
 		return;
 	}
+	struct clock_seg g = cm.seg;
 	uint64_t file_dropped = 0;
 	for (uint32_t ti = L->first_track; ti < m->ntracks; ti++) {
 		struct model_track *t = &m->tracks[ti];
@@ -1536,24 +1590,27 @@ static void loader_finish(struct loader *L)
 				if (r->flags[j] & MODEL_RANGEF_UNCLOSED)
 					r->dur_ns[j] = (int64_t)stop;
 		}
-		for (uint64_t j = 0; j < t->nranges; j++) {
-			int64_t s = clockmap_ns(&cm, (uint64_t)r->start_ns[j]);
-			int64_t e = clockmap_ns(&cm, (uint64_t)r->dur_ns[j]);
-			r->start_ns[j] = s;
-			r->dur_ns[j] = e > s ? e - s : 0;
-			if (s < t->min_ns)
-				t->min_ns = s;
-			if (s + r->dur_ns[j] > t->max_ns)
-				t->max_ns = s + r->dur_ns[j];
+		int64_t lo = t->min_ns, hi = t->max_ns;
+		int64_t *start = r->start_ns, *end = r->dur_ns;
+		for (uint64_t j = 0, n = t->nranges; j < n; j++) {
+			int64_t s = clockmap_ns(&cm, &g, (uint64_t)start[j]);
+			int64_t e = clockmap_ns(&cm, &g, (uint64_t)end[j]);
+			e = e > s ? e : s;
+			start[j] = s;
+			end[j] = e - s;
+			lo = s < lo ? s : lo;
+			hi = e > hi ? e : hi;
 		}
+		t->min_ns = lo;
+		t->max_ns = hi;
 		for (uint64_t j = 0; j < t->ninstants; j++) {
-			int64_t s = clockmap_ns(&cm, (uint64_t)t->instants.ts_ns[j]);
+			int64_t s = clockmap_ns(&cm, &g, (uint64_t)t->instants.ts_ns[j]);
 			t->instants.ts_ns[j] = s;
 			t->min_ns = s < t->min_ns ? s : t->min_ns;
 			t->max_ns = s > t->max_ns ? s : t->max_ns;
 		}
 		for (uint64_t j = 0; j < t->ncounters; j++) {
-			int64_t s = clockmap_ns(&cm, (uint64_t)t->counters.ts_ns[j]);
+			int64_t s = clockmap_ns(&cm, &g, (uint64_t)t->counters.ts_ns[j]);
 			t->counters.ts_ns[j] = s;
 			t->min_ns = s < t->min_ns ? s : t->min_ns;
 			t->max_ns = s > t->max_ns ? s : t->max_ns;
@@ -1570,12 +1627,12 @@ static void loader_finish(struct loader *L)
 	for (uint64_t i = L->first_flow; i < m->nflows; i++) {
 		struct model_flow *fl = &m->flows[i];
 		if (fl->from_track != MODEL_NO_TRACK)
-			fl->from_ns = clockmap_ns(&cm, (uint64_t)fl->from_ns);
+			fl->from_ns = clockmap_ns(&cm, &g, (uint64_t)fl->from_ns);
 		if (fl->to_track != MODEL_NO_TRACK)
-			fl->to_ns = clockmap_ns(&cm, (uint64_t)fl->to_ns);
+			fl->to_ns = clockmap_ns(&cm, &g, (uint64_t)fl->to_ns);
 	}
 	for (uint64_t i = L->first_mark; i < m->ndrop_marks; i++)
-		m->drop_marks[i].ts_ns = clockmap_ns(&cm, (uint64_t)m->drop_marks[i].ts_ns);
+		m->drop_marks[i].ts_ns = clockmap_ns(&cm, &g, (uint64_t)m->drop_marks[i].ts_ns);
 	for (uint32_t ti = L->first_track; ti < m->ntracks; ti++)
 		model_sort_track(m, ti);
 	free(cm.slope);
