@@ -521,7 +521,8 @@ static int events_fast(struct reader_events *it, struct reader_event *out, int m
 		} else if (kind == OPS_EV_ARG) {
 			ok = fast_varint(&q, &name);
 			type = *q++;
-			ok = ok && (type == OPS_ARG_I64 || type == OPS_ARG_U64 || type == OPS_ARG_STR) &&
+			ok = ok &&
+			     (type == OPS_ARG_I64 || type == OPS_ARG_U64 || type == OPS_ARG_STR) &&
 			     fast_varint(&q, &value);
 			if (type == OPS_ARG_I64)
 				value = (uint64_t)zigzag_decode(value);
