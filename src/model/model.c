@@ -67,7 +67,12 @@ static bool grow32(void **p, size_t size, uint32_t *cap, uint64_t need)
  * for huge pages and grown with mremap: growth moves page tables instead of copying, and a
  * large load takes one page fault per 2 MiB instead of one per 4 KiB where the kernel has
  * transparent huge pages (madvise mode is enough). Smaller columns live in malloc. Every
- * column starts after a header that says which, so freeing never depends on a capacity. */
+ * column starts after a header that says which, so freeing never depends on a capacity.
+ *
+ * Room beyond a column's contents is zero (fresh mappings are; malloc'd room is cleared), and
+ * counts never go down, so an element appended as 0 need not be written: the loader leaves
+ * the argument and flag columns of a trace without arguments untouched, and their pages are
+ * never faulted in. */
 
 #define COLUMN_MAP_BYTES ((size_t)1 << 20)
 #define HUGE_PAGE_BYTES	 ((size_t)2 << 20)
@@ -107,9 +112,12 @@ static bool column_resize(void **pp, size_t bytes)
 	if (bytes > SIZE_MAX - hs - HUGE_PAGE_BYTES)
 		return false;
 	if (bytes + hs < COLUMN_MAP_BYTES && (!h || h->map_len == 0)) {
+		size_t old = h ? h->bytes : 0;
 		struct column_head *q = realloc(h, bytes + hs);
 		if (!q)
 			return false;
+		if (bytes > old)
+			memset((uint8_t *)(q + 1) + old, 0, bytes - old);
 		q->map_len = 0;
 		q->bytes = bytes;
 		*pp = q + 1;
@@ -1386,7 +1394,64 @@ static int load_event(struct loader *L, uint32_t track, const struct reader_even
 	return 0;
 }
 
-#define LOAD_BATCH 256 /* events decoded at a time: small enough to stay in L1 */
+/* The hot state of the track whose events are being read, in locals of load_events: stores
+ * into the columns could otherwise alias it, and the compiler would reload it after each.
+ * Kept small enough for registers: what the fast loop did (how many BEGINs and ENDs, so the
+ * target of the next ARG) is worked out when it is written back. */
+struct hot_track {
+	struct model_ranges r;
+	uint64_t nranges, nstack, *stack;
+	uint64_t last_index; /* range of the latest BEGIN or END of the fast loop */
+	const uint32_t *strmap;
+	uint64_t nstrmap;
+	uint64_t nranges0, nstack0; /* nranges and nstack when read */
+};
+
+static struct hot_track hot_get(const struct loader *L, uint32_t track)
+{
+	const struct model_track *t = &L->m->tracks[track];
+	const struct load_track *lt = &L->lt[track - L->first_track];
+	return (struct hot_track){ .r = t->ranges,
+				   .nranges = t->nranges,
+				   .nstack = lt->nstack,
+				   .stack = lt->stack,
+				   .last_index = lt->last_index,
+				   .strmap = L->strmap,
+				   .nstrmap = L->nstrmap,
+				   .nranges0 = t->nranges,
+				   .nstack0 = lt->nstack };
+}
+
+static void hot_put(struct loader *L, uint32_t track, const struct hot_track *h)
+{
+	struct load_track *lt = loader_lt(L, track);
+	/* the fast loop appends a range per BEGIN and pops one per END, and nothing else */
+	uint64_t begins = h->nranges - h->nranges0, ends = h->nstack0 + begins - h->nstack;
+	L->m->tracks[track].nranges = h->nranges;
+	lt->nstack = h->nstack;
+	L->file->by_kind[OPS_EV_BEGIN] += begins;
+	L->file->by_kind[OPS_EV_END] += ends;
+	if (begins || ends) {
+		lt->last_kind = REF_RANGE;
+		lt->last_track = track;
+		lt->last_index = h->last_index;
+	}
+}
+
+/* An event the loop in load_events does not do itself, through load_event, with the hot state
+ * written back before and read again after (it may grow and move anything). Takes and returns
+ * the state by value, so that the caller's copy never has its address taken. */
+static struct hot_track load_other(struct loader *L, uint32_t track, struct hot_track h,
+				   const struct reader_event *ev, uint64_t ticks, int *rc)
+{
+	hot_put(L, track, &h);
+	L->file->by_kind[ev->kind & 15]++;
+	struct reader_event e = *ev;
+	e.ticks = ticks;
+	L->cur = loader_lt(L, track);
+	*rc = load_event(L, track, &e);
+	return hot_get(L, track);
+}
 
 static int load_events(struct loader *L, const struct reader_record *rec)
 {
@@ -1399,108 +1464,86 @@ static int load_events(struct loader *L, const struct reader_record *rec)
 		return loader_oom(L, rec->offset);
 	struct model *m = L->m;
 	struct model_file *f = L->file;
-	struct reader_event evs[LOAD_BATCH];
+	/* room for every event of the record being a BEGIN: the loop appends ranges and pushes
+	 * them without checks (load_other may add more, with checks) */
+	struct model_track *t = &m->tracks[track];
+	struct load_track *lt = loader_lt(L, track);
+	if (!ranges_reserve(m, t, t->nranges + it.count) ||
+	    !grow((void **)&lt->stack, sizeof(*lt->stack), &lt->stack_cap, lt->nstack + it.count))
+		return loader_oom(L, rec->offset);
+	uint64_t last = lt->last_ticks;
+	struct hot_track h = hot_get(L, track);
+	struct reader_event ev;
 	/* the last event of the track stays the target of ARGs across records: a chunk may
 	 * end between an event and its arguments */
-	while ((rc = reader_events_batch(&L->r, &it, evs, LOAD_BATCH)) > 0) {
-		int n = rc;
-		/* room for every event of the batch being a BEGIN: the loop below appends
-		 * ranges and pushes them without checks */
-		struct load_track *lt = loader_lt(L, track);
-		struct model_track *t = &m->tracks[track];
-		if (!ranges_reserve(m, t, t->nranges + (uint64_t)n) ||
-		    !grow((void **)&lt->stack, sizeof(*lt->stack), &lt->stack_cap,
-			  lt->nstack + (uint64_t)n))
-			return loader_oom(L, rec->offset);
-		t->events += (uint64_t)n;
-		f->events += (uint64_t)n;
-
-		/* the hot state in locals: stores into the columns could otherwise alias it,
-		 * and the compiler would reload it after each one. Written back around the
-		 * general path (load_event) and at the end of the batch. */
-		uint64_t last = lt->last_ticks;
-		struct model_ranges r = t->ranges;
-		uint64_t nranges = t->nranges, nstack = lt->nstack, *stack = lt->stack;
-		enum ref_kind last_kind = lt->last_kind;
-		uint32_t last_track = lt->last_track;
-		uint64_t last_index = lt->last_index;
-		const uint32_t *strmap = L->strmap;
-		uint64_t nstrmap = L->nstrmap, begins = 0, ends = 0;
-		for (int i = 0; i < n; i++) {
-			const struct reader_event *ev = &evs[i];
-			uint64_t ticks = ev->ticks;
-			uint32_t id = ev->name_id;
-			if (ev->kind != OPS_EV_ARG) {
+	for (;;) {
+		struct reader_fast fast;
+		reader_fast_begin(&it, &fast);
+		while (reader_fast_next(&fast, &ev)) {
+			uint64_t ticks = ev.ticks;
+			uint32_t id = ev.name_id;
+			if (ev.kind != OPS_EV_ARG) {
 				/* times never go back on a track, even across records */
 				ticks = ticks < last ? last : ticks;
 				last = ticks;
 			}
-			if (ev->kind == OPS_EV_BEGIN && id < nstrmap && (id == 0 || strmap[id])) {
-				uint64_t idx = nranges++;
-				r.start_ns[idx] = (int64_t)ticks;
-				r.dur_ns[idx] = (int64_t)ticks;
-				r.name[idx] = id ? strmap[id] - 1 : 0;
-				r.category[idx] = ev->category;
-				r.flags[idx] = 0;
-				r.depth[idx] =
-					(uint32_t)(nstack < UINT32_MAX ? nstack : UINT32_MAX);
-				r.first_arg[idx] = 0;
-				r.nargs[idx] = 0;
-				stack[nstack++] = idx;
-				last_kind = REF_RANGE;
-				last_track = track;
-				last_index = idx;
-				begins++;
+			if (ev.kind == OPS_EV_BEGIN && id < h.nstrmap &&
+			    (id == 0 || h.strmap[id])) {
+				uint64_t idx = h.nranges++;
+				h.r.start_ns[idx] = (int64_t)ticks;
+				h.r.dur_ns[idx] = (int64_t)ticks;
+				h.r.name[idx] = id ? h.strmap[id] - 1 : 0;
+				h.r.category[idx] = ev.category;
+				h.r.depth[idx] =
+					(uint32_t)(h.nstack < UINT32_MAX ? h.nstack : UINT32_MAX);
+				/* flags, first_arg and nargs are 0 already (column memory) */
+				h.stack[h.nstack++] = idx;
+				h.last_index = idx;
 				continue;
 			}
 			/* an END that closes the innermost range: unnamed or naming it (a bad id goes
 			 * to loader_end, which counts it) */
-			if (ev->kind == OPS_EV_END && nstack &&
-			    (id == 0 || (id < nstrmap && strmap[id] != 0 &&
-					 r.name[stack[nstack - 1]] == strmap[id] - 1))) {
-				uint64_t top = stack[--nstack];
-				r.dur_ns[top] = (int64_t)ticks;
-				last_kind = REF_RANGE;
-				last_track = track;
-				last_index = top;
-				ends++;
+			if (ev.kind == OPS_EV_END && h.nstack &&
+			    (id == 0 || (id < h.nstrmap && h.strmap[id] != 0 &&
+					 h.r.name[h.stack[h.nstack - 1]] == h.strmap[id] - 1))) {
+				uint64_t top = h.stack[--h.nstack];
+				h.r.dur_ns[top] = (int64_t)ticks;
+				h.last_index = top;
 				continue;
 			}
-			t->nranges = nranges;
-			lt->nstack = nstack;
-			lt->last_kind = last_kind;
-			lt->last_track = last_track;
-			lt->last_index = last_index;
-			f->by_kind[ev->kind & 15]++;
-			struct reader_event e = *ev;
-			e.ticks = ticks;
-			L->cur = lt;
-			if (load_event(L, track, &e) != 0)
-				return loader_oom(L, rec->offset);
-			/* an async begin may have added a track: m->tracks and L->lt can move */
-			lt = loader_lt(L, track);
-			t = &m->tracks[track];
-			r = t->ranges;
-			nranges = t->nranges;
-			nstack = lt->nstack;
-			stack = lt->stack;
-			last_kind = lt->last_kind;
-			last_track = lt->last_track;
-			last_index = lt->last_index;
-			strmap = L->strmap;
-			nstrmap = L->nstrmap;
+			h = load_other(L, track, h, &ev, ticks, &rc);
+			if (rc != 0)
+				break;
 		}
-		t->nranges = nranges;
-		lt->nstack = nstack;
-		lt->last_kind = last_kind;
-		lt->last_track = last_track;
-		lt->last_index = last_index;
-		f->by_kind[OPS_EV_BEGIN] += begins;
-		f->by_kind[OPS_EV_END] += ends;
-		lt->last_ticks = last;
-		if (last > L->max_ticks)
-			L->max_ticks = last;
+		reader_fast_end(&it, &fast);
+		if (rc != 0) {
+			rc = loader_oom(L, rec->offset);
+			break;
+		}
+		/* the event the fast decoder stopped at, the general way */
+		rc = reader_events_next(&L->r, &it, &ev);
+		if (rc != 1)
+			break;
+		uint64_t ticks = ev.ticks;
+		if (ev.kind != OPS_EV_ARG) {
+			ticks = ticks < last ? last : ticks;
+			last = ticks;
+		}
+		h = load_other(L, track, h, &ev, ticks, &rc);
+		if (rc != 0) {
+			rc = loader_oom(L, rec->offset);
+			break;
+		}
 	}
+	hot_put(L, track, &h);
+	/* counted once per record; on an error, the events before it */
+	t = &m->tracks[track];
+	t->events += it.seen;
+	f->events += it.seen;
+	lt = loader_lt(L, track);
+	lt->last_ticks = last;
+	if (last > L->max_ticks)
+		L->max_ticks = last;
 	return rc;
 }
 

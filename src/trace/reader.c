@@ -358,7 +358,6 @@ int reader_events_begin(struct reader *r, const struct reader_record *rec, struc
 	it->count = cursor_u32(&it->c);
 	it->ticks = cursor_u64(&it->c);
 	it->seen = 0;
-	it->pending = 0;
 	if (it->c.failed)
 		return reader_fail(r, rec->offset, "EVENTS payload shorter than its header");
 	/* Every event takes at least one byte; a count beyond that is a lie. */
@@ -454,127 +453,6 @@ int reader_events_next(struct reader *r, struct reader_events *it, struct reader
 	ev->name_id = (uint32_t)name;
 	it->seen++;
 	return 1;
-}
-
-/* The longest event (ASYNC_BEGIN: kind, three 10-byte varints, a category byte) fits in this
- * many bytes: with that much left, the fast decoder reads without bounds checks. */
-#define EVENT_MAX_BYTES 32
-
-/* A varint of at most 10 bytes at *p (bytes known to be there); false if longer or if it
- * overflows 64 bits (the general decoder then reports it). Byte by byte on purpose: the
- * branches on its length predict well, and a branch-free decode from one 64-bit word makes
- * every event wait for the length of the one before (measured: 25% slower loads). */
-static inline bool fast_varint(const uint8_t **p, uint64_t *out)
-{
-	const uint8_t *q = *p;
-	uint64_t b = *q++;
-	if (!(b & 0x80)) {
-		*out = b;
-		*p = q;
-		return true;
-	}
-	uint64_t v = b & 0x7f;
-	for (unsigned shift = 7; shift < 70; shift += 7) {
-		b = *q++;
-		if (shift == 63 && b > 1)
-			return false;
-		v |= (b & 0x7f) << shift;
-		if (!(b & 0x80)) {
-			*out = v;
-			*p = q;
-			return true;
-		}
-	}
-	return false;
-}
-
-/* The fast part of reader_events_batch: BEGIN, END and ARG events (nearly every event of a
- * file) from a plain pointer while EVENT_MAX_BYTES remain, position, time and count in
- * registers. Stops at anything else or anything odd, before that event; returns how many it
- * decoded. */
-static int events_fast(struct reader_events *it, struct reader_event *out, int max)
-{
-	struct cursor *c = &it->c;
-	if (c->failed || c->len < EVENT_MAX_BYTES)
-		return 0;
-	const uint8_t *base = c->base, *p = base + c->pos;
-	const uint8_t *stop = base + (c->len - EVENT_MAX_BYTES);
-	uint64_t ticks = it->ticks;
-	uint32_t left = it->count - it->seen;
-	int n = 0;
-	if ((uint32_t)max > left)
-		max = (int)left;
-	while (n < max && p <= stop) {
-		const uint8_t *q = p + 1;
-		uint8_t kind = *p;
-		uint64_t dt = 0, name = 0, value = 0;
-		uint8_t category = 0, type = 0;
-		bool ok;
-		if (kind == OPS_EV_BEGIN || kind == OPS_EV_END) {
-			/* one path for both (they alternate unpredictably): only the category
-			 * byte differs */
-			bool begin = kind == OPS_EV_BEGIN;
-			ok = fast_varint(&q, &dt);
-			category = begin ? *q : 0;
-			q += begin;
-			ok = ok && fast_varint(&q, &name);
-		} else if (kind == OPS_EV_ARG) {
-			ok = fast_varint(&q, &name);
-			type = *q++;
-			ok = ok &&
-			     (type == OPS_ARG_I64 || type == OPS_ARG_U64 || type == OPS_ARG_STR) &&
-			     fast_varint(&q, &value);
-			if (type == OPS_ARG_I64)
-				value = (uint64_t)zigzag_decode(value);
-			if (type == OPS_ARG_STR && value > UINT32_MAX)
-				ok = false;
-		} else {
-			break;
-		}
-		if (!ok || name > UINT32_MAX || dt > UINT64_MAX - ticks)
-			break;
-		ticks += dt;
-		out[n] = (struct reader_event){ .kind = kind,
-						.category = category,
-						.arg_type = type,
-						.name_id = (uint32_t)name,
-						.ticks = ticks,
-						.value = value };
-		n++;
-		p = q;
-	}
-	c->pos = (size_t)(p - base);
-	it->ticks = ticks;
-	it->seen += (uint32_t)n;
-	return n;
-}
-
-int reader_events_batch(struct reader *r, struct reader_events *it, struct reader_event *out,
-			int max)
-{
-	if (it->pending)
-		return it->pending;
-	int n = 0;
-	while (n < max && it->seen < it->count) {
-		n += events_fast(it, out + n, max - n);
-		if (n == max || it->seen == it->count)
-			break;
-		/* anything else, anything odd, and the last bytes of the record go the general
-		 * way, which gives the exact error message */
-		int rc = reader_events_next(r, it, &out[n]);
-		if (rc == 1) {
-			n++;
-			continue;
-		}
-		if (rc < 0) {
-			it->pending = rc;
-			return n ? n : rc;
-		}
-		break; /* the record is done */
-	}
-	if (n == 0 && it->seen == it->count)
-		return reader_events_next(r, it, &out[0]); /* 0, or the error of bytes left over */
-	return n;
 }
 
 static int reader_fixed(struct reader *r, const struct reader_record *rec, size_t want,

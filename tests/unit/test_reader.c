@@ -428,17 +428,49 @@ static size_t rnd_events(uint64_t *s, uint8_t *p, uint32_t count)
 	return (size_t)(p - start);
 }
 
-/* The batch decoder returns the same events and the same error, at the same point, as the
- * event-by-event one, on valid streams and on streams with bytes changed at random (bad
- * kinds, overlong varints, huge ids, cut records). */
-TEST(batch_decoder_agrees)
+/* Every event of an EVENTS record (at most `max`), decoded the general way (fast == false)
+ * or the way the loader does: runs of the fast decoder, each of a random length, and the
+ * general decoder where a run stops. Returns the final code (0 or an error); *n events. */
+static int decode_all(struct reader *r, struct reader_events *it, bool fast, uint64_t *seed,
+		      struct reader_event *out, int max, int *n, int *fast_events)
 {
+	*n = 0;
+	while (*n < max) {
+		if (fast) {
+			int run = 1 + (int)(rnd(seed) % 64), got = 0;
+			struct reader_fast f;
+			reader_fast_begin(it, &f);
+			while (got < run && *n < max && reader_fast_next(&f, &out[*n])) {
+				got++;
+				(*n)++;
+			}
+			reader_fast_end(it, &f);
+			*fast_events += got;
+			if (got)
+				continue;
+		}
+		int rc = reader_events_next(r, it, &out[*n]);
+		if (rc != 1)
+			return rc;
+		(*n)++;
+	}
+	return 0;
+}
+
+/* The fast decoder gives the same events as the general one, and leaves the same error, at
+ * the same point, on valid streams and on streams with bytes changed at random (bad kinds,
+ * overlong varints, huge ids, records cut short). */
+TEST(fast_decoder_agrees)
+{
+	enum { MAX_EVENTS = 600 };
 	uint64_t seed = 0x9e3779b97f4a7c15ull;
 	uint8_t *bytes = malloc(64 * 1024);
-	REQUIRE(bytes);
+	struct reader_event *a = malloc(MAX_EVENTS * sizeof(*a)),
+			    *b = malloc(MAX_EVENTS * sizeof(*b));
+	REQUIRE(bytes && a && b);
 	int errors = 0, fast_events = 0;
 	for (int round = 0; round < 400; round++) {
-		uint32_t count = 1 + (uint32_t)(rnd(&seed) % 600);
+		uint32_t count = 1 + (uint32_t)(rnd(&seed) % MAX_EVENTS);
 		size_t n = rnd_events(&seed, bytes, count);
 		if (round % 2) {
 			for (int k = (int)(rnd(&seed) % 4); k >= 0; k--)
@@ -447,15 +479,15 @@ TEST(batch_decoder_agrees)
 			if (rnd(&seed) % 4 == 0)
 				n -= rnd(&seed) % n; /* cut short */
 		}
-		struct tb b;
-		tb_init(&b, 1);
-		tb_events_begin(&b, 0, 1000);
-		tb_ev_raw(&b, bytes, n, count);
-		tb_events_end(&b);
+		struct tb t;
+		tb_init(&t, 1);
+		tb_events_begin(&t, 0, 1000);
+		tb_ev_raw(&t, bytes, n, count);
+		tb_events_end(&t);
 		struct reader r1, r2;
 		struct reader_record rec1, rec2;
-		REQUIRE(reader_open_mem(&r1, "a.opscope", b.out.data, b.out.len) == 0);
-		REQUIRE(reader_open_mem(&r2, "a.opscope", b.out.data, b.out.len) == 0);
+		REQUIRE(reader_open_mem(&r1, "a.opscope", t.out.data, t.out.len) == 0);
+		REQUIRE(reader_open_mem(&r2, "a.opscope", t.out.data, t.out.len) == 0);
 		while (reader_next(&r1, &rec1) == 1 && rec1.type != OPS_REC_EVENTS)
 			;
 		while (reader_next(&r2, &rec2) == 1 && rec2.type != OPS_REC_EVENTS)
@@ -464,52 +496,32 @@ TEST(batch_decoder_agrees)
 		int rc1 = reader_events_begin(&r1, &rec1, &it1);
 		int rc2 = reader_events_begin(&r2, &rec2, &it2);
 		CHECK_EQ_I(rc1, rc2);
-		struct reader_event one, batch[64];
-		int got = 0, at = 0, seen = 0;
-		while (rc1 == 0) {
-			if (at == got) {
-				int max = 1 + (int)(rnd(&seed) % 64);
-				got = reader_events_batch(&r2, &it2, batch, max);
-				at = 0;
-				if (got <= 0) {
-					rc2 = got;
-					got = 0;
-				}
-			}
-			int r = reader_events_next(&r1, &it1, &one);
-			if (r != 1) {
-				rc1 = r;
-				break;
-			}
-			if (at == got) {
-				CHECK_EQ_I(seen, -1); /* the batch decoder stopped early */
-				break;
-			}
-			struct reader_event *e = &batch[at++];
-			if (one.kind != e->kind || one.category != e->category ||
-			    one.arg_type != e->arg_type || one.name_id != e->name_id ||
-			    one.ticks != e->ticks || one.value != e->value ||
-			    f64_bits(one.f64) != f64_bits(e->f64)) {
-				CHECK_EQ_I(seen, -2); /* an event differs */
-				break;
-			}
-			seen++;
+		int n1 = 0, n2 = 0;
+		if (rc1 == 0) {
+			rc1 = decode_all(&r1, &it1, false, &seed, a, MAX_EVENTS, &n1, &fast_events);
+			rc2 = decode_all(&r2, &it2, true, &seed, b, MAX_EVENTS, &n2, &fast_events);
 		}
-		CHECK_EQ_I(at, got); /* no events beyond the general decoder's */
-		if (rc2 == 0)
-			rc2 = reader_events_batch(&r2, &it2, batch, 64);
+		CHECK_EQ_I(n2, n1);
 		CHECK_EQ_I(rc2, rc1);
 		CHECK_STR(r2.err, r1.err);
+		int differ = 0;
+		for (int i = 0; i < n1 && i < n2; i++)
+			differ += a[i].kind != b[i].kind || a[i].category != b[i].category ||
+				  a[i].arg_type != b[i].arg_type || a[i].name_id != b[i].name_id ||
+				  a[i].ticks != b[i].ticks || a[i].value != b[i].value ||
+				  f64_bits(a[i].f64) != f64_bits(b[i].f64);
+		CHECK_EQ_I(differ, 0);
 		errors += rc1 < 0;
-		fast_events += seen;
 		reader_close(&r1);
 		reader_close(&r2);
-		tb_free(&b);
+		tb_free(&t);
 	}
-	/* both kinds of ending were exercised, on many events */
+	/* both kinds of ending, and many events through the fast decoder */
 	CHECK(errors > 50 && errors < 300);
 	CHECK(fast_events > 20000);
 	free(bytes);
+	free(a);
+	free(b);
 }
 
 TEST(summarize_file)
@@ -541,4 +553,4 @@ TEST(summarize_file)
 
 TEST_MAIN(sample_records_and_events, truncated_at_every_byte, corrupt_crc_ends_valid_data,
 	  bad_headers, longer_header, huge_sizes, unknown_records, compressed_records,
-	  malformed_events, batch_decoder_agrees, summarize_file)
+	  malformed_events, fast_decoder_agrees, summarize_file)
