@@ -122,7 +122,9 @@ static inline int json_expect(struct json_cur *c, char ch, const char *what)
 /* The string at q (just after its opening quote) has escapes: unescape it into scratch. */
 int json_string_slow(struct json_cur *c, const char *q, struct json_span *out);
 
-/* Nonzero when one of the 8 bytes of w is '"', '\\' or a control character (< 0x20). */
+/* Nonzero when one of the 8 bytes of w is '"', '\\' or a control character (< 0x20); its
+ * lowest set bit is the high bit of the first such byte (the zero-byte trick can flag bytes
+ * above a real hit, through the borrow, never below one). */
 static inline uint64_t json_special_bytes(uint64_t w)
 {
 	const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
@@ -138,16 +140,22 @@ static inline int json_string(struct json_cur *c, struct json_span *out)
 	const char *q = c->p + 1;
 	const char *s = q;
 	const char *end = c->end;
-	/* eight bytes at a time to the first byte that may end the plain run */
-	while (end - s >= 8) {
+	/* eight bytes at a time to the first byte that ends the plain run */
+	for (;;) {
+		if (end - s < 8) {
+			while (s < end && *s != '"' && *s != '\\' && (unsigned char)*s >= 0x20)
+				s++;
+			break;
+		}
 		uint64_t w;
 		memcpy(&w, s, 8);
-		if (json_special_bytes(w))
+		uint64_t m = json_special_bytes(w);
+		if (m) {
+			s += __builtin_ctzll(m) >> 3;
 			break;
+		}
 		s += 8;
 	}
-	while (s < end && *s != '"' && *s != '\\' && (unsigned char)*s >= 0x20)
-		s++;
 	if (s >= end)
 		return JSON_MORE;
 	if (*s == '"') {
