@@ -30,12 +30,27 @@ static int ivl_cmp(const void *x, const void *y)
 	return (a->e > b->e) - (a->e < b->e);
 }
 
-/* Sort and merge in place; intervals that touch are merged. */
+/* Whether the list is in order already: by start, or (exact) by start then end. Lists made
+ * from one track's ranges, which the model keeps in start order, usually are; checking costs
+ * a pass, sorting them again a copy and n log n comparisons. */
+static bool ivec_in_order(const struct ivec *a, bool exact)
+{
+	for (size_t i = 1; i < a->n; i++) {
+		const struct ivl *p = &a->v[i - 1], *q = &a->v[i];
+		if (q->s < p->s || (exact && q->s == p->s && q->e < p->e))
+			return false;
+	}
+	return true;
+}
+
+/* Sort and merge in place; intervals that touch are merged. Only the starts need to be in
+ * order for the merge: an interval's end only ever extends the current one. */
 void ivec_merge(struct ivec *a)
 {
 	if (a->n < 2)
 		return;
-	qsort(a->v, a->n, sizeof(*a->v), ivl_cmp);
+	if (!ivec_in_order(a, false))
+		qsort(a->v, a->n, sizeof(*a->v), ivl_cmp);
 	size_t o = 0;
 	for (size_t i = 1; i < a->n; i++) {
 		if (a->v[i].s <= a->v[o].e) {
@@ -52,7 +67,8 @@ size_t ivec_count_distinct(struct ivec *a)
 {
 	if (a->n < 2)
 		return a->n;
-	qsort(a->v, a->n, sizeof(*a->v), ivl_cmp);
+	if (!ivec_in_order(a, true))
+		qsort(a->v, a->n, sizeof(*a->v), ivl_cmp);
 	size_t n = 1;
 	for (size_t i = 1; i < a->n; i++)
 		n += a->v[i].s != a->v[i - 1].s || a->v[i].e != a->v[i - 1].e;
