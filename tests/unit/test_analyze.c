@@ -126,6 +126,24 @@ TEST(interval_rules)
 	CHECK_EQ_U(dd.n, 5);
 	CHECK_EQ_I(dd.v[0].e, 10); /* sorted by start, then end */
 	ivec_free(&dd);
+	/* already in start order (one track's ranges): merged as they are; counted after all
+	 * the same, since equal starts may come with their ends in any order */
+	ivec_push(&dd, 0, 10);
+	ivec_push(&dd, 0, 3);
+	ivec_push(&dd, 0, 10);
+	ivec_push(&dd, 10, 12);
+	ivec_push(&dd, 20, 25);
+	struct ivec same = dd;
+	same.v = malloc(dd.n * sizeof(*dd.v));
+	REQUIRE(same.v);
+	memcpy(same.v, dd.v, dd.n * sizeof(*dd.v));
+	same.cap = dd.n;
+	CHECK_EQ_U(ivec_count_distinct(&dd), 4);
+	ivec_merge(&same);
+	REQUIRE(same.n == 2);
+	CHECK(same.v[0].s == 0 && same.v[0].e == 12 && same.v[1].s == 20 && same.v[1].e == 25);
+	ivec_free(&same);
+	ivec_free(&dd);
 	CHECK_EQ_I(ivec_sum_within(&a, 11, 31), 2);
 	ivec_free(&a);
 	ivec_free(&b);
