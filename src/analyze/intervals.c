@@ -22,6 +22,19 @@ void ivec_push(struct ivec *a, int64_t s, int64_t e)
 	a->v[a->n++] = (struct ivl){ s, e };
 }
 
+void ivec_add(struct ivec *a, int64_t s, int64_t e)
+{
+	if (a->n) {
+		struct ivl *last = &a->v[a->n - 1];
+		if (s >= last->s && s <= last->e) {
+			if (e > last->e)
+				last->e = e;
+			return;
+		}
+	}
+	ivec_push(a, s, e);
+}
+
 static int ivl_cmp(const void *x, const void *y)
 {
 	const struct ivl *a = x, *b = y;

@@ -21,6 +21,11 @@ struct ivec {
 };
 
 void ivec_push(struct ivec *a, int64_t s, int64_t e);
+/* Add [s, e) to a list that is only ever used merged: an interval that starts inside the last
+ * one (or where it ends) extends it instead of being appended. Intervals added in start
+ * order (one track's ranges) so keep the list merged and as small as its merged form; any
+ * other order is fine too, ivec_merge() still sorts it out. */
+void ivec_add(struct ivec *a, int64_t s, int64_t e);
 /* Sort and merge in place. */
 void ivec_merge(struct ivec *a);
 /* Sort in place (by start, then end) and return the number of distinct intervals (Paddle's

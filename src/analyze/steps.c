@@ -159,7 +159,7 @@ static void collect(struct steps_ctx *X)
 					role = STEP_COMMUNICATION;
 				else
 					continue; /* annotations on the GPU are not work */
-				ivec_push(&X->roles[role], s, e);
+				ivec_add(&X->roles[role], s, e);
 				if (X->nacts == X->acts_cap) {
 					size_t cap = X->acts_cap ? X->acts_cap * 2 : 1024;
 					struct dev_act *a = realloc(X->acts, cap * sizeof(*a));
@@ -179,7 +179,7 @@ static void collect(struct steps_ctx *X)
 			if (tr->kind != MODEL_TRACK_THREAD)
 				continue;
 			if (c == OPSCOPE_CAT_CUDA_RUNTIME || c == OPSCOPE_CAT_CUDA_DRIVER) {
-				ivec_push(&X->roles[STEP_RUNTIME], s, e);
+				ivec_add(&X->roles[STEP_RUNTIME], s, e);
 				int64_t corr;
 				if (range_i64(m, t, i, corr_key, &corr)) {
 					if (X->ncalls == X->calls_cap) {
@@ -210,14 +210,14 @@ static void collect(struct steps_ctx *X)
 				}
 				X->named[X->nnamed++] = (struct named_step){ s, e, r->name[i] };
 			} else if (c == OPSCOPE_CAT_DATALOADER) {
-				ivec_push(&X->roles[STEP_DATALOADER], s, e);
-				ivec_push(&X->dataloaders, s, e);
+				ivec_add(&X->roles[STEP_DATALOADER], s, e);
+				ivec_add(&X->dataloaders, s, e);
 			} else if (is_cpu_exec(c)) {
-				ivec_push(&X->roles[STEP_CPU_EXEC], s, e);
+				ivec_add(&X->roles[STEP_CPU_EXEC], s, e);
 				if (c == OPSCOPE_CAT_BACKWARD)
-					ivec_push(&X->backwards, s, e);
+					ivec_add(&X->backwards, s, e);
 				else if (c == OPSCOPE_CAT_OPTIMIZATION)
-					ivec_push(&X->optimizers, s, e);
+					ivec_add(&X->optimizers, s, e);
 			} else {
 				continue;
 			}

@@ -359,12 +359,12 @@ static int view_overview(struct report_ctx *c)
 					continue;
 				/* an NCCL kernel is a kernel, and communication too */
 				uint8_t k = tree_is_kernel(cat) ? OPSCOPE_CAT_KERNEL : cat;
-				ivec_push(&gpu[k], s, e);
+				ivec_add(&gpu[k], s, e);
 				gcount[k]++;
-				ivec_push(&busy, s, e);
+				ivec_add(&busy, s, e);
 				continue;
 			}
-			ivec_push(&cpu[cat], s, e);
+			ivec_add(&cpu[cat], s, e);
 			ccount[cat]++;
 			if (is_phase(cat) && outermost_phase(c, tt, i)) {
 				phase_calls[cat]++;

@@ -144,6 +144,26 @@ TEST(interval_rules)
 	CHECK(same.v[0].s == 0 && same.v[0].e == 12 && same.v[1].s == 20 && same.v[1].e == 25);
 	ivec_free(&same);
 	ivec_free(&dd);
+	/* ivec_add: in start order the list stays merged as it grows; in any order, once merged,
+	 * it is the union ivec_push + ivec_merge give */
+	static const int64_t iv[][2] = { { 0, 5 },   { 2, 4 },	 { 5, 7 }, { 9, 12 }, { 9, 10 },
+					 { 11, 20 }, { 30, 31 }, { 1, 3 }, { 25, 30 } };
+	struct ivec added = { 0 }, pushed = { 0 };
+	for (size_t i = 0; i < 7; i++)
+		ivec_add(&added, iv[i][0], iv[i][1]);
+	REQUIRE(added.n == 3); /* [0,7) [9,20) [30,31) */
+	CHECK(added.v[0].e == 7 && added.v[1].s == 9 && added.v[1].e == 20);
+	for (size_t i = 7; i < 9; i++)
+		ivec_add(&added, iv[i][0], iv[i][1]);
+	for (size_t i = 0; i < 9; i++)
+		ivec_push(&pushed, iv[i][0], iv[i][1]);
+	ivec_merge(&added);
+	ivec_merge(&pushed);
+	REQUIRE(added.n == pushed.n);
+	CHECK(memcmp(added.v, pushed.v, added.n * sizeof(*added.v)) == 0);
+	CHECK_EQ_I(ivec_sum(&added), 7 + 11 + 6);
+	ivec_free(&added);
+	ivec_free(&pushed);
 	CHECK_EQ_I(ivec_sum_within(&a, 11, 31), 2);
 	ivec_free(&a);
 	ivec_free(&b);
