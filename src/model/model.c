@@ -1464,12 +1464,14 @@ static int load_events(struct loader *L, const struct reader_record *rec)
 		return loader_oom(L, rec->offset);
 	struct model *m = L->m;
 	struct model_file *f = L->file;
-	/* room for every event of the record being a BEGIN: the loop appends ranges and pushes
-	 * them without checks (load_other may add more, with checks) */
+	/* room for as many BEGINs as the record can hold (one takes at least 4 bytes): the loop
+	 * appends ranges and pushes them without checks (load_other may add more, with checks) */
 	struct model_track *t = &m->tracks[track];
 	struct load_track *lt = loader_lt(L, track);
-	if (!ranges_reserve(m, t, t->nranges + it.count) ||
-	    !grow((void **)&lt->stack, sizeof(*lt->stack), &lt->stack_cap, lt->nstack + it.count))
+	uint64_t begins = cursor_left(&it.c) / 4 + 1;
+	begins = begins < it.count ? begins : it.count;
+	if (!ranges_reserve(m, t, t->nranges + begins) ||
+	    !grow((void **)&lt->stack, sizeof(*lt->stack), &lt->stack_cap, lt->nstack + begins))
 		return loader_oom(L, rec->offset);
 	uint64_t last = lt->last_ticks;
 	struct hot_track h = hot_get(L, track);
