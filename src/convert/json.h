@@ -151,7 +151,12 @@ static inline int json_string(struct json_cur *c, struct json_span *out)
 		memcpy(&w, s, 8);
 		uint64_t m = json_special_bytes(w);
 		if (m) {
-			s += __builtin_ctzll(m) >> 3;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+			s += __builtin_ctzll(m) >> 3; /* the first byte in memory is the lowest */
+#else
+			while (*s != '"' && *s != '\\' && (unsigned char)*s >= 0x20)
+				s++;
+#endif
 			break;
 		}
 		s += 8;

@@ -832,6 +832,8 @@ static void clockmap_segment(struct clockmap *cm, uint32_t i)
 	g->span = far;
 	if (i + 1 < cm->n && cm->k[i + 1].ticks - g->lo < far)
 		g->span = cm->k[i + 1].ticks - g->lo;
+	if (g->span > UINT64_MAX - g->lo)
+		g->span = UINT64_MAX - g->lo; /* lo + span must not wrap: a time before lo would */
 	g->base_ns = cm->k[i].mono_ns;
 	g->s = cm->slope[i];
 }
@@ -1401,7 +1403,8 @@ static int load_event(struct loader *L, uint32_t track, const struct reader_even
 struct hot_track {
 	struct model_ranges r;
 	uint64_t nranges, nstack, *stack;
-	uint64_t last_index; /* range of the latest BEGIN or END of the fast loop */
+	uint64_t ranges_cap, stack_cap; /* room in the columns and the stack */
+	uint64_t last_index;		/* range of the latest BEGIN or END of the fast loop */
 	const uint32_t *strmap;
 	uint64_t nstrmap;
 	uint64_t nranges0, nstack0; /* nranges and nstack when read */
@@ -1415,6 +1418,8 @@ static struct hot_track hot_get(const struct loader *L, uint32_t track)
 				   .nranges = t->nranges,
 				   .nstack = lt->nstack,
 				   .stack = lt->stack,
+				   .ranges_cap = t->nranges_cap,
+				   .stack_cap = lt->stack_cap,
 				   .last_index = lt->last_index,
 				   .strmap = L->strmap,
 				   .nstrmap = L->nstrmap,
@@ -1464,15 +1469,8 @@ static int load_events(struct loader *L, const struct reader_record *rec)
 		return loader_oom(L, rec->offset);
 	struct model *m = L->m;
 	struct model_file *f = L->file;
-	/* room for as many BEGINs as the record can hold (one takes at least 4 bytes): the loop
-	 * appends ranges and pushes them without checks (load_other may add more, with checks) */
 	struct model_track *t = &m->tracks[track];
 	struct load_track *lt = loader_lt(L, track);
-	uint64_t begins = cursor_left(&it.c) / 4 + 1;
-	begins = begins < it.count ? begins : it.count;
-	if (!ranges_reserve(m, t, t->nranges + begins) ||
-	    !grow((void **)&lt->stack, sizeof(*lt->stack), &lt->stack_cap, lt->nstack + begins))
-		return loader_oom(L, rec->offset);
 	uint64_t last = lt->last_ticks;
 	struct hot_track h = hot_get(L, track);
 	struct reader_event ev;
@@ -1489,8 +1487,9 @@ static int load_events(struct loader *L, const struct reader_record *rec)
 				ticks = ticks < last ? last : ticks;
 				last = ticks;
 			}
-			if (ev.kind == OPS_EV_BEGIN && id < h.nstrmap &&
-			    (id == 0 || h.strmap[id])) {
+			/* a BEGIN with room for it (else the general path grows the columns) */
+			if (ev.kind == OPS_EV_BEGIN && h.nranges < h.ranges_cap &&
+			    h.nstack < h.stack_cap && id < h.nstrmap && (id == 0 || h.strmap[id])) {
 				uint64_t idx = h.nranges++;
 				h.r.start_ns[idx] = (int64_t)ticks;
 				h.r.dur_ns[idx] = (int64_t)ticks;

@@ -263,6 +263,27 @@ TEST(clock_one_point)
 	model_free(m);
 	tb_free(&b);
 
+	/* a point near the end of the tick range: times before it map before it (the segment
+	 * after the point must not wrap round to the start of the range) */
+	tb_init(&b, 1);
+	tb_clock(&b, UINT64_MAX - 1000, 5000000000ull, 0, 2000000000ull);
+	x = tb_str(&b, "x");
+	tb_events_begin(&b, 0, 100);
+	tb_ev_begin(&b, 100, 0, x);
+	tb_ev_end(&b, 200, 0);
+	tb_ev_begin(&b, UINT64_MAX - 2000, 0, x);
+	tb_ev_end(&b, UINT64_MAX - 10, 0);
+	tb_events_end(&b);
+	m = load_tb(&b, &rc);
+	REQUIRE(rc == 0 && m->tracks[0].nranges == 2);
+	const struct model_ranges *wr = &m->tracks[0].ranges;
+	CHECK(wr->start_ns[0] < wr->start_ns[1]);
+	CHECK(wr->start_ns[0] + wr->dur_ns[0] <= 5000000000ll);
+	CHECK_EQ_I(wr->start_ns[1], 5000000000ll - 500);
+	CHECK_EQ_I(wr->dur_ns[1], 995);
+	model_free(m);
+	tb_free(&b);
+
 	/* no CLOCK at all: ticks are ns */
 	tb_init(&b, 1);
 	x = tb_str(&b, "x");
