@@ -1458,6 +1458,16 @@ static struct hot_track load_other(struct loader *L, uint32_t track, struct hot_
 	return hot_get(L, track);
 }
 
+/* The time of an event on its track: times never go back on a track, even across records,
+ * so one before the latest is taken as the latest (*last). An ARG has its event's time. */
+static inline uint64_t track_ticks(uint64_t *last, const struct reader_event *ev)
+{
+	if (ev->kind == OPS_EV_ARG)
+		return ev->ticks;
+	*last = ev->ticks < *last ? *last : ev->ticks;
+	return *last;
+}
+
 static int load_events(struct loader *L, const struct reader_record *rec)
 {
 	struct reader_events it;
@@ -1467,11 +1477,7 @@ static int load_events(struct loader *L, const struct reader_record *rec)
 	uint32_t track = loader_track(L, it.track);
 	if (track == MODEL_NO_TRACK)
 		return loader_oom(L, rec->offset);
-	struct model *m = L->m;
-	struct model_file *f = L->file;
-	struct model_track *t = &m->tracks[track];
-	struct load_track *lt = loader_lt(L, track);
-	uint64_t last = lt->last_ticks;
+	uint64_t last = loader_lt(L, track)->last_ticks;
 	struct hot_track h = hot_get(L, track);
 	struct reader_event ev;
 	/* the last event of the track stays the target of ARGs across records: a chunk may
@@ -1480,13 +1486,8 @@ static int load_events(struct loader *L, const struct reader_record *rec)
 		struct reader_fast fast;
 		reader_fast_begin(&it, &fast);
 		while (reader_fast_next(&fast, &ev)) {
-			uint64_t ticks = ev.ticks;
+			uint64_t ticks = track_ticks(&last, &ev);
 			uint32_t id = ev.name_id;
-			if (ev.kind != OPS_EV_ARG) {
-				/* times never go back on a track, even across records */
-				ticks = ticks < last ? last : ticks;
-				last = ticks;
-			}
 			/* a BEGIN with room for it (else the general path grows the columns) */
 			if (ev.kind == OPS_EV_BEGIN && h.nranges < h.ranges_cap &&
 			    h.nstack < h.stack_cap && id < h.nstrmap && (id == 0 || h.strmap[id])) {
@@ -1525,12 +1526,7 @@ static int load_events(struct loader *L, const struct reader_record *rec)
 		rc = reader_events_next(&L->r, &it, &ev);
 		if (rc != 1)
 			break;
-		uint64_t ticks = ev.ticks;
-		if (ev.kind != OPS_EV_ARG) {
-			ticks = ticks < last ? last : ticks;
-			last = ticks;
-		}
-		h = load_other(L, track, h, &ev, ticks, &rc);
+		h = load_other(L, track, h, &ev, track_ticks(&last, &ev), &rc);
 		if (rc != 0) {
 			rc = loader_oom(L, rec->offset);
 			break;
@@ -1538,11 +1534,9 @@ static int load_events(struct loader *L, const struct reader_record *rec)
 	}
 	hot_put(L, track, &h);
 	/* counted once per record; on an error, the events before it */
-	t = &m->tracks[track];
-	t->events += it.seen;
-	f->events += it.seen;
-	lt = loader_lt(L, track);
-	lt->last_ticks = last;
+	L->m->tracks[track].events += it.seen;
+	L->file->events += it.seen;
+	loader_lt(L, track)->last_ticks = last;
 	if (last > L->max_ticks)
 		L->max_ticks = last;
 	return rc;

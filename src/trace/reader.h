@@ -112,19 +112,17 @@ int reader_events_next(struct reader *r, struct reader_events *it, struct reader
 #define READER_EVENT_MAX_BYTES 32 /* ASYNC_BEGIN: kind, category, three 10-byte varints */
 
 struct reader_fast {
-	const uint8_t *p;    /* next event */
-	const uint8_t *stop; /* last position with READER_EVENT_MAX_BYTES left */
-	uint64_t ticks;	     /* time of the previous timed event */
-	uint32_t left;	     /* events left in the record */
+	const uint8_t *p;   /* next event */
+	const uint8_t *end; /* end of the record's bytes (p itself after a failed read) */
+	uint64_t ticks;	    /* time of the previous timed event */
+	uint32_t left;	    /* events left in the record */
 };
 
 static inline void reader_fast_begin(const struct reader_events *it, struct reader_fast *f)
 {
 	const struct cursor *c = &it->c;
 	f->p = c->base + c->pos;
-	f->stop = c->failed || c->len < READER_EVENT_MAX_BYTES
-			  ? f->p - 1
-			  : c->base + (c->len - READER_EVENT_MAX_BYTES);
+	f->end = c->failed ? f->p : c->base + c->len;
 	f->ticks = it->ticks;
 	f->left = it->count - it->seen;
 }
@@ -166,7 +164,7 @@ static inline bool reader_fast_varint(const uint8_t **p, uint64_t *out)
 
 static inline bool reader_fast_next(struct reader_fast *f, struct reader_event *ev)
 {
-	if (f->left == 0 || f->p > f->stop)
+	if (f->left == 0 || f->end - f->p < READER_EVENT_MAX_BYTES)
 		return false;
 	const uint8_t *q = f->p + 1;
 	uint8_t kind = *f->p;
