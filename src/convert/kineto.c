@@ -885,7 +885,8 @@ static bool kbatch_commit(struct kimport *K, struct kbatch *b)
 {
 	for (uint32_t i = 0; i < b->nevs; i++) {
 		struct kev *ev = &b->evs[i];
-		ev->args = b->args + ev->first_arg;
+		/* a batch without arguments has no array: no pointer arithmetic on NULL */
+		ev->args = ev->nargs ? b->args + ev->first_arg : NULL;
 		if (commit_event(K, ev) != 0)
 			return false;
 	}
