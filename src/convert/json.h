@@ -140,27 +140,22 @@ static inline int json_string(struct json_cur *c, struct json_span *out)
 	const char *q = c->p + 1;
 	const char *s = q;
 	const char *end = c->end;
-	/* eight bytes at a time to the first byte that ends the plain run */
-	for (;;) {
-		if (end - s < 8) {
-			while (s < end && *s != '"' && *s != '\\' && (unsigned char)*s >= 0x20)
-				s++;
-			break;
-		}
+	/* eight bytes at a time to the first byte that may end the plain run; on little-endian
+	 * hosts the mask's lowest bit says which one (the first byte in memory is the lowest) */
+	while (end - s >= 8) {
 		uint64_t w;
 		memcpy(&w, s, 8);
 		uint64_t m = json_special_bytes(w);
 		if (m) {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-			s += __builtin_ctzll(m) >> 3; /* the first byte in memory is the lowest */
-#else
-			while (*s != '"' && *s != '\\' && (unsigned char)*s >= 0x20)
-				s++;
+			s += __builtin_ctzll(m) >> 3;
 #endif
 			break;
 		}
 		s += 8;
 	}
+	while (s < end && *s != '"' && *s != '\\' && (unsigned char)*s >= 0x20)
+		s++;
 	if (s >= end)
 		return JSON_MORE;
 	if (*s == '"') {

@@ -463,35 +463,26 @@ uint32_t model_add_track(struct model *m, uint32_t kind, uint32_t pid, uint64_t 
 	return m->ntracks++;
 }
 
-/* Room for `need` ranges on track t (columns grown together, doubling). */
-static bool ranges_reserve(struct model *m, struct model_track *t, uint64_t need)
-{
-	if (need <= t->nranges_cap)
-		return true;
-	uint64_t n = t->nranges_cap ? t->nranges_cap * 2 : 64;
-	while (n < need)
-		n *= 2;
-	struct model_ranges *r = &t->ranges;
-	if (!column(&r->start_ns, sizeof(*r->start_ns), n) ||
-	    !column(&r->dur_ns, sizeof(*r->dur_ns), n) || !column(&r->name, sizeof(*r->name), n) ||
-	    !column(&r->category, sizeof(*r->category), n) ||
-	    !column(&r->flags, sizeof(*r->flags), n) || !column(&r->depth, sizeof(*r->depth), n) ||
-	    !column(&r->first_arg, sizeof(*r->first_arg), n) ||
-	    !column(&r->nargs, sizeof(*r->nargs), n)) {
-		m->oom = true;
-		return false;
-	}
-	t->nranges_cap = n;
-	return true;
-}
-
 uint64_t model_add_range(struct model *m, uint32_t track, int64_t start_ns, int64_t dur_ns,
 			 uint32_t name, uint8_t category, uint32_t depth)
 {
 	struct model_track *t = &m->tracks[track];
 	struct model_ranges *r = &t->ranges;
-	if (!ranges_reserve(m, t, t->nranges + 1))
-		return MODEL_NONE;
+	if (t->nranges == t->nranges_cap) {
+		uint64_t n = t->nranges_cap ? t->nranges_cap * 2 : 64;
+		if (!column(&r->start_ns, sizeof(*r->start_ns), n) ||
+		    !column(&r->dur_ns, sizeof(*r->dur_ns), n) ||
+		    !column(&r->name, sizeof(*r->name), n) ||
+		    !column(&r->category, sizeof(*r->category), n) ||
+		    !column(&r->flags, sizeof(*r->flags), n) ||
+		    !column(&r->depth, sizeof(*r->depth), n) ||
+		    !column(&r->first_arg, sizeof(*r->first_arg), n) ||
+		    !column(&r->nargs, sizeof(*r->nargs), n)) {
+			m->oom = true;
+			return MODEL_NONE;
+		}
+		t->nranges_cap = n;
+	}
 	uint64_t i = t->nranges++;
 	r->start_ns[i] = start_ns;
 	r->dur_ns[i] = dur_ns;
@@ -1338,8 +1329,9 @@ static int loader_async_end(struct loader *L, const struct reader_event *ev, uin
 	return 0;
 }
 
-/* One event that is not a BEGIN or an END matching the innermost range (the loop in
- * load_events does those itself). */
+/* One event the general way: every kind but the BEGINs and ENDs the loop in load_events
+ * does itself (a BEGIN still comes here when its columns need room or its name id is not
+ * defined, an END when it names an outer range or nothing is open). */
 static int load_event(struct loader *L, uint32_t track, const struct reader_event *ev)
 {
 	struct model *m = L->m;
