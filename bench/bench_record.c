@@ -180,19 +180,20 @@ static void bench_writer(void)
 		tracefile_open(&tf, "/tmp/opscope-bench-writer.opscope", 0, 0, m ? 1 : 0, 1, 0);
 		struct buf b;
 		buf_init(&b);
+		struct encode_state st = { 0 };
 		double t0 = now_ns();
 		for (int i = 0; i < N; i += CHUNK) {
 			int n = N - i < CHUNK ? N - i : CHUNK;
-			struct encode_state st;
 			buf_clear(&b);
 			encode_begin(&b, &st, 0, slots[i].ticks);
 			encode_slots(&b, &st, slots + i, (size_t)n);
 			encode_finish(&b, &st);
-			tracefile_record(&tf, OPS_REC_EVENTS, b.data, b.len, 1);
+			tracefile_record(&tf, OPS_REC_EVENTS2, b.data, b.len, 1);
 		}
 		tracefile_close(&tf);
 		double s = (now_ns() - t0) / 1e9;
 		printf("writer_events_per_s_%s %.0f\n", modes[m], N / s);
+		encode_free(&st);
 		buf_free(&b);
 	}
 	free(slots);

@@ -19,26 +19,39 @@
 #include <zstd.h>
 #endif
 
-void tb_init(struct tb *b, uint32_t pid)
+static void tb_header(struct tb *b, uint32_t pid, uint16_t version)
 {
 	memset(b, 0, sizeof(*b));
 	buf_init(&b->out);
 	buf_init(&b->ev);
 	b->next_id = 1;
+	b->v2 = version >= 2;
 	uint8_t h[64] = { 0 };
 	memcpy(h, OPS_MAGIC, OPS_MAGIC_BYTES);
-	put_u16le(h + 8, OPS_FORMAT_VERSION);
-	put_u16le(h + 10, OPS_FORMAT_MIN_READER);
+	put_u16le(h + 8, version);
+	put_u16le(h + 10, version);
 	put_u32le(h + 12, 64);
 	put_u64le(h + 24, 1700000000000000000ull); /* 2023-11-14 22:13:20 UTC */
 	put_u32le(h + 32, pid);
 	buf_append(&b->out, h, sizeof(h));
 }
 
+void tb_init(struct tb *b, uint32_t pid)
+{
+	tb_header(b, pid, 1);
+}
+
+void tb_init_v2(struct tb *b, uint32_t pid)
+{
+	tb_header(b, pid, 2);
+}
+
 void tb_free(struct tb *b)
 {
 	buf_free(&b->out);
 	buf_free(&b->ev);
+	for (int i = 0; i < 4; i++)
+		buf_free(&b->s[i]);
 }
 
 void tb_record(struct tb *b, uint16_t type, uint16_t flags, const void *payload, size_t len)
@@ -164,6 +177,10 @@ void tb_events_begin(struct tb *b, uint32_t track, uint64_t first_ticks)
 	buf_u32(&b->ev, track);
 	buf_u32(&b->ev, 0);
 	buf_u64(&b->ev, first_ticks);
+	for (int i = 0; i < 4 && b->v2; i++) {
+		buf_u32(&b->ev, 0); /* stream sizes, set by tb_events_end */
+		buf_clear(&b->s[i]);
+	}
 	b->ev_count = 0;
 	b->ev_prev = first_ticks;
 }
@@ -171,7 +188,44 @@ void tb_events_begin(struct tb *b, uint32_t track, uint64_t first_ticks)
 void tb_events_end(struct tb *b)
 {
 	put_u32le(b->ev.data + 4, b->ev_count);
-	tb_record(b, OPS_REC_EVENTS, b->compress ? OPS_RECF_ZSTD : 0, b->ev.data, b->ev.len);
+	uint16_t flags = b->compress ? OPS_RECF_ZSTD : 0;
+	if (!b->v2) {
+		tb_record(b, OPS_REC_EVENTS, flags, b->ev.data, b->ev.len);
+		return;
+	}
+	for (int i = 0; i < 4; i++) {
+		put_u32le(b->ev.data + 16 + 4 * i, (uint32_t)b->s[i].len);
+		buf_append(&b->ev, b->s[i].data, b->s[i].len);
+	}
+	tb_record(b, OPS_REC_EVENTS2, flags | OPS_RECF_CRITICAL, b->ev.data, b->ev.len);
+}
+
+/* An EVENTS2 event: the tag, then `time` in the narrowest of 1, 2, 4, 8 bytes, the id in
+ * 0, 1, 2 or 4, `byte` when >= 0 and `value` (8 bytes) when has_value. */
+static void tb_ev2(struct tb *b, uint8_t kind, uint64_t time, uint32_t id, int byte, int has_value,
+		   uint64_t value)
+{
+	unsigned tc = time < 0x100 ? 0 : time < 0x10000 ? 1 : time < 0x100000000ull ? 2 : 3;
+	unsigned ic = id == 0 ? 0 : id < 0x100 ? 1 : id < 0x10000 ? 2 : 3;
+	uint8_t le[8];
+	put_u64le(le, time);
+	buf_append(&b->s[0], le, (size_t)1 << tc);
+	put_u32le(le, id);
+	buf_append(&b->s[1], le, ic ? (size_t)1 << (ic - 1) : 0);
+	if (byte >= 0)
+		buf_u8(&b->s[2], (uint8_t)byte);
+	if (has_value)
+		buf_u64(&b->s[3], value);
+	buf_u8(&b->ev, (uint8_t)(kind | tc << 4 | ic << 6));
+	b->ev_count++;
+}
+
+/* An EVENTS2 event with a time: its dt from the previous one. */
+static void tb_timed2(struct tb *b, uint8_t kind, uint64_t ticks, uint32_t id, int byte,
+		      int has_value, uint64_t value)
+{
+	tb_ev2(b, kind, ticks - b->ev_prev, id, byte, has_value, value);
+	b->ev_prev = ticks;
 }
 
 static void tb_timed(struct tb *b, uint8_t kind, uint64_t ticks)
@@ -184,6 +238,10 @@ static void tb_timed(struct tb *b, uint8_t kind, uint64_t ticks)
 
 void tb_ev_begin(struct tb *b, uint64_t ticks, uint8_t cat, uint32_t name)
 {
+	if (b->v2) {
+		tb_timed2(b, OPS_EV_BEGIN, ticks, name, cat, 0, 0);
+		return;
+	}
 	tb_timed(b, OPS_EV_BEGIN, ticks);
 	buf_u8(&b->ev, cat);
 	buf_varint(&b->ev, name);
@@ -191,12 +249,20 @@ void tb_ev_begin(struct tb *b, uint64_t ticks, uint8_t cat, uint32_t name)
 
 void tb_ev_end(struct tb *b, uint64_t ticks, uint32_t name)
 {
+	if (b->v2) {
+		tb_timed2(b, OPS_EV_END, ticks, name, -1, 0, 0);
+		return;
+	}
 	tb_timed(b, OPS_EV_END, ticks);
 	buf_varint(&b->ev, name);
 }
 
 void tb_ev_instant(struct tb *b, uint64_t ticks, uint8_t cat, uint32_t name)
 {
+	if (b->v2) {
+		tb_timed2(b, OPS_EV_INSTANT, ticks, name, cat, 0, 0);
+		return;
+	}
 	tb_timed(b, OPS_EV_INSTANT, ticks);
 	buf_u8(&b->ev, cat);
 	buf_varint(&b->ev, name);
@@ -204,6 +270,10 @@ void tb_ev_instant(struct tb *b, uint64_t ticks, uint8_t cat, uint32_t name)
 
 void tb_ev_counter(struct tb *b, uint64_t ticks, uint32_t name, double value)
 {
+	if (b->v2) {
+		tb_timed2(b, OPS_EV_COUNTER, ticks, name, -1, 1, f64_bits(value));
+		return;
+	}
 	tb_timed(b, OPS_EV_COUNTER, ticks);
 	buf_varint(&b->ev, name);
 	buf_u64(&b->ev, f64_bits(value));
@@ -219,36 +289,60 @@ static void tb_arg(struct tb *b, uint32_t key, uint8_t type)
 
 void tb_ev_arg_i64(struct tb *b, uint32_t key, int64_t v)
 {
+	if (b->v2) {
+		tb_ev2(b, OPS_EV_ARG, zigzag_encode(v), key, OPS_ARG_I64, 0, 0);
+		return;
+	}
 	tb_arg(b, key, OPS_ARG_I64);
 	buf_varint(&b->ev, zigzag_encode(v));
 }
 
 void tb_ev_arg_u64(struct tb *b, uint32_t key, uint64_t v)
 {
+	if (b->v2) {
+		tb_ev2(b, OPS_EV_ARG, v, key, OPS_ARG_U64, 0, 0);
+		return;
+	}
 	tb_arg(b, key, OPS_ARG_U64);
 	buf_varint(&b->ev, v);
 }
 
 void tb_ev_arg_f64(struct tb *b, uint32_t key, double v)
 {
+	if (b->v2) {
+		tb_ev2(b, OPS_EV_ARG, f64_bits(v), key, OPS_ARG_F64, 0, 0);
+		return;
+	}
 	tb_arg(b, key, OPS_ARG_F64);
 	buf_u64(&b->ev, f64_bits(v));
 }
 
 void tb_ev_arg_str(struct tb *b, uint32_t key, uint32_t str_id)
 {
+	if (b->v2) {
+		tb_ev2(b, OPS_EV_ARG, str_id, key, OPS_ARG_STR, 0, 0);
+		return;
+	}
 	tb_arg(b, key, OPS_ARG_STR);
 	buf_varint(&b->ev, str_id);
 }
 
 void tb_ev_flow(struct tb *b, uint64_t ticks, int out, uint64_t id)
 {
+	if (b->v2) {
+		tb_timed2(b, out ? OPS_EV_FLOW_OUT : OPS_EV_FLOW_IN, ticks, 0, -1, 1, id);
+		return;
+	}
 	tb_timed(b, out ? OPS_EV_FLOW_OUT : OPS_EV_FLOW_IN, ticks);
 	buf_varint(&b->ev, id);
 }
 
 void tb_ev_async_begin(struct tb *b, uint64_t ticks, uint8_t cat, uint32_t name, uint64_t id)
 {
+	if (b->v2) {
+		tb_timed2(b, OPS_EV_ASYNC_BEGIN, ticks, name, cat, 1, id);
+		return;
+	}
 	tb_timed(b, OPS_EV_ASYNC_BEGIN, ticks);
 	buf_u8(&b->ev, cat);
 	buf_varint(&b->ev, name);
@@ -257,12 +351,20 @@ void tb_ev_async_begin(struct tb *b, uint64_t ticks, uint8_t cat, uint32_t name,
 
 void tb_ev_async_end(struct tb *b, uint64_t ticks, uint64_t id)
 {
+	if (b->v2) {
+		tb_timed2(b, OPS_EV_ASYNC_END, ticks, 0, -1, 1, id);
+		return;
+	}
 	tb_timed(b, OPS_EV_ASYNC_END, ticks);
 	buf_varint(&b->ev, id);
 }
 
 void tb_ev_drop_mark(struct tb *b, uint64_t ticks, uint64_t count)
 {
+	if (b->v2) {
+		tb_timed2(b, OPS_EV_DROP_MARK, ticks, 0, -1, 1, count);
+		return;
+	}
 	tb_timed(b, OPS_EV_DROP_MARK, ticks);
 	buf_varint(&b->ev, count);
 }
@@ -288,7 +390,10 @@ void tb_ev_raw(struct tb *b, const void *bytes, size_t n, uint32_t events)
  */
 void tb_sample(struct tb *b, int flags)
 {
-	tb_init(b, 100);
+	if (flags & TB_SAMPLE_V2)
+		tb_init_v2(b, 100);
+	else
+		tb_init(b, 100);
 	b->compress = (flags & TB_SAMPLE_ZSTD) != 0;
 #if OPSCOPE_HAVE_ZSTD
 	if (b->compress)

@@ -19,7 +19,9 @@
 
 struct tb {
 	struct buf out;	   /* the file so far */
-	struct buf ev;	   /* the EVENTS payload being built */
+	struct buf ev;	   /* the EVENTS payload being built (EVENTS2: header and tags) */
+	struct buf s[4];   /* EVENTS2: the time, id, byte and value streams */
+	int v2;		   /* 1: events go into EVENTS2 records (format version 2) */
 	uint32_t ev_count; /* events in ev */
 	uint64_t ev_prev;  /* ticks of the previous timed event in ev */
 	uint32_t next_id;  /* next string id tb_str hands out */
@@ -28,6 +30,8 @@ struct tb {
 
 /* Start a file: the 64-byte header (format version 1) of process `pid`. */
 void tb_init(struct tb *b, uint32_t pid);
+/* The same for format version 2: events go into EVENTS2 records. tb_ev_raw is v1 only. */
+void tb_init_v2(struct tb *b, uint32_t pid);
 void tb_free(struct tb *b);
 /* One record with the given flags; OPS_RECF_ZSTD compresses `payload`. */
 void tb_record(struct tb *b, uint16_t type, uint16_t flags, const void *payload, size_t len);
@@ -66,6 +70,7 @@ void tb_ev_raw(struct tb *b, const void *bytes, size_t n, uint32_t events);
 /* The sample trace used across tests (documented in tracebuild.c). flags: TB_SAMPLE_*. */
 #define TB_SAMPLE_NO_END (1 << 0) /* leave out DROPS, TIMERS and END: a killed recording */
 #define TB_SAMPLE_ZSTD	 (1 << 1) /* compress EVENTS records */
+#define TB_SAMPLE_V2	 (1 << 2) /* format version 2: EVENTS2 records */
 void tb_sample(struct tb *b, int flags);
 
 /* Write the file; 0 or -1. */

@@ -1460,13 +1460,92 @@ static inline uint64_t track_ticks(uint64_t *last, const struct reader_event *ev
 	return *last;
 }
 
-static int load_events(struct loader *L, const struct reader_record *rec)
+/*
+ * The BEGINs and ENDs of an EVENTS2 record, in blocks of events that cannot run past a stream
+ * even at the widest fields: with that checked once per block and the state in locals, an
+ * event is a tag, two masked loads, a few compares and the stores into the columns. Stops at the first event of any other kind or anything odd (a bad id, a
+ * time that would overflow, an END that is not the innermost's, a full column or stack) and
+ * at the record's last few events, for reader_fast2_next and the general path.
+ */
+static inline __attribute__((always_inline)) void load2_blocks(struct reader_events *it,
+							       struct hot_track *h, uint64_t *last)
 {
-	struct reader_events it;
-	int rc = reader_events_begin(&L->r, rec, &it);
-	if (rc)
-		return rc;
-	uint32_t track = loader_track(L, it.track);
+	static const uint32_t id_mask[4] = { 0, 0xff, 0xffff, 0xffffffff };
+	const uint8_t *p = it->payload;
+	for (;;) {
+		uint64_t k = it->count - it->seen;
+		uint64_t room[3] = { (it->end[READER_TIME] - it->pos[READER_TIME]) / 8,
+				     (it->end[READER_ID] - it->pos[READER_ID]) / 4,
+				     it->end[READER_BYTE] - it->pos[READER_BYTE] };
+		for (int i = 0; i < 3; i++)
+			k = room[i] < k ? room[i] : k;
+		if (k < 16 || it->ticks < *last)
+			return; /* a short block is not worth it; times clamped go the other way */
+		const uint8_t *tg = it->c.base + it->c.pos, *tp = p + it->pos[READER_TIME];
+		const uint8_t *ip = p + it->pos[READER_ID], *bp = p + it->pos[READER_BYTE];
+		uint64_t ticks = it->ticks, nr = h->nranges, ns = h->nstack, li = h->last_index;
+		const struct model_ranges r = h->r;
+		uint64_t *stack = h->stack;
+		const uint32_t *strmap = h->strmap;
+		uint64_t nstrmap = h->nstrmap, ranges_cap = h->ranges_cap, stack_cap = h->stack_cap;
+		uint64_t j = 0;
+		for (; j < k; j++) {
+			unsigned tag = tg[j], tc = OPS_TAG_TIME(tag), ic = OPS_TAG_ID(tag);
+			uint64_t t = get_u64le(tp) & (~0ull >> (64 - (8u << tc)));
+			uint32_t id = get_u32le(ip) & id_mask[ic];
+			if (t > UINT64_MAX - ticks)
+				break;
+			uint64_t now = ticks + t;
+			if (OPS_TAG_KIND(tag) == OPS_EV_BEGIN) {
+				if (nr == ranges_cap || ns == stack_cap || id >= nstrmap ||
+				    (id && !strmap[id]))
+					break; /* the general path grows, or reports */
+				uint64_t idx = nr++;
+				r.start_ns[idx] = (int64_t)now;
+				r.dur_ns[idx] = (int64_t)now;
+				r.name[idx] = id ? strmap[id] - 1 : 0;
+				r.category[idx] = *bp++;
+				r.depth[idx] = (uint32_t)(ns < UINT32_MAX ? ns : UINT32_MAX);
+				/* flags, first_arg and nargs are 0 already (column memory) */
+				stack[ns++] = idx;
+				li = idx;
+			} else if (OPS_TAG_KIND(tag) == OPS_EV_END && ns &&
+				   (id == 0 || (id < nstrmap && strmap[id] != 0 &&
+						r.name[stack[ns - 1]] == strmap[id] - 1))) {
+				uint64_t top = stack[--ns];
+				r.dur_ns[top] = (int64_t)now;
+				li = top;
+			} else {
+				break;
+			}
+			ticks = now;
+			tp += OPS_TIME_WIDTH(tc);
+			ip += OPS_ID_WIDTH(ic);
+		}
+		it->seen += (uint32_t)j;
+		it->c.pos += j;
+		it->pos[READER_TIME] = (size_t)(tp - p);
+		it->pos[READER_ID] = (size_t)(ip - p);
+		it->pos[READER_BYTE] = (size_t)(bp - p);
+		it->ticks = ticks;
+		*last = ticks; /* >= *last: checked before the block, and times only grow */
+		h->nranges = nr;
+		h->nstack = ns;
+		h->last_index = li;
+		if (j < k)
+			return;
+	}
+}
+
+/* The events of an EVENTS (v2 false) or EVENTS2 record: inlined twice, once per fast
+ * decoder, so that each loop has its decoder's state in registers. */
+static inline __attribute__((always_inline)) int load_events_with(struct loader *L,
+								  struct reader_events *it,
+								  const struct reader_record *rec,
+								  bool v2)
+{
+	int rc = 0;
+	uint32_t track = loader_track(L, it->track);
 	if (track == MODEL_NO_TRACK)
 		return loader_oom(L, rec->offset);
 	uint64_t last = loader_lt(L, track)->last_ticks;
@@ -1476,8 +1555,13 @@ static int load_events(struct loader *L, const struct reader_record *rec)
 	 * end between an event and its arguments */
 	for (;;) {
 		struct reader_fast fast;
-		reader_fast_begin(&it, &fast);
-		while (reader_fast_next(&fast, &ev)) {
+		struct reader_fast2 fast2;
+		if (v2) {
+			load2_blocks(it, &h, &last);
+			reader_fast2_begin(it, &fast2);
+		} else
+			reader_fast_begin(it, &fast);
+		while (v2 ? reader_fast2_next(&fast2, &ev) : reader_fast_next(&fast, &ev)) {
 			uint64_t ticks = track_ticks(&last, &ev);
 			uint32_t id = ev.name_id;
 			/* a BEGIN with room for it (else the general path grows the columns) */
@@ -1509,13 +1593,16 @@ static int load_events(struct loader *L, const struct reader_record *rec)
 			if (rc != 0)
 				break;
 		}
-		reader_fast_end(&it, &fast);
+		if (v2)
+			reader_fast2_end(it, &fast2);
+		else
+			reader_fast_end(it, &fast);
 		if (rc != 0) {
 			rc = loader_oom(L, rec->offset);
 			break;
 		}
 		/* the event the fast decoder stopped at, the general way */
-		rc = reader_events_next(&L->r, &it, &ev);
+		rc = reader_events_next(&L->r, it, &ev);
 		if (rc != 1)
 			break;
 		h = load_other(L, track, h, &ev, track_ticks(&last, &ev), &rc);
@@ -1526,12 +1613,21 @@ static int load_events(struct loader *L, const struct reader_record *rec)
 	}
 	hot_put(L, track, &h);
 	/* counted once per record; on an error, the events before it */
-	L->m->tracks[track].events += it.seen;
-	L->file->events += it.seen;
+	L->m->tracks[track].events += it->seen;
+	L->file->events += it->seen;
 	loader_lt(L, track)->last_ticks = last;
 	if (last > L->max_ticks)
 		L->max_ticks = last;
 	return rc;
+}
+
+static int load_events(struct loader *L, const struct reader_record *rec)
+{
+	struct reader_events it;
+	int rc = reader_events_begin(&L->r, rec, &it);
+	if (rc)
+		return rc;
+	return it.v2 ? load_events_with(L, &it, rec, true) : load_events_with(L, &it, rec, false);
 }
 
 static int load_record(struct loader *L, const struct reader_record *rec)
@@ -1561,6 +1657,7 @@ static int load_record(struct loader *L, const struct reader_record *rec)
 	case OPS_REC_THREAD:
 		return load_thread(L, rec);
 	case OPS_REC_EVENTS:
+	case OPS_REC_EVENTS2:
 		return load_events(L, rec);
 	case OPS_REC_DROPS: {
 		struct ops_drops_payload p;

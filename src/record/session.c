@@ -92,6 +92,7 @@ struct session {
 	uint32_t tracks_cap;	     /* entries allocated in `tracks` */
 	uint64_t last_clock_mono_ns; /* when the last CLOCK record was written */
 	struct buf rec;		     /* record payload being built */
+	struct encode_state enc;     /* the EVENTS2 encoder's streams (writer thread) */
 
 	/* Set at launch, read-only while the session runs. */
 	uint64_t *drops_baseline;  /* per track: drop counter when the session started */
@@ -364,7 +365,7 @@ static void writer_announce(uint32_t track)
 	}
 }
 
-/* Encode slots [from, to) of chunk c as one EVENTS record. */
+/* Encode slots [from, to) of chunk c as one EVENTS2 record. */
 static void writer_events(struct chunk *c, uint32_t from, uint32_t to)
 {
 	if (from >= to)
@@ -376,13 +377,12 @@ static void writer_events(struct chunk *c, uint32_t from, uint32_t to)
 			break;
 		}
 	writer_announce(c->track);
-	struct encode_state st;
-	encode_begin(&S.rec, &st, c->track, first);
-	encode_slots(&S.rec, &st, c->slots + from, to - from);
-	encode_finish(&S.rec, &st);
-	writer_record(OPS_REC_EVENTS, 1);
-	atomic_fetch_add_explicit(&S.events_written, st.events, memory_order_relaxed);
-	atomic_fetch_add_explicit(&S.drop_marks, st.drop_marks, memory_order_relaxed);
+	encode_begin(&S.rec, &S.enc, c->track, first);
+	encode_slots(&S.rec, &S.enc, c->slots + from, to - from);
+	encode_finish(&S.rec, &S.enc);
+	writer_record(OPS_REC_EVENTS2, 1);
+	atomic_fetch_add_explicit(&S.events_written, S.enc.events, memory_order_relaxed);
+	atomic_fetch_add_explicit(&S.drop_marks, S.enc.drop_marks, memory_order_relaxed);
 	c->written = to;
 }
 
@@ -873,6 +873,7 @@ static void session_join_writer(void)
 	S.active = 0;
 	sem_destroy(&S.wake);
 	buf_free(&S.rec);
+	encode_free(&S.enc);
 }
 
 OPSCOPE_API int opscope_session_stop(void)

@@ -1,49 +1,97 @@
 /*
- * encode.c: raw slots -> the on-disk event stream (format.h, "Encoded events").
+ * encode.c: raw slots -> the on-disk event streams of an EVENTS2 record (format.h,
+ * docs/trace-format.md section 4.2).
  *
- * Times are delta-encoded against the previous timed event of the same record, so a
- * begin/end pair usually costs 2-3 bytes of time each; names are varint ids. A tick value
- * that goes back (TSC read on another core, should not happen with invariant TSC) is clamped
- * to the previous time so deltas stay unsigned and per-track order holds.
+ * Times are delta-encoded against the previous timed event of the same record and stored in
+ * the narrowest of 1, 2, 4 or 8 bytes, so a begin/end pair usually costs 2 bytes of time
+ * each; ids take 0 (id 0), 1, 2 or 4 bytes. The widths go into the event's tag, which is what
+ * lets a reader find every field without decoding the events before it. A tick value that
+ * goes back (TSC read on another core, should not happen with invariant TSC) is clamped to the
+ * previous time so deltas stay unsigned and per-track order holds.
  */
 #include "trace/encode.h"
 
 #include "util/bytes.h"
+
+void encode_free(struct encode_state *st)
+{
+	buf_free(&st->times);
+	buf_free(&st->ids);
+	buf_free(&st->bytes);
+	buf_free(&st->values);
+}
 
 void encode_begin(struct buf *out, struct encode_state *st, uint32_t track, uint64_t first_ticks)
 {
 	buf_u32(out, track);
 	buf_u32(out, 0); /* count, patched by encode_finish */
 	buf_u64(out, first_ticks);
+	for (int i = 0; i < 4; i++)
+		buf_u32(out, 0); /* stream sizes, patched by encode_finish */
+	buf_clear(&st->times);
+	buf_clear(&st->ids);
+	buf_clear(&st->bytes);
+	buf_clear(&st->values);
 	st->prev_ticks = first_ticks;
 	st->events = 0;
 	st->drop_marks = 0;
 }
 
-void encode_finish(struct buf *out, const struct encode_state *st)
+void encode_finish(struct buf *out, struct encode_state *st)
 {
-	if (!out->oom && out->len >= sizeof(struct ops_events_payload))
-		put_u32le(out->data + 4, st->events);
+	buf_append(out, st->times.data, st->times.len);
+	buf_append(out, st->ids.data, st->ids.len);
+	buf_append(out, st->bytes.data, st->bytes.len);
+	buf_append(out, st->values.data, st->values.len);
+	out->oom |= st->times.oom || st->ids.oom || st->bytes.oom || st->values.oom;
+	if (out->oom || out->len < sizeof(struct ops_events2_payload))
+		return;
+	put_u32le(out->data + 4, st->events);
+	put_u32le(out->data + 16, (uint32_t)st->times.len);
+	put_u32le(out->data + 20, (uint32_t)st->ids.len);
+	put_u32le(out->data + 24, (uint32_t)st->bytes.len);
+	put_u32le(out->data + 28, (uint32_t)st->values.len);
 }
 
-static uint8_t *encode_dt(uint8_t *p, struct encode_state *st, uint64_t ticks)
+/* v as the narrowest of 1, 2, 4 or 8 little-endian bytes at *p (8 bytes of room); its code. */
+static inline unsigned put_time(uint8_t **p, uint64_t v)
+{
+	unsigned code = v <= 0xff ? 0 : v <= 0xffff ? 1 : v <= 0xffffffffu ? 2 : 3;
+	put_u64le(*p, v);
+	*p += OPS_TIME_WIDTH(code);
+	return code;
+}
+
+/* An id as 0, 1, 2 or 4 bytes at *p (4 bytes of room); its code. */
+static inline unsigned put_id(uint8_t **p, uint32_t id)
+{
+	unsigned code = id == 0 ? 0 : id <= 0xff ? 1 : id <= 0xffff ? 2 : 3;
+	put_u32le(*p, id);
+	*p += OPS_ID_WIDTH(code);
+	return code;
+}
+
+static inline unsigned put_dt(uint8_t **p, struct encode_state *st, uint64_t ticks)
 {
 	uint64_t dt = ticks > st->prev_ticks ? ticks - st->prev_ticks : 0;
 	if (ticks > st->prev_ticks)
 		st->prev_ticks = ticks;
-	return put_varint(p, dt);
+	return put_time(p, dt);
 }
 
 void encode_slots(struct buf *out, struct encode_state *st, const struct ops_slot *slots, size_t n)
 {
-	/* Worst case per event: kind + 4 varints + 8 bytes. */
-	enum { EVENT_MAX = 1 + 4 * VARINT_MAX_BYTES + 8 };
+	/* room for n events of the widest kind in every stream, then plain stores */
+	uint8_t *tags = buf_reserve(out, n), *times = buf_reserve(&st->times, 8 * n),
+		*ids = buf_reserve(&st->ids, 4 * n), *bytes = buf_reserve(&st->bytes, n),
+		*values = buf_reserve(&st->values, 8 * n);
+	if (!tags || !times || !ids || !bytes || !values) {
+		out->oom = true;
+		return;
+	}
+	uint8_t *tg = tags, *tp = times, *ip = ids, *bp = bytes, *vp = values;
 	for (size_t i = 0; i < n; i++) {
 		const struct ops_slot *s = &slots[i];
-		uint8_t *start = buf_reserve(out, EVENT_MAX);
-		if (!start)
-			return;
-		uint8_t *p = start;
 		unsigned kind = s->kind;
 		const struct ops_slot *payload = NULL;
 		if (ops_kind_has_payload(kind)) {
@@ -51,49 +99,51 @@ void encode_slots(struct buf *out, struct encode_state *st, const struct ops_slo
 				continue; /* torn two-slot event: cannot happen, skip it */
 			payload = &slots[++i];
 		}
-		*p++ = (uint8_t)kind;
+		unsigned tc = 0, ic = 0;
 		switch (kind) {
 		case OPS_EV_BEGIN:
 		case OPS_EV_INSTANT:
-			p = encode_dt(p, st, s->ticks);
-			*p++ = s->cat;
-			p = put_varint(p, s->name);
+			tc = put_dt(&tp, st, s->ticks);
+			ic = put_id(&ip, s->name);
+			*bp++ = s->cat;
 			break;
 		case OPS_EV_END:
-			p = encode_dt(p, st, s->ticks);
-			p = put_varint(p, s->name);
+			tc = put_dt(&tp, st, s->ticks);
+			ic = put_id(&ip, s->name);
 			break;
 		case OPS_EV_COUNTER:
-			p = encode_dt(p, st, s->ticks);
-			p = put_varint(p, s->name);
-			p = put_u64le(p, payload->ticks);
+			tc = put_dt(&tp, st, s->ticks);
+			ic = put_id(&ip, s->name);
+			vp = put_u64le(vp, payload->ticks);
 			break;
 		case OPS_EV_ARG:
-			p = put_varint(p, s->name);
-			*p++ = (uint8_t)s->aux;
-			if (s->aux == OPS_ARG_F64)
-				p = put_u64le(p, s->ticks);
-			else
-				p = put_varint(p, s->ticks); /* I64 is already zigzagged */
+			tc = put_time(&tp, s->ticks); /* the value; I64 is already zigzagged */
+			ic = put_id(&ip, s->name);
+			*bp++ = (uint8_t)s->aux;
 			break;
 		case OPS_EV_FLOW_OUT:
 		case OPS_EV_FLOW_IN:
 		case OPS_EV_ASYNC_END:
 		case OPS_EV_DROP_MARK:
-			p = encode_dt(p, st, s->ticks);
-			p = put_varint(p, payload->ticks);
+			tc = put_dt(&tp, st, s->ticks);
+			vp = put_u64le(vp, payload->ticks);
 			break;
 		case OPS_EV_ASYNC_BEGIN:
-			p = encode_dt(p, st, s->ticks);
-			*p++ = s->cat;
-			p = put_varint(p, s->name);
-			p = put_varint(p, payload->ticks);
+			tc = put_dt(&tp, st, s->ticks);
+			ic = put_id(&ip, s->name);
+			*bp++ = s->cat;
+			vp = put_u64le(vp, payload->ticks);
 			break;
 		default:
 			continue; /* unknown or stray payload slot */
 		}
-		out->len += (size_t)(p - start);
+		*tg++ = OPS_TAG(kind, tc, ic);
 		st->events++;
 		st->drop_marks += kind == OPS_EV_DROP_MARK;
 	}
+	out->len += (size_t)(tg - tags);
+	st->times.len += (size_t)(tp - times);
+	st->ids.len += (size_t)(ip - ids);
+	st->bytes.len += (size_t)(bp - bytes);
+	st->values.len += (size_t)(vp - values);
 }

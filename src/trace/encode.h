@@ -6,6 +6,10 @@
  * stores. Events that carry a 64-bit payload (counter value, flow id, async id, drop count)
  * take a second slot of kind OPS_SLOT_PAYLOAD right after the first; ARG is a single slot
  * whose `ticks` field holds the value.
+ *
+ * The encoder writes EVENTS2 records (format version 2): a tag byte per event into the
+ * record, every other field into one of four streams that encode_finish appends after the
+ * tags. The streams' buffers live in the encode_state and are reused from record to record.
  */
 #ifndef OPSCOPE_TRACE_ENCODE_H
 #define OPSCOPE_TRACE_ENCODE_H
@@ -35,16 +39,20 @@ static inline int ops_kind_has_payload(unsigned kind)
 }
 
 struct encode_state {
-	uint64_t prev_ticks; /* time of the previous timed event */
+	struct buf times, ids, bytes, values; /* the streams after the tags (owned) */
+	uint64_t prev_ticks;		      /* time of the previous timed event */
 	uint32_t events;     /* events encoded, DROP_MARKs included (the record's count) */
 	uint32_t drop_marks; /* DROP_MARK events among them (not events of the program) */
 };
 
-/* Start an EVENTS payload for `track` whose first event is at `first_ticks`. */
+/* A zeroed encode_state is ready to use; encode_free releases its streams. */
+void encode_free(struct encode_state *st);
+/* Start an EVENTS2 payload in `out` (cleared by the caller) for `track`, whose first event
+ * is at `first_ticks`. */
 void encode_begin(struct buf *out, struct encode_state *st, uint32_t track, uint64_t first_ticks);
 /* Encode n slots (whole events only). Slots of unknown kind are skipped. */
 void encode_slots(struct buf *out, struct encode_state *st, const struct ops_slot *slots, size_t n);
-/* Patch the event count into the payload header written by encode_begin. */
-void encode_finish(struct buf *out, const struct encode_state *st);
+/* Append the streams and patch the count and their sizes into the payload header. */
+void encode_finish(struct buf *out, struct encode_state *st);
 
 #endif

@@ -18,9 +18,9 @@
 
 #define OPS_MAGIC	      "OPSCOPE\x1a" /* 8 bytes, no NUL on disk */
 #define OPS_MAGIC_BYTES	      8
-#define OPS_FORMAT_VERSION    1 /* version this code writes */
-#define OPS_FORMAT_MIN_READER 1 /* oldest reader that can read what we write */
-#define OPS_READER_VERSION    1 /* newest format version this code reads */
+#define OPS_FORMAT_VERSION    2 /* version this code writes */
+#define OPS_FORMAT_MIN_READER 2 /* oldest reader that can read what we write (EVENTS2) */
+#define OPS_READER_VERSION    2 /* newest format version this code reads */
 
 /* File header feature bits (informational; records carry their own flags). */
 #define OPS_FEAT_ZSTD (1ull << 0) /* some records are zstd-compressed */
@@ -49,6 +49,7 @@ enum ops_record_type {
 	OPS_REC_DROPS = 6,    /* events a track lost because its buffers were full */
 	OPS_REC_TIMERS = 7,   /* scoped-timer statistics at the end of the session */
 	OPS_REC_END = 8,      /* clean end of the file, with totals */
+	OPS_REC_EVENTS2 = 9,  /* events of one track in streams (version 2; written CRITICAL) */
 };
 
 /* Record flags. */
@@ -121,6 +122,29 @@ struct ops_events_payload {
 	uint64_t first_ticks; /* base for the first event's delta */
 };
 _Static_assert(sizeof(struct ops_events_payload) == 16, "events payload header is 16 bytes");
+
+/* EVENTS2 (version 2): the header below, then five streams back to back: one tag byte per
+ * event, then the time, id, byte and value streams of the sizes given here. A tag holds the
+ * event's kind and the widths of its time and id fields, so that every field is found without
+ * decoding the event before it (docs/trace-format.md, section 4.2). */
+struct ops_events2_payload {
+	uint32_t track;	      /* track the events belong to */
+	uint32_t count;	      /* events, i.e. bytes of the tag stream */
+	uint64_t first_ticks; /* base for the first event's delta */
+	uint32_t time_bytes;  /* time stream: dt (ARG: the value), 1, 2, 4 or 8 bytes */
+	uint32_t id_bytes;    /* id stream: name or key string id, 0, 1, 2 or 4 bytes */
+	uint32_t byte_bytes;  /* byte stream: category or argument type, 1 byte */
+	uint32_t value_bytes; /* value stream: counter value, flow/async id, drop count: 8 bytes */
+};
+_Static_assert(sizeof(struct ops_events2_payload) == 32, "events2 payload header is 32 bytes");
+
+#define OPS_TAG_KIND(tag)     ((unsigned)(tag)&15u)	    /* enum ops_event_kind */
+#define OPS_TAG_TIME(tag)     (((unsigned)(tag) >> 4) & 3u) /* time width code */
+#define OPS_TAG_ID(tag)	      ((unsigned)(tag) >> 6)	    /* id width code */
+#define OPS_TAG(kind, tc, ic) ((uint8_t)((kind) | (tc) << 4 | (ic) << 6))
+/* Bytes of a field by its width code: time 1, 2, 4, 8; id 0, 1, 2, 4. */
+#define OPS_TIME_WIDTH(code) (1u << (code))
+#define OPS_ID_WIDTH(code)   ((code) ? 1u << ((code)-1) : 0u)
 
 struct ops_drops_payload {
 	uint32_t track;	   /* track that lost events */

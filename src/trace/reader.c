@@ -12,6 +12,7 @@
 #include "trace/reader.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -245,7 +246,7 @@ static int reader_tail(struct reader *r, const char *fmt, ...)
 
 static bool reader_known_type(unsigned type)
 {
-	return type >= OPS_REC_METADATA && type <= OPS_REC_END;
+	return type >= OPS_REC_METADATA && type <= OPS_REC_EVENTS2;
 }
 
 static int reader_decompress(struct reader *r, size_t offset, const uint8_t *src, size_t len,
@@ -350,25 +351,160 @@ int reader_next(struct reader *r, struct reader_record *rec)
 	}
 }
 
+static int events2_begin(struct reader *r, const struct reader_record *rec,
+			 struct reader_events *it)
+{
+	struct cursor *c = &it->c;
+	uint64_t sizes[READER_STREAMS];
+	for (int s = 0; s < READER_STREAMS; s++)
+		sizes[s] = cursor_u32(c);
+	if (c->failed)
+		return reader_fail(r, rec->offset, "EVENTS2 payload shorter than its header");
+	uint64_t at = sizeof(struct ops_events2_payload) + (uint64_t)it->count;
+	if (at + sizes[0] + sizes[1] + sizes[2] + sizes[3] != rec->len)
+		return reader_fail(r, rec->offset,
+				   "EVENTS2 streams (%u tags, %" PRIu64 " + %" PRIu64 " + %" PRIu64
+				   " + %" PRIu64 " bytes) do not fill its payload of %zu bytes",
+				   it->count, sizes[0], sizes[1], sizes[2], sizes[3], rec->len);
+	it->v2 = true;
+	it->payload = rec->payload;
+	for (int s = 0; s < READER_STREAMS; s++) {
+		it->pos[s] = (size_t)at;
+		it->end[s] = (size_t)(at += sizes[s]);
+	}
+	/* the cursor goes over the tags */
+	cursor_init(c, rec->payload + sizeof(struct ops_events2_payload), it->count);
+	return 0;
+}
+
 int reader_events_begin(struct reader *r, const struct reader_record *rec, struct reader_events *it)
 {
+	memset(it, 0, sizeof(*it));
 	cursor_init(&it->c, rec->payload, rec->len);
 	it->base = rec->offset;
 	it->track = cursor_u32(&it->c);
 	it->count = cursor_u32(&it->c);
 	it->ticks = cursor_u64(&it->c);
-	it->seen = 0;
+	const char *what = reader_record_name(rec->type);
 	if (it->c.failed)
-		return reader_fail(r, rec->offset, "EVENTS payload shorter than its header");
+		return reader_fail(r, rec->offset, "%s payload shorter than its header", what);
 	/* Every event takes at least one byte; a count beyond that is a lie. */
 	if (it->count > cursor_left(&it->c))
-		return reader_fail(r, rec->offset, "EVENTS count %u exceeds the payload",
+		return reader_fail(r, rec->offset, "%s count %u exceeds the payload", what,
 				   it->count);
-	return 0;
+	return rec->type == OPS_REC_EVENTS2 ? events2_begin(r, rec, it) : 0;
+}
+
+/* `width` bytes of stream s, little-endian, into *out; false when the stream is too short. */
+static bool events2_take(struct reader_events *it, int s, unsigned width, uint64_t *out)
+{
+	if (it->end[s] - it->pos[s] < width)
+		return false;
+	uint64_t v = 0;
+	for (unsigned i = 0; i < width; i++)
+		v |= (uint64_t)it->payload[it->pos[s] + i] << (8 * i);
+	it->pos[s] += width;
+	*out = v;
+	return true;
+}
+
+/* The next event of an EVENTS2 record (reader_events_next). */
+static int events2_next(struct reader *r, struct reader_events *it, struct reader_event *ev)
+{
+	if (it->seen == it->count) {
+		size_t left = 0;
+		for (int s = 0; s < READER_STREAMS; s++)
+			left += it->end[s] - it->pos[s];
+		if (left)
+			return reader_fail(r, it->base,
+					   "EVENTS2 record has %zu bytes after its %u events", left,
+					   it->count);
+		return 0;
+	}
+	unsigned tag = cursor_u8(&it->c), kind = OPS_TAG_KIND(tag);
+	unsigned id_width = OPS_ID_WIDTH(OPS_TAG_ID(tag));
+	memset(ev, 0, sizeof(*ev));
+	ev->kind = (uint8_t)kind;
+	/* which streams the kind uses besides time (the table of docs/trace-format.md 4.2) */
+	bool has_id = false, has_byte = false, has_value = false;
+	switch (kind) {
+	case OPS_EV_BEGIN:
+	case OPS_EV_INSTANT:
+	case OPS_EV_ASYNC_BEGIN:
+		has_id = has_byte = true;
+		has_value = kind == OPS_EV_ASYNC_BEGIN;
+		break;
+	case OPS_EV_END:
+		has_id = true;
+		break;
+	case OPS_EV_COUNTER:
+		has_id = has_value = true;
+		break;
+	case OPS_EV_ARG:
+		has_id = has_byte = true;
+		break;
+	case OPS_EV_FLOW_OUT:
+	case OPS_EV_FLOW_IN:
+	case OPS_EV_ASYNC_END:
+	case OPS_EV_DROP_MARK:
+		has_value = true;
+		break;
+	default:
+		return reader_fail(r, it->base, "event %u: unknown kind %u", it->seen, kind);
+	}
+	if (!has_id && id_width)
+		return reader_fail(r, it->base, "event %u: a %s event with a name", it->seen,
+				   reader_event_name(kind));
+	uint64_t t = 0, id = 0, byte = 0, value = 0;
+	if (!events2_take(it, READER_TIME, OPS_TIME_WIDTH(OPS_TAG_TIME(tag)), &t) ||
+	    !events2_take(it, READER_ID, id_width, &id) ||
+	    !events2_take(it, READER_BYTE, has_byte, &byte) ||
+	    !events2_take(it, READER_VALUE, has_value ? 8 : 0, &value))
+		return reader_fail(r, it->base, "event %u (%s) is cut short", it->seen,
+				   reader_event_name(kind));
+	ev->name_id = (uint32_t)id;
+	if (kind == OPS_EV_ARG) {
+		ev->arg_type = (uint8_t)byte;
+		switch (byte) {
+		case OPS_ARG_I64:
+			ev->value = (uint64_t)zigzag_decode(t);
+			break;
+		case OPS_ARG_STR:
+			if (t > UINT32_MAX)
+				return reader_fail(r, it->base, "event %u: string id too large",
+						   it->seen);
+			ev->value = t;
+			break;
+		case OPS_ARG_U64:
+			ev->value = t;
+			break;
+		case OPS_ARG_F64:
+			ev->value = t;
+			ev->f64 = f64_from_bits(t);
+			break;
+		default:
+			return reader_fail(r, it->base, "event %u: arg type %u", it->seen,
+					   (unsigned)byte);
+		}
+	} else {
+		if (t > UINT64_MAX - it->ticks)
+			return reader_fail(r, it->base, "event %u: time overflows", it->seen);
+		it->ticks += t;
+		ev->category = (uint8_t)byte;
+		if (kind == OPS_EV_COUNTER)
+			ev->f64 = f64_from_bits(value);
+		else
+			ev->value = value;
+	}
+	ev->ticks = it->ticks;
+	it->seen++;
+	return 1;
 }
 
 int reader_events_next(struct reader *r, struct reader_events *it, struct reader_event *ev)
 {
+	if (it->v2)
+		return events2_next(r, it, ev);
 	struct cursor *c = &it->c;
 	if (it->seen == it->count) {
 		if (cursor_left(c) != 0)
@@ -530,8 +666,10 @@ int reader_payload_cursor(struct reader *r, const struct reader_record *rec, str
 
 const char *reader_record_name(unsigned type)
 {
-	static const char *const names[] = { "unknown", "METADATA", "CLOCK",  "STRINGS", "THREAD",
-					     "EVENTS",	"DROPS",    "TIMERS", "END" };
+	static const char *const names[] = {
+		"unknown", "METADATA", "CLOCK",	 "STRINGS", "THREAD",
+		"EVENTS",  "DROPS",    "TIMERS", "END",	    "EVENTS2"
+	};
 	return type < sizeof(names) / sizeof(names[0]) ? names[type] : "unknown";
 }
 
@@ -563,7 +701,7 @@ int reader_summarize(const char *path, struct reader_summary *out)
 	bool have_end = false;
 	struct reader_record rec;
 	while ((rc = reader_next(&r, &rec)) == 1) {
-		if (rec.type == OPS_REC_EVENTS) {
+		if (rec.type == OPS_REC_EVENTS || rec.type == OPS_REC_EVENTS2) {
 			struct reader_events it;
 			if ((rc = reader_events_begin(&r, &rec, &it)) != 0)
 				break;

@@ -69,14 +69,21 @@ struct reader_event {
 	double f64;    /* COUNTER value; ARG of type F64 */
 };
 
-/* Iterator over the events of one EVENTS record. */
+/* The streams of an EVENTS2 record after its tags, in payload order. */
+enum reader_stream { READER_TIME, READER_ID, READER_BYTE, READER_VALUE, READER_STREAMS };
+
+/* Iterator over the events of one EVENTS or EVENTS2 record. */
 struct reader_events {
-	struct cursor c; /* over the encoded events */
+	struct cursor c; /* EVENTS: over the encoded events; EVENTS2: over the tags */
 	size_t base;	 /* file offset of the record header (for messages) */
 	uint32_t track;	 /* track of the events */
 	uint32_t count;	 /* events announced by the payload header */
 	uint32_t seen;	 /* events returned so far */
 	uint64_t ticks;	 /* time of the previous timed event */
+	bool v2;	 /* an EVENTS2 record */
+	/* EVENTS2: the streams, as offsets in the payload: next byte and end of each */
+	const uint8_t *payload;
+	size_t pos[READER_STREAMS], end[READER_STREAMS];
 };
 
 /* Open `path` (mapped read-only, or read into memory when it cannot be mapped) and check its
@@ -90,7 +97,7 @@ void reader_close(struct reader *r);
  * unknown non-critical types are skipped; an unknown critical type is OPSCOPE_EVERSION. */
 int reader_next(struct reader *r, struct reader_record *rec);
 
-/* Start iterating an EVENTS record. */
+/* Start iterating an EVENTS or EVENTS2 record. */
 int reader_events_begin(struct reader *r, const struct reader_record *rec,
 			struct reader_events *it);
 /* The next event: 1, 0 when the record is done, or an error (OPSCOPE_EFORMAT). */
@@ -201,6 +208,101 @@ static inline bool reader_fast_next(struct reader_fast *f, struct reader_event *
 	ev->value = value;
 	ev->f64 = 0;
 	f->p = q;
+	f->left--;
+	return true;
+}
+
+/*
+ * The fast decoder of EVENTS2 records, used the same way (reader_fast2_begin/next/end). Every
+ * field of an event is found from its tag alone, so nothing waits for the event before it: a
+ * field is one unaligned 8-byte load, masked to its width. Loads start at most 8 bytes before
+ * the end of the payload, so the decoder stops (and the general one goes on) near its end.
+ */
+struct reader_fast2 {
+	const uint8_t *tag, *time, *id, *byte; /* next byte of each stream */
+	const uint8_t *time_end, *id_end, *byte_end;
+	const uint8_t *load_lim; /* 8-byte loads start before this (the payload's end - 7) */
+	uint64_t ticks;		 /* time of the previous timed event */
+	uint32_t left;		 /* events left in the record */
+};
+
+static inline void reader_fast2_begin(const struct reader_events *it, struct reader_fast2 *f)
+{
+	const uint8_t *p = it->payload;
+	f->tag = it->c.base + it->c.pos;
+	f->time = p + it->pos[READER_TIME];
+	f->id = p + it->pos[READER_ID];
+	f->byte = p + it->pos[READER_BYTE];
+	f->time_end = p + it->end[READER_TIME];
+	f->id_end = p + it->end[READER_ID];
+	f->byte_end = p + it->end[READER_BYTE];
+	size_t len = it->end[READER_VALUE];	  /* the last stream ends the payload */
+	f->load_lim = len >= 8 ? p + len - 7 : p; /* no load in a payload shorter than 8 */
+	f->ticks = it->ticks;
+	f->left = it->count - it->seen;
+}
+
+static inline void reader_fast2_end(struct reader_events *it, const struct reader_fast2 *f)
+{
+	it->seen = it->count - f->left;
+	it->ticks = f->ticks;
+	it->c.pos = (size_t)(f->tag - it->c.base);
+	it->pos[READER_TIME] = (size_t)(f->time - it->payload);
+	it->pos[READER_ID] = (size_t)(f->id - it->payload);
+	it->pos[READER_BYTE] = (size_t)(f->byte - it->payload);
+}
+
+static inline bool reader_fast2_next(struct reader_fast2 *f, struct reader_event *ev)
+{
+	if (f->left == 0 || f->time >= f->load_lim || f->id >= f->load_lim ||
+	    f->byte >= f->load_lim)
+		return false;
+	unsigned tag = *f->tag, kind = OPS_TAG_KIND(tag), tc = OPS_TAG_TIME(tag);
+	unsigned ic = OPS_TAG_ID(tag);
+	static const uint32_t id_mask[4] = { 0, 0xff, 0xffff, 0xffffffff };
+	uint64_t t = get_u64le(f->time) & (~0ull >> (64 - (8u << tc)));
+	uint32_t id = get_u32le(f->id) & id_mask[ic];
+	const uint8_t *time = f->time + OPS_TIME_WIDTH(tc), *idp = f->id + OPS_ID_WIDTH(ic);
+	unsigned byte = *f->byte; /* before byte_end or not: the caller checks */
+	if (time > f->time_end || idp > f->id_end)
+		return false;
+	uint64_t value = 0;
+	unsigned category = 0, type = 0;
+	double f64 = 0;
+	if (kind == OPS_EV_BEGIN || kind == OPS_EV_END) {
+		/* one path for both (they alternate unpredictably): only the category differs */
+		unsigned begin = kind == OPS_EV_BEGIN;
+		if (f->byte + begin > f->byte_end || t > UINT64_MAX - f->ticks)
+			return false;
+		category = begin ? byte : 0;
+		f->byte += begin;
+		f->ticks += t;
+	} else if (kind == OPS_EV_ARG) {
+		if (f->byte >= f->byte_end)
+			return false;
+		type = byte;
+		if (type == OPS_ARG_I64)
+			value = (uint64_t)zigzag_decode(t);
+		else if (type == OPS_ARG_U64 || (type == OPS_ARG_STR && t <= UINT32_MAX))
+			value = t;
+		else if (type == OPS_ARG_F64)
+			f64 = f64_from_bits(value = t);
+		else
+			return false;
+		f->byte++;
+	} else {
+		return false;
+	}
+	ev->kind = (uint8_t)kind;
+	ev->category = (uint8_t)category;
+	ev->arg_type = (uint8_t)type;
+	ev->name_id = id;
+	ev->ticks = f->ticks;
+	ev->value = value;
+	ev->f64 = f64;
+	f->tag++;
+	f->time = time;
+	f->id = idp;
 	f->left--;
 	return true;
 }

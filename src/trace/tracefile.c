@@ -89,7 +89,8 @@ int tracefile_record(struct tracefile *tf, uint16_t type, const void *payload, s
 		return -EFBIG;
 	const void *data = payload;
 	size_t stored = len;
-	uint16_t flags = 0;
+	/* a reader that cannot decode the events must not skip them (format.h) */
+	uint16_t flags = type == OPS_REC_EVENTS2 ? OPS_RECF_CRITICAL : 0;
 #if OPSCOPE_HAVE_ZSTD
 	if (compressible && tf->compress_level > 0 && len >= 64) {
 		size_t bound = ZSTD_compressBound(len);

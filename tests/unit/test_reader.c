@@ -16,6 +16,7 @@
 #include "trace/reader.h"
 #include "tracebuild.h"
 #include "util/bytes.h"
+#include "util/crc32c.h"
 
 static struct model *load_mem(const void *data, size_t len, int *rc, char *err, size_t errsize)
 {
@@ -24,19 +25,22 @@ static struct model *load_mem(const void *data, size_t len, int *rc, char *err, 
 	return m;
 }
 
-TEST(sample_records_and_events)
+/* The sample's events in format 1 (flags 0) or 2 (TB_SAMPLE_V2): the same either way. */
+static void check_sample(int flags)
 {
 	struct tb b;
-	tb_sample(&b, 0);
+	tb_sample(&b, flags);
 	struct reader r;
 	REQUIRE(reader_open_mem(&r, "s.opscope", b.out.data, b.out.len) == 0);
 	CHECK_EQ_U(r.hdr.pid, 100);
-	CHECK_EQ_U(r.hdr.version, 1);
+	CHECK_EQ_U(r.hdr.version, flags & TB_SAMPLE_V2 ? 2 : 1);
+	unsigned type = flags & TB_SAMPLE_V2 ? OPS_REC_EVENTS2 : OPS_REC_EVENTS;
 	struct reader_record rec;
 	int rc, events_records = 0, kinds[16] = { 0 };
 	uint64_t last_ticks = 0;
 	while ((rc = reader_next(&r, &rec)) == 1) {
-		if (rec.type != OPS_REC_EVENTS)
+		CHECK(rec.type != OPS_REC_EVENTS + OPS_REC_EVENTS2 - type);
+		if (rec.type != type)
 			continue;
 		struct reader_events it;
 		REQUIRE(reader_events_begin(&r, &rec, &it) == 0);
@@ -68,6 +72,12 @@ TEST(sample_records_and_events)
 	tb_free(&b);
 }
 
+TEST(sample_records_and_events)
+{
+	check_sample(0);
+	check_sample(TB_SAMPLE_V2);
+}
+
 /* Offsets just past each complete record, and the events in EVENTS records up to there. */
 struct boundary {
 	size_t end;	 /* offset after the record */
@@ -75,10 +85,10 @@ struct boundary {
 	int is_end;	 /* the record is END */
 };
 
-TEST(truncated_at_every_byte)
+static void check_truncated(int flags)
 {
 	struct tb b;
-	tb_sample(&b, 0);
+	tb_sample(&b, flags);
 	struct boundary bd[64];
 	int nb = 0;
 	struct reader r;
@@ -86,7 +96,7 @@ TEST(truncated_at_every_byte)
 	struct reader_record rec;
 	uint64_t events = 0;
 	while (reader_next(&r, &rec) == 1 && nb < 64) {
-		if (rec.type == OPS_REC_EVENTS)
+		if (rec.type == OPS_REC_EVENTS || rec.type == OPS_REC_EVENTS2)
 			events += get_u32le(rec.payload + 4);
 		bd[nb++] = (struct boundary){ r.pos, events, rec.type == OPS_REC_END };
 	}
@@ -131,6 +141,12 @@ TEST(truncated_at_every_byte)
 	}
 	CHECK_EQ_I(failures, 0);
 	tb_free(&b);
+}
+
+TEST(truncated_at_every_byte)
+{
+	check_truncated(0);
+	check_truncated(TB_SAMPLE_V2);
 }
 
 static size_t find_record(const struct tb *b, int type, int nth)
@@ -189,15 +205,15 @@ TEST(bad_headers)
 	CHECK_STR(err, "t.opscope: offset 0: not an opscope trace (bad magic)");
 	b.out.data[0] = 'O';
 
-	put_u16le(b.out.data + 10, 2); /* needs reader version 2 */
-	put_u16le(b.out.data + 8, 2);
+	put_u16le(b.out.data + 10, 3); /* needs reader version 3 */
+	put_u16le(b.out.data + 8, 3);
 	model_free(load_mem(b.out.data, b.out.len, &rc, err, sizeof(err)));
 	CHECK_EQ_I(rc, OPSCOPE_EVERSION);
-	CHECK(strstr(err, "needs a reader of version 2") != NULL);
+	CHECK(strstr(err, "needs a reader of version 3") != NULL);
 	put_u16le(b.out.data + 10, 1); /* a newer writer readable by us: fine */
 	struct model *m = load_mem(b.out.data, b.out.len, &rc, err, sizeof(err));
 	CHECK_EQ_I(rc, 0);
-	CHECK_EQ_U(m->files[0].version, 2);
+	CHECK_EQ_U(m->files[0].version, 3);
 	CHECK_EQ_U(m->events_total, 20);
 	model_free(m);
 	put_u16le(b.out.data + 8, 1);
@@ -428,6 +444,77 @@ static size_t rnd_events(uint64_t *s, uint8_t *p, uint32_t count)
 	return (size_t)(p - start);
 }
 
+/* An EVENTS2 record of `count` random events of every kind in t (format 2), fields of every
+ * width; with `damage`, bytes of its payload (header and streams) changed at random and the
+ * CRC made to match, or the payload cut short. */
+static void rnd_events2(uint64_t *s, struct tb *t, uint32_t count, int damage)
+{
+	tb_events_begin(t, 0, 1000);
+	uint64_t ticks = 1000;
+	for (uint32_t i = 0; i < count; i++) {
+		uint8_t kind = (uint8_t)(rnd(s) % 3 == 0 ? 1 + rnd(s) % 10 : 1 + rnd(s) % 2);
+		ticks += rnd_value(s) & 0xffffffffff; /* no overflow in 600 events */
+		uint32_t name = (uint32_t)(rnd_value(s) & 0xffffffff);
+		uint64_t v = rnd_value(s);
+		switch (kind) {
+		case OPS_EV_BEGIN:
+			tb_ev_begin(t, ticks, (uint8_t)rnd(s), name);
+			break;
+		case OPS_EV_END:
+			tb_ev_end(t, ticks, rnd(s) % 2 ? 0 : name);
+			break;
+		case OPS_EV_INSTANT:
+			tb_ev_instant(t, ticks, (uint8_t)rnd(s), name);
+			break;
+		case OPS_EV_COUNTER:
+			tb_ev_counter(t, ticks, name, f64_from_bits(rnd(s)));
+			break;
+		case OPS_EV_ARG:
+			switch (rnd(s) % 4) {
+			case 0:
+				tb_ev_arg_i64(t, name, (int64_t)v);
+				break;
+			case 1:
+				tb_ev_arg_u64(t, name, v);
+				break;
+			case 2:
+				tb_ev_arg_f64(t, name, f64_from_bits(rnd(s)));
+				break;
+			default:
+				tb_ev_arg_str(t, name, (uint32_t)v);
+			}
+			break;
+		case OPS_EV_FLOW_OUT:
+		case OPS_EV_FLOW_IN:
+			tb_ev_flow(t, ticks, kind == OPS_EV_FLOW_OUT, v);
+			break;
+		case OPS_EV_ASYNC_BEGIN:
+			tb_ev_async_begin(t, ticks, (uint8_t)rnd(s), name, v);
+			break;
+		case OPS_EV_ASYNC_END:
+			tb_ev_async_end(t, ticks, v);
+			break;
+		default:
+			tb_ev_drop_mark(t, ticks, v);
+		}
+	}
+	tb_events_end(t);
+	if (!damage)
+		return;
+	size_t pos = find_record(t, OPS_REC_EVENTS2, 0);
+	uint8_t *payload = t->out.data + pos + 16;
+	uint32_t len = get_u32le(t->out.data + pos + 4);
+	for (int k = (int)(rnd(s) % 4); k >= 0; k--)
+		payload[rnd(s) % len] = (uint8_t)(rnd(s) % 3 ? 0xff : rnd(s));
+	if (rnd(s) % 4 == 0) {
+		len -= (uint32_t)(rnd(s) % len); /* cut short: sizes no longer add up */
+		put_u32le(t->out.data + pos + 4, len);
+		put_u32le(t->out.data + pos + 8, len);
+		t->out.len = pos + 16 + len;
+	}
+	put_u32le(t->out.data + pos + 12, crc32c(0, payload, len));
+}
+
 /* Every event of an EVENTS record (at most `max`), decoded the general way (fast == false)
  * or the way the loader does: runs of the fast decoder, each of a random length, and the
  * general decoder where a run stops. Returns the final code (0 or an error); *n events. */
@@ -436,7 +523,19 @@ static int decode_all(struct reader *r, struct reader_events *it, bool fast, uin
 {
 	*n = 0;
 	while (*n < max) {
-		if (fast) {
+		if (fast && it->v2) {
+			int run = 1 + (int)(rnd(seed) % 64), got = 0;
+			struct reader_fast2 f;
+			reader_fast2_begin(it, &f);
+			while (got < run && *n < max && reader_fast2_next(&f, &out[*n])) {
+				got++;
+				(*n)++;
+			}
+			reader_fast2_end(it, &f);
+			*fast_events += got;
+			if (got)
+				continue;
+		} else if (fast) {
 			int run = 1 + (int)(rnd(seed) % 64), got = 0;
 			struct reader_fast f;
 			reader_fast_begin(it, &f);
@@ -480,17 +579,25 @@ TEST(fast_decoder_agrees)
 				n -= rnd(&seed) % n; /* cut short */
 		}
 		struct tb t;
-		tb_init(&t, 1);
-		tb_events_begin(&t, 0, 1000);
-		tb_ev_raw(&t, bytes, n, count);
-		tb_events_end(&t);
+		bool v2 = round % 4 >= 2;
+		if (v2) {
+			tb_init_v2(&t, 1);
+			rnd_events2(&seed, &t, count, round % 2);
+		} else {
+			tb_init(&t, 1);
+			tb_events_begin(&t, 0, 1000);
+			tb_ev_raw(&t, bytes, n, count);
+			tb_events_end(&t);
+		}
 		struct reader r1, r2;
 		struct reader_record rec1, rec2;
 		REQUIRE(reader_open_mem(&r1, "a.opscope", t.out.data, t.out.len) == 0);
 		REQUIRE(reader_open_mem(&r2, "a.opscope", t.out.data, t.out.len) == 0);
-		while (reader_next(&r1, &rec1) == 1 && rec1.type != OPS_REC_EVENTS)
+		while (reader_next(&r1, &rec1) == 1 && rec1.type != OPS_REC_EVENTS &&
+		       rec1.type != OPS_REC_EVENTS2)
 			;
-		while (reader_next(&r2, &rec2) == 1 && rec2.type != OPS_REC_EVENTS)
+		while (reader_next(&r2, &rec2) == 1 && rec2.type != OPS_REC_EVENTS &&
+		       rec2.type != OPS_REC_EVENTS2)
 			;
 		struct reader_events it1, it2;
 		int rc1 = reader_events_begin(&r1, &rec1, &it1);
