@@ -1209,6 +1209,31 @@ static int loader_end(struct loader *L, uint32_t track, const struct reader_even
 	return 0;
 }
 
+/* Append an argument to the event whose first_arg and nargs are *first and *n (fewer than
+ * UINT32_MAX), keeping the event's arguments consecutive. 0 or OPSCOPE_ENOMEM. */
+static int attach_arg(struct model *m, uint64_t *first, uint32_t *n, uint32_t key, uint8_t type,
+		      uint64_t bits)
+{
+	if (*n && *first + *n != m->nargs) {
+		/* args of this event are not the last block (args came after its END):
+		 * move them to the end so they stay consecutive */
+		uint64_t old = *first, cnt = *n;
+		*first = m->nargs;
+		for (uint64_t i = 0; i < cnt; i++) {
+			if (model_add_arg(m, m->args.key[old + i], m->args.type[old + i],
+					  m->args.bits[old + i]) == MODEL_NONE)
+				return OPSCOPE_ENOMEM;
+		}
+	}
+	uint64_t a = model_add_arg(m, key, type, bits);
+	if (a == MODEL_NONE)
+		return OPSCOPE_ENOMEM;
+	if (*n == 0)
+		*first = a;
+	(*n)++;
+	return 0;
+}
+
 static int loader_arg(struct loader *L, const struct reader_event *ev)
 {
 	struct model *m = L->m;
@@ -1232,24 +1257,7 @@ static int loader_arg(struct loader *L, const struct reader_event *ev)
 	uint64_t bits = ev->value;
 	if (ev->arg_type == OPS_ARG_STR)
 		bits = loader_str(L, ev->value);
-	if (*n && *first + *n != m->nargs) {
-		/* args of this event are not the last block (args came after its END):
-		 * move them to the end so they stay consecutive */
-		uint64_t old = *first, cnt = *n;
-		*first = m->nargs;
-		for (uint64_t i = 0; i < cnt; i++) {
-			if (model_add_arg(m, m->args.key[old + i], m->args.type[old + i],
-					  m->args.bits[old + i]) == MODEL_NONE)
-				return OPSCOPE_ENOMEM;
-		}
-	}
-	uint64_t a = model_add_arg(m, key, ev->arg_type, bits);
-	if (a == MODEL_NONE)
-		return OPSCOPE_ENOMEM;
-	if (*n == 0)
-		*first = a;
-	(*n)++;
-	return 0;
+	return attach_arg(m, first, n, key, ev->arg_type, bits);
 }
 
 static int loader_flow(struct loader *L, uint32_t track, const struct reader_event *ev,
@@ -1400,6 +1408,7 @@ struct hot_track {
 	const uint32_t *strmap;
 	uint64_t nstrmap;
 	uint64_t nranges0, nstack0; /* nranges and nstack when read */
+	uint64_t args;		    /* ARGs the block loop attached (load2_blocks) */
 };
 
 static struct hot_track hot_get(const struct loader *L, uint32_t track)
@@ -1428,6 +1437,7 @@ static void hot_put(struct loader *L, uint32_t track, const struct hot_track *h)
 	lt->nstack = h->nstack;
 	L->file->by_kind[OPS_EV_BEGIN] += begins;
 	L->file->by_kind[OPS_EV_END] += ends;
+	L->file->by_kind[OPS_EV_ARG] += h->args;
 	if (begins || ends) {
 		lt->last_kind = REF_RANGE;
 		lt->last_track = track;
@@ -1435,7 +1445,7 @@ static void hot_put(struct loader *L, uint32_t track, const struct hot_track *h)
 	}
 }
 
-/* An event the loop in load_events does not do itself, through load_event, with the hot state
+/* An event the loops in load_events do not do themselves, through load_event, with the hot state
  * written back before and read again after (it may grow and move anything). Takes and returns
  * the state by value, so that the caller's copy never has its address taken. */
 static struct hot_track load_other(struct loader *L, uint32_t track, struct hot_track h,
@@ -1461,14 +1471,14 @@ static inline uint64_t track_ticks(uint64_t *last, const struct reader_event *ev
 }
 
 /*
- * The BEGINs and ENDs of an EVENTS2 record, in blocks of events that cannot run past a stream
- * even at the widest fields: with that checked once per block and the state in locals, an
- * event is a tag, two masked loads, a few compares and the stores into the columns. Stops at the first event of any other kind or anything odd (a bad id, a
+ * The BEGINs, ENDs and ARGs of an EVENTS2 record, in blocks of events that cannot run past a
+ * stream even at the widest fields: with that checked once per block and the state in locals,
+ * an event is a tag, two masked loads, a few compares and the stores into the columns. Stops at the first event of any other kind or anything odd (a bad id, a
  * time that would overflow, an END that is not the innermost's, a full column or stack) and
  * at the record's last few events, for reader_fast2_next and the general path.
  */
-static inline __attribute__((always_inline)) void load2_blocks(struct reader_events *it,
-							       struct hot_track *h, uint64_t *last)
+static inline __attribute__((always_inline)) void
+load2_blocks(struct model *m, struct reader_events *it, struct hot_track *h, uint64_t *last)
 {
 	static const uint32_t id_mask[4] = { 0, 0xff, 0xffff, 0xffffffff };
 	const uint8_t *p = it->payload;
@@ -1489,6 +1499,7 @@ static inline __attribute__((always_inline)) void load2_blocks(struct reader_eve
 		const uint32_t *strmap = h->strmap;
 		uint64_t nstrmap = h->nstrmap, ranges_cap = h->ranges_cap, stack_cap = h->stack_cap;
 		uint64_t j = 0;
+		bool have_range = false; /* li is this block's latest BEGIN or END: ARGs go there */
 		for (; j < k; j++) {
 			unsigned tag = tg[j], tc = OPS_TAG_TIME(tag), ic = OPS_TAG_ID(tag);
 			uint64_t t = get_u64le(tp) & (~0ull >> (64 - (8u << tc)));
@@ -1515,9 +1526,33 @@ static inline __attribute__((always_inline)) void load2_blocks(struct reader_eve
 				uint64_t top = stack[--ns];
 				r.dur_ns[top] = (int64_t)now;
 				li = top;
+			} else if (OPS_TAG_KIND(tag) == OPS_EV_ARG && have_range) {
+				/* the time field is the value; nothing else about time changes */
+				unsigned type = *bp;
+				uint64_t bits =
+					type == OPS_ARG_I64 ? (uint64_t)zigzag_decode(t) : t;
+				if (type == OPS_ARG_STR)
+					bits = t == 0			  ? 0
+					       : t < nstrmap && strmap[t] ? strmap[t]
+									  : UINT64_MAX;
+				if (type < OPS_ARG_I64 || type > OPS_ARG_STR ||
+				    bits == UINT64_MAX || id >= nstrmap || (id && !strmap[id]) ||
+				    r.nargs[li] == UINT32_MAX)
+					break;
+				if (type == OPS_ARG_STR && bits)
+					bits--;
+				if (attach_arg(m, &r.first_arg[li], &r.nargs[li],
+					       id ? strmap[id] - 1 : 0, (uint8_t)type, bits) != 0)
+					break;
+				bp++;
+				h->args++;
+				tp += OPS_TIME_WIDTH(tc);
+				ip += OPS_ID_WIDTH(ic);
+				continue;
 			} else {
 				break;
 			}
+			have_range = true;
 			ticks = now;
 			tp += OPS_TIME_WIDTH(tc);
 			ip += OPS_ID_WIDTH(ic);
@@ -1557,7 +1592,7 @@ static inline __attribute__((always_inline)) int load_events_with(struct loader 
 		struct reader_fast fast;
 		struct reader_fast2 fast2;
 		if (v2) {
-			load2_blocks(it, &h, &last);
+			load2_blocks(L->m, it, &h, &last);
 			reader_fast2_begin(it, &fast2);
 		} else
 			reader_fast_begin(it, &fast);
