@@ -1470,10 +1470,50 @@ static inline uint64_t track_ticks(uint64_t *last, const struct reader_event *ev
 	return *last;
 }
 
+/* The ARG the block loop of load2_blocks stopped at, if it belongs to the latest BEGIN or END
+ * of the fast loops (any since hot_get: the target of ARGs stays the same across ARGs) and
+ * nothing about it is odd; false (nothing consumed) sends it the general way. Its fields are
+ * in their streams: the block that stopped at it had room for it. */
+__attribute__((noinline)) static bool block_arg(struct model *m, struct reader_events *it,
+						struct hot_track *h)
+{
+	unsigned tag = it->c.base[it->c.pos];
+	unsigned tw = OPS_TIME_WIDTH(OPS_TAG_TIME(tag)), iw = OPS_ID_WIDTH(OPS_TAG_ID(tag));
+	size_t tp = it->pos[READER_TIME], ip = it->pos[READER_ID], bp = it->pos[READER_BYTE];
+	bool target = h->nranges != h->nranges0 || h->nstack != h->nstack0;
+	if (OPS_TAG_KIND(tag) != OPS_EV_ARG || !target || it->end[READER_TIME] - tp < 8 ||
+	    it->end[READER_ID] - ip < 4 || it->end[READER_BYTE] - bp < 1)
+		return false;
+	uint64_t t = get_u64le(it->payload + tp) & (~0ull >> (64 - 8 * tw));
+	uint32_t id = iw ? get_u32le(it->payload + ip) & (uint32_t)(~0ull >> (64 - 8 * iw)) : 0;
+	unsigned type = it->payload[bp];
+	uint64_t bits = type == OPS_ARG_I64 ? (uint64_t)zigzag_decode(t) : t;
+	const uint32_t *strmap = h->strmap;
+	bool bad_str = type == OPS_ARG_STR && t && (t >= h->nstrmap || !strmap[t]);
+	if (type < OPS_ARG_I64 || type > OPS_ARG_STR || bad_str || id >= h->nstrmap ||
+	    (id && !strmap[id]) || h->r.nargs[h->last_index] == UINT32_MAX)
+		return false;
+	if (type == OPS_ARG_STR && t)
+		bits = strmap[t] - 1;
+	uint64_t i = h->last_index;
+	if (attach_arg(m, &h->r.first_arg[i], &h->r.nargs[i], id ? strmap[id] - 1 : 0,
+		       (uint8_t)type, bits) != 0)
+		return false;
+	it->c.pos++;
+	it->seen++;
+	it->pos[READER_TIME] = tp + tw;
+	it->pos[READER_ID] = ip + iw;
+	it->pos[READER_BYTE] = bp + 1;
+	h->args++;
+	return true;
+}
+
 /*
- * The BEGINs, ENDs and ARGs of an EVENTS2 record, in blocks of events that cannot run past a
- * stream even at the widest fields: with that checked once per block and the state in locals,
- * an event is a tag, two masked loads, a few compares and the stores into the columns. Stops at the first event of any other kind or anything odd (a bad id, a
+ * The BEGINs and ENDs of an EVENTS2 record, in blocks of events that cannot run past a stream
+ * even at the widest fields: with that checked once per block and the state in locals, an
+ * event is a tag, two masked loads, a few compares and the stores into the columns. An ARG
+ * ends a block and is attached by block_arg (in the block loop it would cost the other events
+ * registers). Stops at the first event of any other kind or anything odd (a bad id, a
  * time that would overflow, an END that is not the innermost's, a full column or stack) and
  * at the record's last few events, for reader_fast2_next and the general path.
  */
@@ -1499,7 +1539,6 @@ load2_blocks(struct model *m, struct reader_events *it, struct hot_track *h, uin
 		const uint32_t *strmap = h->strmap;
 		uint64_t nstrmap = h->nstrmap, ranges_cap = h->ranges_cap, stack_cap = h->stack_cap;
 		uint64_t j = 0;
-		bool have_range = false; /* li is this block's latest BEGIN or END: ARGs go there */
 		for (; j < k; j++) {
 			unsigned tag = tg[j], tc = OPS_TAG_TIME(tag), ic = OPS_TAG_ID(tag);
 			uint64_t t = get_u64le(tp) & (~0ull >> (64 - (8u << tc)));
@@ -1526,33 +1565,9 @@ load2_blocks(struct model *m, struct reader_events *it, struct hot_track *h, uin
 				uint64_t top = stack[--ns];
 				r.dur_ns[top] = (int64_t)now;
 				li = top;
-			} else if (OPS_TAG_KIND(tag) == OPS_EV_ARG && have_range) {
-				/* the time field is the value; nothing else about time changes */
-				unsigned type = *bp;
-				uint64_t bits =
-					type == OPS_ARG_I64 ? (uint64_t)zigzag_decode(t) : t;
-				if (type == OPS_ARG_STR)
-					bits = t == 0			  ? 0
-					       : t < nstrmap && strmap[t] ? strmap[t]
-									  : UINT64_MAX;
-				if (type < OPS_ARG_I64 || type > OPS_ARG_STR ||
-				    bits == UINT64_MAX || id >= nstrmap || (id && !strmap[id]) ||
-				    r.nargs[li] == UINT32_MAX)
-					break;
-				if (type == OPS_ARG_STR && bits)
-					bits--;
-				if (attach_arg(m, &r.first_arg[li], &r.nargs[li],
-					       id ? strmap[id] - 1 : 0, (uint8_t)type, bits) != 0)
-					break;
-				bp++;
-				h->args++;
-				tp += OPS_TIME_WIDTH(tc);
-				ip += OPS_ID_WIDTH(ic);
-				continue;
 			} else {
 				break;
 			}
-			have_range = true;
 			ticks = now;
 			tp += OPS_TIME_WIDTH(tc);
 			ip += OPS_ID_WIDTH(ic);
@@ -1567,7 +1582,7 @@ load2_blocks(struct model *m, struct reader_events *it, struct hot_track *h, uin
 		h->nranges = nr;
 		h->nstack = ns;
 		h->last_index = li;
-		if (j < k)
+		if (j < k && !block_arg(m, it, h))
 			return;
 	}
 }
