@@ -938,6 +938,49 @@ static inline int64_t clockmap_ns(struct clockmap *cm, struct clock_seg *g, uint
 	return ns;
 }
 
+/* Ticks to ns for every range of t (start in start_ns and end in dur_ns, as loaded): start
+ * and duration, and the track's time span. Runs of ranges inside one segment with a slope
+ * other than 1 go through a loop with the segment's constants in registers and without the
+ * per-time checks of seg_ns (the same arithmetic, so the same ns); anything else, the
+ * careful way. */
+static void clock_ranges(struct clockmap *cm, struct clock_seg *g, struct model_track *t)
+{
+	int64_t lo = t->min_ns, hi = t->max_ns;
+	int64_t *start = t->ranges.start_ns, *end = t->ranges.dur_ns;
+	for (uint64_t j = 0, n = t->nranges; j < n;) {
+		/* the segment maps below TIME_LIMIT all the way: no check per time */
+		double top = (double)g->base_ns + (double)(int64_t)(g->span - 1) * g->s;
+		if (g->s != 1.0 && g->span <= ((uint64_t)1 << 61) && top < (double)TIME_LIMIT / 2) {
+			const uint64_t glo = g->lo, span = g->span;
+			const double base = (double)g->base_ns, slope = g->s;
+			for (; j < n; j++) {
+				uint64_t ds = (uint64_t)start[j] - glo, de = (uint64_t)end[j] - glo;
+				if (ds >= span || de >= span)
+					break;
+				int64_t s = (int64_t)(base + (double)(int64_t)ds * slope + 0.5);
+				int64_t e = (int64_t)(base + (double)(int64_t)de * slope + 0.5);
+				e = e > s ? e : s;
+				start[j] = s;
+				end[j] = e - s;
+				lo = s < lo ? s : lo;
+				hi = e > hi ? e : hi;
+			}
+			if (j == n)
+				break;
+		}
+		int64_t s = clockmap_ns(cm, g, (uint64_t)start[j]);
+		int64_t e = clockmap_ns(cm, g, (uint64_t)end[j]);
+		e = e > s ? e : s;
+		start[j] = s;
+		end[j] = e - s;
+		lo = s < lo ? s : lo;
+		hi = e > hi ? e : hi;
+		j++;
+	}
+	t->min_ns = lo;
+	t->max_ns = hi;
+}
+
 /* ---------------------------------------------------------------------------------------- */
 /* Loading a .opscope file. */
 
@@ -1767,19 +1810,7 @@ static void loader_finish(struct loader *L)
 				if (r->flags[j] & MODEL_RANGEF_UNCLOSED)
 					r->dur_ns[j] = (int64_t)stop;
 		}
-		int64_t lo = t->min_ns, hi = t->max_ns;
-		int64_t *start = r->start_ns, *end = r->dur_ns;
-		for (uint64_t j = 0, n = t->nranges; j < n; j++) {
-			int64_t s = clockmap_ns(&cm, &g, (uint64_t)start[j]);
-			int64_t e = clockmap_ns(&cm, &g, (uint64_t)end[j]);
-			e = e > s ? e : s;
-			start[j] = s;
-			end[j] = e - s;
-			lo = s < lo ? s : lo;
-			hi = e > hi ? e : hi;
-		}
-		t->min_ns = lo;
-		t->max_ns = hi;
+		clock_ranges(&cm, &g, t);
 		for (uint64_t j = 0; j < t->ninstants; j++) {
 			int64_t s = clockmap_ns(&cm, &g, (uint64_t)t->instants.ts_ns[j]);
 			t->instants.ts_ns[j] = s;
