@@ -6,7 +6,8 @@
  *
  * Each input runs twice: as given (framing, CRC and tail handling), and with the CRC of every
  * record recomputed, since a mutation almost never keeps a CRC right and would otherwise
- * never reach the payload parsers.
+ * never reach the payload parsers. Each run loads the input twice more, with the loader's
+ * fast loops and without (model.general_only): the two models must be the same.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -27,15 +28,24 @@ static void fuzz_one(const uint8_t *data, size_t size)
 	static FILE *sink;
 	if (!sink)
 		sink = fopen("/dev/null", "w");
-	struct model *m = model_new();
-	if (!m)
+	struct model *m = model_new(), *g = model_new();
+	if (!m || !g) {
+		model_free(m);
+		model_free(g);
 		return;
-	char err[256];
-	model_load_mem(m, "fuzz.opscope", data, size, err, sizeof(err));
+	}
+	char err[256] = "", gerr[256] = "";
+	int rc = model_load_mem(m, "fuzz.opscope", data, size, err, sizeof(err));
 	fuzz_model_check(m);
+	/* the loader's fast loops build what the general path builds, and fail the same way */
+	g->general_only = true;
+	int grc = model_load_mem(g, "fuzz.opscope", data, size, gerr, sizeof(gerr));
+	if (!m->oom && !g->oom && (rc != grc || strcmp(err, gerr) != 0 || !fuzz_models_equal(m, g)))
+		abort();
 	if (sink)
 		chrome_export(m, sink, err, sizeof(err));
 	model_free(m);
+	model_free(g);
 }
 
 /* Recompute the CRC of every record that fits, following the sizes as they are. */

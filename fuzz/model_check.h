@@ -1,11 +1,15 @@
 /*
  * model_check.h: invariants every loaded model keeps, whatever the input, for the fuzz
- * targets (and their corpus replays): a violation aborts, which libFuzzer reports.
+ * targets (and their corpus replays): a violation aborts, which libFuzzer reports. Also the
+ * comparison of two models that fuzz_trace and test_model use to hold the loader's fast
+ * loops to the general path.
  */
 #ifndef OPSCOPE_FUZZ_MODEL_CHECK_H
 #define OPSCOPE_FUZZ_MODEL_CHECK_H
 
+#include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "model/model.h"
 
@@ -48,6 +52,59 @@ static inline void fuzz_model_check(const struct model *m)
 		      fl->to_range >= m->tracks[fl->to_track].nranges)))
 			abort();
 	}
+}
+
+#define FUZZ_SAME(a, b, n) ((n) == 0 || memcmp((a), (b), (n) * sizeof(*(a))) == 0)
+
+/* The same model, column by column, with the same counts of the first file's anomalies. */
+static inline bool fuzz_models_equal(const struct model *a, const struct model *b)
+{
+	if (a->ntracks != b->ntracks || a->nargs != b->nargs || a->nflows != b->nflows ||
+	    a->nstrings != b->nstrings || a->events_total != b->events_total ||
+	    a->nfiles != b->nfiles || a->ndrop_marks != b->ndrop_marks ||
+	    a->dropped_total != b->dropped_total || a->min_ns != b->min_ns ||
+	    a->max_ns != b->max_ns)
+		return false;
+	if (a->nfiles == 0)
+		return true;
+	const struct model_file *fa = &a->files[0], *fb = &b->files[0];
+	if (memcmp(fa->by_kind, fb->by_kind, sizeof(fa->by_kind)) != 0 ||
+	    fa->unmatched_ends != fb->unmatched_ends ||
+	    fa->mismatched_ends != fb->mismatched_ends ||
+	    fa->unmatched_async != fb->unmatched_async || fa->orphan_args != fb->orphan_args ||
+	    fa->bad_strings != fb->bad_strings)
+		return false;
+	for (uint32_t i = 0; i < a->ntracks; i++) {
+		const struct model_track *x = &a->tracks[i], *y = &b->tracks[i];
+		uint64_t n = x->nranges;
+		if (n != y->nranges || x->ninstants != y->ninstants ||
+		    x->ncounters != y->ncounters || x->events != y->events ||
+		    x->min_ns != y->min_ns || x->max_ns != y->max_ns)
+			return false;
+		const struct model_ranges *p = &x->ranges, *q = &y->ranges;
+		if (!FUZZ_SAME(p->start_ns, q->start_ns, n) ||
+		    !FUZZ_SAME(p->dur_ns, q->dur_ns, n) || !FUZZ_SAME(p->name, q->name, n) ||
+		    !FUZZ_SAME(p->category, q->category, n) || !FUZZ_SAME(p->flags, q->flags, n) ||
+		    !FUZZ_SAME(p->depth, q->depth, n) ||
+		    !FUZZ_SAME(p->first_arg, q->first_arg, n) || !FUZZ_SAME(p->nargs, q->nargs, n))
+			return false;
+		n = x->ninstants;
+		if (!FUZZ_SAME(x->instants.ts_ns, y->instants.ts_ns, n) ||
+		    !FUZZ_SAME(x->instants.name, y->instants.name, n) ||
+		    !FUZZ_SAME(x->instants.category, y->instants.category, n) ||
+		    !FUZZ_SAME(x->instants.first_arg, y->instants.first_arg, n) ||
+		    !FUZZ_SAME(x->instants.nargs, y->instants.nargs, n))
+			return false;
+		n = x->ncounters;
+		if (!FUZZ_SAME(x->counters.ts_ns, y->counters.ts_ns, n) ||
+		    !FUZZ_SAME(x->counters.name, y->counters.name, n) ||
+		    !FUZZ_SAME(x->counters.value, y->counters.value, n))
+			return false;
+	}
+	return FUZZ_SAME(a->args.key, b->args.key, a->nargs) &&
+	       FUZZ_SAME(a->args.type, b->args.type, a->nargs) &&
+	       FUZZ_SAME(a->args.bits, b->args.bits, a->nargs) &&
+	       (a->nflows == 0 || FUZZ_SAME(a->flows, b->flows, a->nflows));
 }
 
 #endif

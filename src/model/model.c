@@ -1630,12 +1630,13 @@ load2_blocks(struct model *m, struct reader_events *it, struct hot_track *h, uin
 	}
 }
 
-/* The events of an EVENTS (v2 false) or EVENTS2 record: inlined twice, once per fast
- * decoder, so that each loop has its decoder's state in registers. */
+/* The events of an EVENTS (v2 false) or EVENTS2 record: inlined once per fast decoder, so
+ * that each loop has its decoder's state in registers, and once without them (use_fast
+ * false: model.general_only). */
 static inline __attribute__((always_inline)) int load_events_with(struct loader *L,
 								  struct reader_events *it,
 								  const struct reader_record *rec,
-								  bool v2)
+								  bool v2, bool use_fast)
 {
 	int rc = 0;
 	uint32_t track = loader_track(L, it->track);
@@ -1649,12 +1650,14 @@ static inline __attribute__((always_inline)) int load_events_with(struct loader 
 	for (;;) {
 		struct reader_fast fast;
 		struct reader_fast2 fast2;
-		if (v2) {
+		if (v2 && use_fast)
 			load2_blocks(L->m, it, &h, &last);
+		if (v2)
 			reader_fast2_begin(it, &fast2);
-		} else
+		else
 			reader_fast_begin(it, &fast);
-		while (v2 ? reader_fast2_next(&fast2, &ev) : reader_fast_next(&fast, &ev)) {
+		while (use_fast &&
+		       (v2 ? reader_fast2_next(&fast2, &ev) : reader_fast_next(&fast, &ev))) {
 			uint64_t ticks = track_ticks(&last, &ev);
 			uint32_t id = ev.name_id;
 			/* a BEGIN with room for it (else the general path grows the columns) */
@@ -1720,7 +1723,10 @@ static int load_events(struct loader *L, const struct reader_record *rec)
 	int rc = reader_events_begin(&L->r, rec, &it);
 	if (rc)
 		return rc;
-	return it.v2 ? load_events_with(L, &it, rec, true) : load_events_with(L, &it, rec, false);
+	if (L->m->general_only)
+		return load_events_with(L, &it, rec, it.v2, false);
+	return it.v2 ? load_events_with(L, &it, rec, true, true)
+		     : load_events_with(L, &it, rec, false, true);
 }
 
 static int load_record(struct loader *L, const struct reader_record *rec)

@@ -201,6 +201,9 @@ struct model {
 	int64_t min_ns;		/* earliest time of any event (INT64_MAX if none) */
 	int64_t max_ns;		/* latest time of any event (INT64_MIN if none) */
 	bool oom;		/* an allocation failed; the model is incomplete */
+	/* Tests: load every .opscope event the general way, without the loader's fast loops,
+	 * which must build the same model (fuzz/fuzz_trace.c compares the two). */
+	bool general_only;
 };
 
 struct model *model_new(void);

@@ -9,6 +9,7 @@
 
 #include "opscope/opscope.h"
 
+#include "fuzz/model_check.h"
 #include "harness.h"
 #include "model/model.h"
 #include "tracebuild.h"
@@ -515,47 +516,6 @@ static void emit_ev(struct tb *b, const struct script_ev *e)
 	}
 }
 
-#define SAME_COLUMN(a, b, n) ((n) == 0 || memcmp((a), (b), (n) * sizeof(*(a))) == 0)
-
-static bool models_equal(const struct model *a, const struct model *b)
-{
-	if (a->ntracks != b->ntracks || a->nargs != b->nargs || a->nflows != b->nflows ||
-	    a->nstrings != b->nstrings || a->events_total != b->events_total)
-		return false;
-	const struct model_file *fa = &a->files[0], *fb = &b->files[0];
-	if (memcmp(fa->by_kind, fb->by_kind, sizeof(fa->by_kind)) != 0 ||
-	    fa->unmatched_ends != fb->unmatched_ends ||
-	    fa->mismatched_ends != fb->mismatched_ends ||
-	    fa->unmatched_async != fb->unmatched_async || fa->orphan_args != fb->orphan_args ||
-	    fa->bad_strings != fb->bad_strings)
-		return false;
-	for (uint32_t i = 0; i < a->ntracks; i++) {
-		const struct model_track *x = &a->tracks[i], *y = &b->tracks[i];
-		uint64_t n = x->nranges;
-		if (n != y->nranges || x->ninstants != y->ninstants ||
-		    x->ncounters != y->ncounters || x->events != y->events ||
-		    x->min_ns != y->min_ns || x->max_ns != y->max_ns)
-			return false;
-		const struct model_ranges *p = &x->ranges, *q = &y->ranges;
-		if (!SAME_COLUMN(p->start_ns, q->start_ns, n) ||
-		    !SAME_COLUMN(p->dur_ns, q->dur_ns, n) || !SAME_COLUMN(p->name, q->name, n) ||
-		    !SAME_COLUMN(p->category, q->category, n) ||
-		    !SAME_COLUMN(p->flags, q->flags, n) || !SAME_COLUMN(p->depth, q->depth, n) ||
-		    !SAME_COLUMN(p->first_arg, q->first_arg, n) ||
-		    !SAME_COLUMN(p->nargs, q->nargs, n))
-			return false;
-		n = x->ninstants;
-		if (!SAME_COLUMN(x->instants.ts_ns, y->instants.ts_ns, n) ||
-		    !SAME_COLUMN(x->instants.first_arg, y->instants.first_arg, n) ||
-		    !SAME_COLUMN(x->instants.nargs, y->instants.nargs, n))
-			return false;
-	}
-	return SAME_COLUMN(a->args.key, b->args.key, a->nargs) &&
-	       SAME_COLUMN(a->args.type, b->args.type, a->nargs) &&
-	       SAME_COLUMN(a->args.bits, b->args.bits, a->nargs) &&
-	       (a->nflows == 0 || SAME_COLUMN(a->flows, b->flows, a->nflows));
-}
-
 /* The loader's fast loops (records with room for them, in format 1 and 2) build exactly the
  * model the general path builds (records of one event each, too short for the fast decoders),
  * on random streams: ENDs
@@ -633,7 +593,7 @@ TEST(fast_and_general_agree)
 		struct model *m1 = load_tb(&big, &rc1), *m2 = load_tb(&small, &rc2);
 		CHECK_EQ_I(rc1, 0);
 		CHECK_EQ_I(rc2, 0);
-		CHECK(models_equal(m1, m2));
+		CHECK(fuzz_models_equal(m1, m2));
 		CHECK(m1->files[0].mismatched_ends > 0 && m1->files[0].bad_strings > 0 &&
 		      m1->files[0].unmatched_ends > 0 && m1->nargs > 0);
 		model_free(m1);
