@@ -1621,7 +1621,8 @@ load2_blocks(struct model *m, struct reader_events *it, struct hot_track *h, uin
 		it->pos[READER_ID] = (size_t)(ip - p);
 		it->pos[READER_BYTE] = (size_t)(bp - p);
 		it->ticks = ticks;
-		*last = ticks; /* >= *last: checked before the block, and times only grow */
+		if (j)
+			*last = ticks; /* >= *last: checked before the block; times only grow */
 		h->nranges = nr;
 		h->nstack = ns;
 		h->last_index = li;
