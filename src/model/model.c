@@ -1563,35 +1563,40 @@ __attribute__((noinline)) static bool block_arg(struct model *m, struct reader_e
 static inline __attribute__((always_inline)) void
 load2_blocks(struct model *m, struct reader_events *it, struct hot_track *h, uint64_t *last)
 {
+	/* by width code: tables, not arithmetic (a branch on an id's width would follow the
+	 * BEGIN/END pattern, which the predictor cannot) */
+	static const uint64_t time_mask[4] = { 0xff, 0xffff, 0xffffffff, UINT64_MAX };
 	static const uint32_t id_mask[4] = { 0, 0xff, 0xffff, 0xffffffff };
+	static const uint8_t id_width[4] = { 0, 1, 2, 4 };
 	const uint8_t *p = it->payload;
 	for (;;) {
 		uint64_t k = it->count - it->seen;
-		uint64_t room[3] = { (it->end[READER_TIME] - it->pos[READER_TIME]) / 8,
+		uint64_t room[4] = { (it->end[READER_TIME] - it->pos[READER_TIME]) / 8,
 				     (it->end[READER_ID] - it->pos[READER_ID]) / 4,
-				     it->end[READER_BYTE] - it->pos[READER_BYTE] };
-		for (int i = 0; i < 3; i++)
+				     it->end[READER_BYTE] - it->pos[READER_BYTE],
+				     h->ranges_cap - h->nranges };
+		for (int i = 0; i < 4; i++)
 			k = room[i] < k ? room[i] : k;
 		if (k < 16 || it->ticks < *last)
 			return; /* a short block is not worth it; times clamped go the other way */
 		const uint8_t *tg = it->c.base + it->c.pos, *tp = p + it->pos[READER_TIME];
 		const uint8_t *ip = p + it->pos[READER_ID], *bp = p + it->pos[READER_BYTE];
-		uint64_t ticks = it->ticks, nr = h->nranges, ns = h->nstack, li = h->last_index;
+		uint64_t ticks = it->ticks, nr = h->nranges, ns = h->nstack;
 		const struct model_ranges r = h->r;
 		uint64_t *stack = h->stack;
 		const uint32_t *strmap = h->strmap;
-		uint64_t nstrmap = h->nstrmap, ranges_cap = h->ranges_cap, stack_cap = h->stack_cap;
+		uint64_t nstrmap = h->nstrmap, stack_cap = h->stack_cap;
 		uint64_t j = 0;
+		/* k leaves room in the columns for a BEGIN per event */
 		for (; j < k; j++) {
 			unsigned tag = tg[j], tc = OPS_TAG_TIME(tag), ic = OPS_TAG_ID(tag);
-			uint64_t t = get_u64le(tp) & (~0ull >> (64 - (8u << tc)));
+			uint64_t t = get_u64le(tp) & time_mask[tc];
 			uint32_t id = get_u32le(ip) & id_mask[ic];
 			if (t > UINT64_MAX - ticks)
 				break;
 			uint64_t now = ticks + t;
 			if (OPS_TAG_KIND(tag) == OPS_EV_BEGIN) {
-				if (nr == ranges_cap || ns == stack_cap || id >= nstrmap ||
-				    (id && !strmap[id]))
+				if (ns == stack_cap || id >= nstrmap || (id && !strmap[id]))
 					break; /* the general path grows, or reports */
 				uint64_t idx = nr++;
 				r.start_ns[idx] = (int64_t)now;
@@ -1601,19 +1606,16 @@ load2_blocks(struct model *m, struct reader_events *it, struct hot_track *h, uin
 				r.depth[idx] = (uint32_t)(ns < UINT32_MAX ? ns : UINT32_MAX);
 				/* flags, first_arg and nargs are 0 already (column memory) */
 				stack[ns++] = idx;
-				li = idx;
 			} else if (OPS_TAG_KIND(tag) == OPS_EV_END && ns &&
 				   (id == 0 || (id < nstrmap && strmap[id] != 0 &&
 						r.name[stack[ns - 1]] == strmap[id] - 1))) {
-				uint64_t top = stack[--ns];
-				r.dur_ns[top] = (int64_t)now;
-				li = top;
+				r.dur_ns[stack[--ns]] = (int64_t)now;
 			} else {
 				break;
 			}
 			ticks = now;
 			tp += OPS_TIME_WIDTH(tc);
-			ip += OPS_ID_WIDTH(ic);
+			ip += id_width[ic];
 		}
 		it->seen += (uint32_t)j;
 		it->c.pos += j;
@@ -1625,7 +1627,11 @@ load2_blocks(struct model *m, struct reader_events *it, struct hot_track *h, uin
 			*last = ticks; /* >= *last: checked before the block; times only grow */
 		h->nranges = nr;
 		h->nstack = ns;
-		h->last_index = li;
+		/* the range of the block's last event, for ARGs: a BEGIN's is the newest range, an
+		 * END's is still in the stack slot it was popped from */
+		if (j)
+			h->last_index =
+				OPS_TAG_KIND(tg[j - 1]) == OPS_EV_BEGIN ? nr - 1 : stack[ns];
 		if (j < k && !block_arg(m, it, h))
 			return;
 	}
