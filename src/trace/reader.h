@@ -263,7 +263,7 @@ static inline bool reader_fast2_next(struct reader_fast2 *f, struct reader_event
 	uint64_t t = get_u64le(f->time) & (~0ull >> (64 - (8u << tc)));
 	uint32_t id = get_u32le(f->id) & id_mask[ic];
 	const uint8_t *time = f->time + OPS_TIME_WIDTH(tc), *idp = f->id + OPS_ID_WIDTH(ic);
-	unsigned byte = *f->byte; /* before byte_end or not: the caller checks */
+	unsigned byte = *f->byte; /* in the payload (below load_lim); if it is ours: below */
 	if (time > f->time_end || idp > f->id_end)
 		return false;
 	uint64_t value = 0;
