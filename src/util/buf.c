@@ -30,7 +30,8 @@ uint8_t *buf_reserve(struct buf *b, size_t n)
 {
 	if (b->oom)
 		return NULL;
-	if (n > b->cap - b->len) {
+	/* an empty buffer gets its first block even for n == 0: no pointer arithmetic on NULL */
+	if (n > b->cap - b->len || !b->data) {
 		size_t want = b->cap ? b->cap : 256;
 		while (want - b->len < n) {
 			if (want > SIZE_MAX / 2) {
