@@ -29,6 +29,7 @@
 #include "convert/import.h"
 #include "convert/json.h"
 #include "model/model.h"
+#include "util/zeroed.h"
 
 /* A pid, tid or id as written: a number or a string. */
 struct kid {
@@ -408,7 +409,7 @@ static uint8_t classify_ids(struct kimport *K, uint32_t cat_id, uint32_t name_id
 	uint64_t key = (uint64_t)cat_id << 32 | name_id;
 	if ((K->nclass + 1) * 2 > K->class_cap) {
 		uint64_t cap = K->class_cap ? K->class_cap * 2 : 1024;
-		struct kclass *nt = calloc(cap, sizeof(*nt));
+		struct kclass *nt = zeroed_table(cap, sizeof(*nt));
 		if (!nt) { /* no memo: still right, only slower */
 			return classify(cat, name, device);
 		}
@@ -681,7 +682,7 @@ static bool open_flows_grow(struct kimport *K)
 	uint64_t cap = K->open_flows_cap ? K->open_flows_cap * 2 : 1024;
 	struct kflow_slot *old = K->open_flows;
 	uint64_t oldcap = K->open_flows_cap;
-	K->open_flows = calloc(cap, sizeof(*K->open_flows));
+	K->open_flows = zeroed_table(cap, sizeof(*K->open_flows));
 	if (!K->open_flows) {
 		K->open_flows = old;
 		return false;

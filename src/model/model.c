@@ -27,6 +27,7 @@
 #include "trace/reader.h"
 #include "util/bytes.h"
 #include "util/cursor.h"
+#include "util/zeroed.h"
 
 #define TIME_LIMIT	    ((int64_t)1 << 61) /* times are clamped to +-TIME_LIMIT ns */
 #define MAX_FILE_STRING_IDS (1u << 24)	       /* largest string id a file may use */
@@ -234,7 +235,7 @@ static bool hmap_put(struct hmap *h, uint64_t key, uint64_t val)
 		n.cap = h->cap ? h->cap * 2 : 64;
 		n.keys = malloc(n.cap * sizeof(uint64_t));
 		n.vals = malloc(n.cap * sizeof(uint64_t));
-		n.used = calloc(n.cap, 1);
+		n.used = zeroed_table(n.cap, 1);
 		if (!n.keys || !n.vals || !n.used) {
 			hmap_free(&n);
 			return false;
@@ -277,7 +278,7 @@ static uint64_t str_hash(const char *s, size_t len)
 
 static bool strings_rehash(struct model *m, uint32_t cap)
 {
-	uint32_t *slots = calloc(cap, sizeof(*slots));
+	uint32_t *slots = zeroed_table(cap, sizeof(*slots));
 	if (!slots)
 		return false;
 	for (uint32_t id = 1; id < m->nstrings; id++) {

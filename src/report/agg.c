@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/zeroed.h"
+
 static uint64_t agg_hash(uint32_t parent, uint32_t name, uint8_t kind)
 {
 	uint64_t h = ((uint64_t)parent << 32 | name) * 0x9e3779b97f4a7c15ull ^ kind;
@@ -14,7 +16,7 @@ static uint64_t agg_hash(uint32_t parent, uint32_t name, uint8_t kind)
 
 static bool agg_rehash(struct agg *a, uint32_t cap)
 {
-	uint32_t *s = calloc(cap, sizeof(*s));
+	uint32_t *s = zeroed_table(cap, sizeof(*s));
 	if (!s)
 		return false;
 	for (uint32_t i = 0; i < a->n; i++) {
