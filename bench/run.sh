@@ -80,7 +80,7 @@ echo "chrome_json_bytes_per_event $($py -c "print(round($js/$ev, 1))")" | tee -a
 echo "export_chrome_mb_per_s $($py -c "print(round($js/1e6/($t1-$t0), 1))")" | tee -a "$results"
 
 echo "== loading the same stream into the model (in process, one core)"
-"$build/bench/bench_load" "$work/stream_none.opscope" 5 | grep native_load | tee -a "$results"
+"$build/bench/bench_load" "$work/stream_none.opscope" 30 | grep native_load | tee -a "$results"
 
 echo "== writer (encode + write, 4 M events)"
 run "$build/bench/bench_record" writer
