@@ -523,27 +523,24 @@ static int decode_all(struct reader *r, struct reader_events *it, bool fast, uin
 {
 	*n = 0;
 	while (*n < max) {
-		if (fast && it->v2) {
-			int run = 1 + (int)(rnd(seed) % 64), got = 0;
-			struct reader_fast2 f;
-			reader_fast2_begin(it, &f);
-			while (got < run && *n < max && reader_fast2_next(&f, &out[*n])) {
-				got++;
-				(*n)++;
-			}
-			reader_fast2_end(it, &f);
-			*fast_events += got;
-			if (got)
-				continue;
-		} else if (fast) {
+		if (fast) {
 			int run = 1 + (int)(rnd(seed) % 64), got = 0;
 			struct reader_fast f;
-			reader_fast_begin(it, &f);
-			while (got < run && *n < max && reader_fast_next(&f, &out[*n])) {
+			struct reader_fast2 f2;
+			if (it->v2)
+				reader_fast2_begin(it, &f2);
+			else
+				reader_fast_begin(it, &f);
+			while (got < run && *n < max &&
+			       (it->v2 ? reader_fast2_next(&f2, &out[*n])
+				       : reader_fast_next(&f, &out[*n]))) {
 				got++;
 				(*n)++;
 			}
-			reader_fast_end(it, &f);
+			if (it->v2)
+				reader_fast2_end(it, &f2);
+			else
+				reader_fast_end(it, &f);
 			*fast_events += got;
 			if (got)
 				continue;
