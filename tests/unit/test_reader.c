@@ -525,8 +525,8 @@ static int decode_all(struct reader *r, struct reader_events *it, bool fast, uin
 	while (*n < max) {
 		if (fast) {
 			int run = 1 + (int)(rnd(seed) % 64), got = 0;
-			struct reader_fast f;
-			struct reader_fast2 f2;
+			struct reader_fast f = { 0 };
+			struct reader_fast2 f2 = { 0 };
 			if (it->v2)
 				reader_fast2_begin(it, &f2);
 			else
