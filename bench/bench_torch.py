@@ -33,6 +33,7 @@ Post-processing = time from the end of the loop to a usable result (opscope: ses
 file complete; torch: leaving the profiler context plus key_averages()), per event.
 
   PYTHONPATH=build/python/python /usr/bin/python3 bench/bench_torch.py [--json out.json]
+  ... bench/bench_torch.py --windows N     the windows measurement alone, N rounds
 """
 import json
 import os
@@ -251,6 +252,12 @@ def main():
         return
     if len(sys.argv) > 1 and sys.argv[1] == "--agreement":
         agreement()
+        return
+    if len(sys.argv) > 2 and sys.argv[1] == "--windows":
+        # the windows measurement alone, with more rounds: a tighter median
+        n = int(sys.argv[2])
+        show("windows of 60 steps in one process (median of %d rounds; [1st, 3rd] quartile):"
+             % n, windows(n))
         return
     cont = continuous(5)
     show("continuous recording (median of 5 processes per mode; [min, max] of them):", cont)
