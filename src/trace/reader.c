@@ -214,6 +214,10 @@ void reader_close(struct reader *r)
 		munmap(r->map, r->size);
 	free(r->owned);
 	buf_free(&r->scratch);
+#if OPSCOPE_HAVE_ZSTD
+	ZSTD_freeDCtx(r->zstd);
+#endif
+	r->zstd = NULL;
 	r->map = NULL;
 	r->owned = NULL;
 	r->data = (const uint8_t *)"";
@@ -262,7 +266,10 @@ static int reader_decompress(struct reader *r, size_t offset, const uint8_t *src
 	if (!dst)
 		return reader_errorf(r, OPSCOPE_ENOMEM, offset, "out of memory (%u bytes)",
 				     raw_bytes);
-	size_t got = ZSTD_decompress(dst, raw_bytes, src, len);
+	/* one context for the file: ZSTD_decompress would make and free one per record */
+	if (!r->zstd && !(r->zstd = ZSTD_createDCtx()))
+		return reader_errorf(r, OPSCOPE_ENOMEM, offset, "out of memory (zstd context)");
+	size_t got = ZSTD_decompressDCtx(r->zstd, dst, raw_bytes, src, len);
 	if (ZSTD_isError(got) || got != raw_bytes)
 		return reader_fail(r, offset, "zstd payload does not decompress: %s",
 				   ZSTD_isError(got) ? ZSTD_getErrorName(got) : "short output");

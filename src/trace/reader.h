@@ -44,6 +44,7 @@ struct reader {
 	uint64_t skipped_records;   /* records of unknown, non-critical types that were skipped */
 	int rc;			    /* first error code, 0 while none */
 	struct buf scratch;	    /* decompressed payload of the current record */
+	void *zstd;		    /* ZSTD_DCtx reused from record to record, or NULL */
 	char tail_msg[READER_ERR_BYTES]; /* why reading stopped before the end of the file, or "" */
 	char err[READER_ERR_BYTES];	 /* first error message, or "" */
 };
