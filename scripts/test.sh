@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it: dependencies, formatting check, then
 #   1. the ASan+UBSan build with every unit, e2e and fuzz-replay test;
-#   2. the TSan build with the tests of buffers, writer and timers (label tsan-able: unit),
+#   2. the TSan build with the tests of buffers, writer, timers and the loader's read-ahead thread,
 #      the JSON importer's two threads and the report's views run side by side;
 #   3. clang's ASan+UBSan build with the unit tests and the fuzz-corpus replay;
 #   4. the Python extension in build/python (no sanitizers) and its pytest suite (label python).
@@ -26,7 +26,7 @@ echo "== TSan build and tests of the recording core"
 cmake --preset tsan >/dev/null
 cmake --build build/tsan -j "$jobs"
 (cd build/tsan && TSAN_OPTIONS="halt_on_error=1 die_after_fork=0" ctest --output-on-failure -L unit \
-	-R 'record|drops|timers|profiler|nvtx|test_report|test_analyze')
+	-R 'record|drops|timers|profiler|nvtx|test_report|test_analyze|test_model')
 # the JSON importer's parser thread (OPSCOPE_IMPORT_THREADS=1 in the test) and the report's
 # views in parallel (report_run_views) under TSan
 (cd build/tsan && TSAN_OPTIONS="halt_on_error=1" ctest --output-on-failure \

@@ -358,6 +358,131 @@ int reader_next(struct reader *r, struct reader_record *rec)
 	}
 }
 
+/* ---------------------------------------------------------------------------------------- */
+/* Reading ahead. The thread fills the slots in ring order and the caller empties them in the
+ * same order; a slot belongs to the thread while not full and to the caller while full, and
+ * `full` changes under the mutex. */
+
+static void *reader_ahead_thread(void *arg)
+{
+	struct reader_ahead *a = arg;
+	for (unsigned i = 0;; i = (i + 1) % READER_AHEAD_SLOTS) {
+		struct reader_ahead_slot *s = &a->slot[i];
+		pthread_mutex_lock(&a->mu);
+		while (s->full && !a->stop)
+			pthread_cond_wait(&a->cv, &a->mu);
+		bool stop = a->stop;
+		pthread_mutex_unlock(&a->mu);
+		if (stop)
+			return NULL;
+		int rc = reader_next(&a->r, &s->rec);
+		if (rc == 1 && (s->rec.flags & OPS_RECF_ZSTD)) {
+			/* the payload is in the reader's scratch: the slot keeps it, the reader
+			 * decompresses the next one into the slot's old buffer */
+			struct buf t = s->buf;
+			s->buf = a->r.scratch;
+			a->r.scratch = t;
+		}
+		s->rc = rc;
+		s->pos = a->r.pos;
+		s->valid_end = a->r.valid_end;
+		s->records = a->r.records;
+		s->skipped_records = a->r.skipped_records;
+		s->saw_end = a->r.saw_end;
+		pthread_mutex_lock(&a->mu);
+		s->full = true;
+		pthread_cond_broadcast(&a->cv);
+		pthread_mutex_unlock(&a->mu);
+		if (rc != 1)
+			return NULL; /* the end or an error: its reader stays as it is */
+	}
+}
+
+int reader_ahead_start(struct reader_ahead *a, const struct reader *r)
+{
+	memset(a, 0, sizeof(*a));
+	a->taken = a->last = -1;
+	if (r->records || r->pos != r->hdr.header_bytes ||
+	    reader_open_mem(&a->r, r->name, r->data, r->size) != 0) {
+		reader_close(&a->r);
+		return -1;
+	}
+	a->r.strict = r->strict;
+	for (int i = 0; i < READER_AHEAD_SLOTS; i++)
+		buf_init(&a->slot[i].buf);
+	if (pthread_mutex_init(&a->mu, NULL) != 0)
+		goto fail;
+	if (pthread_cond_init(&a->cv, NULL) != 0) {
+		pthread_mutex_destroy(&a->mu);
+		goto fail;
+	}
+	if (pthread_create(&a->thread, NULL, reader_ahead_thread, a) != 0) {
+		pthread_cond_destroy(&a->cv);
+		pthread_mutex_destroy(&a->mu);
+		goto fail;
+	}
+	return 0;
+fail:
+	reader_close(&a->r);
+	return -1;
+}
+
+int reader_ahead_next(struct reader_ahead *a, struct reader_record *rec)
+{
+	pthread_mutex_lock(&a->mu);
+	if (a->taken >= 0) { /* the caller is done with the previous payload */
+		a->slot[a->taken].full = false;
+		a->taken = -1;
+		pthread_cond_broadcast(&a->cv);
+	}
+	struct reader_ahead_slot *s = &a->slot[a->next];
+	while (!s->full)
+		pthread_cond_wait(&a->cv, &a->mu);
+	pthread_mutex_unlock(&a->mu);
+	a->last = (int)a->next;
+	if (s->rc != 1)
+		return s->rc; /* the thread has ended; asked again, the same answer */
+	*rec = s->rec;
+	a->taken = (int)a->next;
+	a->next = (a->next + 1) % READER_AHEAD_SLOTS;
+	return 1;
+}
+
+void reader_ahead_stop(struct reader_ahead *a, struct reader *r)
+{
+	pthread_mutex_lock(&a->mu);
+	a->stop = true;
+	pthread_cond_broadcast(&a->cv);
+	pthread_mutex_unlock(&a->mu);
+	pthread_join(a->thread, NULL);
+	const struct reader_ahead_slot *s = a->last >= 0 ? &a->slot[a->last] : NULL;
+	if (s && s->rc == 1) {
+		r->pos = s->pos;
+		r->valid_end = s->valid_end;
+		r->records = s->records;
+		r->skipped_records = s->skipped_records;
+		r->saw_end = s->saw_end;
+	} else if (s) { /* the caller saw the thread's last answer: its reader's final state */
+		r->pos = a->r.pos;
+		r->valid_end = a->r.valid_end;
+		r->discarded_bytes = a->r.discarded_bytes;
+		r->records = a->r.records;
+		r->skipped_records = a->r.skipped_records;
+		r->saw_end = a->r.saw_end;
+		r->done = a->r.done;
+		memcpy(r->tail_msg, a->r.tail_msg, sizeof(r->tail_msg));
+		if (!r->rc && a->r.rc) {
+			r->rc = a->r.rc;
+			memcpy(r->err, a->r.err, sizeof(r->err));
+		}
+	}
+	for (int i = 0; i < READER_AHEAD_SLOTS; i++)
+		buf_free(&a->slot[i].buf);
+	reader_close(&a->r);
+	pthread_cond_destroy(&a->cv);
+	pthread_mutex_destroy(&a->mu);
+}
+
 static int events2_begin(struct reader *r, const struct reader_record *rec,
 			 struct reader_events *it)
 {

@@ -20,6 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <pthread.h>
+
 #include "trace/format.h"
 #include "util/buf.h"
 #include "util/bytes.h"
@@ -307,6 +309,46 @@ static inline bool reader_fast2_next(struct reader_fast2 *f, struct reader_event
 	f->left--;
 	return true;
 }
+
+/*
+ * Reading ahead, for files of compressed records: a thread of its own reads, checks and
+ * decompresses the next records while the caller works on the current one. It hands out the
+ * same records and errors as reader_next on the same bytes, and reader_ahead_stop leaves the
+ * caller's reader in the state (position, counts, tail, error) reader_next would have left
+ * after the records handed out, so only the time differs.
+ */
+#define READER_AHEAD_SLOTS 4
+
+struct reader_ahead_slot {
+	struct reader_record rec;
+	struct buf buf; /* a decompressed payload (the thread reader's scratch, swapped in) */
+	int rc;		/* reader_next's result */
+	/* the thread reader's state right after it */
+	size_t pos, valid_end;
+	uint64_t records, skipped_records;
+	bool saw_end;
+	bool full; /* filled by the thread, not yet given back by the caller */
+};
+
+struct reader_ahead {
+	struct reader r; /* the thread's reader, over the same bytes */
+	struct reader_ahead_slot slot[READER_AHEAD_SLOTS];
+	unsigned next; /* the slot the caller takes next */
+	int taken;     /* the slot whose payload the caller is using, -1 if none */
+	int last;      /* the slot last handed to the caller, -1 if none */
+	bool stop;     /* the caller is done: the thread ends */
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+};
+
+/* Start reading ahead of `r`, which has read no record yet; -1 if no thread could be made
+ * (then read with reader_next). */
+int reader_ahead_start(struct reader_ahead *a, const struct reader *r);
+/* reader_next, from the thread; the payload stays valid until the next call. */
+int reader_ahead_next(struct reader_ahead *a, struct reader_record *rec);
+/* End it and give `r` the state of a reader that read the records handed out. */
+void reader_ahead_stop(struct reader_ahead *a, struct reader *r);
 
 /* Fixed-size payloads. */
 int reader_parse_clock(struct reader *r, const struct reader_record *rec,

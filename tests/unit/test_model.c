@@ -12,6 +12,7 @@
 #include "fuzz/model_check.h"
 #include "harness.h"
 #include "model/model.h"
+#include "opscope_config.h"
 #include "tracebuild.h"
 #include "util/bytes.h"
 
@@ -670,7 +671,92 @@ TEST(block_loop_leaves_time_alone)
 	tb_free(&b);
 }
 
+/* The same bytes loaded with and without the thread that reads ahead: the same model, the
+ * same end state of the file and the same error, on whole files, files cut at every few
+ * bytes, a byte changed, and a record the loader rejects. */
+static void load_both_ways(const uint8_t *data, size_t len, int *failures)
+{
+	struct model *m[2];
+	int rc[2];
+	char err[2][320];
+	for (int t = 0; t < 2; t++) {
+		setenv("OPSCOPE_LOAD_THREADS", t ? "1" : "0", 1);
+		m[t] = model_new();
+		err[t][0] = 0;
+		rc[t] = model_load_mem(m[t], "t.opscope", data, len, err[t], sizeof(err[t]));
+	}
+	unsetenv("OPSCOPE_LOAD_THREADS");
+	bool same = rc[0] == rc[1] && strcmp(err[0], err[1]) == 0 &&
+		    fuzz_models_equal(m[0], m[1]) && m[0]->nfiles == m[1]->nfiles;
+	if (same && m[0]->nfiles) {
+		const struct model_file *a = &m[0]->files[0], *b = &m[1]->files[0];
+		same = a->valid_end == b->valid_end && a->discarded_bytes == b->discarded_bytes &&
+		       a->records == b->records && a->skipped_records == b->skipped_records &&
+		       a->complete == b->complete &&
+		       strcmp(model_str(m[0], a->tail_msg), model_str(m[1], b->tail_msg)) == 0;
+	}
+	if (!same && (*failures)++ < 3)
+		printf("#   %zu bytes: rc %d / %d: %s / %s\n", len, rc[0], rc[1], err[0], err[1]);
+	model_free(m[0]);
+	model_free(m[1]);
+}
+
+TEST(read_ahead_agrees)
+{
+	if (!OPSCOPE_HAVE_ZSTD)
+		SKIP("built without zstd");
+	struct tb b;
+	tb_init_v2(&b, 4);
+	b.compress = 1;
+	tb_clock_identity(&b);
+	uint32_t names[3] = { tb_str(&b, "x"), tb_str(&b, "y"), tb_str(&b, "k") };
+	tb_thread(&b, 0, 4, 40, 0, 0);
+	uint64_t t = 1000;
+	for (int rec = 0; rec < 12; rec++) {
+		tb_events_begin(&b, 0, t);
+		for (int i = 0; i < 200; i++) {
+			t += 10 + (uint64_t)(i % 7) * 300;
+			if (i % 2 == 0) {
+				tb_ev_begin(&b, t, 0, names[i % 3 == 0]);
+				tb_ev_arg_u64(&b, names[2], (uint64_t)i);
+			} else {
+				tb_ev_end(&b, t, 0);
+			}
+		}
+		tb_events_end(&b);
+	}
+	tb_end(&b, 12 * 300, 0, t + 1, 1);
+	int failures = 0;
+	load_both_ways(b.out.data, b.out.len, &failures);
+	for (size_t cut = 64; cut < b.out.len; cut += 53)
+		load_both_ways(b.out.data, cut, &failures);
+	uint8_t *copy = malloc(b.out.len);
+	REQUIRE(copy);
+	for (size_t at = 100; at < b.out.len; at += 997) { /* a CRC mismatch mid-file */
+		memcpy(copy, b.out.data, b.out.len);
+		copy[at] ^= 0x40;
+		load_both_ways(copy, b.out.len, &failures);
+	}
+	free(copy);
+	tb_free(&b);
+	/* a compressed record the loader rejects (an unknown event kind), then more records */
+	tb_init(&b, 4);
+	b.compress = 1;
+	tb_thread(&b, 0, 4, 40, 0, 0);
+	for (int rec = 0; rec < 6; rec++) {
+		tb_events_begin(&b, 0, 1000);
+		uint8_t bad[63];
+		size_t n = rec == 3 ? 32 : sizeof(bad); /* 21 ENDs (kind 2, dt 2, name 2) */
+		memset(bad, rec == 3 ? 0x33 : 0x02, sizeof(bad));
+		tb_ev_raw(&b, bad, n, rec == 3 ? 32 : 21);
+		tb_events_end(&b);
+	}
+	load_both_ways(b.out.data, b.out.len, &failures);
+	tb_free(&b);
+	CHECK_EQ_I(failures, 0);
+}
+
 TEST_MAIN(sample_model, killed_recording, pairing, args_placement, clock_two_points,
 	  clock_one_point, drops_and_time_going_back, async_ranges, two_files_one_model,
 	  deep_nesting, large_track_columns, fast_and_general_agree, block_loop_leaves_time_alone,
-	  builders_and_sort)
+	  read_ahead_agrees, builders_and_sort)
