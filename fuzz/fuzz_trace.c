@@ -6,8 +6,9 @@
  *
  * Each input runs twice: as given (framing, CRC and tail handling), and with the CRC of every
  * record recomputed, since a mutation almost never keeps a CRC right and would otherwise
- * never reach the payload parsers. Each run loads the input twice more, with the loader's
- * fast loops and without (model.general_only): the two models must be the same.
+ * never reach the payload parsers. Each run loads the input twice: with the loader's fast
+ * loops and its read-ahead thread, and without either (model.general_only, read in line): the
+ * two models must be the same, and the errors too.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -35,10 +36,13 @@ static void fuzz_one(const uint8_t *data, size_t size)
 		return;
 	}
 	char err[256] = "", gerr[256] = "";
+	setenv("OPSCOPE_LOAD_THREADS", "1", 1); /* records read ahead by a thread */
 	int rc = model_load_mem(m, "fuzz.opscope", data, size, err, sizeof(err));
 	fuzz_model_check(m);
-	/* the loader's fast loops build what the general path builds, and fail the same way */
+	/* the loader's fast loops build what the general path builds, and fail the same way;
+	 * the general load also reads its records itself */
 	g->general_only = true;
+	setenv("OPSCOPE_LOAD_THREADS", "0", 1);
 	int grc = model_load_mem(g, "fuzz.opscope", data, size, gerr, sizeof(gerr));
 	if (!m->oom && !g->oom && (rc != grc || strcmp(err, gerr) != 0 || !fuzz_models_equal(m, g)))
 		abort();
