@@ -1528,8 +1528,8 @@ __attribute__((noinline)) static bool block_arg(struct model *m, struct reader_e
 	if (OPS_TAG_KIND(tag) != OPS_EV_ARG || !target || it->end[READER_TIME] - tp < 8 ||
 	    it->end[READER_ID] - ip < 4 || it->end[READER_BYTE] - bp < 1)
 		return false;
-	uint64_t t = get_u64le(it->payload + tp) & (~0ull >> (64 - 8 * tw));
-	uint32_t id = iw ? get_u32le(it->payload + ip) & (uint32_t)(~0ull >> (64 - 8 * iw)) : 0;
+	uint64_t t = reader_time_field(it->payload + tp, OPS_TAG_TIME(tag));
+	uint32_t id = reader_id_field(it->payload + ip, OPS_TAG_ID(tag));
 	unsigned type = it->payload[bp];
 	uint64_t bits = type == OPS_ARG_I64 ? (uint64_t)zigzag_decode(t) : t;
 	const uint32_t *strmap = h->strmap;
@@ -1564,11 +1564,6 @@ __attribute__((noinline)) static bool block_arg(struct model *m, struct reader_e
 static inline __attribute__((always_inline)) void
 load2_blocks(struct model *m, struct reader_events *it, struct hot_track *h, uint64_t *last)
 {
-	/* by width code: tables, not arithmetic (a branch on an id's width would follow the
-	 * BEGIN/END pattern, which the predictor cannot) */
-	static const uint64_t time_mask[4] = { 0xff, 0xffff, 0xffffffff, UINT64_MAX };
-	static const uint32_t id_mask[4] = { 0, 0xff, 0xffff, 0xffffffff };
-	static const uint8_t id_width[4] = { 0, 1, 2, 4 };
 	const uint8_t *p = it->payload;
 	for (;;) {
 		uint64_t k = it->count - it->seen;
@@ -1591,8 +1586,8 @@ load2_blocks(struct model *m, struct reader_events *it, struct hot_track *h, uin
 		/* k leaves room in the columns for a BEGIN per event */
 		for (; j < k; j++) {
 			unsigned tag = tg[j], tc = OPS_TAG_TIME(tag), ic = OPS_TAG_ID(tag);
-			uint64_t t = get_u64le(tp) & time_mask[tc];
-			uint32_t id = get_u32le(ip) & id_mask[ic];
+			uint64_t t = reader_time_field(tp, tc);
+			uint32_t id = reader_id_field(ip, ic);
 			if (t > UINT64_MAX - ticks)
 				break;
 			uint64_t now = ticks + t;
@@ -1616,7 +1611,7 @@ load2_blocks(struct model *m, struct reader_events *it, struct hot_track *h, uin
 			}
 			ticks = now;
 			tp += OPS_TIME_WIDTH(tc);
-			ip += id_width[ic];
+			ip += OPS_ID_WIDTH(ic);
 		}
 		it->seen += (uint32_t)j;
 		it->c.pos += j;

@@ -144,7 +144,7 @@ _Static_assert(sizeof(struct ops_events2_payload) == 32, "events2 payload header
 #define OPS_TAG(kind, tc, ic) ((uint8_t)((kind) | (tc) << 4 | (ic) << 6))
 /* Bytes of a field by its width code: time 1, 2, 4, 8; id 0, 1, 2, 4. */
 #define OPS_TIME_WIDTH(code) (1u << (code))
-#define OPS_ID_WIDTH(code)   ((code) ? 1u << ((code)-1) : 0u)
+#define OPS_ID_WIDTH(code)   ((1u << (code)) >> 1) /* no branch: 0 1 2 4 */
 
 struct ops_drops_payload {
 	uint32_t track;	   /* track that lost events */

@@ -215,6 +215,20 @@ static inline bool reader_fast_next(struct reader_fast *f, struct reader_event *
 	return true;
 }
 
+/* An EVENTS2 time or id field of width code `code` at p, where 8 (time) or 4 (id) bytes can
+ * be read: one load, masked to the width (masks from tables: no branch on the width). */
+static inline uint64_t reader_time_field(const uint8_t *p, unsigned code)
+{
+	static const uint64_t mask[4] = { 0xff, 0xffff, 0xffffffff, UINT64_MAX };
+	return get_u64le(p) & mask[code];
+}
+
+static inline uint32_t reader_id_field(const uint8_t *p, unsigned code)
+{
+	static const uint32_t mask[4] = { 0, 0xff, 0xffff, 0xffffffff };
+	return get_u32le(p) & mask[code];
+}
+
 /*
  * The fast decoder of EVENTS2 records, used the same way (reader_fast2_begin/next/end). Every
  * field of an event is found from its tag alone, so nothing waits for the event before it: a
@@ -262,9 +276,8 @@ static inline bool reader_fast2_next(struct reader_fast2 *f, struct reader_event
 		return false;
 	unsigned tag = *f->tag, kind = OPS_TAG_KIND(tag), tc = OPS_TAG_TIME(tag);
 	unsigned ic = OPS_TAG_ID(tag);
-	static const uint32_t id_mask[4] = { 0, 0xff, 0xffff, 0xffffffff };
-	uint64_t t = get_u64le(f->time) & (~0ull >> (64 - (8u << tc)));
-	uint32_t id = get_u32le(f->id) & id_mask[ic];
+	uint64_t t = reader_time_field(f->time, tc);
+	uint32_t id = reader_id_field(f->id, ic);
 	const uint8_t *time = f->time + OPS_TIME_WIDTH(tc), *idp = f->id + OPS_ID_WIDTH(ic);
 	unsigned byte = *f->byte; /* in the payload (below load_lim); if it is ours: below */
 	if (time > f->time_end || idp > f->id_end)
