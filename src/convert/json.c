@@ -146,6 +146,19 @@ int json_in_refill(struct json_in *in, const char *keep, char *err, size_t errsi
 	return 1;
 }
 
+void json_in_rebase(struct json_in *in, const char *keep, char *buf, size_t cap)
+{
+	size_t from = (size_t)(keep - in->buf);
+	size_t kept = in->len - from;
+	memcpy(buf, keep, kept);
+	buf[kept] = '\0';
+	in->base += from;
+	in->pos = in->pos > from ? in->pos - from : 0;
+	in->len = kept;
+	in->buf = buf;
+	in->cap = cap;
+}
+
 /* ---------------------------------------------------------------------------------------- */
 /* Scratch: a list of blocks that never move, so spans into it stay valid until a reset. */
 

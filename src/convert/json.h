@@ -10,7 +10,8 @@
  *
  * Strings are returned as spans: into the window when they hold no escapes (the common case,
  * no copy), or into a scratch buffer holding the unescaped bytes. Spans stay valid until the
- * next refill or json_scratch_reset(). The scanner validates as it goes (RFC 8259 grammar,
+ * next refill (or, for a window moved by json_in_rebase(), as long as its buffer) or
+ * json_scratch_reset(). The scanner validates as it goes (RFC 8259 grammar,
  * control characters, escapes, nesting depth); it does not validate UTF-8 in strings: bytes
  * pass through and whoever prints them escapes them.
  */
@@ -74,6 +75,10 @@ void json_in_close(struct json_in *in);
  * 1 if bytes were added, 0 at the end of the input, or a negative OPSCOPE_E* code with a
  * message in err (read error, corrupt gzip data, a value larger than JSON_MAX_VALUE). */
 int json_in_refill(struct json_in *in, const char *keep, char *err, size_t errsize);
+/* Move the window to buf (cap bytes plus one for the sentinel; cap at least the bytes kept):
+ * the bytes from `keep` on are copied to its start, and the old buffer is left as it was, for
+ * spans that still point into it. Whoever calls this owns both buffers (in->owned is false). */
+void json_in_rebase(struct json_in *in, const char *keep, char *buf, size_t cap);
 /* Input offset of a pointer into the window. */
 static inline uint64_t json_in_offset(const struct json_in *in, const char *p)
 {

@@ -2,8 +2,8 @@
  * kineto.c: importer of Chrome trace-event JSON, as PyTorch's profiler (Kineto) writes it and
  * as chrome://tracing / Perfetto read it, into the event model.
  *
- * The text is streamed (json.h): one trace event is parsed, then committed to the model, so
- * memory is the model plus a window of a few MB. What the model gets (docs/import-kineto.md
+ * The text is streamed (json.h): events are parsed in batches, then committed to the model, so
+ * memory is the model plus a few windows of a few MB. What the model gets (docs/import-kineto.md
  * is the full contract):
  *   - X events become ranges; B/E pairs too. GPU events (kernel, gpu_memcpy, gpu_memset,
  *     gpu_user_annotation, ...) go to device tracks (pid = device, tid = stream), everything
@@ -48,7 +48,7 @@ struct karg {
 	struct json_span s; /* MODEL_ARG_STR / MODEL_ARG_JSON */
 };
 
-/* The event being parsed. */
+/* A parsed event. Its strings point into the text (a window, or the scratch of its batch). */
 struct kev {
 	struct json_span ph, name, cat, bp;
 	struct kid pid, tid, id;
@@ -56,25 +56,37 @@ struct kev {
 	bool has_ts, has_dur;
 	const char *start; /* first byte, for messages */
 	uint32_t nargs;
-	const struct karg *args; /* its arguments (in the parser's array, then in a batch) */
-	uint32_t first_arg;	 /* in a batch: index of its first argument */
+	uint32_t first_arg;	 /* index of its first argument in its batch */
+	const struct karg *args; /* set when it is committed */
 };
 
-/* Parsed events on their way from the parser to the committer, with their arguments and a
- * copy of their strings (the parser's window moves on). Batches go round a ring of
- * KBATCHES, filled and emptied in order. */
+/*
+ * Parsed events on their way from the parser to the committer. The parser writes an event
+ * and its arguments straight into its batch; their strings are not copied: they point into
+ * the input window they were parsed from, or into the batch's scratch (unescaped strings,
+ * canonical JSON). A batch handed over pins its window: until the committer is done with
+ * it, the parser reads on into another window (struct kwindow) instead of moving the text.
+ * Batches go round a ring of KBATCHES, filled and emptied in order.
+ */
 #define KBATCHES      4
-#define KBATCH_EVENTS 8192
-#define KBATCH_ARENA  (1u << 20)
+#define KBATCH_EVENTS 16384
+#define KWINDOWS      (KBATCHES + 2) /* one per batch in flight, the parser's, one free */
 
 struct kbatch {
 	struct kev *evs;
 	uint32_t nevs, evs_cap;
 	struct karg *args;
 	uint32_t nargs, args_cap;
-	char *arena;
-	size_t used, cap;
-	bool full; /* handed to the committer, not yet emptied */
+	struct json_scratch sc;
+	int window; /* the window its strings point into (file input), or -1 */
+	bool full;  /* handed to the committer, not yet emptied */
+};
+
+/* An input window: the buffer of a file input's text, and the batches still pointing into it. */
+struct kwindow {
+	char *buf;
+	size_t cap;
+	uint32_t pins;
 };
 
 struct kslot {
@@ -140,7 +152,6 @@ struct kopen {
 struct kimport {
 	struct model *m;
 	struct json_in in;
-	struct json_scratch sc;
 	char *err;
 	size_t errsize;
 	uint32_t fi;
@@ -149,9 +160,6 @@ struct kimport {
 
 	struct kslot *slots;
 	uint32_t slots_cap, nslots;
-
-	struct karg *args;
-	uint32_t args_cap;
 
 	struct kflow *flows;
 	uint64_t nflows, flows_cap;
@@ -169,8 +177,11 @@ struct kimport {
 
 	/* the pipeline (threaded: the parser runs in its own thread) */
 	struct kbatch batches[KBATCHES];
-	struct kbatch *filling; /* the parser's batch, NULL between batches */
+	struct kbatch *filling; /* the parser's batch */
 	uint32_t ring_fill, ring_commit;
+	struct kwindow windows[KWINDOWS]; /* file input only */
+	int window;			  /* the one K->in reads into, or -1 (memory input) */
+	size_t window_size;		  /* of a new window */
 	bool threaded;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
@@ -508,20 +519,22 @@ static int parse_time(struct json_cur *c, int64_t *ns, const char *key_msg)
 	return JSON_OK;
 }
 
-static int parse_args(struct kimport *K, struct json_cur *c, struct kev *ev)
+/* The arguments go to the batch's array after those of the events before. */
+static int parse_args(struct kbatch *b, struct json_cur *c, struct kev *ev)
 {
 	int rc = json_expect(c, '{', "\"args\" must be an object");
 	bool first = true;
 	struct json_span key;
 	while (rc == JSON_OK && (rc = json_member(c, &first, &key)) == JSON_OK) {
-		if (ev->nargs == K->args_cap) {
-			uint64_t cap = K->args_cap;
-			if (ev->nargs >= UINT32_MAX / 2 ||
-			    !grow_array((void **)&K->args, sizeof(*K->args), &cap, ev->nargs + 1))
+		uint64_t at = (uint64_t)b->nargs + ev->nargs;
+		if (at == b->args_cap) {
+			uint64_t cap = b->args_cap;
+			if (at >= UINT32_MAX / 2 ||
+			    !grow_array((void **)&b->args, sizeof(*b->args), &cap, at + 1))
 				return json_fail(c, c->p, "out of memory");
-			K->args_cap = (uint32_t)cap;
+			b->args_cap = (uint32_t)cap;
 		}
-		struct karg *a = &K->args[ev->nargs];
+		struct karg *a = &b->args[at];
 		a->key = key;
 		if ((rc = json_ws(c)) != 0)
 			return rc;
@@ -549,9 +562,17 @@ static int parse_args(struct kimport *K, struct json_cur *c, struct kev *ev)
 	return rc == JSON_END ? JSON_OK : rc;
 }
 
-static int parse_event(struct kimport *K, struct json_cur *c, struct kev *ev)
+/* Parse the event at the cursor into ev, a slot of batch b. */
+static int parse_event(struct kbatch *b, struct json_cur *c, struct kev *ev)
 {
-	memset(ev, 0, sizeof(*ev));
+	/* field by field: a memset of the whole struct costs more on this hot path */
+	ev->ph = ev->name = ev->cat = ev->bp = (struct json_span){ NULL, 0 };
+	ev->pid.present = ev->tid.present = ev->id.present = false;
+	ev->has_ts = ev->has_dur = false;
+	ev->ts = ev->dur = 0;
+	ev->nargs = 0;
+	ev->first_arg = b->nargs;
+	ev->args = NULL;
 	int rc = json_ws(c);
 	if (rc)
 		return rc;
@@ -596,7 +617,7 @@ static int parse_event(struct kimport *K, struct json_cur *c, struct kev *ev)
 			if (memcmp(key.s, "name", 4) == 0)
 				rc = parse_str(c, &ev->name, "\"name\" must be a string");
 			else if (memcmp(key.s, "args", 4) == 0)
-				rc = parse_args(K, c, ev);
+				rc = parse_args(b, c, ev);
 			else
 				rc = json_skip(c, 1);
 			break;
@@ -877,8 +898,16 @@ static void kbatch_free(struct kbatch *b)
 {
 	free(b->evs);
 	free(b->args);
-	free(b->arena);
+	json_scratch_free(&b->sc);
 	memset(b, 0, sizeof(*b));
+}
+
+/* An emptied batch, to be filled again. */
+static void kbatch_reset(struct kbatch *b)
+{
+	b->nevs = b->nargs = 0;
+	b->window = -1;
+	json_scratch_reset(&b->sc);
 }
 
 /* Commit a batch's events in order; false when out of memory. */
@@ -894,124 +923,110 @@ static bool kbatch_commit(struct kimport *K, struct kbatch *b)
 	return true;
 }
 
-/* The parser is done with its batch: commit it now, or hand it to the committer thread. */
-static int kbatch_ship(struct kimport *K)
+/* The parser is done with its batch: commit it now (one thread), or hand it to the committer
+ * with a pin on the window its strings point into. With take_next, the parser goes on with
+ * the next batch of the ring, once the committer has emptied it. -1 when out of memory. */
+static int kbatch_ship(struct kimport *K, bool take_next)
 {
 	struct kbatch *b = K->filling;
-	K->filling = NULL;
-	if (!b)
+	if (!b || b->nevs == 0)
 		return 0;
 	if (!K->threaded) {
 		bool ok = kbatch_commit(K, b);
-		b->nevs = b->nargs = 0;
-		b->used = 0;
+		kbatch_reset(b);
 		return ok ? 0 : -1;
 	}
+	struct kbatch *next = &K->batches[(K->ring_fill + 1) % KBATCHES];
+	K->filling = NULL; /* the committer's now */
 	pthread_mutex_lock(&K->mu);
+	b->window = K->window;
+	if (K->window >= 0)
+		K->windows[K->window].pins++;
 	b->full = true;
 	K->ring_fill = (K->ring_fill + 1) % KBATCHES;
 	pthread_cond_broadcast(&K->cv);
+	while (take_next && next->full && !atomic_load(&K->commit_failed))
+		pthread_cond_wait(&K->cv, &K->mu);
 	pthread_mutex_unlock(&K->mu);
-	return atomic_load(&K->commit_failed) ? -1 : 0;
-}
-
-/* The next batch of the ring for the parser, once the committer has emptied it. */
-static struct kbatch *kbatch_next(struct kimport *K)
-{
-	struct kbatch *b = &K->batches[K->ring_fill];
-	if (K->threaded) {
-		pthread_mutex_lock(&K->mu);
-		while (b->full && !atomic_load(&K->commit_failed))
-			pthread_cond_wait(&K->cv, &K->mu);
-		pthread_mutex_unlock(&K->mu);
-		if (atomic_load(&K->commit_failed))
-			return NULL;
-	}
-	b->nevs = b->nargs = 0;
-	b->used = 0;
-	return b;
-}
-
-static bool copy_span(struct kbatch *b, struct json_span *sp)
-{
-	if (!sp->len)
-		return true;
-	char *d = b->arena + b->used;
-	memcpy(d, sp->s, sp->len);
-	sp->s = d;
-	b->used += sp->len;
-	return true;
-}
-
-static size_t kid_bytes(const struct kid *id)
-{
-	return id->present && id->is_str ? id->s.len : 0;
-}
-
-/* Append a parsed event (strings still in the window) to the parser's batch. */
-static int kbatch_add(struct kimport *K, const struct kev *ev)
-{
-	size_t need = ev->ph.len + ev->name.len + ev->cat.len + ev->bp.len + kid_bytes(&ev->pid) +
-		      kid_bytes(&ev->tid) + kid_bytes(&ev->id);
-	for (uint32_t i = 0; i < ev->nargs; i++)
-		need += ev->args[i].key.len +
-			(ev->args[i].type == MODEL_ARG_STR || ev->args[i].type == MODEL_ARG_JSON
-				 ? ev->args[i].s.len
-				 : 0);
-	struct kbatch *b = K->filling;
-	if (b && (b->nevs == KBATCH_EVENTS || b->cap - b->used < need)) {
-		if (kbatch_ship(K) != 0)
-			return -1;
-		b = NULL;
-	}
-	if (!b) {
-		if (!(b = kbatch_next(K)))
-			return -1;
-		K->filling = b;
-	}
-	if (b->cap - b->used < need) { /* the batch is empty here: its arena may move */
-		size_t cap = need > KBATCH_ARENA ? need : KBATCH_ARENA;
-		char *a = realloc(b->arena, cap);
-		if (!a)
-			return -1;
-		b->arena = a;
-		b->cap = cap;
-	}
-	if (b->nevs == b->evs_cap) {
-		uint64_t cap = b->evs_cap;
-		if (!grow_array((void **)&b->evs, sizeof(*b->evs), &cap, b->nevs + 1))
-			return -1;
-		b->evs_cap = (uint32_t)cap;
-	}
-	if (b->args_cap - b->nargs < ev->nargs) {
-		uint64_t cap = b->args_cap;
-		if (!grow_array((void **)&b->args, sizeof(*b->args), &cap,
-				(uint64_t)b->nargs + ev->nargs))
-			return -1;
-		b->args_cap = (uint32_t)cap;
-	}
-	struct kev *e = &b->evs[b->nevs++];
-	*e = *ev;
-	copy_span(b, &e->ph);
-	copy_span(b, &e->name);
-	copy_span(b, &e->cat);
-	copy_span(b, &e->bp);
-	if (kid_bytes(&e->pid))
-		copy_span(b, &e->pid.s);
-	if (kid_bytes(&e->tid))
-		copy_span(b, &e->tid.s);
-	if (kid_bytes(&e->id))
-		copy_span(b, &e->id.s);
-	e->first_arg = b->nargs;
-	e->args = NULL;
-	for (uint32_t i = 0; i < ev->nargs; i++) {
-		struct karg *a = &b->args[b->nargs++];
-		*a = ev->args[i];
-		copy_span(b, &a->key);
-		if (a->type == MODEL_ARG_STR || a->type == MODEL_ARG_JSON)
-			copy_span(b, &a->s);
+	if (atomic_load(&K->commit_failed))
+		return -1;
+	if (take_next) {
+		kbatch_reset(next);
+		K->filling = next;
 	}
 	return 0;
+}
+
+/* Whether a batch in the committer's hands still points into window w. */
+static bool kwindow_pinned(struct kimport *K, int w)
+{
+	if (!K->threaded)
+		return false; /* batches are committed as they are shipped */
+	pthread_mutex_lock(&K->mu);
+	bool pinned = K->windows[w].pins > 0;
+	pthread_mutex_unlock(&K->mu);
+	return pinned;
+}
+
+/* A window other than the current one that no batch pins, of at least cap bytes (plus the
+ * sentinel): one already made if possible; waits for the committer when all are pinned.
+ * -1 when out of memory or the committer failed. Threaded only: otherwise nothing pins. */
+static int kwindow_take(struct kimport *K, size_t cap)
+{
+	int w = -1;
+	pthread_mutex_lock(&K->mu);
+	while (w < 0 && !atomic_load(&K->commit_failed)) {
+		for (int pass = 0; pass < 2 && w < 0; pass++)
+			for (int i = 0; i < KWINDOWS && w < 0; i++)
+				if (i != K->window && K->windows[i].pins == 0 &&
+				    (pass == 1 || K->windows[i].buf))
+					w = i;
+		if (w < 0)
+			pthread_cond_wait(&K->cv, &K->mu);
+	}
+	pthread_mutex_unlock(&K->mu);
+	if (w < 0)
+		return -1;
+	struct kwindow *win = &K->windows[w];
+	if (win->cap < cap || !win->buf) {
+		char *nb = realloc(win->buf, cap + 1); /* nothing in it is needed any more */
+		if (!nb)
+			return -1;
+		win->buf = nb;
+		win->cap = cap;
+	}
+	return w;
+}
+
+/* Read on, keeping the text from K->in.pos on (the value being parsed). The events parsed
+ * from the window go to the committer first; while it may still read them, the parser moves
+ * the kept text to another window instead of over them. 1: more text, 0: the end, < 0: an
+ * error, in K->err. */
+static int krefill(struct kimport *K)
+{
+	struct json_in *in = &K->in;
+	if (K->window >= 0) {
+		if (kbatch_ship(K, true) != 0) {
+			snprintf(K->err, K->errsize, "%s: out of memory", in->name);
+			return OPSCOPE_ENOMEM;
+		}
+		if (kwindow_pinned(K, K->window)) {
+			size_t kept = in->len - in->pos;
+			int w = kwindow_take(K, kept > K->window_size ? kept : K->window_size);
+			if (w < 0) {
+				snprintf(K->err, K->errsize, "%s: out of memory", in->name);
+				return OPSCOPE_ENOMEM;
+			}
+			json_in_rebase(in, in->buf + in->pos, K->windows[w].buf, K->windows[w].cap);
+			K->window = w;
+		}
+	}
+	int r = json_in_refill(in, in->buf + in->pos, K->err, K->errsize);
+	if (K->window >= 0) { /* the refill may have grown it */
+		K->windows[K->window].buf = in->buf;
+		K->windows[K->window].cap = in->cap;
+	}
+	return r;
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -1289,16 +1304,23 @@ static int kstep(struct kimport *K, struct kparse *P, struct json_cur *c)
 			P->state = P->bare_array ? KS_END : KS_AFTER_MEMBER;
 			return JSON_OK;
 		}
-		struct kev ev;
-		if ((rc = parse_event(K, c, &ev)) != 0)
-			return rc;
-		ev.args = K->args;
-		if (kbatch_add(K, &ev) != 0) {
-			c->err = "out of memory";
-			c->errpos = ev.start;
-			return JSON_ERR;
+		struct kbatch *b = K->filling;
+		if (b->nevs == b->evs_cap) {
+			uint64_t cap = b->evs_cap;
+			if (!grow_array((void **)&b->evs, sizeof(*b->evs), &cap,
+					(uint64_t)b->nevs + 1))
+				return json_fail(c, c->p, "out of memory");
+			b->evs_cap = (uint32_t)cap;
 		}
+		struct kev *ev = &b->evs[b->nevs];
+		if ((rc = parse_event(b, c, ev)) != 0)
+			return rc; /* the slot is not counted: a refill parses the event again */
+		const char *start = ev->start;
+		b->nargs += ev->nargs;
+		b->nevs++;
 		P->state = KS_AFTER_EVENT;
+		if (b->nevs == KBATCH_EVENTS && kbatch_ship(K, true) != 0)
+			return json_fail(c, start, "out of memory");
 		return JSON_OK;
 	}
 	case KS_AFTER_EVENT:
@@ -1336,7 +1358,10 @@ static int kparse_all(struct kimport *K)
 {
 	struct kparse P = { KS_START, false };
 	for (;;) {
-		struct json_cur c = json_in_cursor(&K->in, &K->sc);
+		struct kbatch *b = K->filling;
+		if (b->nevs == 0) /* nothing points into its scratch: what a retry left goes */
+			json_scratch_reset(&b->sc);
+		struct json_cur c = json_in_cursor(&K->in, &b->sc);
 		if (P.state == KS_END) {
 			/* only whitespace may follow */
 			int rc = json_ws(&c);
@@ -1344,14 +1369,13 @@ static int kparse_all(struct kimport *K)
 				return kerror(K, c.p,
 					      "unexpected data after the end of the JSON value");
 			K->in.pos = K->in.len;
-			int r = json_in_refill(&K->in, K->in.buf + K->in.pos, K->err, K->errsize);
+			int r = krefill(K);
 			if (r < 0)
 				return r;
 			if (r == 0)
 				return 0;
 			continue;
 		}
-		json_scratch_reset(&K->sc);
 		int rc = kstep(K, &P, &c);
 		if (rc == JSON_OK) {
 			K->in.pos = (size_t)(c.p - K->in.buf);
@@ -1360,11 +1384,11 @@ static int kparse_all(struct kimport *K)
 		if (rc == JSON_ERR)
 			return kerror(K, c.errpos, c.err);
 		/* JSON_MORE: read on, keeping the value being parsed, and parse it again */
-		int r = json_in_refill(&K->in, K->in.buf + K->in.pos, K->err, K->errsize);
+		int r = krefill(K);
 		if (r < 0)
 			return r;
 		if (r == 0) {
-			struct json_cur e = json_in_cursor(&K->in, &K->sc);
+			struct json_cur e = json_in_cursor(&K->in, NULL);
 			return kerror(K, e.end,
 				      P.state == KS_START ? "empty input: not a JSON trace"
 							  : "unexpected end of input (truncated?)");
@@ -1504,9 +1528,9 @@ static void kfinish(struct kimport *K)
 static void kfree(struct kimport *K)
 {
 	json_in_close(&K->in);
-	json_scratch_free(&K->sc);
+	for (int i = 0; i < KWINDOWS; i++)
+		free(K->windows[i].buf);
 	free(K->slots);
-	free(K->args);
 	free(K->flows);
 	free(K->open_flows);
 	free(K->classes);
@@ -1525,7 +1549,7 @@ static void kfree(struct kimport *K)
 static int kparse_run(struct kimport *K)
 {
 	int rc = kparse_all(K);
-	if (kbatch_ship(K) != 0 && rc == 0) {
+	if (kbatch_ship(K, false) != 0 && rc == 0) {
 		snprintf(K->err, K->errsize, "%s: out of memory", K->in.name);
 		rc = OPSCOPE_ENOMEM;
 	}
@@ -1560,6 +1584,8 @@ static void kcommit_loop(struct kimport *K)
 		if (atomic_load(&K->commit_failed) || !kbatch_commit(K, b))
 			atomic_store(&K->commit_failed, true);
 		pthread_mutex_lock(&K->mu);
+		if (b->window >= 0)
+			K->windows[b->window].pins--;
 		b->full = false;
 		K->ring_commit = (K->ring_commit + 1) % KBATCHES;
 		pthread_cond_broadcast(&K->cv);
@@ -1616,6 +1642,16 @@ static int kimport_run(struct model *m, struct kimport *K, const char *format)
 	if (K->fi == UINT32_MAX) {
 		snprintf(K->err, K->errsize, "%s: out of memory", K->in.name);
 		return OPSCOPE_ENOMEM;
+	}
+	for (int i = 0; i < KBATCHES; i++)
+		K->batches[i].window = -1;
+	K->filling = &K->batches[0];
+	K->window = -1;
+	if (K->in.owned) { /* a file's window becomes the first of ours */
+		K->windows[0] = (struct kwindow){ K->in.buf, K->in.cap, 0 };
+		K->in.owned = false;
+		K->window = 0;
+		K->window_size = K->in.cap;
 	}
 	int rc = want_threads(K) ? kparse_threaded(K) : kparse_run(K);
 	if (rc == 0 && !K->events_seen && K->events == 0 && m->ntracks == K->first_track) {

@@ -49,6 +49,19 @@ check "a 1-byte and a 13-byte window give the same events" \
 	'cmp -s "$T/w1.txt" "$T/plain.txt" && cmp -s "$T/w13.txt" "$T/plain.txt"'
 OPSCOPE_IMPORT_THREADS=1 OPSCOPE_JSON_WINDOW=7 "$OPSCOPE" dump "$C/full.json" >"$T/th.txt"
 check "parsing in a thread of its own gives the same events" 'cmp -s "$T/th.txt" "$T/plain.txt"'
+# many small events: batches fill up inside a window, and escaped strings and multi-line
+# arrays (unescaped into a batch's scratch) must outlive the window they came from
+awk 'BEGIN {
+	printf "{\"traceEvents\": [\n"
+	for (i = 0; i < 60000; i++)
+		printf "%s{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"op\\u0041%d\", \"pid\": 1, \"tid\": %d, \"ts\": %d.5, \"dur\": 1, \"args\": {\"k\": \"v\\n%d\", \"dims\": [[%d,\n 2]]}}\n", i ? "," : "", i % 97, i % 3, i, i, i
+	printf "]}\n"
+}' >"$T/many.json"
+OPSCOPE_IMPORT_THREADS=0 "$OPSCOPE" dump "$T/many.json" >"$T/many0.txt"
+OPSCOPE_IMPORT_THREADS=1 "$OPSCOPE" dump "$T/many.json" >"$T/many1.txt"
+OPSCOPE_IMPORT_THREADS=1 OPSCOPE_JSON_WINDOW=100000 "$OPSCOPE" dump "$T/many.json" >"$T/many2.txt"
+check "60,000 small events: the same with the parser in a thread, with full batches and windows" \
+	'[ $(grep -c "range Operator opA" "$T/many0.txt") -eq 60000 ] && grep -qF "opA53 dur=1000 depth=0 {k=\"v\\n59999\" dims=[[59999,2]]}" "$T/many0.txt" && cmp -s "$T/many0.txt" "$T/many1.txt" && cmp -s "$T/many0.txt" "$T/many2.txt"'
 OPSCOPE_IMPORT_THREADS=1 "$OPSCOPE" info "$C/truncated.json" >/dev/null 2>"$T/err"
 check "an error in the parser thread is reported the same way" \
 	'[ $? -eq 1 ] && grep -q "offset 894: unexpected end of input" "$T/err"'
