@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -39,10 +40,26 @@ int json_in_open_file(struct json_in *in, const char *path, char *err, size_t er
 		return OPSCOPE_EOPEN;
 	}
 	struct stat st;
-	if (fstat(fd, &st) == 0)
+	bool regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+	if (regular)
 		in->file_bytes = (uint64_t)st.st_size;
 	unsigned char magic[2] = { 0, 0 };
 	in->gzipped = pread(fd, magic, 2, 0) == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
+	const char *no_map = getenv("OPSCOPE_JSON_MMAP"),
+		   *window_env = getenv("OPSCOPE_JSON_WINDOW");
+	if (regular && !in->gzipped && in->file_bytes >= JSON_MAP_BYTES &&
+	    in->file_bytes <= SIZE_MAX / 2 && !(no_map && strcmp(no_map, "0") == 0) &&
+	    !(window_env && *window_env)) {
+		void *p = mmap(NULL, (size_t)in->file_bytes, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (p != MAP_FAILED) { /* else read it */
+			close(fd);
+			in->buf = p;
+			in->len = in->cap = (size_t)in->file_bytes;
+			in->eof = true;
+			in->mapped = true;
+			return 0;
+		}
+	}
 	gzFile gz = gzdopen(fd, "rb");
 	if (!gz) {
 		close(fd);
@@ -86,7 +103,22 @@ void json_in_close(struct json_in *in)
 		gzclose((gzFile)in->gz);
 	if (in->owned)
 		free(in->buf);
+	if (in->mapped)
+		munmap(in->buf, in->len);
 	memset(in, 0, sizeof(*in));
+}
+
+void json_in_release(struct json_in *in, const char *upto)
+{
+	if (!in->mapped)
+		return;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t to = (size_t)(upto - in->buf) / page * page;
+	if (to < in->released + (4u << 20)) /* a few MB at a time: fewer calls */
+		return;
+	/* the mapping is private and read-only: dropped pages read the file again if touched */
+	(void)madvise(in->buf + in->released, to - in->released, MADV_DONTNEED);
+	in->released = to;
 }
 
 int json_in_refill(struct json_in *in, const char *keep, char *err, size_t errsize)
@@ -640,8 +672,38 @@ slow : {
 }
 }
 
+/* The exact double of a short decimal without strtod: when the digits, read as an integer m,
+ * are below 2^53 and the power of ten e has |e| <= 22, both m and 10^|e| are doubles exactly,
+ * and one multiplication or division rounds correctly (Clinger's fast path). Kineto's floats
+ * ("0.400000", "89.5") all take it. False for anything else. */
+static bool short_decimal(struct json_span num, double *out)
+{
+	static const double pow10[23] = { 1e0,	1e1,  1e2,  1e3,  1e4,	1e5,  1e6,  1e7,
+					  1e8,	1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+					  1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22 };
+	const char *p = num.s, *end = num.s + num.len;
+	bool neg = p < end && *p == '-';
+	p += neg;
+	uint64_t m = 0;
+	int digits = 0, exp10 = 0;
+	for (; p < end && *p >= '0' && *p <= '9'; p++, digits++)
+		m = m * 10 + (uint64_t)(*p - '0');
+	if (p < end && *p == '.')
+		for (p++; p < end && *p >= '0' && *p <= '9'; p++, digits++, exp10--)
+			m = m * 10 + (uint64_t)(*p - '0');
+	if (p != end || digits == 0 || digits > 15 || exp10 < -22)
+		return false; /* an exponent, or more digits than are surely exact */
+	double d = (double)m;
+	d = exp10 < 0 ? d / pow10[-exp10] : d;
+	*out = neg ? -d : d;
+	return true;
+}
+
 double json_to_double(struct json_span num)
 {
+	double fast;
+	if (short_decimal(num, &fast))
+		return fast;
 	char tmp[64];
 	if (num.len < sizeof(tmp)) {
 		memcpy(tmp, num.s, num.len);

@@ -30,6 +30,7 @@
 
 #define JSON_MAX_DEPTH 256		     /* deeper nesting is an error, not a stack overflow */
 #define JSON_MAX_VALUE (1024u * 1024 * 1024) /* one value may not exceed this many bytes */
+#define JSON_MAP_BYTES (1024u * 1024)	     /* plain files this large are mapped */
 
 /* The input and its window. */
 struct json_in {
@@ -44,6 +45,8 @@ struct json_in {
 	bool owned;	     /* buf is ours to free / grow */
 	uint64_t file_bytes; /* size of the file on disk (compressed size for gzip) */
 	bool gzipped;	     /* the file is gzip'd */
+	bool mapped;	     /* buf maps the whole (plain) file: nothing is ever read or refilled */
+	size_t released;     /* mapped: pages below this offset were given back */
 };
 
 /* A string or raw-token span. */
@@ -65,12 +68,18 @@ struct json_cur {
 	const char *errpos; /* where */
 };
 
-/* Open a file (gzip or plain, recognised by content). Returns 0 or a negative OPSCOPE_E*
- * code with a message in err. */
+/* Open a file (gzip or plain, recognised by content). A plain file of JSON_MAP_BYTES or more
+ * is mapped rather than read (OPSCOPE_JSON_MMAP=0 or OPSCOPE_JSON_WINDOW turn that off): the
+ * parser reads the page cache in place, with no copy. Returns 0 or a negative OPSCOPE_E* code
+ * with a message in err. */
 int json_in_open_file(struct json_in *in, const char *path, char *err, size_t errsize);
 /* Read from memory (no copy). */
 void json_in_open_mem(struct json_in *in, const char *name, const void *data, size_t size);
 void json_in_close(struct json_in *in);
+/* A mapped input: the text before `upto` is no longer needed; its pages are given back (in
+ * steps of a few MB), so memory stays bounded by what is still in use, not by the file. No-op
+ * for other inputs. */
+void json_in_release(struct json_in *in, const char *upto);
 /* Keep the bytes from `keep` (a pointer into the window) on, read more after them. Returns
  * 1 if bytes were added, 0 at the end of the input, or a negative OPSCOPE_E* code with a
  * message in err (read error, corrupt gzip data, a value larger than JSON_MAX_VALUE). */
@@ -278,6 +287,44 @@ int json_value_text(struct json_cur *c, struct json_span *out);
  * for up to 3 decimals and rounded beyond; false when it is out of range (> ~106 days of
  * epoch µs is fine: the limit is ±9.2e15 µs). */
 bool json_us_to_ns(struct json_span num, int64_t *ns);
+
+/* A time as Kineto writes it, µs with up to three decimals ("1623142623502118.218"), in one
+ * pass over its digits: true with *ns and the cursor after it. False, with nothing done, for
+ * any other form (a sign, a leading zero, more decimals, an exponent, more than 16 digits) or
+ * a number near the end of the window: json_number and json_us_to_ns take those, with the
+ * same result. */
+static inline bool json_us_fast(struct json_cur *c, int64_t *ns)
+{
+	const char *p = c->p;
+	if (c->end - p < 32 || *p < '1' || *p > '9')
+		return false;
+	uint64_t us = 0;
+	int digits = 0;
+	while (*p >= '0' && *p <= '9') {
+		if (++digits > 16)
+			return false;
+		us = us * 10 + (uint64_t)(*p++ - '0');
+	}
+	int64_t frac = 0;
+	int decimals = 0;
+	if (*p == '.') {
+		p++;
+		while (*p >= '0' && *p <= '9') {
+			if (decimals == 3)
+				return false; /* rounding: the general path */
+			frac = frac * 10 + (*p++ - '0');
+			decimals++;
+		}
+		if (decimals == 0)
+			return false; /* "1." is an error: the general path reports it */
+	}
+	if (*p == 'e' || *p == 'E' || us > (uint64_t)(INT64_MAX / 1000 - 1))
+		return false;
+	static const int64_t scale[4] = { 1000, 100, 10, 1 };
+	*ns = (int64_t)us * 1000 + frac * scale[decimals];
+	c->p = p;
+	return true;
+}
 /* The number text as a double. */
 double json_to_double(struct json_span num);
 

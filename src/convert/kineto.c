@@ -78,8 +78,9 @@ struct kbatch {
 	struct karg *args;
 	uint32_t nargs, args_cap;
 	struct json_scratch sc;
-	int window; /* the window its strings point into (file input), or -1 */
-	bool full;  /* handed to the committer, not yet emptied */
+	const char *lo; /* its events' text starts at or after this */
+	int window;	/* the window its strings point into (file input), or -1 */
+	bool full;	/* handed to the committer, not yet emptied */
 };
 
 /* An input window: the buffer of a file input's text, and the batches still pointing into it. */
@@ -500,6 +501,8 @@ static int parse_time(struct json_cur *c, int64_t *ns, const char *key_msg)
 	int rc = json_ws(c);
 	if (rc)
 		return rc;
+	if (json_us_fast(c, ns))
+		return JSON_OK;
 	const char *at = c->p;
 	if (*c->p != '-' && (*c->p < '0' || *c->p > '9')) {
 		c->err = key_msg;
@@ -934,6 +937,7 @@ static int kbatch_ship(struct kimport *K, bool take_next)
 	if (!K->threaded) {
 		bool ok = kbatch_commit(K, b);
 		kbatch_reset(b);
+		json_in_release(&K->in, K->in.buf + K->in.pos); /* what is before is committed */
 		return ok ? 0 : -1;
 	}
 	struct kbatch *next = &K->batches[(K->ring_fill + 1) % KBATCHES];
@@ -947,7 +951,12 @@ static int kbatch_ship(struct kimport *K, bool take_next)
 	pthread_cond_broadcast(&K->cv);
 	while (take_next && next->full && !atomic_load(&K->commit_failed))
 		pthread_cond_wait(&K->cv, &K->mu);
+	/* the oldest batch not yet committed (b at least is) is where the text still in use
+	 * begins */
+	const char *in_use = K->batches[K->ring_commit].full ? K->batches[K->ring_commit].lo : NULL;
 	pthread_mutex_unlock(&K->mu);
+	if (in_use)
+		json_in_release(&K->in, in_use);
 	if (atomic_load(&K->commit_failed))
 		return -1;
 	if (take_next) {
@@ -1313,6 +1322,8 @@ static int kstep(struct kimport *K, struct kparse *P, struct json_cur *c)
 			b->evs_cap = (uint32_t)cap;
 		}
 		struct kev *ev = &b->evs[b->nevs];
+		if (b->nevs == 0)
+			b->lo = c->p;
 		if ((rc = parse_event(b, c, ev)) != 0)
 			return rc; /* the slot is not counted: a refill parses the event again */
 		const char *start = ev->start;
@@ -1600,7 +1611,7 @@ static bool want_threads(const struct kimport *K)
 	const char *env = getenv("OPSCOPE_IMPORT_THREADS");
 	if (env && *env)
 		return strcmp(env, "0") != 0;
-	if (!K->in.gz)
+	if (!K->in.gz && !K->in.mapped)
 		return false; /* memory input */
 	return K->in.file_bytes > (K->in.gzipped ? 1u << 20 : 8u << 20);
 }

@@ -4,6 +4,7 @@
  * stops the plain run, and that a window cut anywhere inside a value asks for more input
  * instead of reading past it. The importers' tests (e2e, fuzz corpus) cover whole documents.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -122,4 +123,74 @@ TEST(members_and_numbers)
 	free(b);
 }
 
-TEST_MAIN(string_ends_exactly, whitespace_runs, members_and_numbers)
+/* A random number as JSON writes it: [-]digits[.digits], sometimes with an exponent or a
+ * leading zero, 1 to 19 digits in all. */
+static size_t random_number(char *out, uint64_t *seed)
+{
+	size_t n = 0;
+	uint64_t r = *seed = *seed * 6364136223846793005ull + 1442695040888963407ull;
+	if (r >> 63)
+		out[n++] = '-';
+	int ints = 1 + (int)((r >> 8) % 17), decs = (int)((r >> 16) % 6) - 1;
+	for (int i = 0; i < ints; i++)
+		out[n++] = (char)('0' + (i == 0 && (r >> 24) % 5 ? 1 + (r >> 28) % 9
+								 : (r >> (i + 30)) % 10));
+	if (decs >= 0) {
+		out[n++] = '.';
+		for (int i = 0; i <= decs; i++)
+			out[n++] = (char)('0' + (r >> (i * 3 + 40)) % 10);
+	}
+	if ((r >> 20) % 23 == 0)
+		n += (size_t)sprintf(out + n, "e%d", (int)((r >> 50) % 30) - 10);
+	out[n] = '\0';
+	return n;
+}
+
+TEST(fast_numbers_match_the_general_ones)
+{
+	uint64_t seed = 7;
+	int fast_us = 0, mismatches = 0;
+	for (int i = 0; i < 200000; i++) {
+		char text[64];
+		size_t n = random_number(text, &seed);
+		/* doubles: the short-decimal path against strtod, bit for bit */
+		double want = strtod(text, NULL),
+		       got = json_to_double((struct json_span){ text, n });
+		if (memcmp(&want, &got, sizeof(want)) != 0 && mismatches++ < 5)
+			fprintf(stderr, "# json_to_double(%s) = %.17g, strtod: %.17g\n", text, got,
+				want);
+		/* times: the one-pass path against json_number + json_us_to_ns, on text padded so
+		 * that it may take the fast path, and followed by a ',' */
+		char padded[64];
+		memset(padded, ' ', sizeof(padded));
+		memcpy(padded, text, n);
+		padded[n] = ',';
+		struct json_cur c = { padded, padded + sizeof(padded), NULL, NULL, NULL };
+		int64_t fast = 0;
+		bool took = json_us_fast(&c, &fast);
+		struct json_cur g = { padded, padded + sizeof(padded), NULL, NULL, NULL };
+		struct json_span num;
+		bool is_int;
+		int64_t iv, slow = 0;
+		bool ok =
+			json_number(&g, &num, &is_int, &iv) == JSON_OK && json_us_to_ns(num, &slow);
+		if (took) {
+			fast_us++;
+			if ((!ok || fast != slow || c.p != g.p) && mismatches++ < 5)
+				fprintf(stderr, "# json_us_fast(%s) = %lld, general: %lld\n", text,
+					(long long)fast, (long long)slow);
+		} else if (c.p != padded && mismatches++ < 5) {
+			fprintf(stderr, "# json_us_fast(%s) declined but moved the cursor\n", text);
+		}
+	}
+	CHECK_EQ_I(mismatches, 0);
+	CHECK(fast_us > 20000); /* the fast path was taken, not only declined */
+	/* and Kineto's forms take it */
+	char ts[48] = "1623142623502118.218,                    ";
+	struct json_cur c = { ts, ts + sizeof(ts) - 1, NULL, NULL, NULL };
+	int64_t ns = 0;
+	CHECK(json_us_fast(&c, &ns) && ns == 1623142623502118218ll && *c.p == ',');
+}
+
+TEST_MAIN(string_ends_exactly, whitespace_runs, members_and_numbers,
+	  fast_numbers_match_the_general_ones)
