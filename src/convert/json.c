@@ -45,10 +45,15 @@ int json_in_open_file(struct json_in *in, const char *path, char *err, size_t er
 		in->file_bytes = (uint64_t)st.st_size;
 	unsigned char magic[2] = { 0, 0 };
 	in->gzipped = pread(fd, magic, 2, 0) == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
-	const char *no_map = getenv("OPSCOPE_JSON_MMAP"),
-		   *window_env = getenv("OPSCOPE_JSON_WINDOW");
-	if (regular && !in->gzipped && in->file_bytes >= JSON_MAP_BYTES &&
-	    in->file_bytes <= SIZE_MAX / 2 && !(no_map && strcmp(no_map, "0") == 0) &&
+	/* OPSCOPE_JSON_MMAP=0 never maps, =1 maps any size (the tests) */
+	const char *map_env = getenv("OPSCOPE_JSON_MMAP");
+	const char *window_env = getenv("OPSCOPE_JSON_WINDOW");
+	bool map = in->file_bytes >= JSON_MAP_BYTES;
+	if (map_env && strcmp(map_env, "0") == 0)
+		map = false;
+	else if (map_env && strcmp(map_env, "1") == 0)
+		map = in->file_bytes > 0;
+	if (regular && !in->gzipped && map && in->file_bytes <= SIZE_MAX / 2 &&
 	    !(window_env && *window_env)) {
 		void *p = mmap(NULL, (size_t)in->file_bytes, PROT_READ, MAP_PRIVATE, fd, 0);
 		if (p != MAP_FAILED) { /* else read it */

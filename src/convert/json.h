@@ -69,9 +69,9 @@ struct json_cur {
 };
 
 /* Open a file (gzip or plain, recognised by content). A plain file of JSON_MAP_BYTES or more
- * is mapped rather than read (OPSCOPE_JSON_MMAP=0 or OPSCOPE_JSON_WINDOW turn that off): the
- * parser reads the page cache in place, with no copy. Returns 0 or a negative OPSCOPE_E* code
- * with a message in err. */
+ * is mapped rather than read (OPSCOPE_JSON_MMAP=0 or OPSCOPE_JSON_WINDOW turn that off, =1
+ * maps any size): the parser reads the page cache in place, with no copy. Returns 0 or a
+ * negative OPSCOPE_E* code with a message in err. */
 int json_in_open_file(struct json_in *in, const char *path, char *err, size_t errsize);
 /* Read from memory (no copy). */
 void json_in_open_mem(struct json_in *in, const char *name, const void *data, size_t size);

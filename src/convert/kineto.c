@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include <pthread.h>
+#include <unistd.h>
 
 #include "opscope/opscope.h"
 
@@ -61,12 +62,14 @@ struct kev {
 };
 
 /*
- * Parsed events on their way from the parser to the committer. The parser writes an event
- * and its arguments straight into its batch; their strings are not copied: they point into
- * the input window they were parsed from, or into the batch's scratch (unescaped strings,
- * canonical JSON). A batch handed over pins its window: until the committer is done with
- * it, the parser reads on into another window (struct kwindow) instead of moving the text.
- * Batches go round a ring of KBATCHES, filled and emptied in order.
+ * Parsed events on their way from a parser to the committer. A parser writes an event and
+ * its arguments straight into its batch; their strings are not copied: they point into the
+ * text they were parsed from (an input window, the mapped file, the caller's memory) or into
+ * the batch's scratch (unescaped strings, canonical JSON). A batch handed over pins its
+ * window: until the committer is done with it, the parser reads on into another window
+ * (struct kwindow) instead of moving the text. Full batches wait in a queue, in the order of
+ * the text, and go back to a pool once committed; the parser of windows keeps to KBATCHES of
+ * them, which its KWINDOWS are counted for.
  */
 #define KBATCHES      4
 #define KBATCH_EVENTS 16384
@@ -78,9 +81,17 @@ struct kbatch {
 	struct karg *args;
 	uint32_t nargs, args_cap;
 	struct json_scratch sc;
-	const char *lo; /* its events' text starts at or after this */
-	int window;	/* the window its strings point into (file input), or -1 */
-	bool full;	/* handed to the committer, not yet emptied */
+	const char *lo;		 /* its events' text starts at or after this */
+	int window;		 /* the window its strings point into (file input), or -1 */
+	struct kbatch *next;	 /* in the pool, the queue or a chunk's list */
+	struct kbatch *all_next; /* every batch made, for freeing */
+};
+
+/* Where a parse puts its events: the batch it fills, and where the full ones go. */
+struct ksink {
+	struct kbatch *b;	     /* being filled (NULL after a failure) */
+	struct kbatch *first, *last; /* a chunk's parse: its full batches, in order */
+	bool to_queue;		     /* the parser of windows: full batches go to the queue */
 };
 
 /* An input window: the buffer of a file input's text, and the batches still pointing into it. */
@@ -176,10 +187,13 @@ struct kimport {
 	struct kmeta *meta; /* top-level metadata, applied to the main process at the end */
 	uint32_t nmeta, meta_cap;
 
-	/* the pipeline (threaded: the parser runs in its own thread) */
-	struct kbatch batches[KBATCHES];
-	struct kbatch *filling; /* the parser's batch */
-	uint32_t ring_fill, ring_commit;
+	/* the pipeline (threaded: parsers run in threads of their own, the committer in the
+	 * caller's) */
+	struct ksink seq;	     /* the parser of the whole input, one window after another */
+	struct kbatch *pool;	     /* committed batches, to be filled again */
+	struct kbatch *queue, *tail; /* full batches in text order, for the committer */
+	struct kbatch *all;	     /* every batch made */
+	uint32_t nbatches, nqueued;  /* made; in the queue */
 	struct kwindow windows[KWINDOWS]; /* file input only */
 	int window;			  /* the one K->in reads into, or -1 (memory input) */
 	size_t window_size;		  /* of a new window */
@@ -189,6 +203,7 @@ struct kimport {
 	bool parse_done;
 	int parse_rc;
 	atomic_bool commit_failed;
+	struct kpar *par; /* parsing a text in one piece on several threads, or NULL */
 
 	int64_t base_ns;
 	bool events_seen;
@@ -902,7 +917,7 @@ static void kbatch_free(struct kbatch *b)
 	free(b->evs);
 	free(b->args);
 	json_scratch_free(&b->sc);
-	memset(b, 0, sizeof(*b));
+	free(b);
 }
 
 /* An emptied batch, to be filled again. */
@@ -910,6 +925,7 @@ static void kbatch_reset(struct kbatch *b)
 {
 	b->nevs = b->nargs = 0;
 	b->window = -1;
+	b->next = NULL;
 	json_scratch_reset(&b->sc);
 }
 
@@ -926,12 +942,75 @@ static bool kbatch_commit(struct kimport *K, struct kbatch *b)
 	return true;
 }
 
-/* The parser is done with its batch: commit it now (one thread), or hand it to the committer
- * with a pin on the window its strings point into. With take_next, the parser goes on with
- * the next batch of the ring, once the committer has emptied it. -1 when out of memory. */
-static int kbatch_ship(struct kimport *K, bool take_next)
+/* Give back batches (a list linked by next). Under K->mu when threaded. */
+static void kpool_put(struct kimport *K, struct kbatch *first)
 {
-	struct kbatch *b = K->filling;
+	while (first) {
+		struct kbatch *n = first->next;
+		first->next = K->pool;
+		K->pool = first;
+		first = n;
+	}
+}
+
+/* An empty batch: from the pool, or a new one. With `limited` (the parser of windows, whose
+ * windows are counted for KBATCHES) it waits for the committer rather than make more. NULL
+ * when out of memory or the committer failed. */
+static struct kbatch *kbatch_take(struct kimport *K, bool limited)
+{
+	struct kbatch *b = NULL;
+	bool failed = false;
+	if (K->threaded) {
+		pthread_mutex_lock(&K->mu);
+		while (!K->pool && limited && K->nbatches >= KBATCHES &&
+		       !atomic_load(&K->commit_failed))
+			pthread_cond_wait(&K->cv, &K->mu);
+		failed = atomic_load(&K->commit_failed);
+		if (!failed && K->pool) {
+			b = K->pool;
+			K->pool = b->next;
+		}
+		pthread_mutex_unlock(&K->mu);
+	} else if (K->pool) {
+		b = K->pool;
+		K->pool = b->next;
+	}
+	if (!b && !failed && (b = calloc(1, sizeof(*b))) != NULL) {
+		if (K->threaded)
+			pthread_mutex_lock(&K->mu);
+		b->all_next = K->all;
+		K->all = b;
+		K->nbatches++;
+		if (K->threaded)
+			pthread_mutex_unlock(&K->mu);
+	}
+	if (b)
+		kbatch_reset(b);
+	return b;
+}
+
+/* Append batches first..last (linked by next) to the committer's queue. Under K->mu. */
+static void kqueue_push(struct kimport *K, struct kbatch *first, struct kbatch *last)
+{
+	if (!first)
+		return;
+	last->next = NULL;
+	if (K->tail)
+		K->tail->next = first;
+	else
+		K->queue = first;
+	K->tail = last;
+	for (struct kbatch *b = first; b; b = b->next)
+		K->nqueued++;
+	pthread_cond_broadcast(&K->cv);
+}
+
+/* The sink's batch is full (or the parse is over): commit it now (one thread), queue it for
+ * the committer with a pin on its window (the parser of windows), or add it to the chunk's
+ * list. With take_next the sink gets an empty batch to go on with. -1 when out of memory. */
+static int ksink_ship(struct kimport *K, struct ksink *s, bool take_next)
+{
+	struct kbatch *b = s->b;
 	if (!b || b->nevs == 0)
 		return 0;
 	if (!K->threaded) {
@@ -940,29 +1019,26 @@ static int kbatch_ship(struct kimport *K, bool take_next)
 		json_in_release(&K->in, K->in.buf + K->in.pos); /* what is before is committed */
 		return ok ? 0 : -1;
 	}
-	struct kbatch *next = &K->batches[(K->ring_fill + 1) % KBATCHES];
-	K->filling = NULL; /* the committer's now */
-	pthread_mutex_lock(&K->mu);
-	b->window = K->window;
-	if (K->window >= 0)
-		K->windows[K->window].pins++;
-	b->full = true;
-	K->ring_fill = (K->ring_fill + 1) % KBATCHES;
-	pthread_cond_broadcast(&K->cv);
-	while (take_next && next->full && !atomic_load(&K->commit_failed))
-		pthread_cond_wait(&K->cv, &K->mu);
-	/* the oldest batch not yet committed (b at least is) is where the text still in use
-	 * begins */
-	const char *in_use = K->batches[K->ring_commit].full ? K->batches[K->ring_commit].lo : NULL;
-	pthread_mutex_unlock(&K->mu);
-	if (in_use)
-		json_in_release(&K->in, in_use);
+	s->b = NULL;
+	b->next = NULL;
+	if (s->to_queue) {
+		pthread_mutex_lock(&K->mu);
+		b->window = K->window;
+		if (K->window >= 0)
+			K->windows[K->window].pins++;
+		kqueue_push(K, b, b);
+		pthread_mutex_unlock(&K->mu);
+	} else {
+		if (s->last)
+			s->last->next = b;
+		else
+			s->first = b;
+		s->last = b;
+	}
 	if (atomic_load(&K->commit_failed))
 		return -1;
-	if (take_next) {
-		kbatch_reset(next);
-		K->filling = next;
-	}
+	if (take_next && !(s->b = kbatch_take(K, s->to_queue)))
+		return -1;
 	return 0;
 }
 
@@ -1015,7 +1091,7 @@ static int krefill(struct kimport *K)
 {
 	struct json_in *in = &K->in;
 	if (K->window >= 0) {
-		if (kbatch_ship(K, true) != 0) {
+		if (ksink_ship(K, &K->seq, true) != 0) {
 			snprintf(K->err, K->errsize, "%s: out of memory", in->name);
 			return OPSCOPE_ENOMEM;
 		}
@@ -1228,8 +1304,47 @@ struct kparse {
 	bool bare_array; /* the top level is the events array itself */
 };
 
-/* One step of the top-level state machine: parses one thing and commits it. */
-static int kstep(struct kimport *K, struct kparse *P, struct json_cur *c)
+#define KCHUNK_BYTES ((size_t)2 << 20)
+#define KAHEAD	     3
+#define KQUEUED_MAX  4
+#define KWORKERS_MAX 4
+
+enum kchunk_state { KC_FREE, KC_BUSY, KC_PARSED };
+
+/* How a parse of a range stopped. */
+enum kstop {
+	KSTOP_RANGE_END,  /* it needs text past the end of its range (or ended there) */
+	KSTOP_LEFT_ARRAY, /* on speculation: the state left the events array */
+	KSTOP_ERROR,
+};
+
+struct kchunk {
+	const char *start, *end;
+	enum kchunk_state state;
+	bool dropped;	  /* the in-order parse covers its text: what it parsed is not used */
+	struct ksink out; /* what it parsed */
+	const char *stop; /* where its parse stopped, */
+	struct kparse P;  /* in which state, */
+	enum kstop how;	  /* and why */
+};
+
+struct kpar {
+	const char *text, *text_end;
+	struct kchunk *chunks;
+	uint32_t nchunks;
+	/* the frontier: text before fpos is parsed in order, and chunks before front resolved */
+	uint32_t front;
+	const char *fpos;
+	struct kparse fP;
+	bool inorder_due, inorder_busy; /* an in-order parse from fpos to inorder_end */
+	const char *inorder_end;
+	bool done;	  /* the in-order parse reached the end of the text or an error */
+	int rc;		  /* 0, or the error (in K->err) */
+	uint32_t running; /* workers not yet finished */
+};
+
+/* One step of the top-level state machine: parses one thing (an event goes to the sink). */
+static int kstep(struct kimport *K, struct kparse *P, struct json_cur *c, struct ksink *sink)
 {
 	int rc = json_ws(c);
 	if (rc)
@@ -1313,7 +1428,7 @@ static int kstep(struct kimport *K, struct kparse *P, struct json_cur *c)
 			P->state = P->bare_array ? KS_END : KS_AFTER_MEMBER;
 			return JSON_OK;
 		}
-		struct kbatch *b = K->filling;
+		struct kbatch *b = sink->b;
 		if (b->nevs == b->evs_cap) {
 			uint64_t cap = b->evs_cap;
 			if (!grow_array((void **)&b->evs, sizeof(*b->evs), &cap,
@@ -1330,7 +1445,7 @@ static int kstep(struct kimport *K, struct kparse *P, struct json_cur *c)
 		b->nargs += ev->nargs;
 		b->nevs++;
 		P->state = KS_AFTER_EVENT;
-		if (b->nevs == KBATCH_EVENTS && kbatch_ship(K, true) != 0)
+		if (b->nevs == KBATCH_EVENTS && ksink_ship(K, sink, true) != 0)
 			return json_fail(c, start, "out of memory");
 		return JSON_OK;
 	}
@@ -1369,7 +1484,7 @@ static int kparse_all(struct kimport *K)
 {
 	struct kparse P = { KS_START, false };
 	for (;;) {
-		struct kbatch *b = K->filling;
+		struct kbatch *b = K->seq.b;
 		if (b->nevs == 0) /* nothing points into its scratch: what a retry left goes */
 			json_scratch_reset(&b->sc);
 		struct json_cur c = json_in_cursor(&K->in, &b->sc);
@@ -1387,7 +1502,7 @@ static int kparse_all(struct kimport *K)
 				return 0;
 			continue;
 		}
-		int rc = kstep(K, &P, &c);
+		int rc = kstep(K, &P, &c, &K->seq);
 		if (rc == JSON_OK) {
 			K->in.pos = (size_t)(c.p - K->in.buf);
 			continue;
@@ -1552,15 +1667,21 @@ static void kfree(struct kimport *K)
 		free(K->meta[i].value);
 	}
 	free(K->meta);
-	for (int i = 0; i < KBATCHES; i++)
-		kbatch_free(&K->batches[i]);
+	while (K->all) {
+		struct kbatch *n = K->all->all_next;
+		kbatch_free(K->all);
+		K->all = n;
+	}
+	if (K->par)
+		free(K->par->chunks);
+	free(K->par);
 }
 
 /* Parse everything and ship the last batch: what was parsed before an error stays. */
 static int kparse_run(struct kimport *K)
 {
 	int rc = kparse_all(K);
-	if (kbatch_ship(K, false) != 0 && rc == 0) {
+	if (ksink_ship(K, &K->seq, false) != 0 && rc == 0) {
 		snprintf(K->err, K->errsize, "%s: out of memory", K->in.name);
 		rc = OPSCOPE_ENOMEM;
 	}
@@ -1579,65 +1700,412 @@ static void *kparse_thread(void *arg)
 	return NULL;
 }
 
-/* The committer's side of the threaded pipeline: empty the batches in ring order until the
- * parser is done. */
+/* The committer's side of the threaded pipeline: commit the queued batches in order until
+ * the parsers are done. */
 static void kcommit_loop(struct kimport *K)
 {
+	pthread_mutex_lock(&K->mu);
 	for (;;) {
-		struct kbatch *b = &K->batches[K->ring_commit];
-		pthread_mutex_lock(&K->mu);
-		while (!b->full && !K->parse_done)
+		while (!K->queue && !K->parse_done)
 			pthread_cond_wait(&K->cv, &K->mu);
-		bool have = b->full;
+		struct kbatch *b = K->queue;
+		if (!b)
+			break; /* parsed and queued in order: nothing is left */
+		K->queue = b->next;
+		if (!K->queue)
+			K->tail = NULL;
+		K->nqueued--;
 		pthread_mutex_unlock(&K->mu);
-		if (!have)
-			return; /* parsed and shipped in order: nothing is left */
+		/* the text before this batch's events is committed: a mapped file gives it back */
+		json_in_release(&K->in, b->lo);
 		if (atomic_load(&K->commit_failed) || !kbatch_commit(K, b))
 			atomic_store(&K->commit_failed, true);
 		pthread_mutex_lock(&K->mu);
 		if (b->window >= 0)
 			K->windows[b->window].pins--;
-		b->full = false;
-		K->ring_commit = (K->ring_commit + 1) % KBATCHES;
+		b->next = NULL;
+		kpool_put(K, b);
 		pthread_cond_broadcast(&K->cv);
-		pthread_mutex_unlock(&K->mu);
+	}
+	pthread_mutex_unlock(&K->mu);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Parsing a text in one piece on several threads */
+
+/*
+ * A text in one piece (a mapped file, the caller's memory) is cut into chunks of about
+ * KCHUNK_BYTES, each where an event likely starts ('{' after '}' and ',', whitespace
+ * between). The first chunk is parsed in order from the start; the others, by whichever
+ * worker is free, on speculation: as if they began with an event of the traceEvents array.
+ * Chunks are then resolved in text order, where the in-order parse stands (the frontier):
+ *   - the parse before ended exactly where the chunk starts, between two events (after a
+ *     ',' and whitespace): what the chunk parsed is what one parser would have, and is used;
+ *     if it stopped before its end (the end of the array, an error), the in-order parse goes
+ *     on from there to the end of the text;
+ *   - otherwise (the cut was inside a string or outside the array, the parse before stopped
+ *     inside an event at the cut) what the chunk parsed is dropped, and the in-order parse
+ *     goes on over it.
+ * Events, errors and offsets are thus those of one parser reading the whole text (the tests
+ * and the fuzz target compare the two). Speculation runs at most KAHEAD chunks ahead and
+ * waits while KQUEUED_MAX batches wait for the committer, which bounds memory.
+ */
+/* Where an event likely starts at or after p: a '{' after '}', ',' and whitespace. NULL when
+ * there is none before limit. */
+static const char *kchunk_cut(const char *p, const char *text, const char *limit)
+{
+	while (p < limit && (p = memchr(p, '{', (size_t)(limit - p))) != NULL) {
+		const char *q = p;
+		while (q > text &&
+		       (q[-1] == ' ' || q[-1] == '\n' || q[-1] == '\r' || q[-1] == '\t'))
+			q--;
+		if (q > text && q[-1] == ',') {
+			q--;
+			while (q > text &&
+			       (q[-1] == ' ' || q[-1] == '\n' || q[-1] == '\r' || q[-1] == '\t'))
+				q--;
+			if (q > text && q[-1] == '}')
+				return p;
+		}
+		p++;
+	}
+	return NULL;
+}
+
+static bool only_ws(const char *p, const char *end)
+{
+	for (; p < end; p++)
+		if (*p != ' ' && *p != '\n' && *p != '\r' && *p != '\t')
+			return false;
+	return true;
+}
+
+/* Parse [from, end) from state P into s. On speculation, stop where the state leaves the
+ * events array. *stop: the start of the step that ran off the end of the range, or where the
+ * parse stopped otherwise; P: the state there; an error's message and place in *err. */
+static enum kstop kparse_range(struct kimport *K, struct kparse *P, const char *from,
+			       const char *end, bool spec, struct ksink *s, const char **stop,
+			       const char **err, const char **errpos)
+{
+	const char *p = from;
+	for (;;) {
+		*stop = p;
+		struct kbatch *b = s->b;
+		if (b->nevs == 0) /* nothing points into its scratch: what a retry left goes */
+			json_scratch_reset(&b->sc);
+		struct json_cur c = { p, end, &b->sc, NULL, NULL };
+		if (P->state == KS_END) { /* only whitespace may follow */
+			if (json_ws(&c) == JSON_MORE) {
+				*stop = end;
+				return KSTOP_RANGE_END;
+			}
+			*err = "unexpected data after the end of the JSON value";
+			*errpos = c.p;
+			return KSTOP_ERROR;
+		}
+		struct kparse before = *P;
+		int rc = kstep(K, P, &c, s);
+		if (spec && rc == JSON_OK && P->state != KS_EVENT && P->state != KS_AFTER_EVENT) {
+			/* the end of the array: what follows depends on the top level, which only
+			 * the in-order parse knows (a bare array, an object's other members) */
+			*P = before;
+			return KSTOP_LEFT_ARRAY;
+		}
+		if (rc == JSON_OK) {
+			p = c.p;
+			continue;
+		}
+		if (rc == JSON_MORE)
+			return KSTOP_RANGE_END;
+		*err = c.err;
+		*errpos = c.errpos;
+		return KSTOP_ERROR;
 	}
 }
 
-/* Parse in a thread of its own while this one builds the model, for inputs large enough to
- * pay for it; OPSCOPE_IMPORT_THREADS=0 or 1 decides instead (the tests use both). */
-static bool want_threads(const struct kimport *K)
+/* Chunks from j on will not be used: what they parsed goes back. Under K->mu. */
+static void kpar_drop_from(struct kimport *K, uint32_t j)
 {
-	const char *env = getenv("OPSCOPE_IMPORT_THREADS");
-	if (env && *env)
-		return strcmp(env, "0") != 0;
-	if (!K->in.gz && !K->in.mapped)
-		return false; /* memory input */
-	return K->in.file_bytes > (K->in.gzipped ? 1u << 20 : 8u << 20);
+	struct kpar *X = K->par;
+	for (; j < X->nchunks; j++) {
+		struct kchunk *c = &X->chunks[j];
+		c->dropped = true;
+		if (c->state == KC_PARSED) {
+			kpool_put(K, c->out.first);
+			c->out.first = c->out.last = NULL;
+		}
+	}
 }
 
-static int kparse_threaded(struct kimport *K)
+/* The in-order parse reached the end of the text (stop, state P) or an error: done. */
+static void kpar_finish(struct kimport *K, const char *at, const char *msg)
+{
+	struct kpar *X = K->par;
+	X->done = true;
+	X->rc = msg ? kerror(K, at, msg) : 0;
+	kpar_drop_from(K, 0);
+	pthread_cond_broadcast(&K->cv);
+}
+
+/* Move the frontier on as far as the chunks parsed allow; when a chunk must be parsed in
+ * order, say so (inorder_due). Under K->mu. */
+static void kpar_advance(struct kimport *K)
+{
+	struct kpar *X = K->par;
+	while (!X->done && !X->inorder_due && !X->inorder_busy) {
+		if (X->front == X->nchunks) {
+			/* the text ran out inside the array (a speculative parse got there) */
+			kpar_finish(K, X->text_end, "unexpected end of input (truncated?)");
+			return;
+		}
+		struct kchunk *c = &X->chunks[X->front];
+		bool between_events = X->fP.state == KS_EVENT && only_ws(X->fpos, c->start);
+		if (between_events && !c->dropped && c->state == KC_BUSY)
+			return; /* its worker calls again when it is done */
+		if (between_events && !c->dropped && c->state == KC_PARSED) {
+			kqueue_push(K, c->out.first, c->out.last);
+			c->out.first = c->out.last = NULL;
+			X->fpos = c->stop;
+			X->fP.state = c->P.state; /* bare_array is the in-order parse's to know */
+			X->front++;
+			if (c->how == KSTOP_RANGE_END)
+				continue;
+			/* it stopped early: the rest of the text is parsed in order from there */
+			kpar_drop_from(K, X->front);
+			X->inorder_end = X->text_end;
+			X->inorder_due = true;
+			break;
+		}
+		/* not parsed yet, or parsed from a start that is not where the in-order parse
+		 * stands: parse its text in order */
+		if (c->state == KC_PARSED) {
+			kpool_put(K, c->out.first);
+			c->out.first = c->out.last = NULL;
+		}
+		c->dropped = true;
+		X->inorder_end = c->end;
+		X->inorder_due = true;
+	}
+	pthread_cond_broadcast(&K->cv);
+}
+
+/* A worker: the in-order parse when one is due, else the next chunk on speculation. */
+static void *kpar_worker(void *arg)
+{
+	struct kimport *K = arg;
+	struct kpar *X = K->par;
+	pthread_mutex_lock(&K->mu);
+	while (!X->done && !atomic_load(&K->commit_failed)) {
+		/* while the committer is behind, nobody parses more (memory stays bounded) */
+		bool room = K->nqueued < KQUEUED_MAX;
+		bool inorder = room && X->inorder_due && !X->inorder_busy;
+		struct kchunk *c = NULL;
+		if (!inorder && room)
+			for (uint32_t j = X->front + 1; j < X->nchunks && j <= X->front + KAHEAD;
+			     j++)
+				if (X->chunks[j].state == KC_FREE && !X->chunks[j].dropped) {
+					c = &X->chunks[j];
+					break;
+				}
+		if (!inorder && !c) {
+			pthread_cond_wait(&K->cv, &K->mu);
+			continue;
+		}
+		struct kparse P = inorder ? X->fP : (struct kparse){ KS_EVENT, false };
+		const char *from = inorder ? X->fpos : c->start;
+		const char *end = inorder ? X->inorder_end : c->end;
+		if (inorder) {
+			X->inorder_due = false;
+			X->inorder_busy = true;
+		} else {
+			c->state = KC_BUSY;
+		}
+		pthread_mutex_unlock(&K->mu);
+
+		struct ksink out = { kbatch_take(K, false), NULL, NULL, false };
+		const char *stop = from, *err = "out of memory", *errpos = from;
+		enum kstop how = KSTOP_ERROR;
+		if (out.b)
+			how = kparse_range(K, &P, from, end, !inorder, &out, &stop, &err, &errpos);
+		if (ksink_ship(K, &out, false) != 0 && how != KSTOP_ERROR) {
+			how = KSTOP_ERROR;
+			err = "out of memory";
+			errpos = stop;
+		}
+		if (out.b) { /* an empty last batch */
+			out.b->next = NULL;
+			pthread_mutex_lock(&K->mu);
+			kpool_put(K, out.b);
+			pthread_mutex_unlock(&K->mu);
+		}
+
+		pthread_mutex_lock(&K->mu);
+		if (!inorder) {
+			c->state = KC_PARSED;
+			c->out = out;
+			c->stop = stop;
+			c->P = P;
+			c->how = how;
+			if (c->dropped || X->done) {
+				kpool_put(K, out.first);
+				c->out.first = c->out.last = NULL;
+			}
+		} else {
+			X->inorder_busy = false;
+			kqueue_push(K, out.first, out.last);
+			if (how == KSTOP_ERROR) {
+				kpar_finish(K, errpos, err);
+			} else if (end == X->text_end) {
+				kpar_finish(K, X->text_end,
+					    P.state == KS_END ? NULL
+					    : P.state == KS_START
+						    ? "empty input: not a JSON trace"
+						    : "unexpected end of input (truncated?)");
+			} else {
+				X->fpos = stop;
+				X->fP = P;
+				X->front++; /* the chunk whose end this was */
+			}
+		}
+		kpar_advance(K);
+	}
+	if (--X->running == 0) {
+		K->parse_done = true;
+		pthread_cond_broadcast(&K->cv);
+	}
+	pthread_mutex_unlock(&K->mu);
+	return NULL;
+}
+
+/* Set up the chunks of a text in one piece; false when out of memory. */
+static bool kpar_setup(struct kimport *K, size_t chunk)
+{
+	struct kpar *X = calloc(1, sizeof(*X));
+	if (!X)
+		return false;
+	K->par = X;
+	X->text = K->in.buf;
+	X->text_end = K->in.buf + K->in.len;
+	uint64_t cap = 0;
+	const char *at = X->text;
+	while (at < X->text_end) {
+		if (!grow_array((void **)&X->chunks, sizeof(*X->chunks), &cap, X->nchunks + 1ull) ||
+		    X->nchunks == UINT32_MAX)
+			return false;
+		struct kchunk *c = &X->chunks[X->nchunks++];
+		memset(c, 0, sizeof(*c));
+		c->start = at;
+		const char *want = (size_t)(X->text_end - at) > chunk ? at + chunk : X->text_end;
+		/* the next cut, looked for in the next chunk's worth of text */
+		const char *limit =
+			(size_t)(X->text_end - want) > chunk ? want + chunk : X->text_end;
+		const char *cut = want < X->text_end ? kchunk_cut(want, X->text, limit) : NULL;
+		c->end = cut ? cut : limit;
+		at = c->end;
+	}
+	X->fpos = X->text;
+	X->fP = (struct kparse){ KS_START, false };
+	X->inorder_end = X->nchunks ? X->chunks[0].end : X->text_end;
+	X->inorder_due = true;
+	if (X->nchunks)
+		X->chunks[0].dropped = true; /* parsed in order */
+	return true;
+}
+
+/* Parse a text in one piece on several workers while this thread builds the model. */
+static int kparse_parallel(struct kimport *K, size_t chunk, pthread_t *th, uint32_t nworkers)
+{
+	if (!kpar_setup(K, chunk)) {
+		snprintf(K->err, K->errsize, "%s: out of memory", K->in.name);
+		return OPSCOPE_ENOMEM;
+	}
+	struct kpar *X = K->par;
+	pthread_mutex_lock(&K->mu);
+	uint32_t started = 0;
+	for (; started < nworkers; started++) {
+		X->running++;
+		if (pthread_create(&th[started], NULL, kpar_worker, K) != 0) {
+			X->running--;
+			break;
+		}
+	}
+	if (started == 0)
+		K->parse_done = true;
+	pthread_mutex_unlock(&K->mu);
+	if (started == 0) {
+		snprintf(K->err, K->errsize, "%s: cannot start a thread", K->in.name);
+		return OPSCOPE_ENOMEM;
+	}
+	kcommit_loop(K);
+	for (uint32_t i = 0; i < started; i++)
+		pthread_join(th[i], NULL);
+	int rc = X->rc;
+	if (rc == 0 && atomic_load(&K->commit_failed)) {
+		snprintf(K->err, K->errsize, "%s: out of memory", K->in.name);
+		rc = OPSCOPE_ENOMEM;
+	}
+	return rc;
+}
+
+enum kmode {
+	KM_SYNC,     /* parse and commit in this thread */
+	KM_THREAD,   /* one parser thread (windows of the input, or the text in one piece) */
+	KM_PARALLEL, /* a text in one piece, in chunks on several parser threads */
+};
+
+/* How to parse: on threads for inputs large enough to pay for them, chunks on several for a
+ * mapped file. OPSCOPE_IMPORT_THREADS=0 or 1 forces one of the first two, and
+ * OPSCOPE_IMPORT_CHUNK=bytes the third for any text in one piece (the tests use all three). */
+static enum kmode import_mode(const struct kimport *K, size_t *chunk)
+{
+	bool whole = K->in.mapped || !K->in.gz;
+	const char *cenv = getenv("OPSCOPE_IMPORT_CHUNK");
+	*chunk = KCHUNK_BYTES;
+	if (cenv && atol(cenv) > 0 && whole) {
+		*chunk = (size_t)atol(cenv);
+		return KM_PARALLEL;
+	}
+	const char *env = getenv("OPSCOPE_IMPORT_THREADS");
+	if (env && *env)
+		return strcmp(env, "0") == 0 ? KM_SYNC : KM_THREAD;
+	if (!K->in.gz && !K->in.mapped)
+		return KM_SYNC; /* memory input */
+	if (K->in.file_bytes <= (K->in.gzipped ? 1u << 20 : 8u << 20))
+		return KM_SYNC;
+	if (K->in.mapped && sysconf(_SC_NPROCESSORS_ONLN) >= 2 && K->in.len >= 4 * KCHUNK_BYTES)
+		return KM_PARALLEL;
+	return KM_THREAD;
+}
+
+static int kparse_threaded(struct kimport *K, enum kmode mode, size_t chunk)
 {
 	K->threaded = true;
 	atomic_init(&K->commit_failed, false);
-	pthread_t th;
+	pthread_t th[KWORKERS_MAX];
 	if (pthread_mutex_init(&K->mu, NULL) != 0)
 		goto sync;
 	if (pthread_cond_init(&K->cv, NULL) != 0) {
 		pthread_mutex_destroy(&K->mu);
 		goto sync;
 	}
-	if (pthread_create(&th, NULL, kparse_thread, K) != 0) {
+	int rc;
+	if (mode == KM_PARALLEL) {
+		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+		uint32_t n = cpus < 2 ? 2 : cpus > KWORKERS_MAX ? KWORKERS_MAX : (uint32_t)cpus;
+		rc = kparse_parallel(K, chunk, th, n);
+	} else if (pthread_create(&th[0], NULL, kparse_thread, K) != 0) {
 		pthread_cond_destroy(&K->cv);
 		pthread_mutex_destroy(&K->mu);
 		goto sync;
+	} else {
+		kcommit_loop(K);
+		pthread_join(th[0], NULL);
+		rc = K->parse_rc;
 	}
-	kcommit_loop(K);
-	pthread_join(th, NULL);
 	pthread_cond_destroy(&K->cv);
 	pthread_mutex_destroy(&K->mu);
 	K->threaded = false;
-	return K->parse_rc;
+	return rc;
 sync:
 	K->threaded = false;
 	return kparse_run(K);
@@ -1654,17 +2122,21 @@ static int kimport_run(struct model *m, struct kimport *K, const char *format)
 		snprintf(K->err, K->errsize, "%s: out of memory", K->in.name);
 		return OPSCOPE_ENOMEM;
 	}
-	for (int i = 0; i < KBATCHES; i++)
-		K->batches[i].window = -1;
-	K->filling = &K->batches[0];
 	K->window = -1;
+	K->seq = (struct ksink){ kbatch_take(K, false), NULL, NULL, true };
+	if (!K->seq.b) {
+		snprintf(K->err, K->errsize, "%s: out of memory", K->in.name);
+		return OPSCOPE_ENOMEM;
+	}
 	if (K->in.owned) { /* a file's window becomes the first of ours */
 		K->windows[0] = (struct kwindow){ K->in.buf, K->in.cap, 0 };
 		K->in.owned = false;
 		K->window = 0;
 		K->window_size = K->in.cap;
 	}
-	int rc = want_threads(K) ? kparse_threaded(K) : kparse_run(K);
+	size_t chunk;
+	enum kmode mode = import_mode(K, &chunk);
+	int rc = mode == KM_SYNC ? kparse_run(K) : kparse_threaded(K, mode, chunk);
 	if (rc == 0 && !K->events_seen && K->events == 0 && m->ntracks == K->first_track) {
 		/* a JSON object without traceEvents is not a trace (an empty list is one): say
 		 * so, and leave the model as it was */

@@ -62,6 +62,23 @@ OPSCOPE_IMPORT_THREADS=1 "$OPSCOPE" dump "$T/many.json" >"$T/many1.txt"
 OPSCOPE_IMPORT_THREADS=1 OPSCOPE_JSON_WINDOW=100000 "$OPSCOPE" dump "$T/many.json" >"$T/many2.txt"
 check "60,000 small events: the same with the parser in a thread, with full batches and windows" \
 	'[ $(grep -c "range Operator opA" "$T/many0.txt") -eq 60000 ] && grep -qF "opA53 dur=1000 depth=0 {k=\"v\\n59999\" dims=[[59999,2]]}" "$T/many0.txt" && cmp -s "$T/many0.txt" "$T/many1.txt" && cmp -s "$T/many0.txt" "$T/many2.txt"'
+# chunks of a text in one piece parsed on several threads, on speculation: the same events,
+# errors and offsets as one parser, wherever the chunks are cut (OPSCOPE_IMPORT_CHUNK bytes)
+for f in "$C"/*.json "$T/many.json"; do
+	OPSCOPE_IMPORT_THREADS=0 "$OPSCOPE" dump "$f" >"$T/s.out" 2>&1
+	echo "rc=$?" >>"$T/s.out"
+	case "$f" in
+	*many.json) sizes="1000 100000" ;;
+	*) sizes="1 7 300 4096" ;;
+	esac
+	for ch in $sizes; do
+		OPSCOPE_JSON_MMAP=1 OPSCOPE_IMPORT_CHUNK=$ch "$OPSCOPE" dump "$f" >"$T/p.out" 2>&1
+		echo "rc=$?" >>"$T/p.out"
+		cmp -s "$T/s.out" "$T/p.out" || echo "# $(basename "$f"), chunks of $ch bytes: not the same"
+	done
+done >"$T/par"
+check "chunks parsed in parallel give what one parser gives, on every corpus file and cut" \
+	'[ ! -s "$T/par" ] || { cat "$T/par"; false; }'
 OPSCOPE_IMPORT_THREADS=1 "$OPSCOPE" info "$C/truncated.json" >/dev/null 2>"$T/err"
 check "an error in the parser thread is reported the same way" \
 	'[ $? -eq 1 ] && grep -q "offset 894: unexpected end of input" "$T/err"'
