@@ -140,6 +140,7 @@ struct kcache_entry {
 	uint32_t len;
 	uint32_t id;
 	uint64_t head; /* first 8 bytes (zero-padded) */
+	uint64_t tail; /* last 8 bytes when longer than 8: up to 16 bytes, these two are all */
 };
 
 /* A name waiting for its track (thread_name) or process (process_name / labels). */
@@ -257,20 +258,20 @@ static uint32_t intern_span(struct kimport *K, struct json_span s)
 {
 	if (s.len == 0) /* also a missing member: s.s is NULL */
 		return 0;
-	uint64_t head = 0;
+	uint64_t head = 0, tail = 0;
 	memcpy(&head, s.s, s.len < 8 ? s.len : 8);
 	uint64_t h = (head ^ s.len * 0x9e3779b97f4a7c15ull) * 0xff51afd7ed558ccdull;
 	if (s.len > 8) { /* the tail too: names often share their first 8 bytes */
-		uint64_t tail;
 		memcpy(&tail, s.s + s.len - 8, 8);
 		h = (h ^ tail) * 0xc4ceb9fe1a85ec53ull;
 	}
 	struct kcache_entry *e = &K->cache[(h >> 40) & (KCACHE_SIZE - 1)];
-	if (e->len == s.len && e->head == head && e->id &&
-	    memcmp(model_str(K->m, e->id), s.s, s.len) == 0)
+	/* keys and categories are short: head and tail compare them whole, without memcmp */
+	if (e->len == s.len && e->head == head && e->tail == tail && e->id &&
+	    (s.len <= 16 || memcmp(model_str(K->m, e->id) + 8, s.s + 8, s.len - 16) == 0))
 		return e->id;
 	uint32_t id = model_intern(K->m, s.s, s.len);
-	*e = (struct kcache_entry){ (uint32_t)s.len, id, head };
+	*e = (struct kcache_entry){ (uint32_t)s.len, id, head, tail };
 	return id;
 }
 
@@ -716,6 +717,30 @@ static struct kflow_slot *flow_slot(struct kimport *K, uint64_t id, uint32_t cat
 	}
 }
 
+/* Empty the slot of a flow that has both ends now, so that the map holds only flows still
+ * waiting for an end (a few: Kineto writes a launch's two ends close together) and stays
+ * small enough for the cache. Backward-shift deletion: entries after it that probed past it
+ * move back, so lookups need no tombstones. */
+static void flow_slot_remove(struct kimport *K, struct kflow_slot *sl)
+{
+	uint64_t mask = K->open_flows_cap - 1;
+	uint64_t i = (uint64_t)(sl - K->open_flows);
+	for (uint64_t j = (i + 1) & mask;; j = (j + 1) & mask) {
+		struct kflow_slot *n = &K->open_flows[j];
+		if (!n->flow)
+			break;
+		uint64_t home = flow_hash(n->id, n->cat) & mask;
+		/* n stays if its home is cyclically in (i, j]: a lookup reaches it without i */
+		bool stays = i <= j ? (home > i && home <= j) : (home > i || home <= j);
+		if (!stays) {
+			K->open_flows[i] = *n;
+			i = j;
+		}
+	}
+	K->open_flows[i] = (struct kflow_slot){ 0, 0, 0 };
+	K->nopen_flows--;
+}
+
 static bool open_flows_grow(struct kimport *K)
 {
 	uint64_t cap = K->open_flows_cap ? K->open_flows_cap * 2 : 1024;
@@ -776,6 +801,8 @@ static bool add_flow_end(struct kimport *K, const struct kev *ev, char phase)
 		f->to_tid = kid_key(K, &ev->tid, &ts);
 		f->to_ts = ev->ts;
 	}
+	if (f->has_from && f->has_to)
+		flow_slot_remove(K, sl);
 	return true;
 }
 
@@ -1305,6 +1332,8 @@ struct kparse {
 };
 
 #define KCHUNK_BYTES ((size_t)2 << 20)
+#define KARG_BYTES   24		/* argument room reserved per byte of text: 1 per this many */
+#define KPREFAULT    (1u << 20) /* arguments faulted in ahead of the committer, at most */
 #define KAHEAD	     3
 #define KQUEUED_MAX  4
 #define KWORKERS_MAX 4
@@ -1341,6 +1370,11 @@ struct kpar {
 	bool done;	  /* the in-order parse reached the end of the text or an error */
 	int rc;		  /* 0, or the error (in K->err) */
 	uint32_t running; /* workers not yet finished */
+	/* the model's argument columns, faulted in ahead of the committer by idle workers (on
+	 * machines where the kernel clears fresh pages slowly that is a good part of its time) */
+	struct model_args_room room;
+	bool prefault, prefaulting;
+	uint64_t args_done, prefaulted; /* appended by the committer; faulted in */
 };
 
 /* One step of the top-level state machine: parses one thing (an event goes to the sink). */
@@ -1723,6 +1757,12 @@ static void kcommit_loop(struct kimport *K)
 		pthread_mutex_lock(&K->mu);
 		if (b->window >= 0)
 			K->windows[b->window].pins--;
+		if (K->par) {
+			K->par->args_done = K->m->nargs;
+			if ((void *)K->m->args.key != K->par->room.col[0])
+				K->par->prefault =
+					false; /* the columns outgrew the room and moved */
+		}
 		b->next = NULL;
 		kpool_put(K, b);
 		pthread_cond_broadcast(&K->cv);
@@ -1907,6 +1947,19 @@ static void *kpar_worker(void *arg)
 					c = &X->chunks[j];
 					break;
 				}
+		if (!inorder && !c && X->prefault && !X->prefaulting &&
+		    X->prefaulted < X->args_done + KPREFAULT && X->prefaulted < X->room.cap) {
+			/* nothing to parse: fault in argument pages the committer will need */
+			uint64_t from = X->prefaulted > X->args_done ? X->prefaulted : X->args_done;
+			uint64_t to = from + KPREFAULT / 4;
+			X->prefaulting = true;
+			pthread_mutex_unlock(&K->mu);
+			model_prefault_args(&X->room, from, to);
+			pthread_mutex_lock(&K->mu);
+			X->prefaulting = false;
+			X->prefaulted = to;
+			continue;
+		}
 		if (!inorder && !c) {
 			pthread_cond_wait(&K->cv, &K->mu);
 			continue;
@@ -2003,6 +2056,8 @@ static bool kpar_setup(struct kimport *K, size_t chunk)
 		c->end = cut ? cut : limit;
 		at = c->end;
 	}
+	X->prefault = model_reserve_args(K->m, K->m->nargs + K->in.len / KARG_BYTES, &X->room);
+	X->args_done = X->prefaulted = K->m->nargs;
 	X->fpos = X->text;
 	X->fP = (struct kparse){ KS_START, false };
 	X->inorder_end = X->nchunks ? X->chunks[0].end : X->text_end;

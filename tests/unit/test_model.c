@@ -637,6 +637,82 @@ TEST(builders_and_sort)
 	model_free(m);
 }
 
+/* Nesting sorts a track by start, longer first, then in the order added (the radix sort
+ * with its runs of equal starts), and flows resolve to the innermost range around their time
+ * (the galloping search from the previous answer), both against plain references on random
+ * tracks: many equal starts, starts below zero, flows in and out of time order. */
+TEST(nest_sort_and_flows_match_references)
+{
+	uint64_t seed = 42;
+	for (int round = 0; round < 20; round++) {
+		struct model *m = model_new();
+		REQUIRE(m != NULL);
+		uint32_t t = model_add_track(m, MODEL_TRACK_THREAD, 1, 1, 0);
+		uint64_t n = 50 + (uint64_t)round * 400;
+		int64_t *start = malloc(n * sizeof(*start)), *dur = malloc(n * sizeof(*dur));
+		REQUIRE(start && dur);
+		for (uint64_t i = 0; i < n; i++) {
+			seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+			int64_t span = round % 3 == 0 ? 50 : (int64_t)1 << (20 + round);
+			start[i] = (int64_t)((seed >> 20) % (uint64_t)span) - span / 3;
+			dur[i] = (int64_t)((seed >> 8) % 97);
+			model_add_range(m, t, start[i], dur[i], (uint32_t)i, 4, 0);
+		}
+		model_nest_track(m, t);
+		const struct model_ranges *r = &m->tracks[t].ranges;
+		int bad = 0;
+		for (uint64_t i = 0; i < n; i++) {
+			uint32_t o = r->name[i];
+			bad += r->start_ns[i] != start[o] || r->dur_ns[i] != dur[o];
+			if (i == 0)
+				continue;
+			uint32_t p = r->name[i - 1];
+			bool in_order = start[p] < start[o] ||
+					(start[p] == start[o] &&
+					 (dur[p] > dur[o] || (dur[p] == dur[o] && p < o)));
+			bad += !in_order;
+		}
+		CHECK_EQ_I(bad, 0);
+		/* flows at random times, in time order for half the rounds */
+		uint64_t nf = 300, first = m->nflows;
+		for (uint64_t f = 0; f < nf; f++) {
+			seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+			int64_t ts = round % 2 ? r->start_ns[0] - 5 +
+							 (int64_t)f *
+								 (r->start_ns[n - 1] -
+								  r->start_ns[0] + 10) /
+								 (int64_t)nf
+					       : r->start_ns[(seed >> 33) % n] +
+							 (int64_t)((seed >> 8) % 7);
+			model_add_flow(m, f, t, ts, t, ts + 3);
+		}
+		model_resolve_flows(m, first);
+		for (uint64_t f = first; f < m->nflows; f++) {
+			for (int end = 0; end < 2; end++) {
+				int64_t ts = end ? m->flows[f].to_ns : m->flows[f].from_ns;
+				uint64_t lo = 0;
+				while (lo < n && r->start_ns[lo] <= ts)
+					lo++;
+				uint64_t want = MODEL_NONE;
+				for (uint64_t i = lo; i-- > 0;) {
+					if (r->start_ns[i] + r->dur_ns[i] >= ts) {
+						want = i;
+						break;
+					}
+					if (r->depth[i] == 0)
+						break;
+				}
+				bad += (end ? m->flows[f].to_range : m->flows[f].from_range) !=
+				       want;
+			}
+		}
+		CHECK_EQ_I(bad, 0);
+		free(start);
+		free(dur);
+		model_free(m);
+	}
+}
+
 /* A record whose events the block loop cannot take leaves the track's time where it was: a
  * record of ARGs only (first_ticks far after the last event) must not move the time at which
  * the range still open is closed (found by review: the block loop set it to first_ticks). */
@@ -759,4 +835,4 @@ TEST(read_ahead_agrees)
 TEST_MAIN(sample_model, killed_recording, pairing, args_placement, clock_two_points,
 	  clock_one_point, drops_and_time_going_back, async_ranges, two_files_one_model,
 	  deep_nesting, large_track_columns, fast_and_general_agree, block_loop_leaves_time_alone,
-	  read_ahead_agrees, builders_and_sort)
+	  read_ahead_agrees, builders_and_sort, nest_sort_and_flows_match_references)
