@@ -1332,8 +1332,8 @@ struct kparse {
 };
 
 #define KCHUNK_BYTES ((size_t)2 << 20)
-#define KARG_BYTES   24		/* argument room reserved per byte of text: 1 per this many */
-#define KPREFAULT    (1u << 20) /* arguments faulted in ahead of the committer, at most */
+#define KARG_BYTES   24 /* argument room reserved per byte of text: 1 per this many */
+#define KPREFAULT    ((uint64_t)4 << 20) /* bytes of a column faulted in ahead of the committer */
 #define KAHEAD	     3
 #define KQUEUED_MAX  4
 #define KWORKERS_MAX 4
@@ -1357,6 +1357,14 @@ struct kchunk {
 	enum kstop how;	  /* and why */
 };
 
+/* A column of the model, as the committer last saw it, for idle workers to fault in ahead
+ * of it: `size`-byte elements at col, n appended of room for cap, faulted in up to done. */
+struct kpcol {
+	const void *col;
+	size_t size;
+	uint64_t n, cap, done;
+};
+
 struct kpar {
 	const char *text, *text_end;
 	struct kchunk *chunks;
@@ -1372,9 +1380,9 @@ struct kpar {
 	uint32_t running; /* workers not yet finished */
 	/* the model's argument columns, faulted in ahead of the committer by idle workers (on
 	 * machines where the kernel clears fresh pages slowly that is a good part of its time) */
-	struct model_args_room room;
-	bool prefault, prefaulting;
-	uint64_t args_done, prefaulted; /* appended by the committer; faulted in */
+	struct kpcol *cols;
+	uint32_t ncols, cols_cap;
+	bool prefaulting;
 };
 
 /* One step of the top-level state machine: parses one thing (an event goes to the sink). */
@@ -1706,8 +1714,10 @@ static void kfree(struct kimport *K)
 		kbatch_free(K->all);
 		K->all = n;
 	}
-	if (K->par)
+	if (K->par) {
 		free(K->par->chunks);
+		free(K->par->cols);
+	}
 	free(K->par);
 }
 
@@ -1734,6 +1744,8 @@ static void *kparse_thread(void *arg)
 	return NULL;
 }
 
+static void kpar_columns(struct kimport *K);
+
 /* The committer's side of the threaded pipeline: commit the queued batches in order until
  * the parsers are done. */
 static void kcommit_loop(struct kimport *K)
@@ -1757,12 +1769,8 @@ static void kcommit_loop(struct kimport *K)
 		pthread_mutex_lock(&K->mu);
 		if (b->window >= 0)
 			K->windows[b->window].pins--;
-		if (K->par) {
-			K->par->args_done = K->m->nargs;
-			if ((void *)K->m->args.key != K->par->room.col[0])
-				K->par->prefault =
-					false; /* the columns outgrew the room and moved */
-		}
+		if (K->par)
+			kpar_columns(K);
 		b->next = NULL;
 		kpool_put(K, b);
 		pthread_cond_broadcast(&K->cv);
@@ -1929,6 +1937,71 @@ static void kpar_advance(struct kimport *K)
 	pthread_cond_broadcast(&K->cv);
 }
 
+/* Note where the model's growing columns are (the arguments, the ranges of this file's
+ * tracks) for kpar_prefault. The committer's thread, under K->mu. */
+static void kpar_columns(struct kimport *K)
+{
+	struct kpar *X = K->par;
+	struct model *m = K->m;
+	uint64_t want = 3 + 8 * (uint64_t)(m->ntracks - K->first_track);
+	uint64_t cap = X->cols_cap;
+	if (!grow_array((void **)&X->cols, sizeof(*X->cols), &cap, want))
+		return; /* no faulting ahead then; nothing else needs it */
+	X->cols_cap = (uint32_t)cap;
+	uint32_t i = 0;
+#define KPCOL(ptr, count, room)                                                                 \
+	do {                                                                                    \
+		struct kpcol *e = &X->cols[i++];                                                \
+		if (i > X->ncols || e->col != (const void *)(ptr))                              \
+			*e = (struct kpcol){ (ptr), sizeof(*(ptr)), (count), (room), (count) }; \
+		e->n = (count);                                                                 \
+		e->cap = (room);                                                                \
+	} while (0)
+	KPCOL(m->args.key, m->nargs, m->args_cap);
+	KPCOL(m->args.type, m->nargs, m->args_cap);
+	KPCOL(m->args.bits, m->nargs, m->args_cap);
+	for (uint32_t t = K->first_track; t < m->ntracks; t++) {
+		const struct model_track *tr = &m->tracks[t];
+		const struct model_ranges *r = &tr->ranges;
+		KPCOL(r->start_ns, tr->nranges, tr->nranges_cap);
+		KPCOL(r->dur_ns, tr->nranges, tr->nranges_cap);
+		KPCOL(r->name, tr->nranges, tr->nranges_cap);
+		KPCOL(r->category, tr->nranges, tr->nranges_cap);
+		KPCOL(r->flags, tr->nranges, tr->nranges_cap);
+		KPCOL(r->depth, tr->nranges, tr->nranges_cap);
+		KPCOL(r->first_arg, tr->nranges, tr->nranges_cap);
+		KPCOL(r->nargs, tr->nranges, tr->nranges_cap);
+	}
+#undef KPCOL
+	X->ncols = i;
+}
+
+/* An idle worker faults in the next stretch of a column the committer is about to fill
+ * (under K->mu, which it drops while the kernel works): true if it did. */
+static bool kpar_prefault(struct kimport *K)
+{
+	struct kpar *X = K->par;
+	for (uint32_t i = 0; i < X->ncols; i++) {
+		struct kpcol *e = &X->cols[i];
+		uint64_t from = e->done > e->n ? e->done : e->n;
+		uint64_t ahead = e->n + KPREFAULT / e->size;
+		uint64_t to = ahead < e->cap ? ahead : e->cap;
+		if (from >= to || (to - from) * e->size < 65536)
+			continue; /* far enough ahead (or too little to be worth a call) */
+		const void *col = e->col;
+		size_t size = e->size;
+		X->prefaulting = true;
+		pthread_mutex_unlock(&K->mu);
+		model_prefault(col, size, from, to);
+		pthread_mutex_lock(&K->mu);
+		X->prefaulting = false;
+		if (i < X->ncols && X->cols[i].col == col && X->cols[i].done < to)
+			X->cols[i].done = to;
+		return true;
+	}
+	return false;
+}
+
 /* A worker: the in-order parse when one is due, else the next chunk on speculation. */
 static void *kpar_worker(void *arg)
 {
@@ -1947,19 +2020,8 @@ static void *kpar_worker(void *arg)
 					c = &X->chunks[j];
 					break;
 				}
-		if (!inorder && !c && X->prefault && !X->prefaulting &&
-		    X->prefaulted < X->args_done + KPREFAULT && X->prefaulted < X->room.cap) {
-			/* nothing to parse: fault in argument pages the committer will need */
-			uint64_t from = X->prefaulted > X->args_done ? X->prefaulted : X->args_done;
-			uint64_t to = from + KPREFAULT / 4;
-			X->prefaulting = true;
-			pthread_mutex_unlock(&K->mu);
-			model_prefault_args(&X->room, from, to);
-			pthread_mutex_lock(&K->mu);
-			X->prefaulting = false;
-			X->prefaulted = to;
-			continue;
-		}
+		if (!inorder && !c && !X->prefaulting && kpar_prefault(K))
+			continue; /* nothing to parse: pages the committer will need were faulted in */
 		if (!inorder && !c) {
 			pthread_cond_wait(&K->cv, &K->mu);
 			continue;
@@ -2056,8 +2118,10 @@ static bool kpar_setup(struct kimport *K, size_t chunk)
 		c->end = cut ? cut : limit;
 		at = c->end;
 	}
-	X->prefault = model_reserve_args(K->m, K->m->nargs + K->in.len / KARG_BYTES, &X->room);
-	X->args_done = X->prefaulted = K->m->nargs;
+	/* address space only: the argument columns will not move while they fill, and idle
+	 * workers can fault them in ahead (it is fine to go without) */
+	(void)model_reserve_args(K->m, K->m->nargs + K->in.len / KARG_BYTES);
+	kpar_columns(K);
 	X->fpos = X->text;
 	X->fP = (struct kparse){ KS_START, false };
 	X->inorder_end = X->nchunks ? X->chunks[0].end : X->text_end;

@@ -563,19 +563,15 @@ uint64_t model_add_arg(struct model *m, uint32_t key, uint8_t type, uint64_t bit
 	return i;
 }
 
-bool model_reserve_args(struct model *m, uint64_t n, struct model_args_room *room)
+bool model_reserve_args(struct model *m, uint64_t n)
 {
-	if (n > m->args_cap) {
-		if (!column(&m->args.key, sizeof(*m->args.key), n) ||
-		    !column(&m->args.type, sizeof(*m->args.type), n) ||
-		    !column(&m->args.bits, sizeof(*m->args.bits), n))
-			return false; /* grown ones keep their contents: args_cap still holds */
-		m->args_cap = n;
-	}
-	*room = (struct model_args_room){ { m->args.key, m->args.type, m->args.bits },
-					  { sizeof(*m->args.key), sizeof(*m->args.type),
-					    sizeof(*m->args.bits) },
-					  m->args_cap };
+	if (n <= m->args_cap)
+		return true;
+	if (!column(&m->args.key, sizeof(*m->args.key), n) ||
+	    !column(&m->args.type, sizeof(*m->args.type), n) ||
+	    !column(&m->args.bits, sizeof(*m->args.bits), n))
+		return false; /* those grown keep their contents: args_cap still holds */
+	m->args_cap = n;
 	return true;
 }
 
@@ -583,19 +579,13 @@ bool model_reserve_args(struct model *m, uint64_t n, struct model_args_room *roo
 #define MADV_POPULATE_WRITE 23 /* Linux 5.14; older kernels say EINVAL */
 #endif
 
-void model_prefault_args(const struct model_args_room *room, uint64_t from, uint64_t to)
+void model_prefault(const void *col, size_t size, uint64_t from, uint64_t to)
 {
-	if (to > room->cap)
-		to = room->cap;
-	if (from >= to)
-		return;
 	const uintptr_t page = 4096;
-	for (int i = 0; i < 3; i++) {
-		uintptr_t lo = ((uintptr_t)room->col[i] + from * room->size[i]) & ~(page - 1);
-		uintptr_t hi = ((uintptr_t)room->col[i] + to * room->size[i]) & ~(page - 1);
-		if (hi > lo)
-			(void)madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE);
-	}
+	uintptr_t lo = ((uintptr_t)col + from * size) & ~(page - 1);
+	uintptr_t hi = ((uintptr_t)col + to * size) & ~(page - 1);
+	if (col && hi > lo)
+		(void)madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE);
 }
 
 uint64_t model_add_flow(struct model *m, uint64_t id, uint32_t from_track, int64_t from_ns,

@@ -236,23 +236,17 @@ uint64_t model_add_counter(struct model *m, uint32_t track, int64_t ts_ns, uint3
 			   double value);
 /* Append an argument; returns its index or MODEL_NONE. */
 uint64_t model_add_arg(struct model *m, uint32_t key, uint8_t type, uint64_t bits);
-/* Where the argument columns are and how many they have room for: what another thread needs
- * to fault their pages in ahead of the appends (model_prefault_args). */
-struct model_args_room {
-	void *col[3];	/* key, type, bits */
-	size_t size[3]; /* bytes per element of each */
-	uint64_t cap;	/* elements */
-};
 /* Room for n arguments in all, made now (address space only: nothing is touched), so that
- * appending up to n does not move the columns; *room says where they are. False if out of
- * memory (the columns are as they were). */
-bool model_reserve_args(struct model *m, uint64_t n, struct model_args_room *room);
-/* Fault in the pages that will hold arguments [from, to) of a reserved room, so that the
- * thread appending them does not stop for the kernel to clear pages. Safe while that thread
- * appends below `from`: faulting a page in changes nothing in it (and if the columns moved
- * since, because more than the reserved room was appended, it faults in nothing useful,
- * and nothing harmful). Without MADV_POPULATE_WRITE (Linux < 5.14), nothing. */
-void model_prefault_args(const struct model_args_room *room, uint64_t from, uint64_t to);
+ * appending up to n neither moves nor grows the columns. False if out of memory (the columns
+ * are as they were). */
+bool model_reserve_args(struct model *m, uint64_t n);
+/* Fault in the pages of elements [from, to) of a column (elements of `size` bytes at `col`,
+ * room for `to` of them), so that the thread appending them later does not stop for the
+ * kernel to clear pages. Safe from another thread while that one appends below `from`:
+ * faulting a page in changes nothing in it; and if the column has moved since `col` was
+ * read, it faults in nothing useful and nothing harmful. Without MADV_POPULATE_WRITE
+ * (Linux < 5.14), nothing. */
+void model_prefault(const void *col, size_t size, uint64_t from, uint64_t to);
 /* Append a flow that leaves (from_track, from_ns) and enters (to_track, to_ns); either end
  * may be MODEL_NO_TRACK. The range ends are resolved by model_resolve_flows(). Returns the
  * flow index or MODEL_NONE. */
