@@ -1983,8 +1983,13 @@ static bool kpar_prefault(struct kimport *K)
 	struct kpar *X = K->par;
 	for (uint32_t i = 0; i < X->ncols; i++) {
 		struct kpcol *e = &X->cols[i];
+		/* ahead by a quarter of what the column holds, 64 KB to KPREFAULT: faulted in
+		 * but unused pages count in memory, and a column that grew by doubling has up to
+		 * as much room again as it holds */
+		uint64_t bytes = e->n * e->size / 4;
+		bytes = bytes < 65536 ? 65536 : bytes > KPREFAULT ? KPREFAULT : bytes;
 		uint64_t from = e->done > e->n ? e->done : e->n;
-		uint64_t ahead = e->n + KPREFAULT / e->size;
+		uint64_t ahead = e->n + bytes / e->size;
 		uint64_t to = ahead < e->cap ? ahead : e->cap;
 		if (from >= to || (to - from) * e->size < 65536)
 			continue; /* far enough ahead (or too little to be worth a call) */
