@@ -113,6 +113,16 @@ void json_in_close(struct json_in *in)
 	memset(in, 0, sizeof(*in));
 }
 
+void json_in_forget(struct json_in *in, const char *from, const char *to)
+{
+	if (!in->mapped || to <= from)
+		return;
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t lo = (uintptr_t)from & ~(page - 1), hi = ((uintptr_t)to + page - 1) & ~(page - 1);
+	uintptr_t end = ((uintptr_t)in->buf + in->len + page - 1) & ~(page - 1);
+	(void)madvise((void *)lo, (hi < end ? hi : end) - lo, MADV_DONTNEED);
+}
+
 void json_in_release(struct json_in *in, const char *upto)
 {
 	if (!in->mapped)

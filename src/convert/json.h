@@ -80,6 +80,11 @@ void json_in_close(struct json_in *in);
  * steps of a few MB), so memory stays bounded by what is still in use, not by the file. No-op
  * for other inputs. */
 void json_in_release(struct json_in *in, const char *upto);
+/* A mapped input: unmap the pages of [from, to) (they stay in the page cache, and come back
+ * when touched again). A look here and there over the file (cutting it into chunks) maps
+ * whole large folios of the page cache: without this, most of the file would count in
+ * memory from the start. No-op for other inputs. */
+void json_in_forget(struct json_in *in, const char *from, const char *to);
 /* Keep the bytes from `keep` (a pointer into the window) on, read more after them. Returns
  * 1 if bytes were added, 0 at the end of the input, or a negative OPSCOPE_E* code with a
  * message in err (read error, corrupt gzip data, a value larger than JSON_MAX_VALUE). */

@@ -2121,6 +2121,8 @@ static bool kpar_setup(struct kimport *K, size_t chunk)
 			(size_t)(X->text_end - want) > chunk ? want + chunk : X->text_end;
 		const char *cut = want < X->text_end ? kchunk_cut(want, X->text, limit) : NULL;
 		c->end = cut ? cut : limit;
+		/* what the look mapped need not count in memory until it is parsed */
+		json_in_forget(&K->in, want - (want > X->text ? 1 : 0), cut ? cut + 1 : limit);
 		at = c->end;
 	}
 	/* address space only: the argument columns will not move while they fill, and idle
