@@ -123,6 +123,15 @@ void json_in_forget(struct json_in *in, const char *from, const char *to)
 	(void)madvise((void *)lo, (hi < end ? hi : end) - lo, MADV_DONTNEED);
 }
 
+void json_in_willneed(struct json_in *in, const char *from, const char *to)
+{
+	if (!in->mapped || to <= from)
+		return;
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t lo = (uintptr_t)from & ~(page - 1);
+	(void)madvise((void *)lo, (uintptr_t)to - lo, MADV_WILLNEED);
+}
+
 void json_in_release(struct json_in *in, const char *upto)
 {
 	if (!in->mapped)

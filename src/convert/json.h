@@ -85,6 +85,9 @@ void json_in_release(struct json_in *in, const char *upto);
  * whole large folios of the page cache: without this, most of the file would count in
  * memory from the start. No-op for other inputs. */
 void json_in_forget(struct json_in *in, const char *from, const char *to);
+/* A mapped input: ask the kernel to read [from, to) from disk ahead of its use (a file not in
+ * the page cache would otherwise be read a page fault at a time). No-op for other inputs. */
+void json_in_willneed(struct json_in *in, const char *from, const char *to);
 /* Keep the bytes from `keep` (a pointer into the window) on, read more after them. Returns
  * 1 if bytes were added, 0 at the end of the input, or a negative OPSCOPE_E* code with a
  * message in err (read error, corrupt gzip data, a value larger than JSON_MAX_VALUE). */

@@ -1367,8 +1367,12 @@ struct kpcol {
 
 struct kpar {
 	const char *text, *text_end;
-	struct kchunk *chunks;
-	uint32_t nchunks;
+	struct kchunk *chunks; /* room for chunks_cap, made once: entries never move */
+	uint32_t nchunks;      /* cut so far */
+	uint64_t chunks_cap;
+	size_t chunk;	    /* bytes a chunk should have */
+	const char *cut_at; /* where the next chunk starts */
+	bool no_more;	    /* the in-order parse takes the rest: cut no more */
 	/* the frontier: text before fpos is parsed in order, and chunks before front resolved */
 	uint32_t front;
 	const char *fpos;
@@ -1871,10 +1875,37 @@ static enum kstop kparse_range(struct kimport *K, struct kparse *P, const char *
 	}
 }
 
-/* Chunks from j on will not be used: what they parsed goes back. Under K->mu. */
+/* Cut the text into chunks up to chunk `upto` (as the parse gets there: cutting looks at the
+ * text, which a cold file reads from disk), and ask the kernel to read ahead what the new
+ * chunks and the one after them hold. Under K->mu. */
+static void kpar_extend(struct kimport *K, uint64_t upto)
+{
+	struct kpar *X = K->par;
+	size_t chunk = X->chunk;
+	while (!X->no_more && X->nchunks <= upto && X->cut_at < X->text_end &&
+	       X->nchunks < X->chunks_cap) {
+		const char *at = X->cut_at;
+		struct kchunk *c = &X->chunks[X->nchunks++];
+		c->start = at;
+		const char *want = (size_t)(X->text_end - at) > chunk ? at + chunk : X->text_end;
+		/* the next cut, looked for in the next chunk's worth of text */
+		const char *limit =
+			(size_t)(X->text_end - want) > chunk ? want + chunk : X->text_end;
+		json_in_willneed(&K->in, at, limit);
+		const char *cut = want < X->text_end ? kchunk_cut(want, X->text, limit) : NULL;
+		c->end = cut ? cut : limit;
+		/* what the look mapped need not count in memory until it is parsed */
+		json_in_forget(&K->in, want - (want > X->text ? 1 : 0), cut ? cut + 1 : limit);
+		X->cut_at = c->end;
+	}
+}
+
+/* Chunks from j on will not be used: what they parsed goes back, and no more are cut. Under
+ * K->mu. */
 static void kpar_drop_from(struct kimport *K, uint32_t j)
 {
 	struct kpar *X = K->par;
+	X->no_more = true;
 	for (; j < X->nchunks; j++) {
 		struct kchunk *c = &X->chunks[j];
 		c->dropped = true;
@@ -1901,6 +1932,7 @@ static void kpar_advance(struct kimport *K)
 {
 	struct kpar *X = K->par;
 	while (!X->done && !X->inorder_due && !X->inorder_busy) {
+		kpar_extend(K, X->front);
 		if (X->front == X->nchunks) {
 			/* the text ran out inside the array (a speculative parse got there) */
 			kpar_finish(K, X->text_end, "unexpected end of input (truncated?)");
@@ -2019,6 +2051,8 @@ static void *kpar_worker(void *arg)
 		bool inorder = room && X->inorder_due && !X->inorder_busy;
 		struct kchunk *c = NULL;
 		if (!inorder && room)
+			kpar_extend(K, (uint64_t)X->front + KAHEAD);
+		if (!inorder && room)
 			for (uint32_t j = X->front + 1; j < X->nchunks && j <= X->front + KAHEAD;
 			     j++)
 				if (X->chunks[j].state == KC_FREE && !X->chunks[j].dropped) {
@@ -2106,25 +2140,15 @@ static bool kpar_setup(struct kimport *K, size_t chunk)
 	K->par = X;
 	X->text = K->in.buf;
 	X->text_end = K->in.buf + K->in.len;
-	uint64_t cap = 0;
-	const char *at = X->text;
-	while (at < X->text_end) {
-		if (!grow_array((void **)&X->chunks, sizeof(*X->chunks), &cap, X->nchunks + 1ull) ||
-		    X->nchunks == UINT32_MAX)
-			return false;
-		struct kchunk *c = &X->chunks[X->nchunks++];
-		memset(c, 0, sizeof(*c));
-		c->start = at;
-		const char *want = (size_t)(X->text_end - at) > chunk ? at + chunk : X->text_end;
-		/* the next cut, looked for in the next chunk's worth of text */
-		const char *limit =
-			(size_t)(X->text_end - want) > chunk ? want + chunk : X->text_end;
-		const char *cut = want < X->text_end ? kchunk_cut(want, X->text, limit) : NULL;
-		c->end = cut ? cut : limit;
-		/* what the look mapped need not count in memory until it is parsed */
-		json_in_forget(&K->in, want - (want > X->text ? 1 : 0), cut ? cut + 1 : limit);
-		at = c->end;
-	}
+	/* no more than 64 k chunks, whatever was asked: the table is made once, and its
+	 * entries never move */
+	X->chunk = chunk > K->in.len / 65536 ? chunk : K->in.len / 65536 + 1;
+	X->chunks_cap = K->in.len / X->chunk + 2;
+	X->chunks = calloc(X->chunks_cap, sizeof(*X->chunks));
+	if (!X->chunks)
+		return false;
+	X->cut_at = X->text;
+	kpar_extend(K, 0);
 	/* address space only: the argument columns will not move while they fill, and idle
 	 * workers can fault them in ahead (it is fine to go without) */
 	(void)model_reserve_args(K->m, K->m->nargs + K->in.len / KARG_BYTES);
