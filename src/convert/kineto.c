@@ -73,6 +73,8 @@ struct kev {
  */
 #define KBATCHES      4
 #define KBATCH_EVENTS 16384
+#define KQUEUED_MAX   4 /* parsing in chunks: batches waiting for the committer, at most */
+#define KSPEC_BATCHES 2 /* batches a chunk parsed on speculation may hold */
 #define KWINDOWS      (KBATCHES + 2) /* one per batch in flight, the parser's, one free */
 
 struct kbatch {
@@ -90,8 +92,11 @@ struct kbatch {
 /* Where a parse puts its events: the batch it fills, and where the full ones go. */
 struct ksink {
 	struct kbatch *b;	     /* being filled (NULL after a failure) */
-	struct kbatch *first, *last; /* a chunk's parse: its full batches, in order */
-	bool to_queue;		     /* the parser of windows: full batches go to the queue */
+	struct kbatch *first, *last; /* a speculative chunk's parse: its full batches, in order */
+	uint32_t nfull;		     /* how many */
+	bool to_queue;		     /* parsing in order: full batches go to the queue at once */
+	bool limited;		     /* the parser of windows: at most KBATCHES batches exist */
+	bool wait_room;		     /* wait while KQUEUED_MAX batches are queued */
 };
 
 /* An input window: the buffer of a file input's text, and the batches still pointing into it. */
@@ -1054,6 +1059,8 @@ static int ksink_ship(struct kimport *K, struct ksink *s, bool take_next)
 		if (K->window >= 0)
 			K->windows[K->window].pins++;
 		kqueue_push(K, b, b);
+		while (s->wait_room && K->nqueued >= KQUEUED_MAX && !atomic_load(&K->commit_failed))
+			pthread_cond_wait(&K->cv, &K->mu);
 		pthread_mutex_unlock(&K->mu);
 	} else {
 		if (s->last)
@@ -1061,10 +1068,11 @@ static int ksink_ship(struct kimport *K, struct ksink *s, bool take_next)
 		else
 			s->first = b;
 		s->last = b;
+		s->nfull++;
 	}
 	if (atomic_load(&K->commit_failed))
 		return -1;
-	if (take_next && !(s->b = kbatch_take(K, s->to_queue)))
+	if (take_next && !(s->b = kbatch_take(K, s->limited)))
 		return -1;
 	return 0;
 }
@@ -1335,7 +1343,6 @@ struct kparse {
 #define KARG_BYTES   24 /* argument room reserved per byte of text: 1 per this many */
 #define KPREFAULT    ((uint64_t)4 << 20) /* bytes of a column faulted in ahead of the committer */
 #define KAHEAD	     3
-#define KQUEUED_MAX  4
 #define KWORKERS_MAX 4
 
 enum kchunk_state { KC_FREE, KC_BUSY, KC_PARSED };
@@ -1344,6 +1351,7 @@ enum kchunk_state { KC_FREE, KC_BUSY, KC_PARSED };
 enum kstop {
 	KSTOP_RANGE_END,  /* it needs text past the end of its range (or ended there) */
 	KSTOP_LEFT_ARRAY, /* on speculation: the state left the events array */
+	KSTOP_FULL,	  /* on speculation: KSPEC_BATCHES are full (memory stays bounded) */
 	KSTOP_ERROR,
 };
 
@@ -1379,9 +1387,11 @@ struct kpar {
 	struct kparse fP;
 	bool inorder_due, inorder_busy; /* an in-order parse from fpos to inorder_end */
 	const char *inorder_end;
-	bool done;	  /* the in-order parse reached the end of the text or an error */
-	int rc;		  /* 0, or the error (in K->err) */
-	uint32_t running; /* workers not yet finished */
+	uint32_t inorder_last; /* the chunk inorder_end ends */
+	uint32_t span;	       /* chunks the next in-order parse takes, if it takes chunks */
+	bool done;	       /* the in-order parse reached the end of the text or an error */
+	int rc;		       /* 0, or the error (in K->err) */
+	uint32_t running;      /* workers not yet finished */
 	/* the model's argument columns, faulted in ahead of the committer by idle workers (on
 	 * machines where the kernel clears fresh pages slowly that is a good part of its time) */
 	struct kpcol *cols;
@@ -1474,6 +1484,13 @@ static int kstep(struct kimport *K, struct kparse *P, struct json_cur *c, struct
 			P->state = P->bare_array ? KS_END : KS_AFTER_MEMBER;
 			return JSON_OK;
 		}
+		/* a full batch goes on before the next event, so that a failure to get the
+		 * next batch leaves the state as it was */
+		if (sink->b->nevs >= KBATCH_EVENTS) {
+			if (ksink_ship(K, sink, true) != 0)
+				return json_fail(c, c->p, "out of memory");
+			c->sc = &sink->b->sc; /* unescaped strings go with their batch */
+		}
 		struct kbatch *b = sink->b;
 		if (b->nevs == b->evs_cap) {
 			uint64_t cap = b->evs_cap;
@@ -1487,12 +1504,9 @@ static int kstep(struct kimport *K, struct kparse *P, struct json_cur *c, struct
 			b->lo = c->p;
 		if ((rc = parse_event(b, c, ev)) != 0)
 			return rc; /* the slot is not counted: a refill parses the event again */
-		const char *start = ev->start;
 		b->nargs += ev->nargs;
 		b->nevs++;
 		P->state = KS_AFTER_EVENT;
-		if (b->nevs == KBATCH_EVENTS && ksink_ship(K, sink, true) != 0)
-			return json_fail(c, start, "out of memory");
 		return JSON_OK;
 	}
 	case KS_AFTER_EVENT:
@@ -1865,6 +1879,10 @@ static enum kstop kparse_range(struct kimport *K, struct kparse *P, const char *
 		}
 		if (rc == JSON_OK) {
 			p = c.p;
+			if (spec && s->nfull >= KSPEC_BATCHES) {
+				*stop = p; /* between two steps: the in-order parse goes on here */
+				return KSTOP_FULL;
+			}
 			continue;
 		}
 		if (rc == JSON_MORE)
@@ -1941,15 +1959,24 @@ static void kpar_advance(struct kimport *K)
 		struct kchunk *c = &X->chunks[X->front];
 		bool between_events = X->fP.state == KS_EVENT && only_ws(X->fpos, c->start);
 		if (between_events && !c->dropped && c->state == KC_BUSY)
-			return; /* its worker calls again when it is done */
+			break; /* its worker calls again when it is done */
 		if (between_events && !c->dropped && c->state == KC_PARSED) {
 			kqueue_push(K, c->out.first, c->out.last);
 			c->out.first = c->out.last = NULL;
 			X->fpos = c->stop;
 			X->fP.state = c->P.state; /* bare_array is the in-order parse's to know */
-			X->front++;
-			if (c->how == KSTOP_RANGE_END)
+			if (c->how == KSTOP_RANGE_END) {
+				X->front++;
 				continue;
+			}
+			if (c->how == KSTOP_FULL) { /* the rest of the chunk, in order */
+				c->dropped = true;
+				X->inorder_last = X->front;
+				X->inorder_end = c->end;
+				X->inorder_due = true;
+				break;
+			}
+			X->front++;
 			/* it stopped early: the rest of the text is parsed in order from there */
 			kpar_drop_from(K, X->front);
 			X->inorder_end = X->text_end;
@@ -1957,13 +1984,22 @@ static void kpar_advance(struct kimport *K)
 			break;
 		}
 		/* not parsed yet, or parsed from a start that is not where the in-order parse
-		 * stands: parse its text in order */
-		if (c->state == KC_PARSED) {
-			kpool_put(K, c->out.first);
-			c->out.first = c->out.last = NULL;
+		 * stands: parse its text in order, with the chunks after it when the last
+		 * in-order parse could not finish a single step (a value larger than a chunk:
+		 * twice as many each time, so that such a value is not scanned again and again) */
+		kpar_extend(K, (uint64_t)X->front + X->span - 1);
+		uint32_t last = X->front + X->span - 1 < X->nchunks ? X->front + X->span - 1
+								    : X->nchunks - 1;
+		for (uint32_t j = X->front; j <= last; j++) {
+			struct kchunk *d = &X->chunks[j];
+			if (d->state == KC_PARSED) {
+				kpool_put(K, d->out.first);
+				d->out.first = d->out.last = NULL;
+			}
+			d->dropped = true;
 		}
-		c->dropped = true;
-		X->inorder_end = c->end;
+		X->inorder_last = last;
+		X->inorder_end = X->chunks[last].end;
 		X->inorder_due = true;
 	}
 	pthread_cond_broadcast(&K->cv);
@@ -2076,7 +2112,10 @@ static void *kpar_worker(void *arg)
 		}
 		pthread_mutex_unlock(&K->mu);
 
-		struct ksink out = { kbatch_take(K, false), NULL, NULL, false };
+		/* in order, full batches go to the committer at once (waiting for room) */
+		struct ksink out = {
+			kbatch_take(K, false), NULL, NULL, 0, inorder, false, inorder
+		};
 		const char *stop = from, *err = "out of memory", *errpos = from;
 		enum kstop how = KSTOP_ERROR;
 		if (out.b)
@@ -2116,9 +2155,11 @@ static void *kpar_worker(void *arg)
 						    ? "empty input: not a JSON trace"
 						    : "unexpected end of input (truncated?)");
 			} else {
+				/* no step finished: the next in-order parse takes twice the text */
+				X->span = stop == from && X->span < (1u << 20) ? X->span * 2 : 1;
 				X->fpos = stop;
 				X->fP = P;
-				X->front++; /* the chunk whose end this was */
+				X->front = X->inorder_last + 1;
 			}
 		}
 		kpar_advance(K);
@@ -2156,6 +2197,8 @@ static bool kpar_setup(struct kimport *K, size_t chunk)
 	X->fpos = X->text;
 	X->fP = (struct kparse){ KS_START, false };
 	X->inorder_end = X->nchunks ? X->chunks[0].end : X->text_end;
+	X->inorder_last = 0;
+	X->span = 1;
 	X->inorder_due = true;
 	if (X->nchunks)
 		X->chunks[0].dropped = true; /* parsed in order */
@@ -2273,7 +2316,7 @@ static int kimport_run(struct model *m, struct kimport *K, const char *format)
 		return OPSCOPE_ENOMEM;
 	}
 	K->window = -1;
-	K->seq = (struct ksink){ kbatch_take(K, false), NULL, NULL, true };
+	K->seq = (struct ksink){ kbatch_take(K, false), NULL, NULL, 0, true, true, false };
 	if (!K->seq.b) {
 		snprintf(K->err, K->errsize, "%s: out of memory", K->in.name);
 		return OPSCOPE_ENOMEM;

@@ -81,10 +81,14 @@ check "4,000 flows, each with both ends, the second use of an id a flow of its o
 	'[ $(grep -c "flow_out - id=[0-9]* to=gpu0:7$" "$T/flows.txt") -eq 4000 ] && [ $(grep -c "flow_in - id=[0-9]* from=0$" "$T/flows.txt") -eq 4000 ] && grep -q "^ *51886000 gpu0:7 flow_in - id=1234 from=0$" "$T/flows.txt" && grep -q "^ *151886000 gpu0:7 flow_in - id=1234 from=0$" "$T/flows.txt"'
 # chunks of a text in one piece parsed on several threads, on speculation: the same events,
 # errors and offsets as one parser, wherever the chunks are cut (OPSCOPE_IMPORT_CHUNK bytes)
-for f in "$C"/*.json "$T/many.json"; do
+# (small.json: 100,000 short events, so that a chunk parsed on speculation fills the batches
+# it may hold and stops, and the in-order parse takes the rest of the chunk)
+awk 'BEGIN { printf "["; for (i = 0; i < 100000; i++) printf "%s{\"ph\":\"i\",\"ts\":%d,\"pid\":1,\"tid\":1,\"name\":\"a\"}", i ? "," : "", i; print "]" }' >"$T/small.json"
+for f in "$C"/*.json "$T/many.json" "$T/small.json"; do
 	OPSCOPE_IMPORT_THREADS=0 "$OPSCOPE" dump "$f" >"$T/s.out" 2>&1
 	echo "rc=$?" >>"$T/s.out"
 	case "$f" in
+	*small.json) sizes="1500000 2000000" ;;
 	*many.json) sizes="1000 100000" ;;
 	*) sizes="1 7 300 4096" ;;
 	esac
