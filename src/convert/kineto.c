@@ -1816,19 +1816,22 @@ static void kcommit_loop(struct kimport *K)
  * and the fuzz target compare the two). Speculation runs at most KAHEAD chunks ahead and
  * waits while KQUEUED_MAX batches wait for the committer, which bounds memory.
  */
+static bool is_ws(char ch)
+{
+	return ch == ' ' || ch == '\n' || ch == '\r' || ch == '\t';
+}
+
 /* Where an event likely starts at or after p: a '{' after '}', ',' and whitespace. NULL when
  * there is none before limit. */
 static const char *kchunk_cut(const char *p, const char *text, const char *limit)
 {
 	while (p < limit && (p = memchr(p, '{', (size_t)(limit - p))) != NULL) {
 		const char *q = p;
-		while (q > text &&
-		       (q[-1] == ' ' || q[-1] == '\n' || q[-1] == '\r' || q[-1] == '\t'))
+		while (q > text && is_ws(q[-1]))
 			q--;
 		if (q > text && q[-1] == ',') {
 			q--;
-			while (q > text &&
-			       (q[-1] == ' ' || q[-1] == '\n' || q[-1] == '\r' || q[-1] == '\t'))
+			while (q > text && is_ws(q[-1]))
 				q--;
 			if (q > text && q[-1] == '}')
 				return p;
@@ -1840,10 +1843,9 @@ static const char *kchunk_cut(const char *p, const char *text, const char *limit
 
 static bool only_ws(const char *p, const char *end)
 {
-	for (; p < end; p++)
-		if (*p != ' ' && *p != '\n' && *p != '\r' && *p != '\t')
-			return false;
-	return true;
+	while (p < end && is_ws(*p))
+		p++;
+	return p == end;
 }
 
 /* Parse [from, end) from state P into s. On speculation, stop where the state leaves the
@@ -2130,6 +2132,7 @@ static void *kpar_worker(void *arg)
 			pthread_mutex_lock(&K->mu);
 			kpool_put(K, out.b);
 			pthread_mutex_unlock(&K->mu);
+			out.b = NULL;
 		}
 
 		pthread_mutex_lock(&K->mu);
