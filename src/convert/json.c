@@ -76,9 +76,8 @@ int json_in_open_file(struct json_in *in, const char *path, char *err, size_t er
 	/* OPSCOPE_JSON_WINDOW (bytes) shrinks the window: the tests use it to make every value
 	 * cross a refill somewhere */
 	size_t window = JSON_WINDOW;
-	const char *env = getenv("OPSCOPE_JSON_WINDOW");
-	if (env && atol(env) > 0 && (size_t)atol(env) < window)
-		window = (size_t)atol(env);
+	if (window_env && atol(window_env) > 0 && (size_t)atol(window_env) < window)
+		window = (size_t)atol(window_env);
 	in->buf = malloc(window + 1);
 	if (!in->buf) {
 		json_in_close(in);

@@ -55,7 +55,6 @@ struct kev {
 	struct kid pid, tid, id;
 	int64_t ts, dur;
 	bool has_ts, has_dur;
-	const char *start; /* first byte, for messages */
 	uint32_t nargs;
 	uint32_t first_arg;	 /* index of its first argument in its batch */
 	const struct karg *args; /* set when it is committed */
@@ -600,7 +599,6 @@ static int parse_event(struct kbatch *b, struct json_cur *c, struct kev *ev)
 	int rc = json_ws(c);
 	if (rc)
 		return rc;
-	ev->start = c->p;
 	if (*c->p != '{') {
 		c->err = "a trace event must be an object";
 		c->errpos = c->p;
@@ -1841,13 +1839,6 @@ static const char *kchunk_cut(const char *p, const char *text, const char *limit
 	return NULL;
 }
 
-static bool only_ws(const char *p, const char *end)
-{
-	while (p < end && is_ws(*p))
-		p++;
-	return p == end;
-}
-
 /* Parse [from, end) from state P into s. On speculation, stop where the state leaves the
  * events array. *stop: the start of the step that ran off the end of the range, or where the
  * parse stopped otherwise; P: the state there; an error's message and place in *err. */
@@ -1959,7 +1950,9 @@ static void kpar_advance(struct kimport *K)
 			return;
 		}
 		struct kchunk *c = &X->chunks[X->front];
-		bool between_events = X->fP.state == KS_EVENT && only_ws(X->fpos, c->start);
+		/* between events: after a ',' and nothing but whitespace up to the chunk */
+		struct json_cur gap = { X->fpos, c->start, NULL, NULL, NULL };
+		bool between_events = X->fP.state == KS_EVENT && json_ws(&gap) == JSON_MORE;
 		if (between_events && !c->dropped && c->state == KC_BUSY)
 			break; /* its worker calls again when it is done */
 		if (between_events && !c->dropped && c->state == KC_PARSED) {

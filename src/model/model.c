@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "opscope/opscope.h"
 
@@ -581,7 +582,7 @@ bool model_reserve_args(struct model *m, uint64_t n)
 
 void model_prefault(const void *col, size_t size, uint64_t from, uint64_t to)
 {
-	const uintptr_t page = 4096;
+	const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
 	uintptr_t lo = ((uintptr_t)col + from * size) & ~(page - 1);
 	uintptr_t hi = ((uintptr_t)col + to * size) & ~(page - 1);
 	if (col && hi > lo)
