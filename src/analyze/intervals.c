@@ -6,6 +6,7 @@
 #include "analyze/intervals.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 void ivec_push(struct ivec *a, int64_t s, int64_t e)
 {
@@ -43,27 +44,65 @@ static int ivl_cmp(const void *x, const void *y)
 	return (a->e > b->e) - (a->e < b->e);
 }
 
-/* Whether the list is in order already: by start, or (exact) by start then end. Lists made
- * from one track's ranges, which the model keeps in start order, usually are; checking costs
- * a pass, sorting them again a copy and n log n comparisons. */
-static bool ivec_in_order(const struct ivec *a, bool exact)
+/* Does a sort before b: by start, then by end? */
+static inline bool ivl_before(const struct ivl *a, const struct ivl *b)
 {
-	for (size_t i = 1; i < a->n; i++) {
-		const struct ivl *p = &a->v[i - 1], *q = &a->v[i];
-		if (q->s < p->s || (exact && q->s == p->s && q->e < p->e))
-			return false;
-	}
-	return true;
+	return a->s < b->s || (a->s == b->s && a->e < b->e);
 }
 
-/* Sort and merge in place; intervals that touch are merged. Only the starts need to be in
- * order for the merge: an interval's end only ever extends the current one. */
+/* End of the ascending run that starts at i. */
+static size_t run_end(const struct ivl *v, size_t i, size_t n)
+{
+	while (++i < n && !ivl_before(&v[i], &v[i - 1]))
+		;
+	return i;
+}
+
+/* Sort by (start, end). A list is usually a few ascending runs, one per track it was made
+ * from, so adjacent runs are merged pairwise until one is left (a natural merge sort):
+ * log2(runs) passes without a comparison callback, where qsort took n log n calls of one
+ * (a fifth of the step view on a 1 GB trace). A list already in order costs one pass. */
+static void ivec_sort(struct ivec *a)
+{
+	size_t n = a->n, runs = 0;
+	for (size_t i = 0; i < n; i = run_end(a->v, i, n))
+		runs++;
+	if (runs < 2)
+		return;
+	struct ivl *tmp = malloc(n * sizeof(*tmp));
+	if (!tmp) { /* sorting in place needs no memory */
+		qsort(a->v, n, sizeof(*a->v), ivl_cmp);
+		return;
+	}
+	struct ivl *src = a->v, *dst = tmp;
+	while (runs > 1) {
+		runs = 0;
+		for (size_t i = 0; i < n; runs++) {
+			size_t m = run_end(src, i, n), e = m < n ? run_end(src, m, n) : n;
+			size_t l = i, r = m, o = i;
+			while (l < m && r < e)
+				dst[o++] = ivl_before(&src[r], &src[l]) ? src[r++] : src[l++];
+			while (l < m)
+				dst[o++] = src[l++];
+			while (r < e)
+				dst[o++] = src[r++];
+			i = e;
+		}
+		struct ivl *t = src;
+		src = dst;
+		dst = t;
+	}
+	if (src != a->v)
+		memcpy(a->v, src, n * sizeof(*src));
+	free(tmp);
+}
+
+/* Sort and merge in place; intervals that touch are merged. */
 void ivec_merge(struct ivec *a)
 {
 	if (a->n < 2)
 		return;
-	if (!ivec_in_order(a, false))
-		qsort(a->v, a->n, sizeof(*a->v), ivl_cmp);
+	ivec_sort(a);
 	size_t o = 0;
 	for (size_t i = 1; i < a->n; i++) {
 		if (a->v[i].s <= a->v[o].e) {
@@ -80,8 +119,7 @@ size_t ivec_count_distinct(struct ivec *a)
 {
 	if (a->n < 2)
 		return a->n;
-	if (!ivec_in_order(a, true))
-		qsort(a->v, a->n, sizeof(*a->v), ivl_cmp);
+	ivec_sort(a);
 	size_t n = 1;
 	for (size_t i = 1; i < a->n; i++)
 		n += a->v[i].s != a->v[i - 1].s || a->v[i].e != a->v[i - 1].e;

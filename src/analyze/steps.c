@@ -8,7 +8,7 @@
  *      DataLoader (Dataloader ranges), CPU Exec (operators, Python functions, phases).
  *   2. Steps are the ProfileStep ranges, sorted. A runtime call lying entirely inside a
  *      step's host span launched that step's GPU work (matched by the "correlation"
- *      argument). When any step launched GPU work, each step starts no earlier than the
+ *      argument: tree.h's launch links). When any step launched GPU work, each step starts no earlier than the
  *      previous one ended and ends no earlier than the last GPU work it launched; GPU work
  *      that ran before the first step's and was launched before the window moves the first
  *      start. Trailing steps that launched nothing, or clearly less than the step before
@@ -24,6 +24,7 @@
 #include "opscope/opscope.h"
 
 #include "analyze/intervals.h"
+#include "analyze/tree.h"
 
 const char *step_role_name(enum step_role r)
 {
@@ -35,32 +36,13 @@ const char *step_role_name(enum step_role r)
 }
 
 /* ---------------------------------------------------------------------------------------- */
-/* Launch links: correlation id -> runtime call */
 
+/* A runtime call that launched device work (tree.h's launch links). */
 struct rt_call {
 	int64_t s, e;
-	int64_t corr;
-	uint64_t matched; /* step index + 1 once its step is known, else 0 */
+	uint32_t track;
+	uint64_t range;
 };
-
-struct corr_slot {
-	int64_t corr;
-	uint32_t call; /* index in the calls array + 1; 0 = empty */
-};
-
-static int rt_cmp(const void *x, const void *y)
-{
-	const struct rt_call *a = x, *b = y;
-	if (a->s != b->s)
-		return a->s < b->s ? -1 : 1;
-	return (a->e > b->e) - (a->e < b->e);
-}
-
-static uint64_t corr_hash(int64_t c)
-{
-	uint64_t h = (uint64_t)c * 0x9e3779b97f4a7c15ull;
-	return h ^ (h >> 29);
-}
 
 struct named_step {
 	int64_t s, e;
@@ -75,21 +57,13 @@ static int named_cmp(const void *x, const void *y)
 	return (a->e > b->e) - (a->e < b->e);
 }
 
-/* A device activity: its interval and the runtime call that launched it, if known. */
-struct dev_act {
-	int64_t s, e;
-	int64_t corr;
-	bool has_corr;
-};
-
 struct steps_ctx {
 	const struct model *m;
+	const struct tree *tree;
 	uint32_t file;
 	struct ivec roles[STEP_NROLES];
 	struct rt_call *calls;
 	size_t ncalls, calls_cap;
-	struct dev_act *acts;
-	size_t nacts, acts_cap;
 	struct ivec steps;	  /* host spans, sorted */
 	uint32_t *step_names;	  /* string id per step (sorted like steps) */
 	struct named_step *named; /* ProfileStep ranges as found */
@@ -118,25 +92,9 @@ static bool is_cpu_exec(uint8_t c)
 	}
 }
 
-/* An I64 argument of a range, if present. */
-static bool range_i64(const struct model *m, uint32_t t, uint64_t i, uint32_t key, int64_t *v)
-{
-	if (!key)
-		return false;
-	uint64_t a = model_range_arg(m, t, i, key);
-	if (a == MODEL_NONE)
-		return false;
-	if (m->args.type[a] == MODEL_ARG_I64 || m->args.type[a] == MODEL_ARG_U64) {
-		*v = (int64_t)m->args.bits[a];
-		return true;
-	}
-	return false;
-}
-
 static void collect(struct steps_ctx *X)
 {
 	const struct model *m = X->m;
-	uint32_t corr_key = model_find_str(m, "correlation");
 	X->host_min = INT64_MAX;
 	X->host_max = INT64_MIN;
 	for (uint32_t t = 0; t < m->ntracks; t++) {
@@ -160,28 +118,13 @@ static void collect(struct steps_ctx *X)
 				else
 					continue; /* annotations on the GPU are not work */
 				ivec_add(&X->roles[role], s, e);
-				if (X->nacts == X->acts_cap) {
-					size_t cap = X->acts_cap ? X->acts_cap * 2 : 1024;
-					struct dev_act *a = realloc(X->acts, cap * sizeof(*a));
-					if (!a) {
-						X->oom = true;
-						return;
-					}
-					X->acts = a;
-					X->acts_cap = cap;
-				}
-				struct dev_act *a = &X->acts[X->nacts++];
-				a->s = s;
-				a->e = e;
-				a->has_corr = range_i64(m, t, i, corr_key, &a->corr);
 				continue;
 			}
 			if (tr->kind != MODEL_TRACK_THREAD)
 				continue;
 			if (c == OPSCOPE_CAT_CUDA_RUNTIME || c == OPSCOPE_CAT_CUDA_DRIVER) {
 				ivec_add(&X->roles[STEP_RUNTIME], s, e);
-				int64_t corr;
-				if (range_i64(m, t, i, corr_key, &corr)) {
+				if (X->tree->tracks[t].launches[i] != TREE_NONE) {
 					if (X->ncalls == X->calls_cap) {
 						size_t cap = X->calls_cap ? X->calls_cap * 2 : 1024;
 						struct rt_call *n =
@@ -193,7 +136,7 @@ static void collect(struct steps_ctx *X)
 						X->calls = n;
 						X->calls_cap = cap;
 					}
-					X->calls[X->ncalls++] = (struct rt_call){ s, e, corr, 0 };
+					X->calls[X->ncalls++] = (struct rt_call){ s, e, t, i };
 				}
 				continue;
 			}
@@ -253,93 +196,82 @@ static void collect(struct steps_ctx *X)
 	X->oom |= X->steps.oom || X->dataloaders.oom || X->backwards.oom || X->optimizers.oom;
 }
 
+/* The step whose host span holds a runtime call entirely, or ns for none. Steps are taken in
+ * start order and a step ends the search for calls starting at or after its end: the first
+ * step ending after the call's start is the one to hold it (if it does). With steps that
+ * overlap, ends are not in order, so the search runs over their running maximum. */
+static size_t call_step(const struct ivl *st, const int64_t *max_end, size_t ns,
+			const struct rt_call *c)
+{
+	size_t lo = 0, hi = ns;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (max_end[mid] <= c->s)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < ns && c->s >= st[lo].s && c->e <= st[lo].e ? lo : ns;
+}
+
 /* Stretch steps to the GPU work they launched (rule 2); returns how many steps to keep and
  * fills gpu_events per step. */
 static size_t adjust_steps(struct steps_ctx *X, uint64_t *gpu_events)
 {
+	const struct model *m = X->m;
+	const struct tree *tree = X->tree;
 	size_t ns = X->steps.n;
 	struct ivl *st = X->steps.v;
-	if (X->ncalls)
-		qsort(X->calls, X->ncalls, sizeof(*X->calls), rt_cmp);
-	/* correlation -> call */
-	size_t cap = 16;
-	while (cap < 2 * X->ncalls)
-		cap *= 2;
-	struct corr_slot *map = calloc(cap, sizeof(*map));
-	if (!map) {
-		X->oom = true;
-		return ns;
+	size_t n1 = ns ? ns : 1;
+	int64_t *dmin = malloc(n1 * sizeof(*dmin)), *dmax = malloc(n1 * sizeof(*dmax));
+	int64_t *max_end = malloc(n1 * sizeof(*max_end));
+	/* per device track of the file: which ranges a call inside a step launched */
+	uint8_t **matched = calloc(m->ntracks ? m->ntracks : 1, sizeof(*matched));
+	bool ok = dmin && dmax && max_end && matched;
+	for (uint32_t t = 0; t < m->ntracks && ok; t++) {
+		const struct model_track *tr = &m->tracks[t];
+		if (tr->file == X->file && tr->kind == MODEL_TRACK_DEVICE)
+			ok = (matched[t] = calloc(tr->nranges ? tr->nranges : 1, 1)) != NULL;
 	}
-	for (size_t i = 0; i < X->ncalls; i++) {
-		size_t h = corr_hash(X->calls[i].corr) & (cap - 1);
-		while (map[h].call && map[h].corr != X->calls[i].corr)
-			h = (h + 1) & (cap - 1);
-		map[h] = (struct corr_slot){ X->calls[i].corr, (uint32_t)(i + 1) }; /* last wins */
-	}
-	/* which step's host span holds each call entirely */
-	size_t s = 0;
-	for (size_t i = 0; i < X->ncalls && s < ns;) {
-		struct rt_call *c = &X->calls[i];
-		if (c->s < st[s].s) {
-			i++;
-		} else if (c->e <= st[s].e) {
-			c->matched = s + 1;
-			i++;
-		} else if (c->s < st[s].e) {
-			i++; /* crosses the step's end */
-		} else {
-			s++;
-		}
-	}
-	int64_t *dmin = malloc(ns * sizeof(*dmin)), *dmax = malloc(ns * sizeof(*dmax));
-	if (!dmin || !dmax) {
-		free(dmin);
-		free(dmax);
-		free(map);
-		X->oom = true;
-		return ns;
-	}
-	for (size_t k = 0; k < ns; k++) {
+	bool any = false;
+	for (size_t k = 0; k < ns && ok; k++) {
 		dmin[k] = INT64_MAX;
 		dmax[k] = INT64_MIN;
 		gpu_events[k] = 0;
+		max_end[k] = k && max_end[k - 1] > st[k].e ? max_end[k - 1] : st[k].e;
 	}
-	bool any = false;
-	uint8_t *act_matched = calloc(X->nacts ? X->nacts : 1, 1);
-	if (!act_matched) {
-		X->oom = true;
-		free(dmin);
-		free(dmax);
-		free(map);
-		return ns;
-	}
-	for (size_t a = 0; a < X->nacts; a++) {
-		const struct dev_act *d = &X->acts[a];
-		if (!d->has_corr)
+	for (size_t i = 0; i < X->ncalls && ok; i++) {
+		const struct rt_call *c = &X->calls[i];
+		size_t k = call_step(st, max_end, ns, c);
+		if (k == ns)
 			continue;
-		size_t h = corr_hash(d->corr) & (cap - 1);
-		while (map[h].call && map[h].corr != d->corr)
-			h = (h + 1) & (cap - 1);
-		if (!map[h].call)
-			continue;
-		uint64_t k = X->calls[map[h].call - 1].matched;
-		if (!k)
-			continue;
-		k--;
-		dmin[k] = d->s < dmin[k] ? d->s : dmin[k];
-		dmax[k] = d->e > dmax[k] ? d->e : dmax[k];
-		gpu_events[k]++;
-		act_matched[a] = 1;
-		any = true;
+		for (uint32_t l = tree->tracks[c->track].launches[c->range]; l != TREE_NONE;
+		     l = tree->launches[l].next) {
+			const struct tree_launch *la = &tree->launches[l];
+			const struct model_ranges *r = &m->tracks[la->track].ranges;
+			int64_t s = r->start_ns[la->range], e = s + r->dur_ns[la->range];
+			dmin[k] = s < dmin[k] ? s : dmin[k];
+			dmax[k] = e > dmax[k] ? e : dmax[k];
+			gpu_events[k]++;
+			matched[la->track][la->range] = 1;
+			any = true;
+		}
 	}
 	size_t keep = ns;
-	if (any) {
+	if (ok && any) {
+		/* GPU work that ran before the first step's and was not launched inside a step */
 		int64_t prev_end = st[0].s;
-		if (dmin[0] != INT64_MAX) {
-			for (size_t a = 0; a < X->nacts; a++)
-				if (!act_matched[a] && X->acts[a].e < dmin[0] &&
-				    X->acts[a].e > prev_end)
-					prev_end = X->acts[a].e;
+		for (uint32_t t = 0; t < m->ntracks && dmin[0] != INT64_MAX; t++) {
+			const struct model_track *tr = &m->tracks[t];
+			if (!matched[t])
+				continue;
+			const struct model_ranges *r = &tr->ranges;
+			for (uint64_t i = 0; i < tr->nranges; i++) {
+				int64_t e = r->start_ns[i] + r->dur_ns[i];
+				if (!matched[t][i] && tree_is_device_work(r->category[i]) &&
+				    e < dmin[0] && e > prev_end)
+					prev_end = e;
+			}
 		}
 		for (size_t k = 0; k < ns; k++) {
 			int64_t start = prev_end > st[k].s ? prev_end : st[k].s;
@@ -366,10 +298,13 @@ static size_t adjust_steps(struct steps_ctx *X, uint64_t *gpu_events)
 			}
 		}
 	}
-	free(act_matched);
+	X->oom |= !ok;
+	for (uint32_t t = 0; matched && t < m->ntracks; t++)
+		free(matched[t]);
+	free(matched);
+	free(max_end);
 	free(dmin);
 	free(dmax);
-	free(map);
 	return keep;
 }
 
@@ -391,13 +326,14 @@ static int64_t first_start_within(const struct ivec *a, int64_t s, int64_t e, in
 	return dflt;
 }
 
-int steps_analyze(const struct model *m, uint32_t file, struct step_table *out)
+int steps_analyze(const struct tree *tree, uint32_t file, struct step_table *out)
 {
 	memset(out, 0, sizeof(*out));
 	out->file = file;
 	struct steps_ctx X;
 	memset(&X, 0, sizeof(X));
-	X.m = m;
+	X.m = tree->m;
+	X.tree = tree;
 	X.file = file;
 	collect(&X);
 	size_t ns = X.steps.n;
@@ -483,7 +419,6 @@ int steps_analyze(const struct model *m, uint32_t file, struct step_table *out)
 	}
 	free(slots.v);
 	free(X.calls);
-	free(X.acts);
 	free(X.steps.v);
 	free(X.step_names);
 	free(X.named);

@@ -18,6 +18,8 @@
 
 #include "model/model.h"
 
+struct tree;
+
 enum step_role {
 	STEP_KERNEL,
 	STEP_MEMCPY,
@@ -53,8 +55,9 @@ struct step_table {
 /* Role names as table headers ("Kernel", ..., "CPU Exec", "Other"). */
 const char *step_role_name(enum step_role r);
 
-/* The step table of file `file` of the model. Returns 0 or OPSCOPE_ENOMEM. */
-int steps_analyze(const struct model *m, uint32_t file, struct step_table *out);
+/* The step table of file `file` of the tree's model (the launch links come from the tree).
+ * Returns 0 or OPSCOPE_ENOMEM. */
+int steps_analyze(const struct tree *tree, uint32_t file, struct step_table *out);
 void steps_free(struct step_table *t);
 
 #endif

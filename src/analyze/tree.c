@@ -8,52 +8,73 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* correlation -> (track, range) of the runtime call, per file; open addressing */
-struct corr_entry {
+/* A runtime call with a correlation id: where it is. track == TREE_NONE marks a free slot. */
+struct corr_slot {
 	int64_t corr;
-	uint32_t file;
-	uint32_t track; /* TREE_NONE = empty */
+	uint32_t track;
 	uint64_t range;
 };
 
-struct corr_map {
-	struct corr_entry *e;
-	uint64_t cap, n;
+/* Correlation id -> runtime call, for one file. Kineto numbers ids upward from 1, so they
+ * usually fill a dense range: then the slots are an array indexed by id - lo, which the
+ * device ranges, listed in about the order they were launched, read nearly in sequence (a
+ * hash map missed the cache on every lookup: half of tree_build on a 1 GB trace). Sparse ids
+ * fall back to open addressing. */
+struct corr_index {
+	struct corr_slot *slots;
+	uint64_t cap; /* dense: ids lo .. lo + cap - 1; hashed: a power of two */
+	int64_t lo;
+	bool dense;
 };
 
-static uint64_t corr_hash(int64_t corr, uint32_t file)
+static uint64_t corr_hash(int64_t corr)
 {
-	uint64_t h = ((uint64_t)corr ^ (uint64_t)file << 48) * 0x9e3779b97f4a7c15ull;
+	uint64_t h = (uint64_t)corr * 0x9e3779b97f4a7c15ull;
 	return h ^ (h >> 29);
 }
 
-static struct corr_entry *corr_slot(struct corr_map *cm, int64_t corr, uint32_t file)
+/* The slot of id corr: its call, or a free slot (NULL when a dense index has no room for
+ * it, which means no call has it). */
+static struct corr_slot *corr_find(struct corr_index *x, int64_t corr)
 {
-	uint64_t mask = cm->cap - 1;
-	for (uint64_t i = corr_hash(corr, file) & mask;; i = (i + 1) & mask) {
-		struct corr_entry *e = &cm->e[i];
-		if (e->track == TREE_NONE || (e->corr == corr && e->file == file))
+	if (x->dense) {
+		uint64_t at = (uint64_t)corr - (uint64_t)x->lo;
+		return corr >= x->lo && at < x->cap ? &x->slots[at] : NULL;
+	}
+	uint64_t mask = x->cap - 1;
+	for (uint64_t i = corr_hash(corr) & mask;; i = (i + 1) & mask) {
+		struct corr_slot *e = &x->slots[i];
+		if (e->track == TREE_NONE || e->corr == corr)
 			return e;
 	}
 }
 
-static bool corr_grow(struct corr_map *cm)
+/* Index the calls (in track order, then range order: the last call with an id wins, as in
+ * Paddle). False when out of memory. */
+static bool corr_index_build(struct corr_index *x, const struct corr_slot *calls, uint64_t n)
 {
-	uint64_t cap = cm->cap ? cm->cap * 2 : 1024;
-	struct corr_entry *old = cm->e;
-	uint64_t oldcap = cm->cap;
-	cm->e = malloc(cap * sizeof(*cm->e));
-	if (!cm->e) {
-		cm->e = old;
-		return false;
+	int64_t lo = calls[0].corr, hi = calls[0].corr;
+	for (uint64_t i = 1; i < n; i++) {
+		lo = calls[i].corr < lo ? calls[i].corr : lo;
+		hi = calls[i].corr > hi ? calls[i].corr : hi;
 	}
-	for (uint64_t i = 0; i < cap; i++)
-		cm->e[i].track = TREE_NONE;
-	cm->cap = cap;
-	for (uint64_t i = 0; i < oldcap; i++)
-		if (old[i].track != TREE_NONE)
-			*corr_slot(cm, old[i].corr, old[i].file) = old[i];
-	free(old);
+	uint64_t span = (uint64_t)hi - (uint64_t)lo; /* no overflow in unsigned arithmetic */
+	x->dense = span < 4 * n + 4096;
+	x->lo = lo;
+	if (x->dense) {
+		x->cap = span + 1;
+	} else {
+		x->cap = 1024;
+		while (x->cap < 2 * n)
+			x->cap *= 2;
+	}
+	x->slots = malloc(x->cap * sizeof(*x->slots));
+	if (!x->slots)
+		return false;
+	for (uint64_t i = 0; i < x->cap; i++)
+		x->slots[i].track = TREE_NONE;
+	for (uint64_t i = 0; i < n; i++)
+		*corr_find(x, calls[i].corr) = calls[i];
 	return true;
 }
 
@@ -122,6 +143,80 @@ static bool link_parents(struct tree_track *tt, const struct model_track *tr)
 	return true;
 }
 
+/* Launch links of one file: each device range to the runtime call of the file with its
+ * correlation id. False when out of memory. */
+static bool link_launches(struct tree *t, uint32_t key, uint32_t file)
+{
+	const struct model *m = t->m;
+	struct corr_slot *calls = NULL;
+	uint64_t n = 0, cap = 0;
+	for (uint32_t ti = 0; ti < m->ntracks; ti++) {
+		const struct model_track *tr = &m->tracks[ti];
+		if (tr->file != file || tr->kind != MODEL_TRACK_THREAD)
+			continue;
+		for (uint64_t i = 0; i < tr->nranges; i++) {
+			int64_t corr;
+			if (!tree_is_runtime(tr->ranges.category[i]) ||
+			    !range_corr(m, key, ti, i, &corr))
+				continue;
+			if (n == cap) {
+				uint64_t nc = cap ? cap * 2 : 1024;
+				struct corr_slot *c = realloc(calls, nc * sizeof(*c));
+				if (!c) {
+					free(calls);
+					return false;
+				}
+				calls = c;
+				cap = nc;
+			}
+			calls[n++] = (struct corr_slot){ corr, ti, i };
+		}
+	}
+	if (n == 0)
+		return true;
+	struct corr_index x;
+	bool ok = corr_index_build(&x, calls, n);
+	free(calls);
+	for (uint32_t ti = 0; ti < m->ntracks && ok; ti++) {
+		const struct model_track *tr = &m->tracks[ti];
+		if (tr->file != file || tr->kind != MODEL_TRACK_DEVICE)
+			continue;
+		const struct model_ranges *r = &tr->ranges;
+		for (uint64_t i = 0; i < tr->nranges; i++) {
+			int64_t corr;
+			if (!tree_is_device_work(r->category[i]) ||
+			    !range_corr(m, key, ti, i, &corr))
+				continue;
+			const struct corr_slot *e = corr_find(&x, corr);
+			if (!e || e->track == TREE_NONE)
+				continue;
+			if (t->nlaunches == t->launches_cap) {
+				uint32_t lc = t->launches_cap ? t->launches_cap * 2 : 1024;
+				struct tree_launch *l =
+					t->launches_cap <= UINT32_MAX / 2
+						? realloc(t->launches, (size_t)lc * sizeof(*l))
+						: NULL; /* ids of launches are 32 bits */
+				if (!l) {
+					ok = false;
+					break;
+				}
+				t->launches = l;
+				t->launches_cap = lc;
+			}
+			struct tree_track *ht = &t->tracks[e->track];
+			t->launches[t->nlaunches] =
+				(struct tree_launch){ ti, i, ht->launches[e->range] };
+			ht->launches[e->range] = t->nlaunches++;
+			ht->ggpu_ns[e->range] += r->dur_ns[i];
+			if (tree_is_kernel(r->category[i]))
+				ht->gpu_ns[e->range] += r->dur_ns[i];
+			t->tracks[ti].launched[i] = true;
+		}
+	}
+	free(x.slots);
+	return ok;
+}
+
 int tree_build(struct tree *t, const struct model *m)
 {
 	memset(t, 0, sizeof(*t));
@@ -129,11 +224,11 @@ int tree_build(struct tree *t, const struct model *m)
 	t->tracks = calloc(m->ntracks ? m->ntracks : 1, sizeof(*t->tracks));
 	if (!t->tracks)
 		return OPSCOPE_ENOMEM;
-	uint32_t key = model_find_str(m, "correlation");
-	struct corr_map cm = { NULL, 0, 0 };
+	uint32_t key = model_find_str(m, "correlation"), nfiles = 0;
 	for (uint32_t ti = 0; ti < m->ntracks && !t->oom; ti++) {
 		const struct model_track *tr = &m->tracks[ti];
 		struct tree_track *tt = &t->tracks[ti];
+		nfiles = tr->file >= nfiles ? tr->file + 1 : nfiles;
 		if (tr->kind == MODEL_TRACK_ASYNC)
 			continue; /* overlapping async ranges are not part of a thread's tree */
 		if (!alloc_track(tt, tr)) {
@@ -146,57 +241,9 @@ int tree_build(struct tree *t, const struct model *m)
 			t->oom = true;
 			break;
 		}
-		for (uint64_t i = 0; i < tr->nranges; i++) {
-			int64_t corr;
-			if (!tree_is_runtime(tr->ranges.category[i]) ||
-			    !range_corr(m, key, ti, i, &corr))
-				continue;
-			if ((cm.n + 1) * 2 > cm.cap && !corr_grow(&cm)) {
-				t->oom = true;
-				break;
-			}
-			struct corr_entry *e = corr_slot(&cm, corr, tr->file);
-			if (e->track == TREE_NONE)
-				cm.n++;
-			/* the last call with an id wins, as in Paddle */
-			*e = (struct corr_entry){ corr, tr->file, ti, i };
-		}
 	}
-	/* launches: device ranges to their calls */
-	for (uint32_t ti = 0; ti < m->ntracks && !t->oom && cm.cap; ti++) {
-		const struct model_track *tr = &m->tracks[ti];
-		if (tr->kind != MODEL_TRACK_DEVICE)
-			continue;
-		const struct model_ranges *r = &tr->ranges;
-		for (uint64_t i = 0; i < tr->nranges; i++) {
-			int64_t corr;
-			if (!tree_is_device_work(r->category[i]) ||
-			    !range_corr(m, key, ti, i, &corr))
-				continue;
-			struct corr_entry *e = corr_slot(&cm, corr, tr->file);
-			if (e->track == TREE_NONE)
-				continue;
-			if (t->nlaunches == t->launches_cap) {
-				uint32_t cap = t->launches_cap ? t->launches_cap * 2 : 1024;
-				struct tree_launch *l = realloc(t->launches, cap * sizeof(*l));
-				if (!l || cap < t->launches_cap) {
-					t->oom = true;
-					break;
-				}
-				t->launches = l;
-				t->launches_cap = cap;
-			}
-			struct tree_track *ht = &t->tracks[e->track];
-			t->launches[t->nlaunches] =
-				(struct tree_launch){ ti, i, ht->launches[e->range] };
-			ht->launches[e->range] = t->nlaunches++;
-			ht->ggpu_ns[e->range] += r->dur_ns[i];
-			if (tree_is_kernel(r->category[i]))
-				ht->gpu_ns[e->range] += r->dur_ns[i];
-			t->tracks[ti].launched[i] = true;
-		}
-	}
-	free(cm.e);
+	for (uint32_t f = 0; f < nfiles && !t->oom; f++)
+		t->oom = !link_launches(t, key, f);
 	/* inclusive device times and self times: children after parents, so walk backwards */
 	for (uint32_t ti = 0; ti < m->ntracks && !t->oom; ti++) {
 		const struct model_track *tr = &m->tracks[ti];

@@ -52,6 +52,7 @@ struct report_view {
 	const char *name;    /* --views name */
 	const char *summary; /* one line of help */
 	int (*fn)(struct report_ctx *c);
+	int cost; /* rough rank of its time on a large trace: costlier views start first */
 };
 
 /* Every view, in the order they print; ends with a NULL name. */

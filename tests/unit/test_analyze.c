@@ -172,6 +172,68 @@ TEST(interval_rules)
 	ivec_free(&z);
 }
 
+static int ivl_ref_cmp(const void *x, const void *y)
+{
+	const struct ivl *a = x, *b = y;
+	if (a->s != b->s)
+		return a->s < b->s ? -1 : 1;
+	return (a->e > b->e) - (a->e < b->e);
+}
+
+/* Sorting (the natural merge sort of intervals.c) against qsort, on lists made the way the
+ * views make them: a few ascending runs one after the other (one per track), random lists,
+ * many equal starts, lists in order, descending lists. */
+TEST(interval_sort_matches_qsort)
+{
+	uint64_t seed = 7;
+	for (int round = 0; round < 40; round++) {
+		size_t n = (size_t)round * (size_t)round * 37 % 5000 + (size_t)round;
+		int kind = round % 5, runs = 1 + round % 9;
+		struct ivec a = { 0 };
+		for (size_t i = 0; i < n; i++) {
+			seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+			int64_t s, d = (int64_t)((seed >> 40) % 50);
+			if (kind == 0) /* ascending runs */
+				s = (int64_t)(i % (n / (size_t)runs + 1)) * 10 +
+				    (int64_t)(seed >> 61);
+			else if (kind == 1) /* random */
+				s = (int64_t)((seed >> 20) % 100000) - 50000;
+			else if (kind == 2) /* many equal starts */
+				s = (int64_t)((seed >> 20) % 4);
+			else if (kind == 3) /* in order */
+				s = (int64_t)i;
+			else /* descending */
+				s = -(int64_t)i;
+			ivec_push(&a, s, s + d);
+		}
+		struct ivl *ref = malloc((n ? n : 1) * sizeof(*ref));
+		REQUIRE(ref);
+		if (n)
+			memcpy(ref, a.v, n * sizeof(*ref));
+		qsort(ref, n, sizeof(*ref), ivl_ref_cmp);
+		size_t distinct = n ? 1 : 0;
+		for (size_t i = 1; i < n; i++)
+			distinct += ref[i].s != ref[i - 1].s || ref[i].e != ref[i - 1].e;
+		CHECK_EQ_U(ivec_count_distinct(&a), distinct);
+		CHECK(n == 0 || memcmp(a.v, ref, n * sizeof(*ref)) == 0);
+		/* merged: the union of the sorted list, touching intervals joined */
+		size_t o = 0;
+		for (size_t i = 1; i < n; i++) {
+			if (ref[i].s <= ref[o].e) {
+				if (ref[i].e > ref[o].e)
+					ref[o].e = ref[i].e;
+			} else {
+				ref[++o] = ref[i];
+			}
+		}
+		ivec_merge(&a);
+		CHECK_EQ_U(a.n, n ? o + 1 : 0);
+		CHECK(n == 0 || memcmp(a.v, ref, a.n * sizeof(*ref)) == 0);
+		free(ref);
+		ivec_free(&a);
+	}
+}
+
 /*
  * file 0: thread 1
  *   op A [0,100)
@@ -250,6 +312,39 @@ TEST(tree_links)
 	CHECK(!t.tracks[d].launched[idx(m, d, "annotation", 100)]);
 	/* async tracks are not part of the tree */
 	CHECK(t.tracks[as].parent == NULL);
+	tree_free(&t);
+	model_free(m);
+}
+
+/* Correlation ids far apart (the index of tree.c falls back from an array to a hash map):
+ * the same links as dense ids give, the last call with an id winning, and an id between the
+ * calls' ids that no call has. */
+TEST(tree_links_sparse_ids)
+{
+	static const int64_t ids[] = { 5, (int64_t)1 << 40, (int64_t)1 << 62, 77777 };
+	struct model *m = model_new();
+	model_add_file(m, "sparse", "test");
+	uint32_t h = model_add_track(m, MODEL_TRACK_THREAD, 1, 1, 0);
+	uint32_t h2 = model_add_track(m, MODEL_TRACK_THREAD, 1, 2, 0);
+	uint32_t d = model_add_track(m, MODEL_TRACK_DEVICE, 0, 7, 0);
+	for (int i = 0; i < 4; i++) {
+		R(m, h, i * 100, i * 100 + 10, "call", OPSCOPE_CAT_CUDA_RUNTIME, ids[i]);
+		R(m, d, i * 100 + 50, i * 100 + 50 + i + 1, "k", OPSCOPE_CAT_KERNEL, ids[i]);
+	}
+	/* the same id as the first call, on a later track: this call wins */
+	R(m, h2, 20, 30, "again", OPSCOPE_CAT_CUDA_RUNTIME, ids[0]);
+	R(m, d, 900, 950, "nobody", OPSCOPE_CAT_KERNEL, ((int64_t)1 << 40) + 1);
+	nest(m);
+	REQUIRE(!m->oom);
+	struct tree t;
+	REQUIRE(tree_build(&t, m) == 0);
+	for (int i = 1; i < 4; i++)
+		CHECK_EQ_I(t.tracks[h].gpu_ns[idx(m, h, "call", i * 100)], i + 1);
+	CHECK_EQ_I(t.tracks[h].gpu_ns[idx(m, h, "call", 0)], 0);
+	CHECK_EQ_I(t.tracks[h2].gpu_ns[idx(m, h2, "again", 20)], 1);
+	CHECK(!t.tracks[d].launched[idx(m, d, "nobody", 900)]);
+	CHECK(t.tracks[d].launched[idx(m, d, "k", 350)]);
+	CHECK_EQ_U(t.nlaunches, 4);
 	tree_free(&t);
 	model_free(m);
 }
@@ -631,5 +726,6 @@ TEST(kernel_display_name)
 	}
 }
 
-TEST_MAIN(interval_rules, tree_links, no_devices_no_steps, overview_model_device, distributed,
-	  memcpy_userdefined_nvprof, kernel_display_name)
+TEST_MAIN(interval_rules, interval_sort_matches_qsort, tree_links, tree_links_sparse_ids,
+	  no_devices_no_steps, overview_model_device, distributed, memcpy_userdefined_nvprof,
+	  kernel_display_name)

@@ -9,10 +9,22 @@
 #include "opscope/opscope.h"
 
 #include "analyze/steps.h"
+#include "analyze/tree.h"
 #include "convert/import.h"
 #include "harness.h"
 #include "model/model.h"
 #include "modelbuild.h"
+
+/* The step table of one file, with the tree it needs. */
+static int analyze(const struct model *m, uint32_t file, struct step_table *st)
+{
+	struct tree tree;
+	if (tree_build(&tree, m) != 0)
+		return OPSCOPE_ENOMEM;
+	int rc = steps_analyze(&tree, file, st);
+	tree_free(&tree);
+	return rc;
+}
 
 /* Two steps on a host thread, kernels on one stream; step 1 launches a kernel that runs past
  * the host step's end; step 3 launches nothing and is dropped. */
@@ -39,7 +51,7 @@ TEST(synthetic_partition)
 	for (uint32_t t = 0; t < m->ntracks; t++)
 		model_nest_track(m, t);
 	struct step_table st;
-	CHECK(steps_analyze(m, 0, &st) == 0);
+	CHECK(analyze(m, 0, &st) == 0);
 	CHECK_EQ_U(st.nrows, 2);
 	CHECK_EQ_U(st.dropped, 1);
 	/* step 1 stretched to k1's end: [0,130) */
@@ -86,7 +98,7 @@ TEST(no_steps_one_span)
 	R(m, h, 10, 50, "aten::add", OPSCOPE_CAT_OPERATOR, -1);
 	R(m, h, 60, 70, "aten::mul", OPSCOPE_CAT_OPERATOR, -1);
 	struct step_table st;
-	CHECK(steps_analyze(m, 0, &st) == 0);
+	CHECK(analyze(m, 0, &st) == 0);
 	CHECK_EQ_U(st.nrows, 1);
 	CHECK_EQ_I(st.rows[0].start_ns, 10);
 	CHECK_EQ_I(st.rows[0].end_ns, 70);
@@ -124,7 +136,7 @@ TEST(resnet50_v100_oracle)
 		return;
 	}
 	struct step_table st;
-	CHECK(steps_analyze(m, 0, &st) == 0);
+	CHECK(analyze(m, 0, &st) == 0);
 	CHECK_EQ_U(st.nrows, 6);
 	static const int64_t kernel_us[6] = { 98598, 98570, 98596, 98623, 98504, 98641 };
 	for (uint32_t k = 0; k < st.nrows && k < 6; k++) {
@@ -161,7 +173,7 @@ TEST(hta_gpu_events_per_step)
 		return;
 	}
 	struct step_table st;
-	CHECK(steps_analyze(m, 0, &st) == 0);
+	CHECK(analyze(m, 0, &st) == 0);
 	REQUIRE(st.nrows == 5);
 	uint64_t first4 = 0, all = 0;
 	for (uint32_t k = 0; k < st.nrows; k++) {
