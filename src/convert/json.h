@@ -242,6 +242,11 @@ static inline int json_number(struct json_cur *c, struct json_span *out, bool *i
 	if (*p == '0') {
 		p++;
 	} else {
+		/* 19 digits always fit in 64 bits: only the ones after need the overflow check
+		 * (a division per digit was on the parser's critical path) */
+		const char *safe = end - p > 19 ? p + 19 : end;
+		while (p < safe && *p >= '0' && *p <= '9')
+			v = v * 10 + (unsigned)(*p++ - '0');
 		while (p < end && *p >= '0' && *p <= '9') {
 			unsigned d = (unsigned)(*p - '0');
 			if (v > (UINT64_MAX - d) / 10)

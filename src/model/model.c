@@ -17,9 +17,11 @@
 #include "model/model.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <pthread.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -32,6 +34,7 @@
 
 #define TIME_LIMIT	    ((int64_t)1 << 61) /* times are clamped to +-TIME_LIMIT ns */
 #define MAX_FILE_STRING_IDS (1u << 24)	       /* largest string id a file may use */
+#define NEST_THREADS_MAX    8
 
 /* ---------------------------------------------------------------------------------------- */
 /* Small helpers. */
@@ -758,10 +761,9 @@ static int sort_key_cmp(const void *a, const void *b)
 
 /*
  * Sort keys[0..n) by (start, depth, index), the order sort_key_cmp defines: a stable radix
- * sort on start (11 bits a pass, as many passes as the starts' spread needs: three for a
- * trace of seconds), then the runs of equal starts by the rest. Imported tracks come out of
- * order by up to their nesting (Kineto writes an operator when it ends, after its children),
- * which qsort took 20 ms for on 300 k ranges. False when out of memory.
+ * sort on start (as many passes as the starts' spread needs), then the runs of equal starts
+ * by the rest. Imported tracks come out of order by up to their nesting (Kineto writes an
+ * operator when it ends, after its children), which qsort took 20 ms for on 300 k ranges. False when out of memory.
  */
 static bool sort_keys_by_start(struct sort_key *k, uint64_t n)
 {
@@ -775,30 +777,37 @@ static bool sort_keys_by_start(struct sort_key *k, uint64_t n)
 		lo = u < lo ? u : lo;
 		hi = u > hi ? u : hi;
 	}
+	/* as few passes as the spread needs with digits of at most 13 bits (64 KB of counts,
+	 * in the L2 cache): a trace of a minute in ns spreads over 36 bits, 3 passes of 12 */
+	enum { MAX_BITS = 13 };
+	unsigned spread = 0;
+	while (spread < 64 && ((hi - lo) >> spread) != 0)
+		spread++;
+	unsigned passes = (spread + MAX_BITS - 1) / MAX_BITS;
+	unsigned bits = passes ? (spread + passes - 1) / passes : 1;
+	uint64_t bins = 1ull << bits, mask = bins - 1;
 	struct sort_key *tmp = malloc(n * sizeof(*tmp));
 	if (!tmp)
 		return false;
-	enum { BITS = 11, BINS = 1 << BITS };
-	uint64_t *count = malloc(BINS * sizeof(*count));
+	uint64_t *count = malloc(bins * sizeof(*count));
 	if (!count) {
 		free(tmp);
 		return false;
 	}
 	struct sort_key *from = k, *to = tmp;
-	for (unsigned shift = 0; shift < 64 && ((hi - lo) >> shift) != 0; shift += BITS) {
-		memset(count, 0, BINS * sizeof(*count));
+	for (unsigned p = 0, shift = 0; p < passes; p++, shift += bits) {
+		memset(count, 0, bins * sizeof(*count));
 		for (uint64_t i = 0; i < n; i++)
-			count[((((uint64_t)from[i].start ^ (1ull << 63)) - lo) >> shift) &
-			      (BINS - 1)]++;
+			count[((((uint64_t)from[i].start ^ (1ull << 63)) - lo) >> shift) & mask]++;
 		uint64_t sum = 0;
-		for (unsigned b = 0; b < BINS; b++) {
+		for (uint64_t b = 0; b < bins; b++) {
 			uint64_t c = count[b];
 			count[b] = sum;
 			sum += c;
 		}
 		for (uint64_t i = 0; i < n; i++)
 			to[count[((((uint64_t)from[i].start ^ (1ull << 63)) - lo) >> shift) &
-				 (BINS - 1)]++] = from[i];
+				 mask]++] = from[i];
 		struct sort_key *t = from;
 		from = to;
 		to = t;
@@ -823,9 +832,27 @@ static bool sort_keys_by_start(struct sort_key *k, uint64_t n)
  * for n elements of the largest size). */
 static void permute(void *col, size_t size, const struct sort_key *keys, uint64_t n, void *tmp)
 {
+	/* a loop per column width, so that each memcpy has a constant size and becomes a load
+	 * and a store: with the size known only at run time it was a call per element (half of
+	 * nesting a track of a million ranges) */
 	uint8_t *c = col, *t = tmp;
-	for (uint64_t i = 0; i < n; i++)
-		memcpy(t + i * size, c + keys[i].index * size, size);
+	switch (size) {
+	case 1:
+		for (uint64_t i = 0; i < n; i++)
+			t[i] = c[keys[i].index];
+		break;
+	case 4:
+		for (uint64_t i = 0; i < n; i++)
+			memcpy(t + i * 4, c + keys[i].index * 4, 4);
+		break;
+	case 8:
+		for (uint64_t i = 0; i < n; i++)
+			memcpy(t + i * 8, c + keys[i].index * 8, 8);
+		break;
+	default:
+		for (uint64_t i = 0; i < n; i++)
+			memcpy(t + i * size, c + keys[i].index * size, size);
+	}
 	memcpy(c, t, n * size);
 }
 
@@ -852,7 +879,7 @@ static struct sort_key *sort_keys(const int64_t *start, const uint32_t *depth, u
 }
 
 /* Reorder the ranges of `track` by keys[i].index (flow references follow); frees keys. */
-static void permute_ranges(struct model *m, uint32_t track, struct sort_key *k)
+static void permute_ranges(struct model *m, uint32_t track, struct sort_key *k, bool *oom)
 {
 	struct model_track *t = &m->tracks[track];
 	struct model_ranges *r = &t->ranges;
@@ -879,25 +906,27 @@ static void permute_ranges(struct model *m, uint32_t track, struct sort_key *k)
 		}
 		free(inv);
 	} else {
-		m->oom = true;
+		*oom = true;
 	}
 	free(k);
 }
 
-void model_sort_track(struct model *m, uint32_t track)
+/* model_sort_track(), with out of memory reported in *oom: tracks of one model are sorted on
+ * several threads at once (model_nest_tracks), and m->oom is not theirs to write. */
+static void sort_track(struct model *m, uint32_t track, bool *oom)
 {
 	struct model_track *t = &m->tracks[track];
 	bool sorted;
 	struct model_ranges *r = &t->ranges;
 	struct sort_key *k = sort_keys(r->start_ns, r->depth, t->nranges, &sorted);
 	if (!sorted && !k)
-		m->oom = true;
+		*oom = true;
 	if (k)
-		permute_ranges(m, track, k);
+		permute_ranges(m, track, k, oom);
 	struct model_instants *in = &t->instants;
 	k = sort_keys(in->ts_ns, NULL, t->ninstants, &sorted);
 	if (!sorted && !k)
-		m->oom = true;
+		*oom = true;
 	if (k) {
 		uint64_t n = t->ninstants;
 		uint64_t *tmp = malloc(n * sizeof(*tmp));
@@ -908,7 +937,7 @@ void model_sort_track(struct model *m, uint32_t track)
 			permute(in->first_arg, sizeof(*in->first_arg), k, n, tmp);
 			permute(in->nargs, sizeof(*in->nargs), k, n, tmp);
 		} else {
-			m->oom = true;
+			*oom = true;
 		}
 		free(tmp);
 		free(k);
@@ -916,7 +945,7 @@ void model_sort_track(struct model *m, uint32_t track)
 	struct model_counters *co = &t->counters;
 	k = sort_keys(co->ts_ns, NULL, t->ncounters, &sorted);
 	if (!sorted && !k)
-		m->oom = true;
+		*oom = true;
 	if (k) {
 		uint64_t n = t->ncounters;
 		uint64_t *tmp = malloc(n * sizeof(*tmp));
@@ -925,11 +954,16 @@ void model_sort_track(struct model *m, uint32_t track)
 			permute(co->name, sizeof(*co->name), k, n, tmp);
 			permute(co->value, sizeof(*co->value), k, n, tmp);
 		} else {
-			m->oom = true;
+			*oom = true;
 		}
 		free(tmp);
 		free(k);
 	}
+}
+
+void model_sort_track(struct model *m, uint32_t track)
+{
+	sort_track(m, track, &m->oom);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -2110,7 +2144,8 @@ int model_load_file(struct model *m, const char *path, char *err, size_t errsize
 	return rc;
 }
 
-uint64_t model_nest_track(struct model *m, uint32_t track)
+/* model_nest_track(), with out of memory reported in *oom (see sort_track). */
+static uint64_t nest_track(struct model *m, uint32_t track, bool *oom)
 {
 	struct model_track *t = &m->tracks[track];
 	struct model_ranges *r = &t->ranges;
@@ -2126,7 +2161,7 @@ uint64_t model_nest_track(struct model *m, uint32_t track)
 	if (!sorted) {
 		struct sort_key *k = malloc(n * sizeof(*k));
 		if (!k) {
-			m->oom = true;
+			*oom = true;
 			return 0;
 		}
 		for (uint64_t i = 0; i < n; i++)
@@ -2134,16 +2169,16 @@ uint64_t model_nest_track(struct model *m, uint32_t track)
 						  (uint64_t)(INT64_MAX - r->dur_ns[i]), i };
 		if (!sort_keys_by_start(k, n)) {
 			free(k);
-			m->oom = true;
+			*oom = true;
 			return 0;
 		}
-		permute_ranges(m, track, k); /* frees k */
+		permute_ranges(m, track, k, oom); /* frees k */
 	}
 	/* depth = number of open ranges that contain the start; ends of open ranges on a stack */
 	uint64_t cap = 64, top = 0, overlaps = 0;
 	int64_t *ends = malloc(cap * sizeof(*ends));
 	if (!ends) {
-		m->oom = true;
+		*oom = true;
 		return 0;
 	}
 	for (uint64_t i = 0; i < n; i++) {
@@ -2156,7 +2191,7 @@ uint64_t model_nest_track(struct model *m, uint32_t track)
 		if (top == cap) {
 			int64_t *p = realloc(ends, 2 * cap * sizeof(*ends));
 			if (!p) {
-				m->oom = true;
+				*oom = true;
 				break;
 			}
 			ends = p;
@@ -2166,6 +2201,83 @@ uint64_t model_nest_track(struct model *m, uint32_t track)
 	}
 	free(ends);
 	return overlaps;
+}
+
+uint64_t model_nest_track(struct model *m, uint32_t track)
+{
+	return nest_track(m, track, &m->oom);
+}
+
+/* Tracks shared out by model_nest_tracks: the largest first, each taken by one thread. */
+struct nest_pool {
+	struct model *m;
+	uint32_t *order;
+	uint32_t n;
+	atomic_uint next;
+	atomic_uint_fast64_t overlaps;
+	atomic_bool oom;
+};
+
+static void *nest_worker(void *arg)
+{
+	struct nest_pool *p = arg;
+	uint64_t overlaps = 0;
+	bool oom = false;
+	for (uint32_t i; (i = atomic_fetch_add(&p->next, 1)) < p->n;) {
+		overlaps += nest_track(p->m, p->order[i], &oom);
+		sort_track(p->m, p->order[i], &oom);
+	}
+	atomic_fetch_add(&p->overlaps, overlaps);
+	if (oom)
+		atomic_store(&p->oom, true);
+	return NULL;
+}
+
+static int nest_larger_first(const void *a, const void *b, void *arg)
+{
+	const struct model *m = arg;
+	uint64_t x = m->tracks[*(const uint32_t *)a].nranges;
+	uint64_t y = m->tracks[*(const uint32_t *)b].nranges;
+	return (x < y) - (x > y);
+}
+
+uint64_t model_nest_tracks(struct model *m, uint32_t first, unsigned threads)
+{
+	uint32_t n = first < m->ntracks ? m->ntracks - first : 0;
+	uint32_t *order = n > 1 && threads > 1 ? malloc(n * sizeof(*order)) : NULL;
+	if (!order) { /* one thread (or no memory for more) */
+		uint64_t overlaps = 0;
+		for (uint32_t t = first; t < m->ntracks; t++) {
+			overlaps += model_nest_track(m, t);
+			model_sort_track(m, t);
+		}
+		return overlaps;
+	}
+	/* tracks only ever read the flows of other tracks, and write their own columns: one
+	 * thread a track needs no lock; the largest go first, so that the others fill in */
+	for (uint32_t i = 0; i < n; i++)
+		order[i] = first + i;
+	qsort_r(order, n, sizeof(*order), nest_larger_first, m);
+	struct nest_pool pool = { .m = m, .order = order, .n = n };
+	atomic_init(&pool.next, 0);
+	atomic_init(&pool.overlaps, 0);
+	atomic_init(&pool.oom, false);
+	if (threads > n)
+		threads = n;
+	if (threads > NEST_THREADS_MAX)
+		threads = NEST_THREADS_MAX;
+	pthread_t tid[NEST_THREADS_MAX];
+	unsigned started = 0;
+	while (started + 1 < threads &&
+	       pthread_create(&tid[started], NULL, nest_worker, &pool) == 0)
+		started++;
+	nest_worker(&pool);
+	for (unsigned i = 0; i < started; i++)
+		pthread_join(tid[i], NULL);
+	free(order);
+	if (atomic_load(&pool.oom))
+		m->oom = true;
+	return atomic_load(&pool.overlaps);
 }
 
 void model_finish_tracks(struct model *m, uint32_t first_track)

@@ -273,6 +273,9 @@ void model_sort_track(struct model *m, uint32_t track);
  * crosses the end of the range it starts in is nested under it anyway; returns how many did.
  * Call before model_resolve_flows(). */
 uint64_t model_nest_track(struct model *m, uint32_t track);
+/* model_nest_track() then model_sort_track() on every track from `first` on, on up to
+ * `threads` threads (the caller's included); the sum of their overlaps. */
+uint64_t model_nest_tracks(struct model *m, uint32_t first, unsigned threads);
 /* Recompute min_ns/max_ns of tracks [first_track, ntracks) and of the model. */
 void model_finish_tracks(struct model *m, uint32_t first_track);
 /* Append a file entry (importers; the .opscope loader makes its own) and return its index,

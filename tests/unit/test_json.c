@@ -4,6 +4,7 @@
  * stops the plain run, and that a window cut anywhere inside a value asks for more input
  * instead of reading past it. The importers' tests (e2e, fuzz corpus) cover whole documents.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,6 +124,70 @@ TEST(members_and_numbers)
 	free(b);
 }
 
+/* Integers at and past the limits of int64 (19 digits are read without an overflow check,
+ * the ones after with it), and up to 25 random digits against strtoll. */
+TEST(integer_limits)
+{
+	static const struct {
+		const char *text;
+		bool is_int;
+		int64_t v;
+	} cases[] = {
+		{ "9223372036854775807", true, INT64_MAX },
+		{ "-9223372036854775808", true, INT64_MIN },
+		{ "9223372036854775808", false, 0 },
+		{ "-9223372036854775809", false, 0 },
+		{ "9999999999999999999", false, 0 },	  /* 19 digits, fits uint64 only */
+		{ "18446744073709551615", false, 0 },	  /* UINT64_MAX */
+		{ "18446744073709551616", false, 0 },	  /* past it */
+		{ "123456789012345678901234", false, 0 }, /* far past it */
+		{ "1234567890123456789", true, 1234567890123456789ll },
+		{ "0", true, 0 },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char text[64];
+		size_t n = (size_t)snprintf(text, sizeof(text), "%s,", cases[i].text);
+		char *b = exact_copy(text, n);
+		struct json_cur c = { b, b + n, NULL, NULL, NULL };
+		struct json_span num;
+		bool is_int = !cases[i].is_int;
+		int64_t iv = 0;
+		CHECK_EQ_I(json_number(&c, &num, &is_int, &iv), JSON_OK);
+		CHECK(is_int == cases[i].is_int);
+		CHECK(!is_int || iv == cases[i].v);
+		CHECK(num.len == n - 1);
+		free(b);
+	}
+	uint64_t seed = 99;
+	int bad = 0;
+	for (int i = 0; i < 100000; i++) {
+		char text[40];
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		size_t n = 0, digits = 1 + (seed >> 20) % 25;
+		if (seed >> 63)
+			text[n++] = '-';
+		for (size_t d = 0; d < digits; d++) {
+			seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+			text[n++] =
+				(char)('0' + (d == 0 ? 1 + (seed >> 33) % 9 : (seed >> 33) % 10));
+		}
+		text[n++] = ']';
+		text[n] = '\0';
+		char *b = exact_copy(text, n);
+		struct json_cur c = { b, b + n, NULL, NULL, NULL };
+		struct json_span num;
+		bool is_int;
+		int64_t iv = 0;
+		errno = 0;
+		long long want = strtoll(text, NULL, 10);
+		bool fits = errno != ERANGE;
+		bad += json_number(&c, &num, &is_int, &iv) != JSON_OK || is_int != fits ||
+		       (fits && iv != want);
+		free(b);
+	}
+	CHECK_EQ_I(bad, 0);
+}
+
 /* A random number as JSON writes it: [-]digits[.digits], sometimes with an exponent or a
  * leading zero, 1 to 19 digits in all. */
 static size_t random_number(char *out, uint64_t *seed)
@@ -192,5 +257,5 @@ TEST(fast_numbers_match_the_general_ones)
 	CHECK(json_us_fast(&c, &ns) && ns == 1623142623502118218ll && *c.p == ',');
 }
 
-TEST_MAIN(string_ends_exactly, whitespace_runs, members_and_numbers,
+TEST_MAIN(string_ends_exactly, whitespace_runs, members_and_numbers, integer_limits,
 	  fast_numbers_match_the_general_ones)

@@ -713,6 +713,58 @@ TEST(nest_sort_and_flows_match_references)
 	}
 }
 
+/* Nesting tracks on several threads gives the model nesting them one by one gives: random
+ * tracks of many sizes (some empty, some already in order), with instants out of order and
+ * flows between tracks, whose range indexes each thread rewrites for its own tracks. */
+static struct model *nest_model(uint64_t seed)
+{
+	struct model *m = model_new();
+	model_add_file(m, "nest", "test"); /* fuzz_models_equal compares tracks of files */
+	for (uint32_t t = 0; t < 9; t++) {
+		uint32_t tr = model_add_track(m, MODEL_TRACK_THREAD, 1, t, 0);
+		uint64_t n = t == 4 ? 0 : (uint64_t)(t * t) * 300 + 7;
+		for (uint64_t i = 0; i < n; i++) {
+			seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+			int64_t s = t == 2 ? (int64_t)i * 10 : (int64_t)((seed >> 20) % 100000);
+			uint64_t r = model_add_range(m, tr, s, (int64_t)((seed >> 8) % 500),
+						     (uint32_t)i, 4, 0);
+			model_add_arg(m, 1, MODEL_ARG_I64, r);
+			m->tracks[tr].ranges.first_arg[r] = m->nargs - 1;
+			m->tracks[tr].ranges.nargs[r] = 1;
+			if (i % 5 == 0)
+				model_add_instant(m, tr, (int64_t)((seed >> 30) % 100000), 1, 4);
+		}
+	}
+	for (uint64_t f = 0; f < 500; f++) {
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		uint32_t a = (uint32_t)((seed >> 40) % 9), b = (uint32_t)((seed >> 50) % 9);
+		model_add_flow(m, f, a, (int64_t)((seed >> 8) % 100000), b,
+			       (int64_t)((seed >> 24) % 100000));
+	}
+	return m;
+}
+
+TEST(nest_tracks_on_threads_as_one_by_one)
+{
+	for (uint64_t seed = 1; seed <= 3; seed++) {
+		struct model *one = nest_model(seed), *par = nest_model(seed);
+		REQUIRE(one && par && !one->oom && !par->oom);
+		uint64_t overlaps = 0;
+		for (uint32_t t = 0; t < one->ntracks; t++) {
+			overlaps += model_nest_track(one, t);
+			model_sort_track(one, t);
+		}
+		CHECK_EQ_U(model_nest_tracks(par, 0, 4), overlaps);
+		CHECK(overlaps > 0);
+		model_resolve_flows(one, 0);
+		model_resolve_flows(par, 0);
+		CHECK(!par->oom);
+		CHECK(fuzz_models_equal(one, par));
+		model_free(one);
+		model_free(par);
+	}
+}
+
 /* A record whose events the block loop cannot take leaves the track's time where it was: a
  * record of ARGs only (first_ticks far after the last event) must not move the time at which
  * the range still open is closed (found by review: the block loop set it to first_ticks). */
@@ -835,4 +887,5 @@ TEST(read_ahead_agrees)
 TEST_MAIN(sample_model, killed_recording, pairing, args_placement, clock_two_points,
 	  clock_one_point, drops_and_time_going_back, async_ranges, two_files_one_model,
 	  deep_nesting, large_track_columns, fast_and_general_agree, block_loop_leaves_time_alone,
-	  read_ahead_agrees, builders_and_sort, nest_sort_and_flows_match_references)
+	  read_ahead_agrees, builders_and_sort, nest_sort_and_flows_match_references,
+	  nest_tracks_on_threads_as_one_by_one)
