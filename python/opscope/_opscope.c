@@ -711,6 +711,7 @@ static PyObject *py_report(PyObject *mod, PyObject *args, PyObject *kw)
 	struct model *m = model_new();
 	if (!m)
 		return PyErr_NoMemory();
+	m->keep_arg_keys = report_arg_keys; /* what the views read, as opscope report */
 	char err[512];
 	PyThreadState *ts = PyEval_SaveThread(); /* loading may take a while: let others run */
 	int rc = import_load_path(m, path, err, sizeof(err));

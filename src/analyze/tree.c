@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/parallel.h"
+
 /* A runtime call with a correlation id: where it is. track == TREE_NONE marks a free slot. */
 struct corr_slot {
 	int64_t corr;
@@ -217,51 +219,66 @@ static bool link_launches(struct tree *t, uint32_t key, uint32_t file)
 	return ok;
 }
 
+/* Per track, before the launch links: its arrays and its ranges' parents. */
+static void setup_track(void *arg, uint32_t ti)
+{
+	struct tree *t = arg;
+	const struct model_track *tr = &t->m->tracks[ti];
+	struct tree_track *tt = &t->tracks[ti];
+	if (tr->kind == MODEL_TRACK_ASYNC)
+		return; /* overlapping async ranges are not part of a thread's tree */
+	if (!alloc_track(tt, tr) || (tr->kind == MODEL_TRACK_THREAD && !link_parents(tt, tr)))
+		tt->oom = true;
+}
+
+/* Per track, after them: inclusive device times and self times; children come after their
+ * parents, so one walk backwards. */
+static void sum_track(void *arg, uint32_t ti)
+{
+	struct tree *t = arg;
+	const struct model_track *tr = &t->m->tracks[ti];
+	struct tree_track *tt = &t->tracks[ti];
+	if (tr->kind != MODEL_TRACK_THREAD)
+		return;
+	for (uint64_t i = tr->nranges; i-- > 0;) {
+		uint64_t p = tt->parent[i];
+		if (p == MODEL_NONE)
+			continue;
+		tt->gpu_ns[p] += tt->gpu_ns[i];
+		tt->ggpu_ns[p] += tt->ggpu_ns[i];
+		tt->self_ns[p] -= tr->ranges.dur_ns[i];
+	}
+	for (uint64_t i = 0; i < tr->nranges; i++)
+		if (tt->self_ns[i] < 0)
+			tt->self_ns[i] = 0; /* children crossing their parent's end */
+}
+
 int tree_build(struct tree *t, const struct model *m)
 {
 	memset(t, 0, sizeof(*t));
 	t->m = m;
 	t->tracks = calloc(m->ntracks ? m->ntracks : 1, sizeof(*t->tracks));
-	if (!t->tracks)
+	uint32_t *order = model_tracks_largest_first(m, 0);
+	if (!t->tracks || !order) {
+		free(t->tracks);
+		free(order);
+		t->tracks = NULL;
 		return OPSCOPE_ENOMEM;
+	}
+	/* tracks on threads of their own (each writes only its arrays); launch links, which
+	 * write into the arrays of the calls' tracks, on this one */
+	unsigned threads = model_threads_for(m, 0);
 	uint32_t key = model_find_str(m, "correlation"), nfiles = 0;
-	for (uint32_t ti = 0; ti < m->ntracks && !t->oom; ti++) {
-		const struct model_track *tr = &m->tracks[ti];
-		struct tree_track *tt = &t->tracks[ti];
-		nfiles = tr->file >= nfiles ? tr->file + 1 : nfiles;
-		if (tr->kind == MODEL_TRACK_ASYNC)
-			continue; /* overlapping async ranges are not part of a thread's tree */
-		if (!alloc_track(tt, tr)) {
-			t->oom = true;
-			break;
-		}
-		if (tr->kind == MODEL_TRACK_DEVICE)
-			continue;
-		if (!link_parents(tt, tr)) {
-			t->oom = true;
-			break;
-		}
+	parallel_for(m->ntracks, order, threads, setup_track, t);
+	for (uint32_t ti = 0; ti < m->ntracks; ti++) {
+		t->oom |= t->tracks[ti].oom;
+		nfiles = m->tracks[ti].file >= nfiles ? m->tracks[ti].file + 1 : nfiles;
 	}
 	for (uint32_t f = 0; f < nfiles && !t->oom; f++)
 		t->oom = !link_launches(t, key, f);
-	/* inclusive device times and self times: children after parents, so walk backwards */
-	for (uint32_t ti = 0; ti < m->ntracks && !t->oom; ti++) {
-		const struct model_track *tr = &m->tracks[ti];
-		struct tree_track *tt = &t->tracks[ti];
-		if (tr->kind != MODEL_TRACK_THREAD)
-			continue;
-		for (uint64_t i = tr->nranges; i-- > 0;) {
-			uint64_t p = tt->parent[i];
-			if (p == MODEL_NONE)
-				continue;
-			tt->gpu_ns[p] += tt->gpu_ns[i];
-			tt->ggpu_ns[p] += tt->ggpu_ns[i];
-			tt->self_ns[p] -= tr->ranges.dur_ns[i];
-		}
-		for (uint64_t i = 0; i < tr->nranges; i++)
-			if (tt->self_ns[i] < 0)
-				tt->self_ns[i] = 0; /* children crossing their parent's end */
-	}
+	if (!t->oom)
+		parallel_for(m->ntracks, order, threads, sum_track, t);
+	free(order);
 	if (t->oom) {
 		tree_free(t);
 		return OPSCOPE_ENOMEM;

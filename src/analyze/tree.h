@@ -36,6 +36,7 @@ struct tree_track {
 	int64_t *ggpu_ns;   /* host: all device time launched from inside it */
 	uint32_t *launches; /* host runtime calls: first launch, TREE_NONE if none */
 	bool *launched;	    /* device: a runtime call of the trace launched it */
+	bool oom;	    /* building it ran out of memory */
 };
 
 struct tree {

@@ -30,23 +30,28 @@
 #include "convert/import.h"
 #include "convert/json.h"
 #include "model/model.h"
+#include "util/bytes.h"
 #include "util/zeroed.h"
 
 /* A pid, tid or id as written: a number or a string. */
 struct kid {
 	bool present;
 	bool is_str;
-	int64_t num;
-	struct json_span s;
+	union { /* unions keep events and arguments small: each crosses to the committer's core */
+		int64_t num;	    /* !is_str */
+		struct json_span s; /* is_str */
+	};
 };
 
 /* One argument of the event being parsed. */
 struct karg {
 	struct json_span key;
-	uint8_t type;	    /* enum model_arg_type */
-	int64_t i;	    /* MODEL_ARG_I64 */
-	double d;	    /* MODEL_ARG_F64 */
-	struct json_span s; /* MODEL_ARG_STR / MODEL_ARG_JSON */
+	uint8_t type; /* enum model_arg_type */
+	union {
+		int64_t i;	    /* MODEL_ARG_I64 */
+		double d;	    /* MODEL_ARG_F64 */
+		struct json_span s; /* MODEL_ARG_STR / MODEL_ARG_JSON */
+	};
 };
 
 /* A parsed event. Its strings point into the text (a window, or the scratch of its batch). */
@@ -262,11 +267,10 @@ static uint32_t intern_span(struct kimport *K, struct json_span s)
 {
 	if (s.len == 0) /* also a missing member: s.s is NULL */
 		return 0;
-	uint64_t head = 0, tail = 0;
-	memcpy(&head, s.s, s.len < 8 ? s.len : 8);
+	uint64_t head = get_upto8le((const uint8_t *)s.s, s.len), tail = 0;
 	uint64_t h = (head ^ s.len * 0x9e3779b97f4a7c15ull) * 0xff51afd7ed558ccdull;
 	if (s.len > 8) { /* the tail too: names often share their first 8 bytes */
-		memcpy(&tail, s.s + s.len - 8, 8);
+		tail = get_u64le((const uint8_t *)s.s + s.len - 8);
 		h = (h ^ tail) * 0xc4ceb9fe1a85ec53ull;
 	}
 	struct kcache_entry *e = &K->cache[(h >> 40) & (KCACHE_SIZE - 1)];
@@ -662,7 +666,17 @@ static int parse_event(struct kbatch *b, struct json_cur *c, struct kev *ev)
 /* ---------------------------------------------------------------------------------------- */
 /* Committing one event to the model */
 
-/* Add the parsed args to the model; *first and *n say where they are. */
+/* Is `key` in the NULL-terminated list? */
+static bool keep_arg(const char *const *keys, struct json_span key)
+{
+	for (; *keys; keys++)
+		if (span_is(key, *keys))
+			return true;
+	return false;
+}
+
+/* Add the parsed args to the model (those it keeps: model.keep_arg_keys); *first and *n
+ * say where they are. */
 static bool commit_args(struct kimport *K, const struct kev *ev, uint64_t *first, uint32_t *n)
 {
 	struct model *m = K->m;
@@ -670,6 +684,8 @@ static bool commit_args(struct kimport *K, const struct kev *ev, uint64_t *first
 	*n = 0;
 	for (uint32_t i = 0; i < ev->nargs; i++) {
 		const struct karg *a = &ev->args[i];
+		if (m->keep_arg_keys && !keep_arg(m->keep_arg_keys, a->key))
+			continue;
 		uint64_t bits;
 		switch (a->type) {
 		case MODEL_ARG_I64:
@@ -1672,17 +1688,6 @@ static uint32_t main_pid(struct kimport *K)
 	return best;
 }
 
-/* Threads to nest the tracks on: one per CPU when there are enough ranges to pay for them
- * (nesting a million-range track takes 50-100 ms). */
-static unsigned nest_threads(const struct kimport *K)
-{
-	uint64_t ranges = 0;
-	for (uint32_t ti = K->first_track; ti < K->m->ntracks; ti++)
-		ranges += K->m->tracks[ti].nranges;
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	return ranges >= 200000 && cpus > 1 ? (unsigned)cpus : 1;
-}
-
 static void kfinish(struct kimport *K)
 {
 	struct model *m = K->m;
@@ -1701,7 +1706,8 @@ static void kfinish(struct kimport *K)
 	}
 	if (K->base_ns)
 		shift_times(K, K->base_ns);
-	uint64_t overlaps = model_nest_tracks(m, K->first_track, nest_threads(K));
+	uint64_t overlaps =
+		model_nest_tracks(m, K->first_track, model_threads_for(m, K->first_track));
 	apply_names(K);
 	build_flows(K);
 	model_resolve_flows(m, K->first_flow);

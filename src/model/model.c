@@ -17,11 +17,9 @@
 #include "model/model.h"
 
 #include <math.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <pthread.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -30,11 +28,11 @@
 #include "trace/reader.h"
 #include "util/bytes.h"
 #include "util/cursor.h"
+#include "util/parallel.h"
 #include "util/zeroed.h"
 
 #define TIME_LIMIT	    ((int64_t)1 << 61) /* times are clamped to +-TIME_LIMIT ns */
 #define MAX_FILE_STRING_IDS (1u << 24)	       /* largest string id a file may use */
-#define NEST_THREADS_MAX    8
 
 /* ---------------------------------------------------------------------------------------- */
 /* Small helpers. */
@@ -269,14 +267,10 @@ static uint64_t str_hash(const char *s, size_t len)
 	uint64_t h = 0x9e3779b97f4a7c15ull ^ len;
 	size_t i = 0;
 	for (; i + 8 <= len; i += 8) {
-		uint64_t w;
-		memcpy(&w, s + i, 8);
-		h = (h ^ w) * 0xff51afd7ed558ccdull;
+		h = (h ^ get_u64le((const uint8_t *)s + i)) * 0xff51afd7ed558ccdull;
 		h ^= h >> 32;
 	}
-	uint64_t w = 0;
-	memcpy(&w, s + i, len - i);
-	h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
+	h = (h ^ get_upto8le((const uint8_t *)s + i, len - i)) * 0xc4ceb9fe1a85ec53ull;
 	return h ^ (h >> 29);
 }
 
@@ -2208,32 +2202,22 @@ uint64_t model_nest_track(struct model *m, uint32_t track)
 	return nest_track(m, track, &m->oom);
 }
 
-/* Tracks shared out by model_nest_tracks: the largest first, each taken by one thread. */
-struct nest_pool {
+/* model_nest_tracks' work on one track; its sums are per track, so that threads share
+ * nothing they write. */
+struct nest_job {
 	struct model *m;
-	uint32_t *order;
-	uint32_t n;
-	atomic_uint next;
-	atomic_uint_fast64_t overlaps;
-	atomic_bool oom;
+	uint64_t *overlaps; /* per track */
+	bool *oom;	    /* per track */
 };
 
-static void *nest_worker(void *arg)
+static void nest_one(void *arg, uint32_t track)
 {
-	struct nest_pool *p = arg;
-	uint64_t overlaps = 0;
-	bool oom = false;
-	for (uint32_t i; (i = atomic_fetch_add(&p->next, 1)) < p->n;) {
-		overlaps += nest_track(p->m, p->order[i], &oom);
-		sort_track(p->m, p->order[i], &oom);
-	}
-	atomic_fetch_add(&p->overlaps, overlaps);
-	if (oom)
-		atomic_store(&p->oom, true);
-	return NULL;
+	struct nest_job *j = arg;
+	j->overlaps[track] = nest_track(j->m, track, &j->oom[track]);
+	sort_track(j->m, track, &j->oom[track]);
 }
 
-static int nest_larger_first(const void *a, const void *b, void *arg)
+static int larger_first(const void *a, const void *b, void *arg)
 {
 	const struct model *m = arg;
 	uint64_t x = m->tracks[*(const uint32_t *)a].nranges;
@@ -2241,43 +2225,55 @@ static int nest_larger_first(const void *a, const void *b, void *arg)
 	return (x < y) - (x > y);
 }
 
+uint32_t *model_tracks_largest_first(const struct model *m, uint32_t first)
+{
+	uint32_t n = first < m->ntracks ? m->ntracks - first : 0;
+	uint32_t *order = malloc((n ? n : 1) * sizeof(*order));
+	if (!order)
+		return NULL;
+	for (uint32_t i = 0; i < n; i++)
+		order[i] = first + i;
+	qsort_r(order, n, sizeof(*order), larger_first, (void *)m);
+	return order;
+}
+
+unsigned model_threads_for(const struct model *m, uint32_t first)
+{
+	uint64_t ranges = 0;
+	for (uint32_t t = first; t < m->ntracks; t++)
+		ranges += m->tracks[t].nranges;
+	return ranges >= 200000 ? parallel_cpus() : 1;
+}
+
 uint64_t model_nest_tracks(struct model *m, uint32_t first, unsigned threads)
 {
 	uint32_t n = first < m->ntracks ? m->ntracks - first : 0;
-	uint32_t *order = n > 1 && threads > 1 ? malloc(n * sizeof(*order)) : NULL;
-	if (!order) { /* one thread (or no memory for more) */
-		uint64_t overlaps = 0;
+	uint32_t *order = NULL;
+	struct nest_job j = { m, NULL, NULL };
+	if (n > 1 && threads > 1) {
+		order = model_tracks_largest_first(m, first);
+		j.overlaps = calloc(m->ntracks, sizeof(*j.overlaps));
+		j.oom = calloc(m->ntracks, sizeof(*j.oom));
+	}
+	uint64_t overlaps = 0;
+	if (!order || !j.overlaps || !j.oom) { /* one thread (or no memory for more) */
 		for (uint32_t t = first; t < m->ntracks; t++) {
 			overlaps += model_nest_track(m, t);
 			model_sort_track(m, t);
 		}
-		return overlaps;
+	} else {
+		/* a track only reads the flows that end on other tracks, and writes its own
+		 * columns: one thread a track needs no lock */
+		parallel_for(n, order, threads, nest_one, &j);
+		for (uint32_t t = first; t < m->ntracks; t++) {
+			overlaps += j.overlaps[t];
+			m->oom |= j.oom[t];
+		}
 	}
-	/* tracks only ever read the flows of other tracks, and write their own columns: one
-	 * thread a track needs no lock; the largest go first, so that the others fill in */
-	for (uint32_t i = 0; i < n; i++)
-		order[i] = first + i;
-	qsort_r(order, n, sizeof(*order), nest_larger_first, m);
-	struct nest_pool pool = { .m = m, .order = order, .n = n };
-	atomic_init(&pool.next, 0);
-	atomic_init(&pool.overlaps, 0);
-	atomic_init(&pool.oom, false);
-	if (threads > n)
-		threads = n;
-	if (threads > NEST_THREADS_MAX)
-		threads = NEST_THREADS_MAX;
-	pthread_t tid[NEST_THREADS_MAX];
-	unsigned started = 0;
-	while (started + 1 < threads &&
-	       pthread_create(&tid[started], NULL, nest_worker, &pool) == 0)
-		started++;
-	nest_worker(&pool);
-	for (unsigned i = 0; i < started; i++)
-		pthread_join(tid[i], NULL);
 	free(order);
-	if (atomic_load(&pool.oom))
-		m->oom = true;
-	return atomic_load(&pool.overlaps);
+	free(j.overlaps);
+	free(j.oom);
+	return overlaps;
 }
 
 void model_finish_tracks(struct model *m, uint32_t first_track)

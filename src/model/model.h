@@ -204,6 +204,10 @@ struct model {
 	/* Tests: load every .opscope event the general way, without the loader's fast loops,
 	 * which must build the same model (fuzz/fuzz_trace.c compares the two). */
 	bool general_only;
+	/* Set before loading: the JSON importer keeps only the arguments with these keys (a
+	 * NULL-terminated list; NULL keeps all). `report` reads a few of the many a Kineto
+	 * event carries, and the rest were most of the model's memory and of the load's time. */
+	const char *const *keep_arg_keys;
 };
 
 struct model *model_new(void);
@@ -276,6 +280,12 @@ uint64_t model_nest_track(struct model *m, uint32_t track);
 /* model_nest_track() then model_sort_track() on every track from `first` on, on up to
  * `threads` threads (the caller's included); the sum of their overlaps. */
 uint64_t model_nest_tracks(struct model *m, uint32_t first, unsigned threads);
+/* Tracks from `first` on, the most ranges first (malloc'd; NULL when out of memory): the
+ * order to share them out to threads in. */
+uint32_t *model_tracks_largest_first(const struct model *m, uint32_t first);
+/* Threads worth using for work per track from `first` on: one per CPU when they hold enough
+ * ranges to pay for starting them (200,000: nesting a million takes 50-100 ms), else 1. */
+unsigned model_threads_for(const struct model *m, uint32_t first);
 /* Recompute min_ns/max_ns of tracks [first_track, ntracks) and of the model. */
 void model_finish_tracks(struct model *m, uint32_t first_track);
 /* Append a file entry (importers; the .opscope loader makes its own) and return its index,

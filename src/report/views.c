@@ -1302,6 +1302,10 @@ static int view_perf(struct report_ctx *c)
 /* ---------------------------------------------------------------------------------------- */
 /* Registry */
 
+/* Keep this list to what the views read: a report of a JSON trace loads no other argument
+ * (tests/e2e compares reports with and without it on every corpus trace). */
+const char *const report_arg_keys[] = { "correlation", "num_samples", NULL };
+
 const struct report_view report_views[] = {
 	{ "device", "utilization of the CPU (where recorded) and of each GPU", view_device, 0 },
 	{ "overview", "time per event type, overlaps merged; GPU busy time", view_overview, 2 },

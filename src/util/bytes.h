@@ -7,6 +7,7 @@
 #ifndef OPSCOPE_UTIL_BYTES_H
 #define OPSCOPE_UTIL_BYTES_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -47,6 +48,22 @@ static inline uint32_t get_u32le(const uint8_t *p)
 static inline uint64_t get_u64le(const uint8_t *p)
 {
 	return (uint64_t)get_u32le(p) | ((uint64_t)get_u32le(p + 4) << 32);
+}
+
+/* The first n bytes at p (all 8 when n >= 8) as a little-endian word, zero above them,
+ * without reading past p + n. Two overlapping loads instead of a copy of n bytes into a
+ * word: the copy's byte stores cannot forward to the word's load, which then waits for
+ * them (that stall was two fifths of the time of interning a short string). */
+static inline uint64_t get_upto8le(const uint8_t *p, size_t n)
+{
+	if (n >= 8)
+		return get_u64le(p);
+	if (n >= 4)
+		return (uint64_t)get_u32le(p) | (uint64_t)get_u32le(p + n - 4) << (8 * (n - 4));
+	if (n == 0)
+		return 0;
+	return (uint64_t)p[0] | (uint64_t)p[n / 2] << (8 * (n / 2)) |
+	       (uint64_t)p[n - 1] << (8 * (n - 1));
 }
 
 /* Unsigned LEB128; returns the byte after the last one written. */

@@ -94,6 +94,44 @@ else
 	echo "# ../shared/data not present: ResNet-50 checks skipped"
 fi
 
+# --- a report of a JSON trace loads only the arguments its views read (report_arg_keys):
+# the same tables as with every argument loaded (OPSCOPE_REPORT_ALL_ARGS=1), on the fuzz
+# corpus, on a trace whose steps carry num_samples and kernels their launch links among
+# many other arguments, and on every real trace there is
+"$PY" - "$T/args.json" <<'EOF'
+import json, sys
+ev = []
+for s in range(3):
+    t0 = s * 1000
+    ev.append({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#%d" % s, "pid": 1,
+               "tid": 1, "ts": t0, "dur": 900,
+               "args": {"num_samples": 32, "External id": s, "note": "x" * s}})
+    ev.append({"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1,
+               "ts": t0 + 10, "dur": 500,
+               "args": {"Input Dims": [[4, 4], [4, 4]], "Input type": ["float", "float"],
+                        "External id": 10 + s, "Ev Idx": s}})
+    ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1,
+               "tid": 1, "ts": t0 + 20, "dur": 5,
+               "args": {"External id": 10 + s, "cbid": 211, "correlation": 100 + s}})
+    ev.append({"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7,
+               "ts": t0 + 30, "dur": 200 + s,
+               "args": {"queued": 0, "device": 0, "context": 1, "stream": 7,
+                        "correlation": 100 + s, "registers per thread": 32,
+                        "grid": [1, 1, 1], "est. achieved occupancy %": 12.5}})
+json.dump({"traceEvents": ev}, open(sys.argv[1], "w"))
+EOF
+for f in "$T/args.json" "$SRC"/tests/fuzz-corpus/kineto/*.json $(find "$SRC/../shared/data/kineto" -name "*.json*" 2>/dev/null); do
+	"$OPSCOPE" report --format json "$f" >"$T/kept.out" 2>&1
+	echo "rc=$?" >>"$T/kept.out"
+	OPSCOPE_REPORT_ALL_ARGS=1 "$OPSCOPE" report --format json "$f" >"$T/all.out" 2>&1
+	echo "rc=$?" >>"$T/all.out"
+	cmp -s "$T/kept.out" "$T/all.out" || echo "# $f: not the same"
+done >"$T/args"
+check "a report loads only the arguments its views read, and its tables are the same" \
+	'[ ! -s "$T/args" ] || { cat "$T/args"; false; }'
+check "... there: steps with num_samples make a Perf Summary, and their kernels count" \
+	'"$OPSCOPE" report --views perf "$T/args.json" | grep -q -- "-Perf Summary-" && "$OPSCOPE" report --format csv --views step "$T/args.json" | grep -q "^Average,.*,1$"'
+
 # --- hostile names: a Kineto trace whose names hold quotes, backslashes, control characters,
 # invalid UTF-8 and a 300+ character kernel name; every format must stay well-formed
 "$PY" - "$T/hostile.json" <<'EOF'

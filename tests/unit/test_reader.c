@@ -655,6 +655,23 @@ TEST(summarize_file)
 	tb_free(&b);
 }
 
+/* get_upto8le against a copy of the bytes into a zeroed word (little-endian hosts), on
+ * buffers of exactly n bytes, so that ASan sees any read past them. */
+TEST(short_word_loads)
+{
+	for (size_t n = 0; n <= 9; n++) {
+		uint8_t *b = malloc(n ? n : 1);
+		REQUIRE(b);
+		for (size_t i = 0; i < n; i++)
+			b[i] = (uint8_t)(0xA1 + 17 * i);
+		uint64_t want = 0;
+		for (size_t i = 0; i < n && i < 8; i++)
+			want |= (uint64_t)b[i] << (8 * i);
+		CHECK(get_upto8le(b, n) == want);
+		free(b);
+	}
+}
+
 TEST_MAIN(sample_records_and_events, truncated_at_every_byte, corrupt_crc_ends_valid_data,
 	  bad_headers, longer_header, huge_sizes, unknown_records, compressed_records,
-	  malformed_events, fast_decoder_agrees, summarize_file)
+	  malformed_events, fast_decoder_agrees, summarize_file, short_word_loads)
