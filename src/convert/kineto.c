@@ -546,8 +546,19 @@ static int parse_time(struct json_cur *c, int64_t *ns, const char *key_msg)
 	return JSON_OK;
 }
 
-/* The arguments go to the batch's array after those of the events before. */
-static int parse_args(struct kbatch *b, struct json_cur *c, struct kev *ev)
+/* Is `key` in the NULL-terminated list? */
+static bool keep_arg(const char *const *keys, struct json_span key)
+{
+	for (; *keys; keys++) /* the first byte first: most keys differ there */
+		if (key.len && key.s[0] == (*keys)[0] && span_is(key, *keys))
+			return true;
+	return false;
+}
+
+/* The arguments go to the batch's array after those of the events before; with `keep`, only
+ * those whose key it lists (the others are validated, as json_value_text would, and
+ * skipped). */
+static int parse_args(struct kbatch *b, struct json_cur *c, struct kev *ev, const char *const *keep)
 {
 	int rc = json_expect(c, '{', "\"args\" must be an object");
 	bool first = true;
@@ -565,6 +576,10 @@ static int parse_args(struct kbatch *b, struct json_cur *c, struct kev *ev)
 		 * two 8-byte stores, which stalls (a tenth of the parser's time) */
 		if ((rc = json_member(c, &first, &a->key)) != JSON_OK)
 			break;
+		if (keep && !keep_arg(keep, a->key)) {
+			rc = json_skip(c, 0);
+			continue;
+		}
 		if ((rc = json_ws(c)) != 0)
 			return rc;
 		char ch = *c->p;
@@ -591,8 +606,12 @@ static int parse_args(struct kbatch *b, struct json_cur *c, struct kev *ev)
 	return rc == JSON_END ? JSON_OK : rc;
 }
 
-/* Parse the event at the cursor into ev, a slot of batch b. */
-static int parse_event(struct kbatch *b, struct json_cur *c, struct kev *ev)
+/* Parse the event at the cursor into ev, a slot of batch b. With keep_args (model.keep_arg_keys),
+ * the arguments of an event whose phase is known by then and takes them into the model
+ * through commit_args (not M or C, which the importer reads itself) are cut to those keys
+ * here already: most never cross to the committer. */
+static int parse_event(struct kbatch *b, struct json_cur *c, struct kev *ev,
+		       const char *const *keep_args)
 {
 	/* field by field: a memset of the whole struct costs more on this hot path; and one
 	 * assignment each, as a chain reads each span back (a 16-byte load of two 8-byte
@@ -650,7 +669,11 @@ static int parse_event(struct kbatch *b, struct json_cur *c, struct kev *ev)
 			if (memcmp(key.s, "name", 4) == 0)
 				rc = parse_str(c, &ev->name, "\"name\" must be a string");
 			else if (memcmp(key.s, "args", 4) == 0)
-				rc = parse_args(b, c, ev);
+				rc = parse_args(b, c, ev,
+						keep_args && ev->ph.len && ev->ph.s[0] != 'M' &&
+								ev->ph.s[0] != 'C'
+							? keep_args
+							: NULL);
 			else
 				rc = json_skip(c, 1);
 			break;
@@ -665,15 +688,6 @@ static int parse_event(struct kbatch *b, struct json_cur *c, struct kev *ev)
 
 /* ---------------------------------------------------------------------------------------- */
 /* Committing one event to the model */
-
-/* Is `key` in the NULL-terminated list? */
-static bool keep_arg(const char *const *keys, struct json_span key)
-{
-	for (; *keys; keys++)
-		if (span_is(key, *keys))
-			return true;
-	return false;
-}
 
 /* Add the parsed args to the model (those it keeps: model.keep_arg_keys); *first and *n
  * say where they are. */
@@ -1523,7 +1537,7 @@ static int kstep(struct kimport *K, struct kparse *P, struct json_cur *c, struct
 		struct kev *ev = &b->evs[b->nevs];
 		if (b->nevs == 0)
 			b->lo = c->p;
-		if ((rc = parse_event(b, c, ev)) != 0)
+		if ((rc = parse_event(b, c, ev, K->m->keep_arg_keys)) != 0)
 			return rc; /* the slot is not counted: a refill parses the event again */
 		b->nargs += ev->nargs;
 		b->nevs++;
