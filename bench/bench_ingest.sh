@@ -198,6 +198,10 @@ for label in "${labels[@]}"; do
 	if [ $have_report = 1 ]; then
 		measure "$label" opscope_text "$reps" "$opscope" report "$f"
 		measure "$label" opscope_json "$reps" "$opscope" report --format json "$f"
+		# the same report with every argument loaded (a report keeps only those its
+		# views read: docs/import-kineto.md), which is also what info/export/dump load
+		measure "$label" opscope_json_all_args "$reps" env OPSCOPE_REPORT_ALL_ARGS=1 \
+			"$opscope" report --format json "$f"
 		[ -f "$work/gz/$label.json.gz" ] &&
 			measure "$label" opscope_json_gz "$reps" "$opscope" report --format json "$work/gz/$label.json.gz"
 		if [ "$label" = synthetic ]; then
@@ -270,6 +274,7 @@ if have_report:
     new["json_ingest_mb_per_s"] = syn_fig("opscope_json", "mb_per_s")
     new["json_ingest_events_per_s"] = syn_fig("opscope_json", "events_per_s")
     new["report_peak_rss_over_input"] = syn_fig("opscope_json", "peak_rss_over_input")
+    new["json_ingest_all_args_mb_per_s"] = syn_fig("opscope_json_all_args", "mb_per_s")
     # the report's kernel table against the generator's own totals
     try:
         rep = json.load(open(os.path.join(work, "synthetic.report.json")))
@@ -290,7 +295,8 @@ if have_report:
 data.update({k: v for k, v in new.items()})
 data["ingest_ratios"] = ratios
 data["ingest_real_traces_mb_per_s"] = {t: agg(t, real) for t in
-                                       ("opscope_text", "opscope_json", "opscope_json_gz", "python_json", "hta")
+                                       ("opscope_text", "opscope_json", "opscope_json_all_args",
+                                        "opscope_json_gz", "python_json", "hta")
                                        if agg(t, real) is not None}
 data["ingest_details"] = details
 try:
@@ -305,7 +311,8 @@ data["ingest_env"] = {"python": platform.python_version(), "pandas": pv, "hta_co
 json.dump(data, open(out, "w"), indent=2)
 open(out, "a").write("\n")
 
-tools = ("opscope_text", "opscope_json", "opscope_json_gz", "python_json", "hta")
+tools = ("opscope_text", "opscope_json", "opscope_json_all_args", "opscope_json_gz", "python_json",
+         "hta")
 print("\n%-16s %11s %9s | %s" % ("trace", "JSON bytes", "events",
                                    " | ".join("%-24s" % t for t in tools)))
 print("%-16s %11s %9s | %s" % ("", "", "", " | ".join("%-24s" % "MB/s   s   RSS/input" for t in tools)))
@@ -321,7 +328,8 @@ for label, d in details.items():
             cells.append("%-24s" % ("%7.1f %7.3f %6.2f" % (m["mb_per_s"], m["timed_s"], m["peak_rss_over_input"])))
     print("%-16s %11d %9s | %s" % (label, d["json_bytes"], d.get("events", "?"), " | ".join(cells)))
 print()
-for k in ("json_ingest_mb_per_s", "json_ingest_events_per_s", "report_peak_rss_over_input",
+for k in ("json_ingest_mb_per_s", "json_ingest_all_args_mb_per_s", "json_ingest_events_per_s",
+          "report_peak_rss_over_input",
           "python_json_mb_per_s", "hta_mb_per_s"):
     print("%-30s %s" % (k, data.get(k)))
 print("%-30s %s" % ("ingest_ratios", data["ingest_ratios"]))
