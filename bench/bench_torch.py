@@ -4,6 +4,8 @@ scikit-learn's digits, batch 64, CPU, one intra-op thread), side by side in one 
   none          no profiler
   opscope       opscope's capture (operator observer with shapes and dtypes, the nn.Module,
                 backward and DataLoader hooks) recording into a session
+  opscope-nosh  the same without shapes and dtypes (torch_hooks.install(shapes=False)):
+                the like of torchprof below
   torchprof     torch.profiler.profile(activities=[CPU])
   torchprof+sh  the same with record_shapes=True
 
@@ -45,7 +47,7 @@ import sys
 import tempfile
 import time
 
-MODES = ("none", "opscope", "torchprof", "torchprof+sh")
+MODES = ("none", "opscope", "opscope-nosh", "torchprof", "torchprof+sh")
 MALLOC_PINNED = {"MALLOC_TRIM_THRESHOLD_": str(1 << 30), "MALLOC_MMAP_THRESHOLD_": str(1 << 30)}
 STEPS = 60
 
@@ -83,9 +85,9 @@ def one_round(step, mode, outdir, rounds=1):
     from opscope import torch_hooks
 
     ctx = None
-    if mode == "opscope":
+    if mode.startswith("opscope"):
         opscope._opscope.session_start(output=os.path.join(outdir, "b.opscope"))
-        torch_hooks.install(shapes=True, phases=True)
+        torch_hooks.install(shapes=mode == "opscope", phases=True)
         ops0 = torch_hooks.ops_seen()
     elif mode.startswith("torchprof"):
         import torch.profiler as tp
@@ -104,7 +106,7 @@ def one_round(step, mode, outdir, rounds=1):
         times.append((t1 - t0) / STEPS)
     faults = (resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0) / (STEPS * rounds)
     events, post = 0, 0.0
-    if mode == "opscope":
+    if mode.startswith("opscope"):
         events = torch_hooks.ops_seen() - ops0
         opscope._opscope.session_stop()
         post = time.perf_counter() - t1
@@ -265,9 +267,11 @@ def main():
     show("windows of 60 steps in one process (median of 15 rounds; [1st, 3rd] quartile):", win)
     keys = {
         "torch_step_ratio_opscope": round(cont["opscope"]["ratio"], 3),
+        "torch_step_ratio_opscope_noshapes": round(cont["opscope-nosh"]["ratio"], 3),
         "torch_step_ratio_torchprof": round(cont["torchprof"]["ratio"], 3),
         "torch_step_ratio_torchprof_shapes": round(cont["torchprof+sh"]["ratio"], 3),
         "torch_window_ratio_opscope": round(win["opscope"]["ratio"], 3),
+        "torch_window_ratio_opscope_noshapes": round(win["opscope-nosh"]["ratio"], 3),
         "torch_window_ratio_torchprof": round(win["torchprof"]["ratio"], 3),
         "torch_window_ratio_torchprof_shapes": round(win["torchprof+sh"]["ratio"], 3),
         "torch_median_step_ratio": {

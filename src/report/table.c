@@ -207,6 +207,15 @@ static void esc_text(struct sbuf *b, const char *s, size_t n, size_t *cols)
 	const unsigned char *u = (const unsigned char *)s;
 	size_t w = 0;
 	for (size_t i = 0; i < n;) {
+		size_t j = i; /* a run of printable ASCII in one piece */
+		while (j < n && u[j] >= 0x20 && u[j] < 0x7f && u[j] != '\\')
+			j++;
+		if (j > i) {
+			sb_put(b, s + i, j - i);
+			w += j - i;
+			i = j;
+			continue;
+		}
 		unsigned char c = u[i];
 		char e[8];
 		if (c == '\\') {
@@ -251,6 +260,15 @@ static void esc_json(struct sbuf *b, const char *s, size_t n)
 	const unsigned char *u = (const unsigned char *)s;
 	sb_lit(b, "\"");
 	for (size_t i = 0; i < n;) {
+		/* a run of printable ASCII that needs no escape goes in one piece */
+		size_t j = i;
+		while (j < n && u[j] >= 0x20 && u[j] < 0x7f && u[j] != '"' && u[j] != '\\')
+			j++;
+		if (j > i) {
+			sb_put(b, s + i, j - i);
+			i = j;
+			continue;
+		}
 		unsigned char c = u[i];
 		if (c == '"' || c == '\\') {
 			char e[2] = { '\\', (char)c };
@@ -290,6 +308,14 @@ static void esc_csv(struct sbuf *b, const char *s, size_t n)
 		sb_lit(b, "\"");
 	const unsigned char *u = (const unsigned char *)s;
 	for (size_t i = 0; i < n;) {
+		size_t j = i; /* a run of ASCII other than '"' in one piece */
+		while (j < n && u[j] < 0x80 && u[j] != '"')
+			j++;
+		if (j > i) {
+			sb_put(b, s + i, j - i);
+			i = j;
+			continue;
+		}
 		size_t l = export_utf8_len(u + i, n - i);
 		if (l == 0) {
 			sb_lit(b, "\xef\xbf\xbd");
