@@ -1374,7 +1374,8 @@ struct kparse {
 	bool bare_array; /* the top level is the events array itself */
 };
 
-#define KCHUNK_BYTES ((size_t)2 << 20)
+#define KCHUNK_BYTES ((size_t)2 << 20)	 /* chunks of a text parsed in parallel: at most */
+#define KCHUNK_MIN   ((size_t)256 << 10) /* and at least */
 #define KARG_BYTES   24 /* argument room reserved per byte of text: 1 per this many */
 #define KPREFAULT    ((uint64_t)4 << 20) /* bytes of a column faulted in ahead of the committer */
 #define KAHEAD	     3
@@ -2293,10 +2294,16 @@ static enum kmode import_mode(const struct kimport *K, size_t *chunk)
 		return strcmp(env, "0") == 0 ? KM_SYNC : KM_THREAD;
 	if (!K->in.gz && !K->in.mapped)
 		return KM_SYNC; /* memory input */
+	/* a mapped file on chunks of a 32nd of it, 256 KB to 2 MB: small chunks get the
+	 * committer going sooner and leave less of a tail (15 MB: 30 -> 23 ms with 512 KB ones,
+	 * 1.7 MB: 6.6 ms on one thread -> 5.8), large ones cost less to hand over */
+	if (K->in.mapped && sysconf(_SC_NPROCESSORS_ONLN) >= 2 && K->in.len >= 4 * KCHUNK_MIN) {
+		size_t c = K->in.len / 32;
+		*chunk = c < KCHUNK_MIN ? KCHUNK_MIN : c > KCHUNK_BYTES ? KCHUNK_BYTES : c;
+		return KM_PARALLEL;
+	}
 	if (K->in.file_bytes <= (K->in.gzipped ? 1u << 20 : 8u << 20))
 		return KM_SYNC;
-	if (K->in.mapped && sysconf(_SC_NPROCESSORS_ONLN) >= 2 && K->in.len >= 4 * KCHUNK_BYTES)
-		return KM_PARALLEL;
 	return KM_THREAD;
 }
 
