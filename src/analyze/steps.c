@@ -8,11 +8,12 @@
  *      DataLoader (Dataloader ranges), CPU Exec (operators, Python functions, phases).
  *   2. Steps are the ProfileStep ranges, sorted. A runtime call lying entirely inside a
  *      step's host span launched that step's GPU work (matched by the "correlation"
- *      argument: tree.h's launch links). When any step launched GPU work, each step starts no earlier than the
- *      previous one ended and ends no earlier than the last GPU work it launched; GPU work
- *      that ran before the first step's and was launched before the window moves the first
- *      start. Trailing steps that launched nothing, or clearly less than the step before
- *      (< 80 %), are dropped: the profiler did not capture all of their GPU work.
+ *      argument: tree.h's launch links). When any step launched GPU work, each step
+ *      starts no earlier than the previous one ended and ends no earlier than the last GPU
+ *      work it launched; GPU work that ran before the first step's and was launched before
+ *      the window moves the first start. Trailing steps that launched nothing, or clearly
+ *      less than the step before (< 80 %), are dropped: the profiler did not capture all of
+ *      their GPU work.
  *   3. Priority: the steps' union is handed out to the roles in the order above; each role
  *      takes what it covers of what is left; the rest is Other.
  */

@@ -757,7 +757,8 @@ static int sort_key_cmp(const void *a, const void *b)
  * Sort keys[0..n) by (start, depth, index), the order sort_key_cmp defines: a stable radix
  * sort on start (as many passes as the starts' spread needs), then the runs of equal starts
  * by the rest. Imported tracks come out of order by up to their nesting (Kineto writes an
- * operator when it ends, after its children), which qsort took 20 ms for on 300 k ranges. False when out of memory.
+ * operator when it ends, after its children), which qsort took 20 ms for on 300 k ranges.
+ * False when out of memory.
  */
 static bool sort_keys_by_start(struct sort_key *k, uint64_t n)
 {
