@@ -197,17 +197,17 @@ static void collect(struct steps_ctx *X)
 	X->oom |= X->steps.oom || X->dataloaders.oom || X->backwards.oom || X->optimizers.oom;
 }
 
-/* The step whose host span holds a runtime call entirely, or ns for none. Steps are taken in
- * start order and a step ends the search for calls starting at or after its end: the first
- * step ending after the call's start is the one to hold it (if it does). With steps that
- * overlap, ends are not in order, so the search runs over their running maximum. */
+/* The step whose host span holds a runtime call entirely, or ns for none: the first step, in
+ * start order, that ends after the call starts (or where a call of no length starts: that
+ * one is inside it) is the only one to hold it, if any does. With steps that overlap, ends
+ * are not in order, so the search runs over their running maximum. */
 static size_t call_step(const struct ivl *st, const int64_t *max_end, size_t ns,
 			const struct rt_call *c)
 {
 	size_t lo = 0, hi = ns;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (max_end[mid] <= c->s)
+		if (max_end[mid] < c->s || (max_end[mid] == c->s && c->e > c->s))
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -344,7 +344,8 @@ int steps_analyze(const struct tree *tree, uint32_t file, struct step_table *out
 		X.oom = true;
 	size_t keep = 0;
 	if (!X.oom) {
-		memcpy(host, X.steps.v, ns * sizeof(*host));
+		if (ns) /* no steps and no host range: X.steps.v is NULL */
+			memcpy(host, X.steps.v, ns * sizeof(*host));
 		keep = adjust_steps(&X, gpu_events);
 	}
 	/* rule 3: the priority partition over the union of the steps */

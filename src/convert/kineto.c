@@ -609,7 +609,8 @@ static int parse_args(struct kbatch *b, struct json_cur *c, struct kev *ev, cons
 /* Parse the event at the cursor into ev, a slot of batch b. With keep_args (model.keep_arg_keys),
  * the arguments of an event whose phase is known by then and takes them into the model
  * through commit_args (not M or C, which the importer reads itself) are cut to those keys
- * here already: most never cross to the committer. */
+ * here already: most never cross to the committer. (An event that names its phase twice,
+ * X before its args and M or C after, loses its name or counters so: no table reads them.) */
 static int parse_event(struct kbatch *b, struct json_cur *c, struct kev *ev,
 		       const char *const *keep_args)
 {

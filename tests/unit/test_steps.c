@@ -108,6 +108,41 @@ TEST(no_steps_one_span)
 	model_free(m);
 }
 
+/* Which step a runtime call launched from: the one whose host span holds it entirely, also
+ * when the call has no length and sits on the step's end (found by review: it went to the
+ * next step, which starts there); a call crossing a step's end belongs to none; with nested
+ * steps, the first in start order that holds it. */
+TEST(calls_at_step_edges)
+{
+	struct model *m = model_new();
+	model_add_file(m, "edges", "test");
+	uint32_t h = model_add_track(m, MODEL_TRACK_THREAD, 1, 1, 0);
+	uint32_t h2 = model_add_track(m, MODEL_TRACK_THREAD, 1, 2, 0);
+	uint32_t d = model_add_track(m, MODEL_TRACK_DEVICE, 0, 7, 0);
+	R(m, h, 0, 100, "ProfilerStep#0", OPSCOPE_CAT_PROFILE_STEP, -1);
+	R(m, h, 100, 200, "ProfilerStep#1", OPSCOPE_CAT_PROFILE_STEP, -1);
+	R(m, h, 200, 300, "ProfilerStep#2", OPSCOPE_CAT_PROFILE_STEP, -1);
+	R(m, h, 100, 100, "cudaLaunchKernel", OPSCOPE_CAT_CUDA_RUNTIME, 5); /* no length */
+	R(m, h, 150, 160, "cudaLaunchKernel", OPSCOPE_CAT_CUDA_RUNTIME, 6);
+	R(m, h2, 190, 210, "cudaLaunchKernel", OPSCOPE_CAT_CUDA_RUNTIME, 7); /* crosses */
+	R(m, h, 250, 260, "cudaLaunchKernel", OPSCOPE_CAT_CUDA_RUNTIME, 8);
+	R(m, d, 110, 120, "k5", OPSCOPE_CAT_KERNEL, 5);
+	R(m, d, 165, 170, "k6", OPSCOPE_CAT_KERNEL, 6);
+	R(m, d, 230, 240, "k7", OPSCOPE_CAT_KERNEL, 7);
+	R(m, d, 270, 280, "k8", OPSCOPE_CAT_KERNEL, 8);
+	for (uint32_t t = 0; t < m->ntracks; t++)
+		model_nest_track(m, t);
+	struct step_table st;
+	REQUIRE(analyze(m, 0, &st) == 0);
+	REQUIRE(st.nrows == 3);
+	CHECK_EQ_U(st.rows[0].gpu_events, 1); /* k5: its call is on step 0's end */
+	CHECK_EQ_I(st.rows[0].end_ns, 120);   /* stretched to it */
+	CHECK_EQ_U(st.rows[1].gpu_events, 1); /* k6 only: k7's call crosses into step 2 */
+	CHECK_EQ_U(st.rows[2].gpu_events, 1); /* k8 */
+	steps_free(&st);
+	model_free(m);
+}
+
 /* A trace of ../shared/data imported into a new model, or NULL when the data is not there
  * (a clean clone elsewhere). A file that is there but does not load gives an empty model,
  * so the checks that follow fail. */
@@ -190,4 +225,5 @@ TEST(hta_gpu_events_per_step)
 	model_free(m);
 }
 
-TEST_MAIN(synthetic_partition, no_steps_one_span, resnet50_v100_oracle, hta_gpu_events_per_step)
+TEST_MAIN(synthetic_partition, no_steps_one_span, calls_at_step_edges, resnet50_v100_oracle,
+	  hta_gpu_events_per_step)
