@@ -573,7 +573,7 @@ static int parse_args(struct kbatch *b, struct json_cur *c, struct kev *ev, cons
 		}
 		struct karg *a = &b->args[at];
 		/* the key straight into its slot: a copy from the stack was a 16-byte load of
-		 * two 8-byte stores, which stalls (a tenth of the parser's time) */
+		 * two 8-byte stores, which stalls: a tenth of the parser's samples sat on it */
 		if ((rc = json_member(c, &first, &a->key)) != JSON_OK)
 			break;
 		if (keep && !keep_arg(keep, a->key)) {

@@ -53,7 +53,7 @@ static inline uint64_t get_u64le(const uint8_t *p)
 /* The first n bytes at p (all 8 when n >= 8) as a little-endian word, zero above them,
  * without reading past p + n. Two overlapping loads instead of a copy of n bytes into a
  * word: the copy's byte stores cannot forward to the word's load, which then waits for
- * them (that stall was two fifths of the time of interning a short string). */
+ * them (two fifths of the committer's samples in commit_args sat on that load). */
 static inline uint64_t get_upto8le(const uint8_t *p, size_t n)
 {
 	if (n >= 8)
