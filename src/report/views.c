@@ -8,16 +8,13 @@
 #include "report/views.h"
 
 #include <ctype.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <pthread.h>
-#include <unistd.h>
 
 #include "analyze/intervals.h"
 #include "analyze/steps.h"
 #include "report/agg.h"
+#include "util/parallel.h"
 #include "util/strlist.h"
 
 /* ---------------------------------------------------------------------------------------- */
@@ -103,23 +100,13 @@ struct view_job {
 	int rc;
 };
 
-struct view_pool {
-	struct view_job *jobs;
-	size_t *order; /* jobs in the order to take them: the costly ones first */
-	size_t njobs;
-	atomic_size_t next; /* the next job to take, in `order` */
-};
-
-static void *view_worker(void *arg)
+/* One view on one of parallel_for's threads. */
+static void run_view(void *arg, uint32_t i)
 {
-	struct view_pool *p = arg;
-	for (size_t i; (i = atomic_fetch_add(&p->next, 1)) < p->njobs;) {
-		struct view_job *j = &p->jobs[p->order[i]];
-		j->rc = j->view->fn(&j->ctx);
-		if (j->rc == 0 && j->ctx.oom)
-			j->rc = OPSCOPE_ENOMEM;
-	}
-	return NULL;
+	struct view_job *j = &((struct view_job *)arg)[i];
+	j->rc = j->view->fn(&j->ctx);
+	if (j->rc == 0 && j->ctx.oom)
+		j->rc = OPSCOPE_ENOMEM;
 }
 
 int report_run_views(struct report_ctx *c, bool (*want)(const char *view, void *arg), void *arg)
@@ -127,52 +114,38 @@ int report_run_views(struct report_ctx *c, bool (*want)(const char *view, void *
 	size_t n = 0;
 	for (const struct report_view *v = report_views; v->name; v++)
 		n += !want || want(v->name, arg);
-	struct view_pool pool = { calloc(n ? n : 1, sizeof(struct view_job)),
-				  calloc(n ? n : 1, sizeof(size_t)), n, 0 };
-	if (!pool.jobs || !pool.order) {
-		free(pool.jobs);
-		free(pool.order);
+	struct view_job *jobs = calloc(n ? n : 1, sizeof(*jobs));
+	uint32_t *order = calloc(n ? n : 1, sizeof(*order));
+	if (!jobs || !order) {
+		free(jobs);
+		free(order);
 		return OPSCOPE_ENOMEM;
 	}
-	size_t k = 0;
+	uint32_t k = 0;
 	for (const struct report_view *v = report_views; v->name; v++) {
 		if (want && !want(v->name, arg))
 			continue;
 		/* costliest first, so that the light views fill in beside it (the step view
 		 * taken last on 2 CPUs was a fifth of the report's time on a 1 GB trace) */
-		size_t at = k;
-		while (at > 0 && pool.jobs[pool.order[at - 1]].view->cost < v->cost) {
-			pool.order[at] = pool.order[at - 1];
+		uint32_t at = k;
+		while (at > 0 && jobs[order[at - 1]].view->cost < v->cost) {
+			order[at] = order[at - 1];
 			at--;
 		}
-		pool.order[at] = k;
-		pool.jobs[k].view = v;
-		pool.jobs[k].ctx = *c;
-		pool.jobs[k].ctx.tables = NULL;
-		pool.jobs[k].ctx.ntables = pool.jobs[k].ctx.tables_cap = 0;
-		pool.jobs[k].ctx.oom = false;
+		order[at] = k;
+		jobs[k].view = v;
+		jobs[k].ctx = *c;
+		jobs[k].ctx.tables = NULL;
+		jobs[k].ctx.ntables = jobs[k].ctx.tables_cap = 0;
+		jobs[k].ctx.oom = false;
 		k++;
 	}
 	/* the views only read the model and the context: as many at once as there are CPUs
-	 * (the calling thread is one of them); a thread that cannot start leaves its share to
-	 * the others */
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	size_t want_threads = cpus > 1 ? (size_t)cpus - 1 : 0;
-	if (want_threads > REPORT_MAX_THREADS)
-		want_threads = REPORT_MAX_THREADS;
-	if (want_threads > n - (n > 0))
-		want_threads = n - (n > 0);
-	pthread_t tid[REPORT_MAX_THREADS];
-	size_t started = 0;
-	while (started < want_threads &&
-	       pthread_create(&tid[started], NULL, view_worker, &pool) == 0)
-		started++;
-	view_worker(&pool);
-	for (size_t i = 0; i < started; i++)
-		pthread_join(tid[i], NULL);
+	 * (the calling thread is one of them) */
+	parallel_for(k, order, parallel_cpus(), run_view, jobs);
 	int rc = 0;
 	for (size_t i = 0; i < n; i++) {
-		struct view_job *j = &pool.jobs[i];
+		struct view_job *j = &jobs[i];
 		if (j->rc && !rc)
 			rc = j->rc;
 		for (size_t t = 0; t < j->ctx.ntables; t++) {
@@ -182,8 +155,8 @@ int report_run_views(struct report_ctx *c, bool (*want)(const char *view, void *
 		}
 		free(j->ctx.tables);
 	}
-	free(pool.jobs);
-	free(pool.order);
+	free(jobs);
+	free(order);
 	if (rc == 0 && c->oom)
 		rc = OPSCOPE_ENOMEM;
 	return rc;

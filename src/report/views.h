@@ -70,10 +70,8 @@ size_t report_kernel_display_len(const char *s, size_t n);
 
 int report_ctx_init(struct report_ctx *c, const struct model *m, const struct report_opts *o);
 /* Run the views `want` accepts (all when want is NULL) and add their tables to c->tables in
- * the order of report_views. The views run in parallel, up to one per CPU (at most
- * REPORT_MAX_THREADS besides the caller): they only read the model and the context.
- * 0, or OPSCOPE_ENOMEM. */
-#define REPORT_MAX_THREADS 7
+ * the order of report_views. The views run in parallel, up to one per CPU (util/parallel.h):
+ * they only read the model and the context. 0, or OPSCOPE_ENOMEM. */
 int report_run_views(struct report_ctx *c, bool (*want)(const char *view, void *arg), void *arg);
 /* A filter for report_run_views: `list` is a comma-separated list of view names (a const
  * char *), NULL for every view. */
