@@ -23,7 +23,6 @@
 #include <string.h>
 
 #include <pthread.h>
-#include <unistd.h>
 
 #include "opscope/opscope.h"
 
@@ -31,6 +30,7 @@
 #include "convert/json.h"
 #include "model/model.h"
 #include "util/bytes.h"
+#include "util/parallel.h"
 #include "util/zeroed.h"
 
 /* A pid, tid or id as written: a number or a string. */
@@ -2298,7 +2298,7 @@ static enum kmode import_mode(const struct kimport *K, size_t *chunk)
 	/* a mapped file on chunks of a 32nd of it, 256 KB to 2 MB: small chunks get the
 	 * committer going sooner and leave less of a tail (15 MB: 30 -> 23 ms with 512 KB ones,
 	 * 1.7 MB: 6.6 ms on one thread -> 5.8), large ones cost less to hand over */
-	if (K->in.mapped && sysconf(_SC_NPROCESSORS_ONLN) >= 2 && K->in.len >= 4 * KCHUNK_MIN) {
+	if (K->in.mapped && parallel_cpus() >= 2 && K->in.len >= 4 * KCHUNK_MIN) {
 		size_t c = K->in.len / 32;
 		*chunk = c < KCHUNK_MIN ? KCHUNK_MIN : c > KCHUNK_BYTES ? KCHUNK_BYTES : c;
 		return KM_PARALLEL;
@@ -2321,8 +2321,8 @@ static int kparse_threaded(struct kimport *K, enum kmode mode, size_t chunk)
 	}
 	int rc;
 	if (mode == KM_PARALLEL) {
-		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-		uint32_t n = cpus < 2 ? 2 : cpus > KWORKERS_MAX ? KWORKERS_MAX : (uint32_t)cpus;
+		unsigned cpus = parallel_cpus();
+		uint32_t n = cpus < 2 ? 2 : cpus > KWORKERS_MAX ? KWORKERS_MAX : cpus;
 		rc = kparse_parallel(K, chunk, th, n);
 	} else if (pthread_create(&th[0], NULL, kparse_thread, K) != 0) {
 		pthread_cond_destroy(&K->cv);

@@ -206,7 +206,8 @@ struct model {
 	bool general_only;
 	/* Set before loading: the JSON importer keeps only the arguments with these keys (a
 	 * NULL-terminated list; NULL keeps all). `report` reads a few of the many a Kineto
-	 * event carries, and the rest were most of the model's memory and of the load's time. */
+	 * event carries, and the rest were most of the model's memory (1 GiB trace: 13 of 14 M
+	 * arguments). */
 	const char *const *keep_arg_keys;
 };
 
