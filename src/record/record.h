@@ -63,4 +63,8 @@ void record_close_bare_step(void);
 /* Add process metadata (key/value) to the active session's file; copied. */
 void record_metadata(const char *key, const char *value);
 
+/* Install the recorder's fork handlers (once; session.c): called by the first session and
+ * the first scoped timer, whichever comes first. */
+void record_fork_handlers_install(void);
+
 #endif

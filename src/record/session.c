@@ -63,6 +63,7 @@ struct track_state {
 
 struct session {
 	pthread_mutex_t lock;		/* start/stop/flush, and `meta` */
+	pthread_mutex_t round_lock;	/* held by the writer while it works (see fork below) */
 	int active;			/* a session is recording */
 	pid_t pid;			/* process that owns the session (not a vfork child) */
 	uint64_t gen;			/* generation of the current/last session */
@@ -107,6 +108,7 @@ struct session {
 
 static struct session S = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.round_lock = PTHREAD_MUTEX_INITIALIZER,
 	.flush_cond = PTHREAD_COND_INITIALIZER,
 };
 
@@ -646,9 +648,11 @@ static void *writer_main(void *arg)
 			       now - last_snapshot_ns >= S.opts.flush_interval_ms * 1000000ull;
 		if (snapshot)
 			last_snapshot_ns = now;
+		pthread_mutex_lock(&S.round_lock);
 		int busy = writer_round(snapshot);
 		if (S.file_open && now - S.last_clock_mono_ns >= SESSION_CLOCK_INTERVAL_NS)
 			writer_clock();
+		pthread_mutex_unlock(&S.round_lock);
 		/* Poll fast while chunks keep coming, back off when idle. */
 		unsigned idle_ms = S.opts.flush_interval_ms < SESSION_IDLE_POLL_MS
 					   ? S.opts.flush_interval_ms
@@ -662,7 +666,9 @@ static void *writer_main(void *arg)
 		pthread_cond_broadcast(&S.flush_cond);
 		pthread_mutex_unlock(&S.lock);
 	}
+	pthread_mutex_lock(&S.round_lock);
 	writer_finish();
+	pthread_mutex_unlock(&S.round_lock);
 	atomic_store(&S.writer_done, 1);
 	pthread_mutex_lock(&S.lock);
 	S.flush_completed = S.flush_requested;
@@ -821,6 +827,11 @@ static void session_register_fork(void)
 	pthread_atfork(session_fork_prepare, session_fork_parent, session_fork_child);
 }
 
+void record_fork_handlers_install(void)
+{
+	pthread_once(&session_fork_once, session_register_fork);
+}
+
 int record_nvtx_wanted(void)
 {
 	const char *env = getenv("OPSCOPE_NVTX");
@@ -832,7 +843,7 @@ int record_nvtx_wanted(void)
 OPSCOPE_API int opscope_session_start(const struct opscope_options *opts)
 {
 	error_clear();
-	pthread_once(&session_fork_once, session_register_fork);
+	record_fork_handlers_install();
 	pthread_mutex_lock(&S.lock);
 	int rc = 0;
 	if (S.active) {
@@ -946,9 +957,21 @@ void record_metadata(const char *key, const char *value)
 /* ---------------------------------------------------------------------------------------- */
 /* Process events: fork, exit, fatal signals (called from autostart.c). */
 
+/* fork() copies only the calling thread. Every lock another thread might hold is taken
+ * first, so the child inherits them free, and in one fixed order (one handler for all of
+ * them: pthread_atfork runs separate handlers in reverse order of registration, and the
+ * writer takes the timer, session and intern locks inside a round).
+ *
+ * The round lock comes first: the fork waits until the writer is between rounds (a round is
+ * milliseconds). Then the child's copy of the writer's state (its buffers, encoder, track
+ * table) is not half-updated, and the writer holds no lock of the C library or of a
+ * sanitizer's allocator (GCC 12's ASan does not take its allocator's locks on fork: a child
+ * forked while the writer was inside malloc hung in its first malloc). */
 void session_fork_prepare(void)
 {
+	pthread_mutex_lock(&S.round_lock);
 	pthread_mutex_lock(&S.lock);
+	timers_lock_for_fork();
 	intern_lock_for_fork();
 	buffers_lock_for_fork();
 }
@@ -957,7 +980,9 @@ void session_fork_parent(void)
 {
 	buffers_unlock_for_fork();
 	intern_unlock_for_fork();
+	timers_unlock_for_fork();
 	pthread_mutex_unlock(&S.lock);
+	pthread_mutex_unlock(&S.round_lock);
 }
 
 /* The child has the parent's memory but not its writer thread. Its events go to a file of
@@ -966,7 +991,9 @@ void session_fork_child(void)
 {
 	buffers_after_fork_child();
 	intern_after_fork_child();
+	timers_unlock_for_fork();
 	pthread_mutex_init(&S.lock, NULL);
+	pthread_mutex_init(&S.round_lock, NULL);
 	pthread_cond_init(&S.flush_cond, NULL);
 	int was_active = S.active;
 	S.active = 0;

@@ -197,13 +197,14 @@ static void timers_thread_exit(void *arg)
 	timers_self = NULL; /* a later timer in another destructor registers afresh */
 }
 
-/* fork() while another thread holds timers_lock would leave the child's lock held forever. */
-static void timers_fork_prepare(void)
+/* fork() while another thread holds timers_lock would leave the child's lock held forever:
+ * the session's fork handler takes it, in its place among the recorder's locks. */
+void timers_lock_for_fork(void)
 {
 	pthread_mutex_lock(&timers_lock);
 }
 
-static void timers_fork_release(void)
+void timers_unlock_for_fork(void)
 {
 	pthread_mutex_unlock(&timers_lock);
 }
@@ -211,7 +212,7 @@ static void timers_fork_release(void)
 static void timers_init(void)
 {
 	pthread_key_create(&timers_key, timers_thread_exit);
-	pthread_atfork(timers_fork_prepare, timers_fork_release, timers_fork_release);
+	record_fork_handlers_install();
 }
 
 static struct timers_thread *timers_thread_new(void)

@@ -12,4 +12,8 @@
  * Returns 0 or a negative error. */
 int timers_snapshot(struct opscope_timer_stats **out, size_t *count);
 
+/* Taken by the session's fork handler (session.c), released in parent and child. */
+void timers_lock_for_fork(void);
+void timers_unlock_for_fork(void);
+
 #endif
