@@ -9,7 +9,7 @@ scikit-learn's digits, batch 64, CPU, one intra-op thread), side by side in one 
   torchprof     torch.profiler.profile(activities=[CPU])
   torchprof+sh  the same with record_shapes=True
 
-Two measurements, both reported:
+Three measurements, all reported:
 
 - continuous (the figures for bench/results.json): each mode in a fresh process records 7
   rounds of 60 steps after 20 warm-up steps; a process's step time is the median round; the
@@ -22,6 +22,13 @@ Two measurements, both reported:
   is the median over 15 rounds of its step time over the unprofiled step of the same round.
   Short windows, like a schedule's active steps; memory freed by one window is reused by the
   next.
+- scheduled: what a user of a schedule pays over a run: the modes take turns in one process,
+  each driving its own profiler API (opscope.Profiler with make_scheduler(closed=8, ready=1,
+  record=1); torch.profiler.profile with schedule(wait=8, warmup=1, active=1) and a no-op
+  on_trace_ready) for 50 steps, window ends included; a mode's ratio is the median over 20
+  rounds of its step time over the unprofiled one of the same round. opscope-nosh is
+  Profiler(record_shapes=False) here: the Profiler installs the capture itself, without the
+  DataLoader steps.
 
 Both also report a median-step ratio: every step timed on its own, the median step over the
 unprofiled one: the steady cost of a step, without the first steps after a set-up, a step
@@ -36,6 +43,7 @@ file complete; torch: leaving the profiler context plus key_averages()), per eve
 
   PYTHONPATH=build/python/python /usr/bin/python3 bench/bench_torch.py [--json out.json]
   ... bench/bench_torch.py --windows N     the windows measurement alone, N rounds
+  ... bench/bench_torch.py --scheduled N   the scheduled measurement alone, N rounds
 """
 import json
 import os
@@ -183,6 +191,80 @@ def windows(rounds):
     return res
 
 
+SCHED = (8, 1, 1)  # closed (wait), ready (warmup), record (active): one step in ten recorded
+SCHED_STEPS = 50
+
+
+def one_scheduled(step, mode, outdir):
+    """SCHED_STEPS steps under `mode`'s own profiler API with the schedule SCHED, as a user
+    would write it: seconds per step, window ends (export, post-processing) included."""
+    import opscope
+
+    closed, ready, record = SCHED
+    prof = None
+    if mode.startswith("opscope"):
+        prof = opscope.Profiler(
+            scheduler=opscope.make_scheduler(closed=closed, ready=ready, record=record),
+            record_shapes=mode == "opscope", on_trace_ready=opscope.export_opscope(outdir))
+    elif mode.startswith("torchprof"):
+        import torch.profiler as tp
+
+        prof = tp.profile(activities=[tp.ProfilerActivity.CPU],
+                          schedule=tp.schedule(wait=closed, warmup=ready, active=record),
+                          record_shapes=mode.endswith("sh"), on_trace_ready=lambda p: None)
+    t0 = time.perf_counter()
+    if prof is not None:
+        prof.start()
+    for _ in range(SCHED_STEPS):
+        step()
+        if prof is not None:
+            prof.step()
+    if prof is not None:
+        # our stop() prints the Perf Summary: not into the benchmark's table
+        sys.stdout.flush()
+        saved = os.dup(1)
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 1)
+            try:
+                prof.stop()
+            finally:
+                os.dup2(saved, 1)
+                os.close(saved)
+    return (time.perf_counter() - t0) / SCHED_STEPS
+
+
+def scheduled(rounds):
+    """The modes take turns in one process, each profiler driven by its own schedule API."""
+    step = training_step()
+    for _ in range(20):
+        step()
+    outdir = tempfile.mkdtemp()
+    rng = random.Random(1)
+    runs = {m: [] for m in MODES}
+    for _ in range(rounds):
+        order = list(MODES)
+        rng.shuffle(order)
+        for mode in order:
+            runs[mode].append(one_scheduled(step, mode, outdir))
+    res = {}
+    for mode in MODES:
+        ratios = [r / n for r, n in zip(runs[mode], runs["none"])]
+        res[mode] = {"step_s": statistics.median(runs[mode]),
+                     "ratio": statistics.median(ratios),
+                     "spread": [round(q, 3) for q in statistics.quantiles(ratios, n=4)[::2]]}
+    return res
+
+
+def show_scheduled(res, rounds):
+    print("a schedule of %d closed, %d ready, %d recorded steps, %d steps per run, each "
+          "profiler's own API (median of %d rounds; [1st, 3rd] quartile):"
+          % (SCHED + (SCHED_STEPS, rounds)))
+    for mode in MODES:
+        r = res[mode]
+        print("  %-13s step %.3f ms  ratio %.3f %s" % (mode, r["step_s"] * 1e3, r["ratio"],
+                                                       r["spread"]))
+
+
 def self_times(rows):
     """Self time per name (ns) from read_ranges rows (name, cat, tid, start, dur, depth),
     given per track in (start, depth) order: duration minus the direct children's."""
@@ -261,10 +343,16 @@ def main():
         show("windows of 60 steps in one process (median of %d rounds; [1st, 3rd] quartile):"
              % n, windows(n))
         return
+    if len(sys.argv) > 2 and sys.argv[1] == "--scheduled":
+        n = int(sys.argv[2])
+        show_scheduled(scheduled(n), n)
+        return
     cont = continuous(5)
     show("continuous recording (median of 5 processes per mode; [min, max] of them):", cont)
     win = windows(15)
     show("windows of 60 steps in one process (median of 15 rounds; [1st, 3rd] quartile):", win)
+    sched = scheduled(20)
+    show_scheduled(sched, 20)
     keys = {
         "torch_step_ratio_opscope": round(cont["opscope"]["ratio"], 3),
         "torch_step_ratio_opscope_noshapes": round(cont["opscope-nosh"]["ratio"], 3),
@@ -277,6 +365,7 @@ def main():
         "torch_median_step_ratio": {
             kind: {mode: round(res[mode]["median_step_ratio"], 3) for mode in MODES[1:]}
             for kind, res in (("continuous", cont), ("windows", win))},
+        "torch_sched_ratio": {mode: round(sched[mode]["ratio"], 3) for mode in MODES[1:]},
         "torch_post_us_per_event_opscope": round(cont["opscope"]["post_us_per_event"], 3),
         "torch_post_us_per_event_torchprof": round(cont["torchprof+sh"]["post_us_per_event"], 3),
     }

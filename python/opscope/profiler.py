@@ -153,6 +153,8 @@ class Profiler:
         self.last_trace = None
         self.last_export = None
         self._windows = 0
+        self._torch = False  # this profiler installed the PyTorch capture
+        self._driving = False  # counted in torch_hooks.profiler_driven
         for k in unsupported:
             warnings.warn("Profiler option %r is not supported by opscope yet; ignored" % k)
         if output is None and on_trace_ready is not None:
@@ -196,14 +198,64 @@ class Profiler:
         if self.on_trace_ready is not None:
             self.on_trace_ready(self)
 
+    def _torch_begin(self):
+        """With torch imported, record its operators (input shapes and dtypes with
+        record_shapes), the Forward and Backward phases and the module hierarchy, like
+        torch.profiler would; the steps are this profiler's. Nothing to do when the capture is
+        already installed (by `opscope record`, or by hand): then it is left as it is."""
+        self._torch = False
+        if self.timer_only or "torch" not in sys.modules or self._driving:
+            return
+        from . import torch_hooks
+
+        torch_hooks.profiler_driven(+1)
+        self._driving = True
+        if torch_hooks.installed():
+            return
+        try:
+            torch_hooks.install(shapes=bool(self.record_shapes), phases=True, steps=False)
+        except Exception as e:  # never break the program being profiled
+            warnings.warn("opscope: PyTorch capture not installed: %s" % e)
+            return
+        self._torch = True
+        self._torch_sync()
+
+    def _torch_sync(self):
+        """The operator callback on in windows only: closed steps do not pay for it."""
+        if self._torch:
+            from . import torch_hooks
+
+            torch_hooks.set_active(_opscope.recording())
+
+    def _torch_end(self):
+        if not self._driving:
+            return
+        from . import torch_hooks
+
+        if self._torch:
+            torch_hooks.uninstall()
+            self._torch = False
+        torch_hooks.profiler_driven(-1)
+        self._driving = False
+
     def start(self):
-        self._c.start()
+        self._torch_begin()
+        try:
+            self._c.start()
+        finally:
+            self._torch_sync()
 
     def step(self, num_samples=None):
-        self._c.step(-1 if num_samples is None else int(num_samples))
+        try:
+            self._c.step(-1 if num_samples is None else int(num_samples))
+        finally:
+            self._torch_sync()
 
     def stop(self):
-        self._c.stop()
+        try:
+            self._c.stop()
+        finally:
+            self._torch_end()
 
     def __enter__(self):
         self.start()

@@ -12,7 +12,13 @@ program imports torch, or by hand) records into the session that is running:
 - Backward: ``torch.autograd.backward`` (``loss.backward()`` goes through it);
 - a ProfileStep per batch: each ``next()`` on a DataLoader iterator ends the step before it
   (with its batch size as ``num_samples``) and begins the next; the end of the data ends the
-  last step of the epoch.
+  last step of the epoch. Not while an ``opscope.Profiler`` runs: its ``step()`` makes the
+  steps.
+
+``opscope.Profiler`` installs the capture itself when the program has imported torch (its
+``record_shapes`` chooses shapes), without the DataLoader steps, and switches the operator
+callback on only in its windows: operators of closed steps run without RecordFunction's cost,
+as under torch.profiler. At ``stop()`` it uninstalls what it installed.
 """
 import ctypes
 import os
@@ -26,6 +32,15 @@ _lock = threading.Lock()
 _installed = False
 _observer = None
 _undo = []  # what uninstall() calls, last installed first
+_profilers = 0  # running opscope.Profiler objects: they drive the steps
+
+
+def profiler_driven(delta):
+    """A Profiler started (+1) or stopped (-1): while one runs, its step() makes the steps
+    and DataLoader batches do not (two step counts would split every step in two)."""
+    global _profilers
+    with _lock:
+        _profilers = max(_profilers + delta, 0)
 
 
 def _batch_size(batch):
@@ -47,6 +62,8 @@ def _install_steps(torch):
     state = {"last": None}
 
     def __next__(self):
+        if _profilers:
+            return orig(self)
         # the batch fetched now starts a step: the previous one ends with its sample count;
         # when the data runs out, the step ends and none begins
         last = state["last"]
@@ -100,9 +117,10 @@ def observer_path():
     return os.path.join(os.path.dirname(os.path.abspath(__file__)), "libopscope_torch.so")
 
 
-def install(shapes=True, phases=True):
-    """Record PyTorch operators (and, with phases, the steps and phases). Returns True when
-    the operator observer is active."""
+def install(shapes=True, phases=True, steps=True):
+    """Record PyTorch operators (and, with phases, the Forward and Backward phases and the
+    module hierarchy; with steps too, a ProfileStep per DataLoader batch). Returns True when
+    the operator observer is active. A second call changes nothing."""
     global _installed, _observer
     with _lock:
         if _installed:
@@ -113,15 +131,31 @@ def install(shapes=True, phases=True):
         if os.path.exists(path):
             lib = ctypes.CDLL(path)
             lib.opscope_torch_enable.argtypes = [ctypes.c_void_p, ctypes.c_int]
+            lib.opscope_torch_set_active.argtypes = [ctypes.c_int]
             lib.opscope_torch_ops.restype = ctypes.c_uint64
+            lib.opscope_torch_idle_calls.restype = ctypes.c_uint64
             if lib.opscope_torch_enable(_opscope.torch_api(), 1 if shapes else 0) == 0:
                 _observer = lib
         if phases:
-            _install_steps(torch)
+            if steps:
+                _install_steps(torch)
             _install_modules(torch)
             _install_backward(torch)
         _installed = True
         return _observer is not None
+
+
+def installed():
+    """True between install() and uninstall()."""
+    return _installed
+
+
+def set_active(on):
+    """Switch the operator observer's callback off or on in torch (the Profiler's windows):
+    off, operators run without RecordFunction's cost."""
+    with _lock:
+        if _observer is not None:
+            _observer.opscope_torch_set_active(1 if on else 0)
 
 
 def uninstall():
@@ -138,3 +172,8 @@ def uninstall():
 def ops_seen():
     """Operators recorded by the observer so far (0 without it)."""
     return int(_observer.opscope_torch_ops()) if _observer is not None else 0
+
+
+def idle_calls():
+    """Operator callbacks that ran while nothing recorded, so far (0 without the observer)."""
+    return int(_observer.opscope_torch_idle_calls()) if _observer is not None else 0

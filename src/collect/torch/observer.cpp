@@ -33,7 +33,9 @@ opscope_torch_api api;
 bool with_shapes;
 at::CallbackHandle handle;
 std::atomic<bool> enabled{ false };
+std::atomic<bool> active{ false }; /* the callback is enabled in torch (set_active) */
 std::atomic<uint64_t> ops{ 0 };
+std::atomic<uint64_t> idle_calls{ 0 }; /* callbacks run while nothing recorded */
 
 bool recording()
 {
@@ -332,8 +334,10 @@ open_calls &opened_here()
 
 std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction &fn)
 {
-	if (!recording())
+	if (!recording()) {
+		idle_calls.fetch_add(1, std::memory_order_relaxed);
 		return nullptr;
+	}
 	const name_entry *name = name_of(fn);
 	if (!name->id)
 		return nullptr;
@@ -381,6 +385,7 @@ extern "C" __attribute__((visibility("default"))) int opscope_torch_enable(const
 					       .scopes({ at::RecordScope::FUNCTION,
 							 at::RecordScope::BACKWARD_FUNCTION,
 							 at::RecordScope::USER_SCOPE }));
+	active = true;
 	return 0;
 }
 
@@ -388,9 +393,28 @@ extern "C" __attribute__((visibility("default"))) void opscope_torch_disable(voi
 {
 	if (enabled.exchange(false))
 		at::removeCallback(handle);
+	active = false;
+}
+
+/* A registered callback costs every operator its RecordFunction, and with shapes the boxing
+ * of its inputs, whether or not anything records: the Profiler switches it off between its
+ * windows, so closed steps run as if no profiler were there (as torch.profiler's do). */
+extern "C" __attribute__((visibility("default"))) void opscope_torch_set_active(int on)
+{
+	if (!enabled.load() || active.exchange(on != 0) == (on != 0))
+		return;
+	if (on)
+		at::reenableCallback(handle);
+	else
+		at::disableCallback(handle);
 }
 
 extern "C" __attribute__((visibility("default"))) uint64_t opscope_torch_ops(void)
 {
 	return ops.load(std::memory_order_relaxed);
+}
+
+extern "C" __attribute__((visibility("default"))) uint64_t opscope_torch_idle_calls(void)
+{
+	return idle_calls.load(std::memory_order_relaxed);
 }

@@ -34,8 +34,13 @@ struct opscope_torch_api {
 int opscope_torch_enable(const struct opscope_torch_api *api, int shapes);
 /* Stop observing (the library stays loaded: callbacks in flight may still run). */
 void opscope_torch_disable(void);
-/* Operators seen while recording, since enable. */
+/* Switch the enabled callback off (0) or on again (1) in torch: off, operators run without
+ * RecordFunction's cost. Enable leaves it on; nothing happens when not enabled. */
+void opscope_torch_set_active(int on);
+/* Operators seen while recording, since the library was loaded. */
 uint64_t opscope_torch_ops(void);
+/* Callbacks that ran while nothing recorded (operators that paid for the callback in vain). */
+uint64_t opscope_torch_idle_calls(void);
 
 #ifdef __cplusplus
 }
