@@ -7,8 +7,9 @@ packages=(cmake ninja-build gcc clang clang-format libclang-rt-14-dev libzstd-de
 	zlib1g-dev libsqlite3-dev sqlite3 python3 pkg-config python3-dev python3-pytest time
 	python3-torch libtorch-dev python3-sklearn g++)
 # (PyTorch 1.13 and its headers: the operator observer and the tests of torch capture)
-# --bench: what bench/bench_ingest.sh's peer, Holistic Trace Analysis, imports (Debian's pandas)
-[ "${1:-}" != --bench ] || packages+=(python3-pandas python3-numpy python3-plotly python3-ijson python3-psutil python3-networkx python3-yaml)
+# --bench: what bench/bench_ingest.sh's peer, Holistic Trace Analysis, imports (Debian's pandas),
+# and yappi, a peer of bench/bench_pyfunc.py
+[ "${1:-}" != --bench ] || packages+=(python3-pandas python3-numpy python3-plotly python3-ijson python3-psutil python3-networkx python3-yaml python3-yappi)
 
 missing=()
 for p in "${packages[@]}"; do
