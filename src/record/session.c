@@ -545,7 +545,7 @@ struct cpu_snap {
 	bool have_stat;
 };
 
-static struct cpu_snap cpu_at_start;
+static struct cpu_snap cpu_at_start; /* taken and read by the writer thread */
 
 static void cpu_snapshot(struct cpu_snap *c)
 {
@@ -624,6 +624,12 @@ static void writer_finish(void)
 static void *writer_main(void *arg)
 {
 	(void)arg;
+	/* Here, not in session_launch: to make /proc/stat the kernel sums the counters of every
+	 * CPU and every interrupt (15 us on a 2-CPU VM; it grows with the machine), and the
+	 * thread that starts a window should not wait for that. */
+	pthread_mutex_lock(&S.round_lock);
+	cpu_snapshot(&cpu_at_start);
+	pthread_mutex_unlock(&S.round_lock);
 	/* Full chunks are taken every few ms (so buffers free up during a burst); partial
 	 * chunks are snapshotted every flush interval (and on flush requests). */
 	unsigned poll_ms = SESSION_BUSY_POLL_MS;
@@ -804,7 +810,6 @@ static int session_launch(void)
 		return error_set(OPSCOPE_EOPEN, "cannot create %s: %s", S.path,
 				 strerror(S.open_errno));
 	}
-	cpu_snapshot(&cpu_at_start);
 	S.gen++;
 	if (pthread_create(&S.writer, NULL, writer_main, NULL) != 0) {
 		if (S.file_open)
