@@ -203,7 +203,6 @@ class Profiler:
         record_shapes), the Forward and Backward phases and the module hierarchy, like
         torch.profiler would; the steps are this profiler's. Nothing to do when the capture is
         already installed (by `opscope record`, or by hand): then it is left as it is."""
-        self._torch = False
         if self.timer_only or "torch" not in sys.modules or self._driving:
             return
         from . import torch_hooks
