@@ -162,18 +162,25 @@ def continuous(processes):
     return res
 
 
-def windows(rounds):
+def take_turns(run_one, rounds, seed):
+    """The modes take turns in one process, in a shuffled order each round: run_one(step,
+    mode, outdir) for every mode, `rounds` times. Returns {mode: [results]}."""
     step = training_step()
     for _ in range(20):
         step()
     outdir = tempfile.mkdtemp()
-    rng = random.Random(0)
+    rng = random.Random(seed)
     runs = {m: [] for m in MODES}
     for _ in range(rounds):
         order = list(MODES)
         rng.shuffle(order)
         for mode in order:
-            runs[mode].append(one_round(step, mode, outdir))
+            runs[mode].append(run_one(step, mode, outdir))
+    return runs
+
+
+def windows(rounds):
+    runs = take_turns(one_round, rounds, 0)
     res = {}
     for mode in MODES:
         ratios = [r[0] / n[0] for r, n in zip(runs[mode], runs["none"])]
@@ -235,17 +242,7 @@ def one_scheduled(step, mode, outdir):
 
 def scheduled(rounds):
     """The modes take turns in one process, each profiler driven by its own schedule API."""
-    step = training_step()
-    for _ in range(20):
-        step()
-    outdir = tempfile.mkdtemp()
-    rng = random.Random(1)
-    runs = {m: [] for m in MODES}
-    for _ in range(rounds):
-        order = list(MODES)
-        rng.shuffle(order)
-        for mode in order:
-            runs[mode].append(one_scheduled(step, mode, outdir))
+    runs = take_turns(one_scheduled, rounds, 1)
     res = {}
     for mode in MODES:
         ratios = [r / n for r, n in zip(runs[mode], runs["none"])]
