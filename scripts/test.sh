@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it: dependencies, formatting check, then
-#   1. the ASan+UBSan build with every unit, e2e and fuzz-replay test;
+#   1. the ASan+UBSan build with every unit, e2e and fuzz-replay test, and the pytest suite on
+#      the sanitized extension (less the tests that run `opscope record`);
 #   2. the TSan build with the tests of buffers, writer, timers and the loader's read-ahead thread,
 #      the JSON importer's two threads and the report's views run side by side;
 #   3. clang's ASan+UBSan build with the unit tests and the fuzz-corpus replay;
@@ -17,8 +18,8 @@ clang-format --dry-run --Werror "${sources[@]}"
 
 jobs=$(nproc)
 
-echo "== ASan + UBSan build and tests"
-cmake --preset asan >/dev/null
+echo "== ASan + UBSan build and tests (the Python extension too: its pytest run preloads ASan)"
+cmake --preset asan -DOPSCOPE_PYTHON=ON -DPython3_EXECUTABLE=/usr/bin/python3 >/dev/null
 cmake --build build/asan -j "$jobs"
 (cd build/asan && ctest --output-on-failure -j "$jobs")
 

@@ -5,6 +5,18 @@
  * every call and return of Python and C functions the way cProfile does, so the result is a
  * pstats dictionary that pstats, snakeviz and gprof2dot read.
  *
+ * Two ways in, chosen at start (cProfile's `builtins` flag):
+ *   - builtins=True (cProfile's default): the profile function above. It sees C functions,
+ *     but CPython 3.11 charges every call for having one at all: each Python call gets a
+ *     frame object and a line number, and every instruction takes the tracing dispatch
+ *     (about 70 ns per call on fib, bench/bench_pyfunc.py, before this code does anything);
+ *   - builtins=False: a frame-evaluation function (PEP 523) for the interpreter, wrapped
+ *     around the default one. It sees Python functions only (time in C functions stays with
+ *     their Python caller, as in cProfile's builtins=False), costs a C-level call per
+ *     Python call (3.11 inlines Python-to-Python calls otherwise) and nothing per
+ *     instruction, and reaches every thread, started later or not, with no per-thread
+ *     installation. CPython 3.11 only: it reads the interpreter's frame struct.
+ *
  * Invariants:
  *   - every hook call runs with the GIL held, so a thread's tables are touched by that thread
  *     (events) or by a thread holding the GIL (stats, stop), never concurrently;
@@ -20,7 +32,8 @@
  *     outermost activations once; own time = elapsed - time in callees, for every activation;
  *   - a return with an empty stack belongs to a frame entered before the profiler started
  *     and is ignored; frames still open at stop() are counted as returning then (cProfile
- *     does the same in disable()).
+ *     does the same in disable()). In the frame-evaluation mode a frame's return is counted
+ *     only if its call was, in the same run (pf_run, bumped at every start and stop).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -42,12 +55,16 @@
 #undef Py_BUILD_CORE
 #define PF_FRAME_CODE(frame)	 ((PyObject *)(frame)->f_frame->f_code)
 #define PF_FRAME_CODE_DONE(code) ((void)(code))
+#define PF_EVAL_FRAME		 1 /* the frame-evaluation mode (builtins=False) is built */
 #else
 #define PF_FRAME_CODE(frame)	 ((PyObject *)PyFrame_GetCode(frame))
 #define PF_FRAME_CODE_DONE(code) Py_DECREF(code)
+#define PF_EVAL_FRAME		 0
 #endif
 
 #define PF_NONE UINT32_MAX
+
+enum { PF_ACTIVE_PROFILE = 1, PF_ACTIVE_EVAL = 2 }; /* builtins=True, builtins=False */
 
 struct pf_func {
 	const void *key;  /* code object or PyMethodDef */
@@ -101,15 +118,18 @@ struct pf_thread {
 	size_t depth, stack_cap;
 	struct pf_map fmap, emap;
 	unsigned long thread_id; /* PyThread_get_thread_ident of the owner */
+	PyThreadState *tstate;	 /* the owner's (frame-evaluation mode) */
+	uintptr_t stack_floor;	 /* below this C stack address, calls fail (ditto) */
 	struct pf_cache_slot cache[PF_CACHE_SLOTS];
 };
 
 static PyTypeObject pf_thread_type;
 
 static PyObject *pf_threads;  /* list of every pf_thread of this run */
-static int pf_active;	      /* 1 between start and stop */
+static int pf_active;	      /* between start and stop: how it records (PF_ACTIVE_*) */
 static int pf_emit;	      /* emit PythonFunction ranges into a recording session */
 static double pf_ticks_per_s; /* for the conversion to seconds */
+static uint64_t pf_run;	      /* bumped at every start and stop */
 
 /* ---------------------------------------------------------------------------------------- */
 /* Maps. */
@@ -149,15 +169,17 @@ static int pf_map_grow(struct pf_map *m)
 	return 0;
 }
 
-/* The slot of `key`: its value, or PF_NONE with *slot where it would go. */
+/* The slot of `key` in *slot: its value there, or PF_NONE and the empty slot it would take. */
 static uint32_t pf_map_find(const struct pf_map *m, uint64_t key, size_t *slot)
 {
 	if (m->cap == 0)
 		return PF_NONE;
 	size_t j = pf_hash(key) & (m->cap - 1);
 	while (m->keys[j]) {
-		if (m->keys[j] == key)
+		if (m->keys[j] == key) {
+			*slot = j;
 			return m->vals[j];
+		}
 		j = (j + 1) & (m->cap - 1);
 	}
 	*slot = j;
@@ -311,16 +333,17 @@ static uint32_t pf_name_id(struct pf_func *f)
 	return f->name_id;
 }
 
-/* Inlined into pf_hook: the call is a measurable part of the profiler's few ns per event. */
-__attribute__((always_inline)) static inline void pf_enter(struct pf_thread *t, const void *key,
-							   PyObject *code, PyObject *callable)
+/* Push a call of `key` on the thread's stack; 0 if it could not (no memory). Inlined into the
+ * hooks: the call is a measurable part of the profiler's few ns per event. */
+__attribute__((always_inline)) static inline int pf_enter(struct pf_thread *t, const void *key,
+							  PyObject *code, PyObject *callable)
 {
 	struct pf_cache_slot *slot = &t->cache[((uintptr_t)key >> 4) & (PF_CACHE_SLOTS - 1)];
 	uint32_t fi = slot->func;
 	if (__builtin_expect(slot->key != key, 0)) {
 		fi = pf_func_get(t, key, code, callable);
 		if (fi == PF_NONE)
-			return;
+			return 0;
 		slot->key = key;
 		slot->func = fi;
 	}
@@ -328,7 +351,7 @@ __attribute__((always_inline)) static inline void pf_enter(struct pf_thread *t, 
 		size_t cap = t->stack_cap ? t->stack_cap * 2 : 128;
 		struct pf_frame *s = realloc(t->stack, cap * sizeof *s);
 		if (!s)
-			return;
+			return 0;
 		t->stack = s;
 		t->stack_cap = cap;
 	}
@@ -367,6 +390,7 @@ __attribute__((always_inline)) static inline void pf_enter(struct pf_thread *t, 
 		}
 	}
 	fr->t0 = clock_ticks(); /* last, so the bookkeeping above is not charged */
+	return 1;
 }
 
 static inline void pf_leave(struct pf_thread *t, uint64_t now)
@@ -438,6 +462,156 @@ static int pf_noop_hook(PyObject *obj, PyFrameObject *frame, int what, PyObject 
 	(void)arg;
 	return 0;
 }
+
+/* ---------------------------------------------------------------------------------------- */
+/* The frame-evaluation mode (builtins=False). Its state, like everything here, is guarded by
+ * the GIL, which the evaluation function always runs with. */
+
+#if PF_EVAL_FRAME
+#include <pthread.h>
+
+#define PF_STACK_MARGIN (256u << 10)
+
+static struct pf_thread *pf_thread_new(unsigned long ident);
+
+static _PyFrameEvalFunction pf_prev_eval; /* what runs the frames: the default, or the one
+					     installed before ours */
+static int pf_eval_on;			  /* 1 while the mode records */
+static int pf_eval_beneath;		  /* 1: left in place under another evaluator, which
+					     passes frames on to ours; a new run reuses it */
+static struct pf_map pf_tstates;	  /* thread state address -> index in pf_threads */
+static PyThreadState *pf_last_tstate;	  /* the thread of the last call, and its tables */
+static struct pf_thread *pf_last_thread;
+
+/* The lowest C stack address this thread's Python calls may start at in this mode: 3.11
+ * evaluates a Python-to-Python call in the caller's C frame only while no evaluator is
+ * installed, so here each call takes C stack (about 0.5 KiB), and a recursion that a raised
+ * sys.setrecursionlimit allows could overflow the thread's stack. The margin leaves room for
+ * the C code between two Python frames. 0 (no floor) if the stack is unknown. */
+static uintptr_t pf_stack_floor(void)
+{
+	pthread_attr_t attr;
+	void *low = NULL;
+	size_t size = 0;
+	if (pthread_getattr_np(pthread_self(), &attr) != 0)
+		return 0;
+	int rc = pthread_attr_getstack(&attr, &low, &size);
+	pthread_attr_destroy(&attr);
+	if (rc != 0 || !low)
+		return 0;
+	size_t margin = size / 4 < PF_STACK_MARGIN ? size / 4 : PF_STACK_MARGIN;
+	return (uintptr_t)low + margin;
+}
+
+/* A call with too little C stack left fails as it would at the recursion limit: with the
+ * remaining depth at 0, the interpreter raises RecursionError on entering the frame, before
+ * running it, and unwinds it as its own check would. Not counted: cProfile sees no call
+ * there either. */
+__attribute__((noinline, cold)) static PyObject *
+pf_eval_without_stack(PyThreadState *ts, struct _PyInterpreterFrame *frame, int throwflag)
+{
+	int remaining = ts->recursion_remaining;
+	ts->recursion_remaining = 0;
+	PyObject *result = pf_prev_eval(ts, frame, throwflag);
+	ts->recursion_remaining = remaining;
+	return result;
+}
+
+/* The tables of the thread owning `ts`, made at its first call. A thread state freed by a
+ * thread that ended may come back at the same address for a new thread: the identity check
+ * gives the new thread its own tables. May run while an exception is pending (a generator's
+ * throw()), so it keeps that exception and raises none. */
+__attribute__((noinline)) static struct pf_thread *pf_thread_lookup(PyThreadState *ts)
+{
+	unsigned long ident = (unsigned long)ts->thread_id;
+	size_t slot = 0;
+	uint32_t i = pf_map_find(&pf_tstates, (uint64_t)(uintptr_t)ts, &slot);
+	struct pf_thread *t = NULL;
+	if (i != PF_NONE) {
+		t = (struct pf_thread *)PyList_GET_ITEM(pf_threads, i);
+		if (t->thread_id == ident)
+			goto found;
+	} else if ((pf_tstates.n + 1) * 2 > pf_tstates.cap) {
+		if (pf_map_grow(&pf_tstates) != 0)
+			return NULL;
+		pf_map_find(&pf_tstates, (uint64_t)(uintptr_t)ts, &slot);
+	}
+	PyObject *et, *ev, *tb;
+	PyErr_Fetch(&et, &ev, &tb);
+	t = pf_thread_new(ident);
+	PyErr_Clear();
+	PyErr_Restore(et, ev, tb);
+	if (!t)
+		return NULL;
+	Py_DECREF(t); /* pf_threads holds it */
+	t->tstate = ts;
+	t->stack_floor = pf_stack_floor();
+	if (i == PF_NONE) {
+		pf_tstates.keys[slot] = (uint64_t)(uintptr_t)ts;
+		pf_tstates.n++;
+	}
+	pf_tstates.vals[slot] = (uint32_t)(PyList_GET_SIZE(pf_threads) - 1);
+found:
+	pf_last_tstate = ts;
+	pf_last_thread = t;
+	return t;
+}
+
+/* Generators and coroutines: the frame that only makes the generator object (its first
+ * instruction is RETURN_GENERATOR) is no call to cProfile; each resumption is. */
+#define PF_GENERATOR_FLAGS (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR)
+
+static PyObject *pf_eval(PyThreadState *ts, struct _PyInterpreterFrame *frame, int throwflag)
+{
+	PyCodeObject *co = frame->f_code;
+	if (__builtin_expect(!pf_eval_on, 0) ||
+	    ((co->co_flags & PF_GENERATOR_FLAGS) && frame->owner != FRAME_OWNED_BY_GENERATOR))
+		return pf_prev_eval(ts, frame, throwflag);
+	struct pf_thread *t = ts == pf_last_tstate && ts->thread_id == pf_last_thread->thread_id
+				      ? pf_last_thread
+				      : pf_thread_lookup(ts);
+	if (__builtin_expect(!t, 0))
+		return pf_prev_eval(ts, frame, throwflag);
+	if (__builtin_expect((uintptr_t)__builtin_frame_address(0) < t->stack_floor, 0))
+		return pf_eval_without_stack(ts, frame, throwflag);
+	if (__builtin_expect(!pf_enter(t, co, (PyObject *)co, NULL), 0))
+		return pf_prev_eval(ts, frame, throwflag);
+	uint64_t run = pf_run;
+	PyObject *result = pf_prev_eval(ts, frame, throwflag);
+	uint64_t now = clock_ticks();
+	/* The same run: `t` is still in pf_threads (clearing needs a stop, which bumps pf_run),
+	 * and the frames above this one have returned through here, so this call is on top. */
+	if (__builtin_expect(run == pf_run, 1))
+		pf_leave(t, now);
+	return result;
+}
+
+static void pf_eval_install(void)
+{
+	PyInterpreterState *interp = PyThreadState_Get()->interp;
+	if (!pf_eval_beneath) {
+		pf_prev_eval = _PyInterpreterState_GetEvalFrameFunc(interp);
+		_PyInterpreterState_SetEvalFrameFunc(interp, pf_eval);
+	}
+	pf_map_free(&pf_tstates);
+	pf_last_tstate = NULL;
+	pf_last_thread = NULL;
+	pf_eval_on = 1;
+}
+
+/* Give the interpreter back what it had, unless another evaluator was installed over ours
+ * (and may chain to it): then ours stays beneath, passing frames on while off. */
+static void pf_eval_uninstall(void)
+{
+	PyInterpreterState *interp = PyThreadState_Get()->interp;
+	pf_eval_on = 0;
+	pf_eval_beneath = _PyInterpreterState_GetEvalFrameFunc(interp) != pf_eval;
+	if (!pf_eval_beneath)
+		_PyInterpreterState_SetEvalFrameFunc(interp, pf_prev_eval);
+	pf_last_tstate = NULL;
+	pf_last_thread = NULL;
+}
+#endif
 
 /* ---------------------------------------------------------------------------------------- */
 /* Thread objects. */
@@ -518,21 +692,36 @@ static void pf_uninstall_all(Py_tracefunc fn)
 static PyObject *pf_start(PyObject *mod, PyObject *args, PyObject *kw)
 {
 	(void)mod;
-	static char *names[] = { "emit_ranges", NULL };
-	int emit = 0;
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "|p", names, &emit))
+	static char *names[] = { "emit_ranges", "builtins", NULL };
+	int emit = 0, builtins = 1;
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "|pp", names, &emit, &builtins))
 		return NULL;
 	if (pf_active) {
 		PyErr_SetString(PyExc_RuntimeError, "the function profiler is already running");
 		return NULL;
 	}
+#if !PF_EVAL_FRAME
+	if (!builtins) {
+		PyErr_SetString(PyExc_NotImplementedError,
+				"builtins=False (frame evaluation) is built for CPython 3.11 only");
+		return NULL;
+	}
+#endif
 	pf_ticks_per_s = record_ticks_per_second(); /* calibrates the clock once */
 	pf_emit = emit;
+	pf_run++;
+#if PF_EVAL_FRAME
+	if (!builtins) {
+		pf_eval_install();
+		pf_active = PF_ACTIVE_EVAL;
+		Py_RETURN_NONE;
+	}
+#endif
 	if (pf_install_all(pf_hook) != 0) {
 		pf_uninstall_all(pf_hook);
 		return NULL;
 	}
-	pf_active = 1;
+	pf_active = PF_ACTIVE_PROFILE;
 	Py_RETURN_NONE;
 }
 
@@ -554,8 +743,14 @@ static PyObject *pf_stop(PyObject *mod, PyObject *unused)
 	(void)unused;
 	if (!pf_active)
 		Py_RETURN_NONE;
-	pf_uninstall_all(pf_hook);
+#if PF_EVAL_FRAME
+	if (pf_active == PF_ACTIVE_EVAL)
+		pf_eval_uninstall();
+#endif
+	if (pf_active == PF_ACTIVE_PROFILE)
+		pf_uninstall_all(pf_hook);
 	pf_flush_open();
+	pf_run++;
 	pf_active = 0;
 	Py_RETURN_NONE;
 }
@@ -570,6 +765,9 @@ static PyObject *pf_clear(PyObject *mod, PyObject *unused)
 	}
 	if (PyList_SetSlice(pf_threads, 0, PyList_GET_SIZE(pf_threads), NULL) != 0)
 		return NULL;
+#if PF_EVAL_FRAME
+	pf_map_free(&pf_tstates); /* its indices were into the list just emptied */
+#endif
 	Py_RETURN_NONE;
 }
 
@@ -577,7 +775,20 @@ static PyObject *pf_is_active(PyObject *mod, PyObject *unused)
 {
 	(void)mod;
 	(void)unused;
-	return PyBool_FromLong(pf_active);
+	return PyBool_FromLong(pf_active != 0);
+}
+
+/* For the tests: "eval" while the interpreter evaluates frames through this module (the top
+ * evaluator is ours), else None. */
+static PyObject *pf_evaluator(PyObject *mod, PyObject *unused)
+{
+	(void)mod;
+	(void)unused;
+#if PF_EVAL_FRAME
+	if (_PyInterpreterState_GetEvalFrameFunc(PyThreadState_Get()->interp) == pf_eval)
+		return PyUnicode_FromString("eval");
+#endif
+	Py_RETURN_NONE;
 }
 
 /* threading.setprofile(_thread_installer): the first event of a new thread lands here, in
@@ -587,7 +798,7 @@ static PyObject *pf_thread_installer(PyObject *mod, PyObject *args)
 	(void)mod;
 	(void)args;
 	PyThreadState *ts = PyThreadState_Get();
-	if (!pf_active) {
+	if (pf_active != PF_ACTIVE_PROFILE) { /* stopped, or frame evaluation sees threads */
 		if (_PyEval_SetProfile(ts, NULL, NULL) < 0)
 			return NULL;
 		Py_RETURN_NONE;
@@ -753,11 +964,14 @@ fail:
 
 PyMethodDef pyfunc_methods[] = {
 	{ "pyfunc_start", (PyCFunction)(void (*)(void))pf_start, METH_VARARGS | METH_KEYWORDS,
-	  "pyfunc_start(emit_ranges=False): install the C profile function on every thread" },
+	  "pyfunc_start(emit_ranges=False, builtins=True): install the C profile function on "
+	  "every thread, or with builtins=False the frame evaluator (Python functions only)" },
 	{ "pyfunc_stop", pf_stop, METH_NOARGS, "remove it; open frames count as returning now" },
 	{ "pyfunc_clear", pf_clear, METH_NOARGS, "forget every count (when stopped)" },
 	{ "pyfunc_active", pf_is_active, METH_NOARGS, "True while the function profiler runs" },
 	{ "pyfunc_stats", pf_stats, METH_NOARGS, "the counts as a pstats dictionary" },
+	{ "_pyfunc_evaluator", pf_evaluator, METH_NOARGS,
+	  "'eval' while this module's frame evaluator is the interpreter's, else None" },
 	{ "_thread_installer", pf_thread_installer, METH_VARARGS,
 	  "for threading.setprofile: installs the C hook in a new thread" },
 	{ "noop_hook_start", pf_noop_start, METH_NOARGS,

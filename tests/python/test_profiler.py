@@ -207,6 +207,7 @@ def test_summary_without_a_window():
         p.summary()
 
 
+@pytest.mark.record
 def test_opscope_record_sees_python_ranges(tmp_path, cli):
     """Under `opscope record` the preloaded runtime records; RecordEvent must reach its file
     (the module forwards to it instead of its own copy)."""
@@ -229,6 +230,7 @@ def test_opscope_record_sees_python_ranges(tmp_path, cli):
                if line.split()[2:3] == ["range"] and line.split()[4:5] == ["py-range"]) == 7
 
 
+@pytest.mark.record
 def test_profiler_windows_under_opscope_record(tmp_path, cli):
     """Under `opscope record` the whole process is one recording: a Profiler in the script
     marks its steps in that file (ProfileStep ranges with the step's RecordEvents inside),

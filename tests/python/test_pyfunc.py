@@ -6,6 +6,8 @@ import subprocess
 import sys
 import threading
 
+import pytest
+
 import opscope
 
 HERE = os.path.abspath(__file__)
@@ -174,6 +176,7 @@ def test_noop_floor_hook():
     assert sys.getprofile() is None
 
 
+@pytest.mark.record
 def test_emit_ranges_under_opscope_record(tmp_path, cli):
     """With emit_ranges, calls become PythonFunction ranges in the recording's file when the
     script runs under `opscope record` (the preloaded runtime records them)."""
@@ -195,6 +198,7 @@ def test_emit_ranges_under_opscope_record(tmp_path, cli):
     assert len(leaf) == 5, dump[:2000]
 
 
+@pytest.mark.record
 def test_record_python_functions(tmp_path, cli):
     """`opscope record --python-functions -- python script.py`: no code change gives the
     function ranges in the trace and a pstats profile with exact call counts beside it."""
@@ -217,3 +221,217 @@ def test_record_python_functions(tmp_path, cli):
     dump = subprocess.run([cli, "dump", str(out)], check=True, capture_output=True,
                           text=True).stdout
     assert sum(" range PythonFunction leaf " in l for l in dump.splitlines()) == 12
+
+
+# builtins=False: Python functions only, through the frame evaluator (PEP 523).
+
+def gen(n):
+    for i in range(n):
+        yield i
+
+
+def fails(depth):
+    if depth == 0:
+        raise ValueError("deep")
+    fails(depth - 1)
+
+
+def catches():
+    try:
+        yield 1
+    except KeyError:
+        yield 2
+
+
+async def coro():
+    return 3
+
+
+class Thing:
+    def method(self):
+        return 1
+
+    @property
+    def prop(self):
+        return 2
+
+
+def mixed_python():
+    """Calls of every kind the interpreter evaluates: recursion, generator resumptions, an
+    exception through three frames, throw() into a generator, a coroutine, a property, a
+    lambda called from C, a comprehension and a class body."""
+    fib(10)
+    assert list(gen(5)) == [0, 1, 2, 3, 4]
+    try:
+        fails(3)
+    except ValueError:
+        pass
+    g = catches()
+    next(g)
+    assert g.throw(KeyError) == 2
+    c = coro()
+    try:
+        c.send(None)
+    except StopIteration:
+        pass
+    t = Thing()
+    [t.method() for _ in range(3)]
+    sorted([3, 1, 2], key=lambda x: -x)
+
+    class Local:
+        pass
+
+    return t.prop
+
+
+def python_counts(stats):
+    """{function: (cc, nc, {Python caller: (nc, cc)})} without C functions and without the
+    profilers' own frames."""
+    def ours(k):
+        return k[0] == "~" or os.sep + "opscope" + os.sep in k[0]
+
+    return {k: (cc, nc, {c: v[:2] for c, v in callers.items() if not ours(c)})
+            for k, (cc, nc, tt, ct, callers) in stats.items() if not ours(k)}
+
+
+def test_without_builtins_counts_what_cprofile_counts():
+    import cProfile
+
+    ref = cProfile.Profile(builtins=False)
+    ref.enable()
+    mixed_python()
+    ref.disable()
+    ref.create_stats()
+
+    p = opscope.FunctionProfiler(builtins=False)
+    with p:
+        assert opscope._opscope._pyfunc_evaluator() == "eval"
+        assert sys.getprofile() is None  # no profile function: nothing per instruction
+        mixed_python()
+    assert opscope._opscope._pyfunc_evaluator() is None  # the interpreter's own again
+
+    got = python_counts(p.stats)
+    assert got == python_counts(ref.stats)
+    assert got[key(fib)][:2] == (1, 177)
+    assert got[key(gen)][:2] == (6, 6)  # one call per resumption, as cProfile counts
+    assert got[key(fails)][:2] == (1, 4)
+    assert got[key(catches)][:2] == (3, 3)  # next, throw, and close() when it is freed
+    assert [(c[2], v) for c, v in got[key(Thing.method)][2].items()] == [("<listcomp>", (3, 3))]
+    assert not any(k[0] == "~" for k in p.stats)  # no C functions in this mode
+    cc, nc, tt, ct, _ = p.stats[key(mixed_python)]
+    assert ct >= tt > 0
+
+
+def test_without_builtins_threads_old_and_new():
+    go, done = threading.Event(), threading.Event()
+
+    def waiting():
+        go.wait()
+        fib(5)
+        done.set()
+
+    old = threading.Thread(target=waiting)
+    old.start()
+    b = threading.Barrier(2)
+
+    def racing():
+        b.wait()
+        fib(8)
+
+    p = opscope.FunctionProfiler(builtins=False)
+    with p:
+        go.set()
+        assert done.wait(10)
+        new = [threading.Thread(target=racing) for _ in range(2)]
+        [t.start() for t in new]
+        [t.join() for t in new]
+        # threads one after another: a thread state freed by one may come back for the next
+        for _ in range(4):
+            t = threading.Thread(target=fib, args=(4,))
+            t.start()
+            t.join()
+    old.join()
+    cc, nc = p.stats[key(fib)][:2]
+    # 15 calls on the old thread, 67 on each racing one, 9 on each sequential one; one
+    # outermost call per thread: recursion levels are per thread
+    assert (nc, cc) == (15 + 2 * 67 + 4 * 9, 1 + 2 + 4)
+
+
+def test_without_builtins_stop_and_restart_inside_frames():
+    first = opscope.FunctionProfiler(builtins=False)
+    second = opscope.FunctionProfiler(builtins=False)
+
+    def inner():
+        fib(3)
+        first.disable()  # inner and outer are open: counted as returning now
+        second.enable()
+        fib(2)
+        # inner returns in the second run; its call was in the first: not counted there
+
+    def outer():
+        inner()
+        return fib(1)
+
+    first.enable()
+    outer()
+    second.disable()
+    assert first.stats[key(fib)][:2] == (1, 5)
+    assert first.stats[key(inner)][:2] == (1, 1)
+    assert first.stats[key(outer)][:2] == (1, 1)
+    assert second.stats[key(fib)][:2] == (2, 4)  # fib(2) inside inner, fib(1) in outer
+    assert key(inner) not in second.stats and key(outer) not in second.stats
+    # and the profile-function mode still works after the evaluator was taken out
+    assert profile(lambda: fib(4)).stats[key(fib)][:2] == (1, 9)
+
+
+def test_python_m_opscope_without_builtins(tmp_path):
+    script = tmp_path / "prog.py"
+    script.write_text("def fib(n):\n    return n if n < 2 else fib(n-1) + fib(n-2)\n"
+                      "print(len(str(fib(10))))\n")
+    out = str(tmp_path / "prog.prof")
+    subprocess.run([sys.executable, "-m", "opscope", "--no-builtins", "-o", out, str(script)],
+                   capture_output=True, text=True, check=True)
+    st = pstats.Stats(out).stats
+    assert st[(str(script), 1, "fib")][:2] == (1, 177)
+    assert not any(k[0] == "~" for k in st)
+
+
+def test_without_builtins_deep_recursion_raises_instead_of_crashing(tmp_path):
+    """Each Python call takes C stack in this mode: recursion that a raised recursion limit
+    allows must end in RecursionError, not a segfault, in the main thread and in a thread with
+    a small stack; the interpreter's depth count must be intact afterwards. In a child
+    process, so that a crash fails this test only."""
+    script = tmp_path / "deep.py"
+    script.write_text(
+        "import sys, threading, opscope\n"
+        "sys.setrecursionlimit(10**6)\n"
+        "def down(n):\n"
+        "    return 0 if n == 0 else 1 + down(n - 1)\n"
+        "deepest = [0]\n"
+        "def probe(n):\n"
+        "    deepest[0] = max(deepest[0], n)\n"
+        "    probe(n + 1)\n"
+        "def attempt(label):\n"
+        "    deepest[0] = 0\n"
+        "    try:\n"
+        "        probe(0)\n"
+        "    except RecursionError:\n"
+        "        print(label, 'RecursionError at', deepest[0])\n"
+        "p = opscope.FunctionProfiler(builtins=False)\n"
+        "with p:\n"
+        "    attempt('main')\n"
+        "    threading.stack_size(1 << 20)\n"
+        "    t = threading.Thread(target=attempt, args=('thread',))\n"
+        "    t.start(); t.join()\n"
+        "    sys.setrecursionlimit(1000)\n"
+        "    print('after', down(900))\n"
+        "print('calls', p.stats[(__file__, 3, 'down')][:2])\n")
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    lines = dict(line.split(" ", 1) for line in r.stdout.splitlines())
+    main_depth = int(lines["main"].split()[-1])
+    thread_depth = int(lines["thread"].split()[-1])
+    assert 1000 < thread_depth < main_depth  # far deeper than the default limit
+    assert lines["after"] == "900"  # the depth count was left as it was
+    assert lines["calls"] == "(1, 901)"

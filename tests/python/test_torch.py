@@ -32,6 +32,7 @@ def report(cli, path, views):
     return {t["view"]: t for t in json.loads(r.stdout)["tables"]}
 
 
+@pytest.mark.record
 def test_phases_ops_shapes_steps(tmp_path, cli):
     out = tmp_path / "digits.opscope"
     record(cli, out, "--epochs", "1", "--batch", "64")
@@ -72,6 +73,7 @@ def test_phases_ops_shapes_steps(tmp_path, cli):
     assert all(l.split("depth=")[1].split()[0] == "2" for l in mods if " UserDefined " in l)
 
 
+@pytest.mark.record
 def test_forward_backward_link(tmp_path, cli):
     """Backward functions carry the sequence number of the forward op that created them."""
     out = tmp_path / "d.opscope"
@@ -85,6 +87,7 @@ def test_forward_backward_link(tmp_path, cli):
     assert fwd and bwd and bwd <= fwd
 
 
+@pytest.mark.record
 def test_dataloader_workers(tmp_path, cli):
     """Worker processes write their own files; the report of the directory merges them."""
     outdir = tmp_path / "run"
