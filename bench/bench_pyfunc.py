@@ -6,7 +6,10 @@ Usage: PYTHONPATH=build/release-py/python /usr/bin/python3 bench/bench_pyfunc.py
        [--write bench/results.json]
 Workloads: recursive fib(25) (Python calls only) and a mixed mini-suite (methods, builtins,
 comprehensions, dict/list work). added_ns_per_call = (best profiled - best plain) / calls,
-calls = Python + C calls counted by the opscope profiler in the same workload."""
+calls = Python + C calls counted by the opscope profiler in the same workload. The
+*_nobuiltins tools (opscope's frame evaluator, cProfile's builtins=False) count Python
+functions only, so their calls are the Python calls (the same as all calls for fib); their
+ratios are of added time on the same workload."""
 import argparse
 import cProfile
 import json
@@ -85,13 +88,25 @@ def with_opscope(work):
     return run
 
 
-def with_cprofile(work):
+def with_opscope_nobuiltins(work):
     def run():
-        p = cProfile.Profile()
+        p = opscope.FunctionProfiler(builtins=False)
+        with p:
+            work()
+    return run
+
+
+def with_cprofile(work, builtins=True):
+    def run():
+        p = cProfile.Profile(builtins=builtins)
         p.enable()
         work()
         p.disable()
     return run
+
+
+def with_cprofile_nobuiltins(work):
+    return with_cprofile(work, builtins=False)
 
 
 def with_yappi(work):
@@ -104,11 +119,11 @@ def with_yappi(work):
     return run
 
 
-def calls_of(work):
-    p = opscope.FunctionProfiler()
+def calls_of(work, builtins=True):
+    p = opscope.FunctionProfiler(builtins=builtins)
     with p:
         work()
-    return sum(v[1] for v in p.stats.values())
+    return sum(v[1] for k, v in p.stats.items() if "opscope" not in k[0] + str(k[2]))
 
 
 def main():
@@ -119,9 +134,13 @@ def main():
     tools = {"pyhook_floor": with_noop, "pyfunc": with_opscope, "cprofile": with_cprofile}
     if yappi:
         tools["yappi"] = with_yappi
+    tools["pyfunc_nobuiltins"] = with_opscope_nobuiltins
+    tools["cprofile_nobuiltins"] = with_cprofile_nobuiltins
     res = {}
+    added = {}
     for wname, work in WORKLOADS.items():
         calls = calls_of(work)
+        py_calls = calls_of(work, builtins=False)
         fns = {"plain": work}
         fns.update({t: wrap(work) for t, wrap in tools.items()})
         best = dict.fromkeys(fns, float("inf"))
@@ -129,9 +148,11 @@ def main():
             for name, fn in fns.items():
                 best[name] = min(best[name], timed(fn, 1))
         base = best["plain"]
-        row = {"calls": calls, "plain_ms": base / 1e6}
+        row = {"calls": calls, "python_calls": py_calls, "plain_ms": base / 1e6}
+        added[wname] = {t: best[t] - base for t in tools}
         for tname in tools:
-            row[tname + "_added_ns_per_call"] = round((best[tname] - base) / calls, 1)
+            n = py_calls if tname.endswith("_nobuiltins") else calls
+            row[tname + "_added_ns_per_call"] = round((best[tname] - base) / n, 1)
         res[wname] = row
         print(wname, json.dumps(row))
     figures = {}
@@ -146,8 +167,14 @@ def main():
     figures["pyfunc_vs_floor"] = {
         w: round(res[w]["pyfunc_added_ns_per_call"] / res[w]["pyhook_floor_added_ns_per_call"], 3)
         for w in res}
+    figures["pyfunc_nobuiltins_vs_floor"] = {
+        w: round(added[w]["pyfunc_nobuiltins"] / added[w]["pyhook_floor"], 3) for w in res}
+    figures["pyfunc_nobuiltins_vs_cprofile_nobuiltins"] = {
+        w: round(added[w]["pyfunc_nobuiltins"] / added[w]["cprofile_nobuiltins"], 3)
+        for w in res}
     figures["pyfunc_bench_env"] = {"python": sys.version.split()[0], "runs": a.runs,
-                                   "calls": {w: res[w]["calls"] for w in res}}
+                                   "calls": {w: res[w]["calls"] for w in res},
+                                   "python_calls": {w: res[w]["python_calls"] for w in res}}
     print(json.dumps(figures, indent=1))
     if a.write:
         # read-modify-write at the end: other benchmarks share this file

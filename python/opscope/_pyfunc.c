@@ -118,7 +118,6 @@ struct pf_thread {
 	size_t depth, stack_cap;
 	struct pf_map fmap, emap;
 	unsigned long thread_id; /* PyThread_get_thread_ident of the owner */
-	PyThreadState *tstate;	 /* the owner's (frame-evaluation mode) */
 	uintptr_t stack_floor;	 /* below this C stack address, calls fail (ditto) */
 	struct pf_cache_slot cache[PF_CACHE_SLOTS];
 };
@@ -544,7 +543,6 @@ __attribute__((noinline)) static struct pf_thread *pf_thread_lookup(PyThreadStat
 	if (!t)
 		return NULL;
 	Py_DECREF(t); /* pf_threads holds it */
-	t->tstate = ts;
 	t->stack_floor = pf_stack_floor();
 	if (i == PF_NONE) {
 		pf_tstates.keys[slot] = (uint64_t)(uintptr_t)ts;
