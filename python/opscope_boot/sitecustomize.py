@@ -1,8 +1,8 @@
 """Started by Python when ``opscope record`` put this directory first on PYTHONPATH: once the
 program imports torch, its training is recorded with no code change (opscope.torch_hooks;
-OPSCOPE_TORCH=0 turns it off), and with ``record --python-functions`` (OPSCOPE_PYFUNC=1)
-every function call is a range and a cProfile-style profile is written at exit, next to the
-trace (``<trace stem>.<pid>.pstats``). The sitecustomize this one hides (Debian has one) still
+OPSCOPE_TORCH=0 turns it off), and with ``record --python-functions`` (OPSCOPE_PYFUNC=1, or
+=python for Python functions only) every function call is a range and a cProfile-style
+profile is written at exit, next to the trace (``<trace stem>.<pid>.pstats``). The sitecustomize this one hides (Debian has one) still
 runs."""
 import importlib.machinery
 import importlib.util
@@ -54,7 +54,8 @@ def _start_functions():
 
     import opscope
 
-    prof = opscope.profile_functions(emit_ranges=True)
+    builtins = os.environ.get("OPSCOPE_PYFUNC") != "python"
+    prof = opscope.profile_functions(emit_ranges=True, builtins=builtins)
     prof.enable()
     out = os.environ.get("OPSCOPE_OUTPUT", "python")
     stem = out if out.endswith("/") else (out[:-8] if out.endswith(".opscope") else out) + "."
@@ -72,7 +73,7 @@ def _start_functions():
 
 try:
     _chain()
-    if os.environ.get("OPSCOPE_PYFUNC") == "1":
+    if os.environ.get("OPSCOPE_PYFUNC") in ("1", "python"):
         _start_functions()
 finally:
     if os.environ.get("OPSCOPE_TORCH", "1") != "0" and "torch" not in sys.modules:

@@ -47,9 +47,10 @@ static const char record_usage[] =
 	"      --flush-ms MS     how often buffered events reach the file (default 100)\n"
 	"      --compress KIND   none or zstd (default zstd when available)\n"
 	"      --no-nvtx         do not capture NVTX ranges\n"
-	"      --python-functions\n"
+	"      --python-functions[=all|python]\n"
 	"                        Python programs: every function call as a range, and a\n"
-	"                        cProfile-style profile (pstats) next to the trace\n"
+	"                        cProfile-style profile (pstats) next to the trace; =python:\n"
+	"                        Python functions only, at a fraction of the cost per call\n"
 	"      --no-torch        Python programs: do not capture PyTorch\n"
 	"  -q, --quiet           print nothing after the command exits\n"
 	"  -h, --help            show this help\n";
@@ -202,7 +203,7 @@ int cmd_record(int argc, char **argv)
 		{ "flush-ms", required_argument, NULL, 'F' },
 		{ "compress", required_argument, NULL, 'c' },
 		{ "no-nvtx", no_argument, NULL, 'N' },
-		{ "python-functions", no_argument, NULL, 'P' },
+		{ "python-functions", optional_argument, NULL, 'P' },
 		{ "no-torch", no_argument, NULL, 'T' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -232,7 +233,11 @@ int cmd_record(int argc, char **argv)
 			nvtx = 0;
 			break;
 		case 'P': /* read by python/opscope_boot/sitecustomize.py */
-			setenv("OPSCOPE_PYFUNC", "1", 1);
+			if (optarg && strcmp(optarg, "all") != 0 && strcmp(optarg, "python") != 0)
+				return cli_usage_error(
+					"record", "--python-functions wants 'all' or 'python'");
+			setenv("OPSCOPE_PYFUNC",
+			       optarg && !strcmp(optarg, "python") ? "python" : "1", 1);
 			break;
 		case 'T':
 			setenv("OPSCOPE_TORCH", "0", 1);

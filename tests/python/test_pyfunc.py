@@ -199,9 +199,11 @@ def test_emit_ranges_under_opscope_record(tmp_path, cli):
 
 
 @pytest.mark.record
-def test_record_python_functions(tmp_path, cli):
+@pytest.mark.parametrize("which", ["", "=python"])
+def test_record_python_functions(tmp_path, cli, which):
     """`opscope record --python-functions -- python script.py`: no code change gives the
-    function ranges in the trace and a pstats profile with exact call counts beside it."""
+    function ranges in the trace and a pstats profile with exact call counts beside it;
+    with =python, Python functions only (the frame evaluator)."""
     import glob
     import pstats
 
@@ -212,15 +214,21 @@ def test_record_python_functions(tmp_path, cli):
     out = tmp_path / "f.opscope"
     env = dict(os.environ)
     env.pop("PYTHONPATH", None)
-    subprocess.run([cli, "record", "-q", "--python-functions", "-o", str(out), "--",
+    subprocess.run([cli, "record", "-q", "--python-functions" + which, "-o", str(out), "--",
                     sys.executable, str(script)], check=True, env=env)
     prof = glob.glob(str(tmp_path / "f.*.pstats"))
     assert len(prof) == 1, os.listdir(tmp_path)
-    st = {k[2]: v for k, v in pstats.Stats(prof[0]).stats.items()}
+    stats = pstats.Stats(prof[0]).stats
+    st = {k[2]: v for k, v in stats.items()}
     assert st["mid"][:2] == (3, 3) and st["leaf"][:2] == (12, 12)
+    builtin_sum = ("~", 0, "<built-in method builtins.sum>")
+    assert (builtin_sum in stats) == (which == "")
     dump = subprocess.run([cli, "dump", str(out)], check=True, capture_output=True,
                           text=True).stdout
-    assert sum(" range PythonFunction leaf " in l for l in dump.splitlines()) == 12
+    lines = dump.splitlines()
+    assert sum(" range PythonFunction leaf " in l for l in lines) == 12
+    assert any(" range PythonFunction <built-in method builtins.sum> " in l
+               for l in lines) == (which == "")
 
 
 # builtins=False: Python functions only, through the frame evaluator (PEP 523).
