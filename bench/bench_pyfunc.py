@@ -2,8 +2,10 @@
 the floor (a C profile function that does nothing: what CPython 3.11 charges for having any
 profile function at all). Not a test.
 
-Usage: PYTHONPATH=build/release-py/python /usr/bin/python3 bench/bench_pyfunc.py [--runs N]
+Usage: PYTHONPATH=build/python/python /usr/bin/python3 bench/bench_pyfunc.py [--runs N]
        [--write bench/results.json]
+The clock floor is the floor plus one clock read per event (what any profiler that times
+calls pays on top of the floor); opscope's bookkeeping is its added time over that.
 Workloads: recursive fib(25) (Python calls only) and a mixed mini-suite (methods, builtins,
 comprehensions, dict/list work). added_ns_per_call = (best profiled - best plain) / calls,
 calls = Python + C calls counted by the opscope profiler in the same workload. The
@@ -70,14 +72,18 @@ def plain(work):
     return work
 
 
-def with_noop(work):
+def with_noop(work, read_clock=False):
     def run():
-        _opscope.noop_hook_start()
+        _opscope.noop_hook_start(read_clock=read_clock)
         try:
             work()
         finally:
             _opscope.noop_hook_stop()
     return run
+
+
+def with_clock_noop(work):
+    return with_noop(work, read_clock=True)
 
 
 def with_opscope(work):
@@ -131,7 +137,8 @@ def main():
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--write", help="merge the figures into this results.json")
     a = ap.parse_args()
-    tools = {"pyhook_floor": with_noop, "pyfunc": with_opscope, "cprofile": with_cprofile}
+    tools = {"pyhook_floor": with_noop, "pyhook_clock_floor": with_clock_noop,
+             "pyfunc": with_opscope, "cprofile": with_cprofile}
     if yappi:
         tools["yappi"] = with_yappi
     tools["pyfunc_nobuiltins"] = with_opscope_nobuiltins
@@ -167,6 +174,13 @@ def main():
     figures["pyfunc_vs_floor"] = {
         w: round(res[w]["pyfunc_added_ns_per_call"] / res[w]["pyhook_floor_added_ns_per_call"], 3)
         for w in res}
+    # what opscope adds over a hook that only reads the clock (its bookkeeping), and that
+    # hook over the floor (the clock reads every timing profiler makes)
+    figures["pyfunc_bookkeeping_ns_per_call"] = {
+        w: round((added[w]["pyfunc"] - added[w]["pyhook_clock_floor"]) / res[w]["calls"], 1)
+        for w in res}
+    figures["pyhook_clock_floor_vs_floor"] = {
+        w: round(added[w]["pyhook_clock_floor"] / added[w]["pyhook_floor"], 3) for w in res}
     figures["pyfunc_nobuiltins_vs_floor"] = {
         w: round(added[w]["pyfunc_nobuiltins"] / added[w]["pyhook_floor"], 3) for w in res}
     figures["pyfunc_nobuiltins_vs_cprofile_nobuiltins"] = {

@@ -9,7 +9,10 @@
  *   - builtins=True (cProfile's default): the profile function above. It sees C functions,
  *     but CPython 3.11 charges every call for having one at all: each Python call gets a
  *     frame object and a line number, and every instruction takes the tracing dispatch
- *     (about 70 ns per call on fib, bench/bench_pyfunc.py, before this code does anything);
+ *     (about 70 ns per call on fib, bench/bench_pyfunc.py, before this code does anything).
+ *     The function only logs each event (function index, clock), and the thread's log is
+ *     counted in one loop when it is full, before stats and at stop (unless ranges are
+ *     emitted: those are made as the events happen);
  *   - builtins=False: a frame-evaluation function (PEP 523) for the interpreter, wrapped
  *     around the default one. It sees Python functions only (time in C functions stays with
  *     their Python caller, as in cProfile's builtins=False), costs a C-level call per
@@ -62,7 +65,9 @@
 #define PF_EVAL_FRAME		 0
 #endif
 
-#define PF_NONE UINT32_MAX
+#define PF_NONE	   UINT32_MAX
+#define PF_RETURN  (UINT32_MAX - 1) /* in the log: a return */
+#define PF_LOG_CAP 2048		    /* events logged per thread before they are counted */
 
 enum { PF_ACTIVE_PROFILE = 1, PF_ACTIVE_EVAL = 2 }; /* builtins=True, builtins=False */
 
@@ -109,6 +114,12 @@ struct pf_cache_slot {
 	uint32_t func;
 };
 
+/* An event of the log: a call of function `func` (PF_NONE if unknown), or a return. */
+struct pf_logged {
+	uint64_t ticks;
+	uint32_t func;
+};
+
 struct pf_thread {
 	PyObject_HEAD struct pf_func *funcs;
 	size_t nfuncs, funcs_cap;
@@ -120,15 +131,19 @@ struct pf_thread {
 	unsigned long thread_id; /* PyThread_get_thread_ident of the owner */
 	uintptr_t stack_floor;	 /* below this C stack address, calls fail (ditto) */
 	struct pf_cache_slot cache[PF_CACHE_SLOTS];
+	struct pf_logged *log; /* events not counted yet (profile function, no ranges) */
+	size_t nlog, log_cap;
+	size_t lost; /* open calls that could not be pushed (no memory), above the stack */
 };
 
 static PyTypeObject pf_thread_type;
 
-static PyObject *pf_threads;  /* list of every pf_thread of this run */
-static int pf_active;	      /* between start and stop: how it records (PF_ACTIVE_*) */
-static int pf_emit;	      /* emit PythonFunction ranges into a recording session */
-static double pf_ticks_per_s; /* for the conversion to seconds */
-static uint64_t pf_run;	      /* bumped at every start and stop */
+static PyObject *pf_threads;	  /* list of every pf_thread of this run */
+static int pf_active;		  /* between start and stop: how it records (PF_ACTIVE_*) */
+static int pf_emit;		  /* emit PythonFunction ranges into a recording session */
+static double pf_ticks_per_s;	  /* for the conversion to seconds */
+static uint64_t pf_run;		  /* bumped at every start and stop */
+static uint64_t pf_test_drain_ns; /* tests: time each drain of a log takes at least */
 
 /* ---------------------------------------------------------------------------------------- */
 /* Maps. */
@@ -332,25 +347,34 @@ static uint32_t pf_name_id(struct pf_func *f)
 	return f->name_id;
 }
 
-/* Push a call of `key` on the thread's stack; 0 if it could not (no memory). Inlined into the
- * hooks: the call is a measurable part of the profiler's few ns per event. */
-__attribute__((always_inline)) static inline int pf_enter(struct pf_thread *t, const void *key,
-							  PyObject *code, PyObject *callable)
+/* The function index of `key` on this thread, through the cache; PF_NONE if it could not be
+ * made (no memory). */
+__attribute__((always_inline)) static inline uint32_t
+pf_lookup(struct pf_thread *t, const void *key, PyObject *code, PyObject *callable)
 {
 	struct pf_cache_slot *slot = &t->cache[((uintptr_t)key >> 4) & (PF_CACHE_SLOTS - 1)];
-	uint32_t fi = slot->func;
-	if (__builtin_expect(slot->key != key, 0)) {
-		fi = pf_func_get(t, key, code, callable);
-		if (fi == PF_NONE)
-			return 0;
+	if (__builtin_expect(slot->key == key, 1))
+		return slot->func;
+	uint32_t fi = pf_func_get(t, key, code, callable);
+	if (fi != PF_NONE) {
 		slot->key = key;
 		slot->func = fi;
 	}
+	return fi;
+}
+
+/* Push a call of function `fi` (PF_NONE: unknown) started at `t0`; 0 if it is lost instead
+ * (no memory, or under a lost call), to be matched by its return all the same. */
+__attribute__((always_inline)) static inline int pf_push(struct pf_thread *t, uint32_t fi,
+							 uint64_t t0)
+{
+	if (__builtin_expect(t->lost != 0 || fi == PF_NONE, 0))
+		goto lost;
 	if (__builtin_expect(t->depth == t->stack_cap, 0)) {
 		size_t cap = t->stack_cap ? t->stack_cap * 2 : 128;
 		struct pf_frame *s = realloc(t->stack, cap * sizeof *s);
 		if (!s)
-			return 0;
+			goto lost;
 		t->stack = s;
 		t->stack_cap = cap;
 	}
@@ -374,26 +398,23 @@ __attribute__((always_inline)) static inline int pf_enter(struct pf_thread *t, c
 	struct pf_frame *fr = &t->stack[t->depth++];
 	fr->func = fi;
 	fr->edge = ei;
+	fr->t0 = t0;
 	fr->child = 0;
 	fr->begun = 0;
-	if (__builtin_expect(pf_emit, 0) && py_rt_recording()) {
-		uint32_t id = pf_name_id(f);
-		if (id && !rt.preloaded) {
-			record_emit_begin(OPSCOPE_CAT_PYTHON_FUNCTION, id);
-			fr->begun = 1;
-		} else if (id) {
-			/* the interned copy's address is stable: the preloaded runtime's pointer
-			 * cache makes this a hash and a compare */
-			rt.range_begin(OPSCOPE_CAT_PYTHON_FUNCTION, record_string(id, NULL));
-			fr->begun = 1;
-		}
-	}
-	fr->t0 = clock_ticks(); /* last, so the bookkeeping above is not charged */
 	return 1;
+lost:
+	/* Everything above a lost call is lost too, so returns match calls by count alone. */
+	t->lost++;
+	return 0;
 }
 
-static inline void pf_leave(struct pf_thread *t, uint64_t now)
+/* Pop the top call, returned at `now`, and count it. */
+__attribute__((always_inline)) static inline void pf_pop(struct pf_thread *t, uint64_t now)
 {
+	if (__builtin_expect(t->lost != 0, 0)) {
+		t->lost--;
+		return;
+	}
 	if (t->depth == 0)
 		return; /* a frame entered before start */
 	struct pf_frame *fr = &t->stack[--t->depth];
@@ -425,30 +446,149 @@ static inline void pf_leave(struct pf_thread *t, uint64_t now)
 	}
 }
 
+/* A call counted as it happens: pushed, its range begun when ranges are emitted, its clock
+ * read last so that the bookkeeping is not charged to it. 0 if it was lost. */
+__attribute__((always_inline)) static inline int pf_enter(struct pf_thread *t, uint32_t fi)
+{
+	if (!pf_push(t, fi, 0))
+		return 0;
+	struct pf_frame *fr = &t->stack[t->depth - 1];
+	if (__builtin_expect(pf_emit, 0) && py_rt_recording()) {
+		uint32_t id = pf_name_id(&t->funcs[fi]);
+		if (id && !rt.preloaded) {
+			record_emit_begin(OPSCOPE_CAT_PYTHON_FUNCTION, id);
+			fr->begun = 1;
+		} else if (id) {
+			/* the interned copy's address is stable: the preloaded runtime's pointer
+			 * cache makes this a hash and a compare */
+			rt.range_begin(OPSCOPE_CAT_PYTHON_FUNCTION, record_string(id, NULL));
+			fr->begun = 1;
+		}
+	}
+	fr->t0 = clock_ticks();
+	return 1;
+}
+
+/* Count the logged events of a thread, in order. */
+static void pf_drain(struct pf_thread *t)
+{
+	for (size_t i = 0; i < t->nlog; i++) {
+		const struct pf_logged *l = &t->log[i];
+		if (l->func == PF_RETURN)
+			pf_pop(t, l->ticks);
+		else
+			pf_push(t, l->func, l->ticks);
+	}
+	t->nlog = 0;
+}
+
+/* Before stats and at stop: every thread's log counted. The time that takes is that of the
+ * call asking for it (pyfunc_stats, pyfunc_stop), as cProfile's would be. */
+static void pf_drain_all(void)
+{
+	Py_ssize_t n = PyList_GET_SIZE(pf_threads);
+	for (Py_ssize_t i = 0; i < n; i++)
+		pf_drain((struct pf_thread *)PyList_GET_ITEM(pf_threads, i));
+}
+
+/* Room in the log of the calling thread for one more event: the log counted, or made at the
+ * first event. 0 if there is no log (no memory); the event is then counted at once.
+ * Counting a full log happens inside whichever call the program is in, and is not the
+ * program's time: the calls still open get it added to their start, so none of it is
+ * charged to them. */
+__attribute__((noinline)) static int pf_log_room(struct pf_thread *t)
+{
+	if (!t->log) {
+		t->log = malloc(PF_LOG_CAP * sizeof *t->log);
+		if (!t->log)
+			return 0;
+		t->log_cap = PF_LOG_CAP;
+		return 1;
+	}
+	uint64_t begin = clock_ticks();
+	pf_drain(t);
+	if (__builtin_expect(pf_test_drain_ns != 0, 0)) { /* a slow count, for the tests */
+		uint64_t until = clock_mono_ns() + pf_test_drain_ns;
+		while (clock_mono_ns() < until)
+			;
+	}
+	uint64_t spent = clock_ticks() - begin;
+	for (size_t d = 0; d < t->depth; d++)
+		t->stack[d].t0 += spent;
+	return 1;
+}
+
+/* An event the profile function's fast path does not log: counted at once while ranges are
+ * emitted, or when the log is full (drained first) or cannot be made. */
+__attribute__((noinline)) static int pf_hook_event(struct pf_thread *t, uint32_t fi)
+{
+	if (!pf_emit && (t->nlog < t->log_cap || pf_log_room(t))) {
+		struct pf_logged *l = &t->log[t->nlog++];
+		l->func = fi;
+		l->ticks = clock_ticks();
+	} else if (fi == PF_RETURN) {
+		pf_pop(t, clock_ticks());
+	} else {
+		pf_enter(t, fi);
+	}
+	return 0;
+}
+
+/* A call of `key` that is not in the cache, or of a callable that is no plain PyCFunction. */
+__attribute__((noinline)) static int pf_hook_call(struct pf_thread *t, const void *key,
+						  PyObject *code, PyObject *callable)
+{
+	if (callable && PyCFunction_Check(callable))
+		key = ((PyCFunctionObject *)callable)->m_ml;
+	return pf_hook_event(t, pf_lookup(t, key, code, callable));
+}
+
+/* The profile function. Without ranges to emit, each event is only logged, a function index
+ * and a clock reading, and counted later by pf_drain, once per PF_LOG_CAP events: counting
+ * the log in one loop costs less than counting each event inside the hook, between the
+ * interpreter's own work (bench/bench_pyfunc.py). The fast path below keeps every slow case
+ * in a tail call, so that it needs no registers saved. */
 static int pf_hook(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
 {
 	struct pf_thread *t = (struct pf_thread *)obj;
+	uint32_t fi;
+	const void *key;
 	switch (what) {
 	case PyTrace_CALL: {
 		PyObject *code = PF_FRAME_CODE(frame);
-		pf_enter(t, code, code, NULL);
-		PF_FRAME_CODE_DONE(code);
+		PF_FRAME_CODE_DONE(code); /* the frame holds it while this runs */
+		key = code;
+		struct pf_cache_slot *slot =
+			&t->cache[((uintptr_t)key >> 4) & (PF_CACHE_SLOTS - 1)];
+		if (__builtin_expect(slot->key != key, 0))
+			return pf_hook_call(t, key, code, NULL);
+		fi = slot->func;
 		break;
 	}
-	case PyTrace_C_CALL:
-		if (PyCFunction_Check(arg))
-			pf_enter(t, ((PyCFunctionObject *)arg)->m_ml, NULL, arg);
-		else
-			pf_enter(t, arg, NULL, arg);
+	case PyTrace_C_CALL: {
+		if (__builtin_expect(!Py_IS_TYPE(arg, &PyCFunction_Type), 0))
+			return pf_hook_call(t, arg, NULL, arg);
+		key = ((PyCFunctionObject *)arg)->m_ml;
+		struct pf_cache_slot *slot =
+			&t->cache[((uintptr_t)key >> 4) & (PF_CACHE_SLOTS - 1)];
+		if (__builtin_expect(slot->key != key, 0))
+			return pf_hook_call(t, key, NULL, arg);
+		fi = slot->func;
 		break;
+	}
 	case PyTrace_RETURN:
 	case PyTrace_C_RETURN:
 	case PyTrace_C_EXCEPTION:
-		pf_leave(t, clock_ticks());
+		fi = PF_RETURN;
 		break;
 	default:
-		break;
+		return 0;
 	}
+	if (__builtin_expect(pf_emit || t->nlog >= t->log_cap, 0))
+		return pf_hook_event(t, fi);
+	struct pf_logged *l = &t->log[t->nlog++];
+	l->func = fi;
+	l->ticks = clock_ticks();
 	return 0;
 }
 
@@ -459,6 +599,20 @@ static int pf_noop_hook(PyObject *obj, PyFrameObject *frame, int what, PyObject 
 	(void)frame;
 	(void)what;
 	(void)arg;
+	return 0;
+}
+
+/* The floor plus the clock: a profile function that reads the clock at every event and keeps
+ * nothing else, so the benchmark can show how much of the profiler's added time is the two
+ * reads any timing profiler makes per call, and how much is its bookkeeping. */
+static volatile uint64_t pf_clock_sink;
+static int pf_clock_hook(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
+{
+	(void)obj;
+	(void)frame;
+	(void)what;
+	(void)arg;
+	pf_clock_sink = clock_ticks();
 	return 0;
 }
 
@@ -572,15 +726,15 @@ static PyObject *pf_eval(PyThreadState *ts, struct _PyInterpreterFrame *frame, i
 		return pf_prev_eval(ts, frame, throwflag);
 	if (__builtin_expect((uintptr_t)__builtin_frame_address(0) < t->stack_floor, 0))
 		return pf_eval_without_stack(ts, frame, throwflag);
-	if (__builtin_expect(!pf_enter(t, co, (PyObject *)co, NULL), 0))
-		return pf_prev_eval(ts, frame, throwflag);
+	pf_enter(t, pf_lookup(t, co, (PyObject *)co, NULL));
 	uint64_t run = pf_run;
 	PyObject *result = pf_prev_eval(ts, frame, throwflag);
 	uint64_t now = clock_ticks();
 	/* The same run: `t` is still in pf_threads (clearing needs a stop, which bumps pf_run),
-	 * and the frames above this one have returned through here, so this call is on top. */
+	 * and the frames above this one have returned through here, so this call is on top
+	 * (or was lost, and is matched all the same). */
 	if (__builtin_expect(run == pf_run, 1))
-		pf_leave(t, now);
+		pf_pop(t, now);
 	return result;
 }
 
@@ -624,6 +778,7 @@ static void pf_thread_dealloc(PyObject *self)
 	free(t->funcs);
 	free(t->edges);
 	free(t->stack);
+	free(t->log);
 	pf_map_free(&t->fmap);
 	pf_map_free(&t->emap);
 	Py_TYPE(self)->tp_free(self);
@@ -726,12 +881,14 @@ static PyObject *pf_start(PyObject *mod, PyObject *args, PyObject *kw)
 /* Count the frames still open on every thread as returning now, then clear the stacks. */
 static void pf_flush_open(void)
 {
+	pf_drain_all();
 	uint64_t now = clock_ticks();
 	Py_ssize_t n = PyList_GET_SIZE(pf_threads);
 	for (Py_ssize_t i = 0; i < n; i++) {
 		struct pf_thread *t = (struct pf_thread *)PyList_GET_ITEM(pf_threads, i);
+		t->lost = 0;
 		while (t->depth > 0)
-			pf_leave(t, now);
+			pf_pop(t, now);
 	}
 }
 
@@ -811,11 +968,25 @@ static PyObject *pf_thread_installer(PyObject *mod, PyObject *args)
 	Py_RETURN_NONE;
 }
 
-static PyObject *pf_noop_start(PyObject *mod, PyObject *unused)
+/* For the tests: make every drain of a log take at least `ns` (0: as fast as it can). */
+static PyObject *pf_set_test_drain_ns(PyObject *mod, PyObject *arg)
 {
 	(void)mod;
-	(void)unused;
-	if (pf_install_all(pf_noop_hook) != 0)
+	unsigned long long ns = PyLong_AsUnsignedLongLong(arg);
+	if (ns == (unsigned long long)-1 && PyErr_Occurred())
+		return NULL;
+	pf_test_drain_ns = ns;
+	Py_RETURN_NONE;
+}
+
+static PyObject *pf_noop_start(PyObject *mod, PyObject *args, PyObject *kw)
+{
+	(void)mod;
+	static char *names[] = { "read_clock", NULL };
+	int read_clock = 0;
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "|p", names, &read_clock))
+		return NULL;
+	if (pf_install_all(read_clock ? pf_clock_hook : pf_noop_hook) != 0)
 		return NULL;
 	Py_RETURN_NONE;
 }
@@ -825,6 +996,7 @@ static PyObject *pf_noop_stop(PyObject *mod, PyObject *unused)
 	(void)mod;
 	(void)unused;
 	pf_uninstall_all(pf_noop_hook);
+	pf_uninstall_all(pf_clock_hook);
 	Py_RETURN_NONE;
 }
 
@@ -886,6 +1058,7 @@ static PyObject *pf_stats(PyObject *mod, PyObject *unused)
 	(void)unused;
 	if (pf_ticks_per_s <= 0)
 		pf_ticks_per_s = record_ticks_per_second();
+	pf_drain_all();
 	PyObject *acc = PyDict_New();
 	if (!acc)
 		return NULL;
@@ -970,10 +1143,14 @@ PyMethodDef pyfunc_methods[] = {
 	{ "pyfunc_stats", pf_stats, METH_NOARGS, "the counts as a pstats dictionary" },
 	{ "_pyfunc_evaluator", pf_evaluator, METH_NOARGS,
 	  "'eval' while this module's frame evaluator is the interpreter's, else None" },
+	{ "_pyfunc_test_drain_ns", pf_set_test_drain_ns, METH_O,
+	  "tests: every drain of a thread's event log takes at least this many ns" },
 	{ "_thread_installer", pf_thread_installer, METH_VARARGS,
 	  "for threading.setprofile: installs the C hook in a new thread" },
-	{ "noop_hook_start", pf_noop_start, METH_NOARGS,
-	  "install a profile function that does nothing (benchmark floor)" },
+	{ "noop_hook_start", (PyCFunction)(void (*)(void))pf_noop_start,
+	  METH_VARARGS | METH_KEYWORDS,
+	  "noop_hook_start(read_clock=False): install a profile function that does nothing, or "
+	  "only reads the clock (benchmark floors)" },
 	{ "noop_hook_stop", pf_noop_stop, METH_NOARGS, "remove the no-op profile function" },
 	{ NULL, NULL, 0, NULL },
 };

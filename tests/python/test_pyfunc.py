@@ -139,6 +139,82 @@ def test_accumulates_like_cprofile():
     assert p.stats[key(fib)][:2] == (2, 10)
 
 
+def many_kinds():
+    """Python and C calls, exceptions raised in C and in Python, recursion: several thousand
+    calls, so the profile function's event log fills and is counted many times over."""
+    for _ in range(20):
+        mixed_python()
+        try:
+            divmod(1, 0)  # an exception out of a C function
+        except ZeroDivisionError:
+            pass
+    return fib(15)
+
+
+def all_counts(stats):
+    """{function: (cc, nc, {caller: (nc, cc)})} of this file's functions and the C functions,
+    without the profilers' own (their start and stop, in threading.py and opscope/)."""
+    def ours(k):
+        if k[0] == "~":
+            return any(s in k[2] for s in ("_lsprof", "pyfunc_", "setprofile"))
+        return k[0] != HERE
+
+    return {k: (cc, nc, {c: v[:2] for c, v in callers.items() if not ours(c)})
+            for k, (cc, nc, tt, ct, callers) in stats.items() if not ours(k)}
+
+
+def test_counts_what_cprofile_counts_over_many_logs():
+    import cProfile
+
+    ref = cProfile.Profile()
+    ref.enable()
+    many_kinds()
+    ref.disable()
+    ref.create_stats()
+    p = profile(many_kinds)
+    got = all_counts(p.stats)
+    assert got == all_counts(ref.stats)
+    assert got[key(fib)][:2] == (21, 20 * 177 + 1973)  # 20 x fib(10), then fib(15)
+    assert got[("~", 0, "<built-in method builtins.divmod>")][:2] == (20, 20)
+    assert got[("~", 0, "<built-in method builtins.sorted>")][:2] == (20, 20)
+    assert sum(nc for cc, nc, callers in got.values()) * 2 > 5 * 2048  # five logs or more
+
+
+def test_stats_while_running_count_every_return():
+    from opscope import _opscope
+
+    _opscope.pyfunc_start()
+    try:
+        fib(10)  # 354 events: fewer than a log holds, so only stats can have counted them
+        st = _opscope.pyfunc_stats()
+    finally:
+        _opscope.pyfunc_stop()
+        _opscope.pyfunc_clear()
+    assert st[key(fib)][:2] == (1, 177)
+
+
+def loop_of_leaves(n):
+    for _ in range(n):
+        leaf()
+
+
+def test_counting_the_log_is_not_charged_to_the_program():
+    """Counting a full log takes time inside some call of the program: it must not show in
+    that call's times. Each count is made to take 20 ms (a test knob) over a loop that fills
+    the log 9 times (4 events per iteration) and runs in a few ms."""
+    from opscope import _opscope
+
+    _opscope._pyfunc_test_drain_ns(20_000_000)
+    try:
+        p = profile(lambda: loop_of_leaves(5000))
+    finally:
+        _opscope._pyfunc_test_drain_ns(0)
+    cc, nc, tt, ct, _ = p.stats[key(loop_of_leaves)]
+    assert (cc, nc) == (1, 1)
+    assert p.stats[key(leaf)][:2] == (5000, 5000)
+    assert ct < 0.090  # 9 counts of 20 ms would be 180 ms
+
+
 def test_ranges_into_session(tmp_path):
     out = str(tmp_path / "f.opscope")
     opscope.session_start(out)
