@@ -472,14 +472,14 @@ __attribute__((always_inline)) static inline int pf_enter(struct pf_thread *t, u
 /* Count the logged events of a thread, in order. */
 static void pf_drain(struct pf_thread *t)
 {
-	for (size_t i = 0; i < t->nlog; i++) {
-		const struct pf_logged *l = &t->log[i];
+	const struct pf_logged *l = t->log, *end = t->log + t->nlog;
+	t->nlog = 0;
+	for (; l < end; l++) {
 		if (l->func == PF_RETURN)
 			pf_pop(t, l->ticks);
 		else
 			pf_push(t, l->func, l->ticks);
 	}
-	t->nlog = 0;
 }
 
 /* Before stats and at stop: every thread's log counted. The time that takes is that of the
