@@ -134,6 +134,7 @@ def install(shapes=True, phases=True, steps=True):
             lib.opscope_torch_set_active.argtypes = [ctypes.c_int]
             lib.opscope_torch_ops.restype = ctypes.c_uint64
             lib.opscope_torch_idle_calls.restype = ctypes.c_uint64
+            lib.opscope_torch_cache_misses.restype = ctypes.c_uint64
             if lib.opscope_torch_enable(_opscope.torch_api(), 1 if shapes else 0) == 0:
                 _observer = lib
         if phases:
@@ -177,3 +178,9 @@ def ops_seen():
 def idle_calls():
     """Operator callbacks that ran while nothing recorded, so far (0 without the observer)."""
     return int(_observer.opscope_torch_idle_calls()) if _observer is not None else 0
+
+
+def cache_misses():
+    """Operator names interned and input lists formatted by the observer so far (0 without
+    it): after a training loop's first step, its operators find both in the caches."""
+    return int(_observer.opscope_torch_cache_misses()) if _observer is not None else 0

@@ -164,6 +164,47 @@ def _small_model_step():
     return step
 
 
+def test_operator_caches_hold_a_training_steps_names_and_shapes(tmp_path):
+    """After its first step, a training loop (the example's model, with backward and the
+    optimizer) interns no operator name and formats no input list again: every name and
+    shape of a step stays in the observer's per-thread caches. The direct-mapped caches before
+    them lost about 19 names and shapes of this loop to collisions in every step."""
+    import importlib.util
+
+    from sklearn.datasets import load_digits
+
+    from opscope import _opscope, torch_hooks
+
+    spec = importlib.util.spec_from_file_location("pytorch_train", EXAMPLE)
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    torch.manual_seed(0)
+    d = load_digits()
+    x = torch.tensor(d.images[:64], dtype=torch.float32).unsqueeze(1) / 16.0
+    y = torch.tensor(d.target[:64], dtype=torch.long)
+    model = example.DigitsNet()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+
+    def step():
+        opt.zero_grad()
+        torch.nn.functional.cross_entropy(model(x), y).backward()
+        opt.step()
+
+    _opscope.session_start(output=str(tmp_path / "t.opscope"))
+    try:
+        assert torch_hooks.install(shapes=True, phases=True)
+        step()
+        step()  # momentum buffers exist from the second step on
+        misses, ops = torch_hooks.cache_misses(), torch_hooks.ops_seen()
+        for _ in range(5):
+            step()
+        assert torch_hooks.ops_seen() - ops > 5 * 100
+        assert torch_hooks.cache_misses() == misses
+    finally:
+        torch_hooks.uninstall()
+        _opscope.session_stop()
+
+
 def test_profiler_records_torch_in_its_windows_only(tmp_path, cli):
     """opscope.Profiler in a torch program, without `opscope record`: its windows hold the
     operators (with shapes: record_shapes=True) and the Forward and Backward phases; in the
