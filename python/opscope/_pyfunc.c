@@ -24,9 +24,10 @@
  *   - every hook call runs with the GIL held, so a thread's tables are touched by that thread
  *     (events) or by a thread holding the GIL (stats, stop), never concurrently;
  *   - per thread (struct pf_thread, the profile function's `obj`): a call stack of (function,
- *     caller edge, start ticks, child ticks) and tables of functions and of (caller, callee)
- *     edges; recursion levels are per thread, so two threads in the same function do not
- *     count as recursion;
+ *     caller edge, start ticks, child ticks), tables of functions and of (caller, callee)
+ *     edges, and the log of events not counted yet, which holds function indices (the
+ *     table holds the code objects); recursion levels are per thread, so two threads in the
+ *     same function do not count as recursion;
  *   - a function is keyed by its code object (held, so the address is not reused) or, for C
  *     functions, by its PyMethodDef (bound methods of every instance share one entry, like
  *     cProfile); its label is computed once when the entry is made;

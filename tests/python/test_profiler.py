@@ -208,7 +208,7 @@ def test_summary_without_a_window():
 
 
 @pytest.mark.record
-def test_opscope_record_sees_python_ranges(tmp_path, cli):
+def test_opscope_record_sees_python_ranges(tmp_path, cli, run_record):
     """Under `opscope record` the preloaded runtime records; RecordEvent must reach its file
     (the module forwards to it instead of its own copy)."""
     import sys
@@ -222,8 +222,7 @@ def test_opscope_record_sees_python_ranges(tmp_path, cli):
         "        pass\n"
     )
     env = dict(os.environ)
-    subprocess.run([cli, "record", "-q", "-o", str(out), "--", sys.executable, "-c", code],
-                   check=True, env=env)
+    run_record(["-q", "-o", str(out), "--", sys.executable, "-c", code], check=True, env=env)
     dump = subprocess.run([cli, "dump", str(out)], check=True, capture_output=True,
                           text=True).stdout
     assert sum(1 for line in dump.splitlines()
@@ -231,7 +230,7 @@ def test_opscope_record_sees_python_ranges(tmp_path, cli):
 
 
 @pytest.mark.record
-def test_profiler_windows_under_opscope_record(tmp_path, cli):
+def test_profiler_windows_under_opscope_record(tmp_path, cli, run_record):
     """Under `opscope record` the whole process is one recording: a Profiler in the script
     marks its steps in that file (ProfileStep ranges with the step's RecordEvents inside),
     writes no window files of its own, says so once, and summary() reports the recording."""
@@ -250,8 +249,8 @@ def test_profiler_windows_under_opscope_record(tmp_path, cli):
         "p.stop()\n"
         "p.summary(views='userdefined')\n" % str(windows)
     )
-    r = subprocess.run([cli, "record", "-q", "-o", str(out), "--", sys.executable, "-c", code],
-                       check=True, capture_output=True, text=True)
+    r = run_record(["-q", "-o", str(out), "--", sys.executable, "-c", code], check=True,
+                   capture_output=True, text=True)
     assert "already recording" in r.stderr
     assert not windows.exists() or not os.listdir(windows)
     row = [l for l in r.stdout.splitlines() if l.startswith("work ")]

@@ -253,7 +253,7 @@ def test_noop_floor_hook():
 
 
 @pytest.mark.record
-def test_emit_ranges_under_opscope_record(tmp_path, cli):
+def test_emit_ranges_under_opscope_record(tmp_path, cli, run_record):
     """With emit_ranges, calls become PythonFunction ranges in the recording's file when the
     script runs under `opscope record` (the preloaded runtime records them)."""
     out = tmp_path / "pyfunc.opscope"
@@ -265,8 +265,7 @@ def test_emit_ranges_under_opscope_record(tmp_path, cli):
         "    for i in range(5):\n"
         "        leaf()\n"
     )
-    subprocess.run([cli, "record", "-q", "-o", str(out), "--", sys.executable, "-c", code],
-                   check=True)
+    run_record(["-q", "-o", str(out), "--", sys.executable, "-c", code], check=True)
     dump = subprocess.run([cli, "dump", str(out)], check=True, capture_output=True,
                           text=True).stdout
     leaf = [line for line in dump.splitlines()
@@ -276,7 +275,7 @@ def test_emit_ranges_under_opscope_record(tmp_path, cli):
 
 @pytest.mark.record
 @pytest.mark.parametrize("which", ["", "=python"])
-def test_record_python_functions(tmp_path, cli, which):
+def test_record_python_functions(tmp_path, cli, run_record, which):
     """`opscope record --python-functions -- python script.py`: no code change gives the
     function ranges in the trace and a pstats profile with exact call counts beside it;
     with =python, Python functions only (the frame evaluator)."""
@@ -290,8 +289,8 @@ def test_record_python_functions(tmp_path, cli, which):
     out = tmp_path / "f.opscope"
     env = dict(os.environ)
     env.pop("PYTHONPATH", None)
-    subprocess.run([cli, "record", "-q", "--python-functions" + which, "-o", str(out), "--",
-                    sys.executable, str(script)], check=True, env=env)
+    run_record(["-q", "--python-functions" + which, "-o", str(out), "--", sys.executable,
+                str(script)], check=True, env=env)
     prof = glob.glob(str(tmp_path / "f.*.pstats"))
     assert len(prof) == 1, os.listdir(tmp_path)
     stats = pstats.Stats(prof[0]).stats

@@ -16,11 +16,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 EXAMPLE = os.path.join(ROOT, "examples", "pytorch_train.py")
 
 
-def record(cli, out, *args):
+def record(run_record, out, *args):
     env = dict(os.environ)
     env.pop("PYTHONPATH", None)  # the program must not need our package on its path
-    r = subprocess.run([cli, "record", "-o", str(out), "--", sys.executable, EXAMPLE, *args],
-                       capture_output=True, text=True, env=env, timeout=300)
+    r = run_record(["-o", str(out), "--", sys.executable, EXAMPLE, *args], capture_output=True,
+                   text=True, env=env)
     assert r.returncode == 0, r.stderr
     return r
 
@@ -33,9 +33,9 @@ def report(cli, path, views):
 
 
 @pytest.mark.record
-def test_phases_ops_shapes_steps(tmp_path, cli):
+def test_phases_ops_shapes_steps(tmp_path, cli, run_record):
     out = tmp_path / "digits.opscope"
-    record(cli, out, "--epochs", "1", "--batch", "64")
+    record(run_record, out, "--epochs", "1", "--batch", "64")
     t = report(cli, out, "model,operator,perf")
     model = {r["name"]: r for r in t["model"]["rows"]}
     for phase in ("ProfileStep", "Dataloader", "Forward", "Backward", "Optimization"):
@@ -74,10 +74,10 @@ def test_phases_ops_shapes_steps(tmp_path, cli):
 
 
 @pytest.mark.record
-def test_forward_backward_link(tmp_path, cli):
+def test_forward_backward_link(tmp_path, cli, run_record):
     """Backward functions carry the sequence number of the forward op that created them."""
     out = tmp_path / "d.opscope"
-    record(cli, out, "--epochs", "1")
+    record(run_record, out, "--epochs", "1")
     d = subprocess.run([cli, "dump", "--category", "Operator", str(out)],
                        capture_output=True, text=True, timeout=120).stdout
     fwd = {l.split("Sequence number=")[1].split()[0].rstrip("}") for l in d.splitlines()
@@ -88,11 +88,11 @@ def test_forward_backward_link(tmp_path, cli):
 
 
 @pytest.mark.record
-def test_dataloader_workers(tmp_path, cli):
+def test_dataloader_workers(tmp_path, cli, run_record):
     """Worker processes write their own files; the report of the directory merges them."""
     outdir = tmp_path / "run"
     outdir.mkdir()
-    record(cli, str(outdir) + "/", "--epochs", "1", "--workers", "2")
+    record(run_record, str(outdir) + "/", "--epochs", "1", "--workers", "2")
     files = sorted(p.name for p in outdir.iterdir())
     assert len(files) == 3, files  # the trainer and its two workers
     t = report(cli, outdir, "operator")

@@ -163,11 +163,11 @@ void format_inputs(const c10::ArrayRef<const c10::IValue> &inputs, std::string &
  * for the per-thread caches below. A direct-mapped cache of the same size evicted entries
  * whose hashes share a slot: in the example's training step, about 19 operator names and
  * input signatures of the 184 operators of every step took each other's slots, and were
- * interned or formatted again in every step. Here an entry stays. The table doubles at half
- * full (so every probe ends at an empty slot), up to MaxSlots; a table that full hands out
- * its one scratch entry instead, overwritten by each new key, so a program that makes ever
- * new names or shapes keeps a bounded cache. Entries never move or go away: callers may
- * keep pointers to them, and check them by content.
+ * interned or formatted again in every step. Here an entry stays. The table doubles when
+ * half full (so every probe ends at an empty slot), up to MaxSlots slots; after that it
+ * hands out its one scratch entry for each new key instead, so a program that makes ever new
+ * names or shapes keeps a bounded cache. Entries never move or go away: callers may keep
+ * pointers to them, and check them by content.
  */
 template <class Entry, size_t MaxSlots> struct hash_table {
 	std::vector<std::unique_ptr<Entry>> slots = std::vector<std::unique_ptr<Entry>>(256);
