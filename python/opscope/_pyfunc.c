@@ -145,6 +145,7 @@ static int pf_emit;		  /* emit PythonFunction ranges into a recording session */
 static double pf_ticks_per_s;	  /* for the conversion to seconds */
 static uint64_t pf_run;		  /* bumped at every start and stop */
 static uint64_t pf_test_drain_ns; /* tests: time each drain of a log takes at least */
+static PyObject *pf_test_refused; /* tests: a code object whose entry "cannot be made" */
 
 /* ---------------------------------------------------------------------------------------- */
 /* Maps. */
@@ -249,6 +250,8 @@ static PyObject *pf_c_label(PyObject *callable)
 __attribute__((noinline)) static uint32_t pf_func_get(struct pf_thread *t, const void *key,
 						      PyObject *code, PyObject *callable)
 {
+	if (__builtin_expect(code && code == pf_test_refused, 0))
+		return PF_NONE; /* as if its entry could not be made */
 	size_t slot = 0;
 	uint32_t i = pf_map_find(&t->fmap, (uint64_t)(uintptr_t)key, &slot);
 	if (i != PF_NONE)
@@ -980,6 +983,24 @@ static PyObject *pf_set_test_drain_ns(PyObject *mod, PyObject *arg)
 	Py_RETURN_NONE;
 }
 
+/* For the tests: calls of this code object (None: of none) fail as if memory ran out when
+ * their function's entry is made, so they are lost, with every call above them. */
+static PyObject *pf_set_test_refused(PyObject *mod, PyObject *code)
+{
+	(void)mod;
+	if (code != Py_None && !PyCode_Check(code)) {
+		PyErr_SetString(PyExc_TypeError, "a code object or None");
+		return NULL;
+	}
+	Py_XDECREF(pf_test_refused);
+	pf_test_refused = NULL;
+	if (code != Py_None) {
+		Py_INCREF(code);
+		pf_test_refused = code;
+	}
+	Py_RETURN_NONE;
+}
+
 static PyObject *pf_noop_start(PyObject *mod, PyObject *args, PyObject *kw)
 {
 	(void)mod;
@@ -1070,19 +1091,25 @@ static PyObject *pf_stats(PyObject *mod, PyObject *unused)
 		if (!keys)
 			goto fail_nomem;
 		int ok = 1;
+		/* Functions never returned from (open, or lost above a lost call) are left out,
+		 * as cProfile leaves out entries without calls; their keys may still name a
+		 * caller. */
 		for (size_t f = 0; f < t->nfuncs && ok; f++) {
 			keys[f] = pf_key(&t->funcs[f]);
 			const struct pf_func *pf = &t->funcs[f];
-			ok = keys[f] &&
-			     pf_accumulate(acc, keys[f], pf->cc, pf->nc, pf->tt, pf->ct, 1);
+			ok = keys[f] && (pf->nc == 0 || pf_accumulate(acc, keys[f], pf->cc, pf->nc,
+								      pf->tt, pf->ct, 1));
 		}
 		for (size_t e = 0; e < t->nedges && ok; e++) {
 			const struct pf_edge *pe = &t->edges[e];
 			PyObject *v = PyDict_GetItemWithError(acc, keys[pe->callee]);
-			ok = v != NULL;
-			if (ok) /* stored [cc, nc, ...]; the tuple below is (nc, cc, tt, ct) */
-				ok = pf_accumulate(PyList_GET_ITEM(v, 4), keys[pe->caller], pe->cc,
-						   pe->nc, pe->tt, pe->ct, 0) != NULL;
+			if (!v) {
+				ok = !PyErr_Occurred(); /* absent: a callee left out above */
+				continue;
+			}
+			/* stored [cc, nc, ...]; the tuple below is (nc, cc, tt, ct) */
+			ok = pf_accumulate(PyList_GET_ITEM(v, 4), keys[pe->caller], pe->cc, pe->nc,
+					   pe->tt, pe->ct, 0) != NULL;
 		}
 		for (size_t f = 0; f < t->nfuncs; f++)
 			Py_XDECREF(keys[f]);
@@ -1144,6 +1171,8 @@ PyMethodDef pyfunc_methods[] = {
 	{ "pyfunc_stats", pf_stats, METH_NOARGS, "the counts as a pstats dictionary" },
 	{ "_pyfunc_evaluator", pf_evaluator, METH_NOARGS,
 	  "'eval' while this module's frame evaluator is the interpreter's, else None" },
+	{ "_pyfunc_test_refuse", pf_set_test_refused, METH_O,
+	  "tests: calls of this code object (or None) are lost as if memory ran out" },
 	{ "_pyfunc_test_drain_ns", pf_set_test_drain_ns, METH_O,
 	  "tests: every drain of a thread's event log takes at least this many ns" },
 	{ "_thread_installer", pf_thread_installer, METH_VARARGS,

@@ -35,7 +35,11 @@ def key(fn):
 
 
 def profile(fn):
-    p = opscope.FunctionProfiler()
+    return profile_with(fn, True)
+
+
+def profile_with(fn, builtins):
+    p = opscope.FunctionProfiler(builtins=builtins)
     with p:
         fn()
     return p
@@ -213,6 +217,36 @@ def test_counting_the_log_is_not_charged_to_the_program():
     assert (cc, nc) == (1, 1)
     assert p.stats[key(leaf)][:2] == (5000, 5000)
     assert ct < 0.090  # 9 counts of 20 ms would be 180 ms
+
+
+def lost_middle():
+    return leaf() + leaf()
+
+
+def outer_of_lost():
+    lost_middle()
+    return fib(3)
+
+
+@pytest.mark.parametrize("builtins", [True, False])
+def test_a_call_that_cannot_be_counted_is_lost_with_the_calls_above_it(builtins):
+    """When a function's entry cannot be made (no memory; a test knob here), its call and
+    every call above it are left out, and the returns still match their calls: the caller
+    and what it calls afterwards are counted exactly."""
+    from opscope import _opscope
+
+    _opscope._pyfunc_test_refuse(lost_middle.__code__)
+    try:
+        p = profile_with(outer_of_lost, builtins)
+    finally:
+        _opscope._pyfunc_test_refuse(None)
+    st = p.stats
+    assert key(lost_middle) not in st and key(leaf) not in st
+    assert not any("builtins.len" in k[2] for k in st)  # called by leaf, above the lost call
+    assert st[key(outer_of_lost)][:2] == (1, 1)
+    cc, nc, tt, ct, callers = st[key(fib)]
+    assert (cc, nc) == (1, 5)
+    assert callers[key(outer_of_lost)][:2] == (1, 1) and callers[key(fib)][:2] == (4, 2)
 
 
 def test_ranges_into_session(tmp_path):
