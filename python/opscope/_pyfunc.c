@@ -351,12 +351,18 @@ static uint32_t pf_name_id(struct pf_func *f)
 	return f->name_id;
 }
 
+/* The cache slot where `key` would be. */
+static inline struct pf_cache_slot *pf_cache_slot(struct pf_thread *t, const void *key)
+{
+	return &t->cache[((uintptr_t)key >> 4) & (PF_CACHE_SLOTS - 1)];
+}
+
 /* The function index of `key` on this thread, through the cache; PF_NONE if it could not be
  * made (no memory). */
 __attribute__((always_inline)) static inline uint32_t
 pf_lookup(struct pf_thread *t, const void *key, PyObject *code, PyObject *callable)
 {
-	struct pf_cache_slot *slot = &t->cache[((uintptr_t)key >> 4) & (PF_CACHE_SLOTS - 1)];
+	struct pf_cache_slot *slot = pf_cache_slot(t, key);
 	if (__builtin_expect(slot->key == key, 1))
 		return slot->func;
 	uint32_t fi = pf_func_get(t, key, code, callable);
@@ -473,6 +479,14 @@ __attribute__((always_inline)) static inline int pf_enter(struct pf_thread *t, u
 	return 1;
 }
 
+/* Log event `fi` (a function index, or PF_RETURN) now; the log has room. */
+static inline void pf_log(struct pf_thread *t, uint32_t fi)
+{
+	struct pf_logged *l = &t->log[t->nlog++];
+	l->func = fi;
+	l->ticks = clock_ticks();
+}
+
 /* Count the logged events of a thread, in order. */
 static void pf_drain(struct pf_thread *t)
 {
@@ -526,15 +540,12 @@ __attribute__((noinline)) static int pf_log_room(struct pf_thread *t)
  * emitted, or when the log is full (drained first) or cannot be made. */
 __attribute__((noinline)) static int pf_hook_event(struct pf_thread *t, uint32_t fi)
 {
-	if (!pf_emit && (t->nlog < t->log_cap || pf_log_room(t))) {
-		struct pf_logged *l = &t->log[t->nlog++];
-		l->func = fi;
-		l->ticks = clock_ticks();
-	} else if (fi == PF_RETURN) {
+	if (!pf_emit && (t->nlog < t->log_cap || pf_log_room(t)))
+		pf_log(t, fi);
+	else if (fi == PF_RETURN)
 		pf_pop(t, clock_ticks());
-	} else {
+	else
 		pf_enter(t, fi);
-	}
 	return 0;
 }
 
@@ -562,8 +573,7 @@ static int pf_hook(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
 		PyObject *code = PF_FRAME_CODE(frame);
 		PF_FRAME_CODE_DONE(code); /* the frame holds it while this runs */
 		key = code;
-		struct pf_cache_slot *slot =
-			&t->cache[((uintptr_t)key >> 4) & (PF_CACHE_SLOTS - 1)];
+		struct pf_cache_slot *slot = pf_cache_slot(t, key);
 		if (__builtin_expect(slot->key != key, 0))
 			return pf_hook_call(t, key, code, NULL);
 		fi = slot->func;
@@ -573,8 +583,7 @@ static int pf_hook(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
 		if (__builtin_expect(!Py_IS_TYPE(arg, &PyCFunction_Type), 0))
 			return pf_hook_call(t, arg, NULL, arg);
 		key = ((PyCFunctionObject *)arg)->m_ml;
-		struct pf_cache_slot *slot =
-			&t->cache[((uintptr_t)key >> 4) & (PF_CACHE_SLOTS - 1)];
+		struct pf_cache_slot *slot = pf_cache_slot(t, key);
 		if (__builtin_expect(slot->key != key, 0))
 			return pf_hook_call(t, key, NULL, arg);
 		fi = slot->func;
@@ -590,9 +599,7 @@ static int pf_hook(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
 	}
 	if (__builtin_expect(pf_emit || t->nlog >= t->log_cap, 0))
 		return pf_hook_event(t, fi);
-	struct pf_logged *l = &t->log[t->nlog++];
-	l->func = fi;
-	l->ticks = clock_ticks();
+	pf_log(t, fi);
 	return 0;
 }
 

@@ -2,8 +2,8 @@
 program imports torch, its training is recorded with no code change (opscope.torch_hooks;
 OPSCOPE_TORCH=0 turns it off), and with ``record --python-functions`` (OPSCOPE_PYFUNC=1, or
 =python for Python functions only) every function call is a range and a cProfile-style
-profile is written at exit, next to the trace (``<trace stem>.<pid>.pstats``). The sitecustomize this one hides (Debian has one) still
-runs."""
+profile is written at exit, next to the trace (``<trace stem>.<pid>.pstats``). The
+sitecustomize this one hides (Debian has one) still runs."""
 import importlib.machinery
 import importlib.util
 import os
