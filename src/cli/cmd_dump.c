@@ -253,7 +253,8 @@ static int dump_run(const char *path, long only_track, const struct dump_filter 
 	}
 	if (!ok)
 		cli_die_oom();
-	qsort(items, (size_t)n, sizeof(*items), dump_cmp);
+	if (n > 1) /* qsort(NULL, 0, ...) is undefined: a trace with nothing to print */
+		qsort(items, (size_t)n, sizeof(*items), dump_cmp);
 	int64_t t0 = m->min_ns <= m->max_ns && !flt->absolute ? m->min_ns : 0;
 	printf("# %12s track kind category name details\n", "time_ns");
 	for (uint64_t i = 0; i < n; i++)
