@@ -1,0 +1,28 @@
+PRAGMA foreign_keys=OFF;
+BEGIN TRANSACTION;
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);
+INSERT INTO meta VALUES('format','opscope-sqlite');
+INSERT INTO meta VALUES('format_version','1');
+INSERT INTO meta VALUES('generator','opscope 0.1.0');
+INSERT INTO meta VALUES('time_unit','ns');
+CREATE TABLE files(id INTEGER PRIMARY KEY, path TEXT, format TEXT, pid INTEGER, complete INTEGER, events INTEGER, dropped INTEGER, file_bytes INTEGER);
+INSERT INTO files VALUES(0,'escapes.json','chrome-json',1,1,1,0,102);
+CREATE TABLE strings(id INTEGER PRIMARY KEY, value TEXT);
+INSERT INTO strings VALUES(0,'');
+INSERT INTO strings VALUES(1,'escapes.json');
+INSERT INTO strings VALUES(2,'chrome-json');
+INSERT INTO strings VALUES(3,replace('a"b\c\né😀�','\n',char(10)));
+CREATE TABLE tracks(id INTEGER PRIMARY KEY, file_id INTEGER, kind TEXT, pid INTEGER, tid INTEGER, name_id INTEGER, dropped INTEGER);
+INSERT INTO tracks VALUES(0,0,'thread',1,1,0,0);
+CREATE TABLE events(id INTEGER PRIMARY KEY, track_id INTEGER, kind TEXT, start_ns INTEGER, dur_ns INTEGER, end_ns INTEGER, name_id INTEGER, category TEXT, depth INTEGER, value REAL);
+INSERT INTO events VALUES(0,0,'range',1000,1000,2000,3,'UserDefined',0,NULL);
+CREATE TABLE args(event_id INTEGER, key_id INTEGER, type TEXT, int_value INTEGER, real_value REAL, str_id INTEGER);
+CREATE TABLE flows(id INTEGER PRIMARY KEY, flow_id INTEGER, from_track INTEGER, from_ns INTEGER, from_event INTEGER, to_track INTEGER, to_ns INTEGER, to_event INTEGER);
+CREATE TABLE process_meta(pid INTEGER, key TEXT, value TEXT);
+CREATE VIEW events_named AS SELECT e.id, e.track_id, t.pid, t.tid, t.kind AS track_kind, e.kind, e.category, s.value AS name, e.start_ns, e.dur_ns, e.end_ns, e.depth, e.value FROM events e JOIN tracks t ON t.id = e.track_id LEFT JOIN strings s ON s.id = e.name_id;
+CREATE VIEW args_named AS SELECT a.event_id, k.value AS key, a.type, a.int_value, a.real_value, v.value AS str_value FROM args a JOIN strings k ON k.id = a.key_id LEFT JOIN strings v ON v.id = a.str_id;
+CREATE INDEX events_track_start ON events(track_id, start_ns);
+CREATE INDEX events_name ON events(name_id);
+CREATE INDEX args_event ON args(event_id);
+COMMIT;
+exit 0
