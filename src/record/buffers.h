@@ -1,6 +1,6 @@
 /*
  * buffers.h: the chunk arena, the per-thread recording state and the queue of full chunks,
- * shared by the hot path (emit.c) and the session writer (session.c).
+ * shared by the hot path (buffers.c) and the session writer (session.c).
  *
  * Ownership: a chunk is either free (in the pool's lock-free stack), owned by one thread
  * (its current chunk, written only by that thread), or queued full (owned by the writer).

@@ -166,7 +166,7 @@ struct intern_cache_entry {
 };
 
 /* The cache lives on the heap: the library's TLS must stay small, because it is all static
- * TLS (emit.c's state is initial-exec) and a library that NVTX dlopens only gets the few
+ * TLS (buffers.c's state is initial-exec) and a library that NVTX dlopens only gets the few
  * bytes of static TLS the loader keeps spare. Freed by a key destructor at thread exit. */
 static __thread struct intern_cache_entry *intern_cache;
 static pthread_key_t intern_cache_key;

@@ -31,8 +31,8 @@
 
 #include "opscope/opscope.h"
 
-#include "record/bench.h"
 #include "record/record.h"
+#include "record/throughput.h"
 #include "util/error.h"
 
 #define PROFILER_DEFAULT_OUTPUT "./opscope_log/"
@@ -63,7 +63,7 @@ struct opscope_profiler {
 	uint64_t step_word;   /* recording word when ProfileStep#step_num began; 0 = none */
 	uint32_t step_name;   /* name id of that range */
 
-	struct bench bench;
+	struct throughput throughput;
 };
 
 static struct opscope_profiler *_Atomic profiler_active;
@@ -376,9 +376,9 @@ opscope_profiler_create(const struct opscope_profiler_options *opts)
 	if (o.session)
 		prof->session = *o.session;
 	prof->session.output = NULL;
-	bench_init(&prof->bench, o.skip_steps == 0  ? PROFILER_DEFAULT_SKIP
-				 : o.skip_steps < 0 ? 0
-						    : o.skip_steps);
+	throughput_init(&prof->throughput, o.skip_steps == 0  ? PROFILER_DEFAULT_SKIP
+					   : o.skip_steps < 0 ? 0
+							      : o.skip_steps);
 	prof->prev_state = OPSCOPE_STATE_CLOSED;
 	prof->cur_state = profiler_state_of(prof, 0);
 	return prof;
@@ -390,7 +390,7 @@ OPSCOPE_API void opscope_profiler_destroy(struct opscope_profiler *prof)
 		return;
 	if (prof->started)
 		opscope_profiler_stop(prof);
-	bench_destroy(&prof->bench);
+	throughput_destroy(&prof->throughput);
 	free(prof->output);
 	free(prof);
 }
@@ -406,7 +406,7 @@ OPSCOPE_API int opscope_profiler_start(struct opscope_profiler *prof)
 	if (!atomic_compare_exchange_strong(&profiler_active, &expected, prof))
 		return error_set(OPSCOPE_EBUSY, "another profiler is active");
 	prof->started = 1;
-	bench_begin(&prof->bench);
+	throughput_begin(&prof->throughput);
 	if (prof->timer_only)
 		return 0;
 	int rc = profiler_transition(prof, OPSCOPE_STATE_CLOSED, prof->cur_state);
@@ -419,7 +419,7 @@ OPSCOPE_API int opscope_profiler_step(struct opscope_profiler *prof, int64_t num
 	error_clear();
 	if (!prof || !prof->started)
 		return error_set(OPSCOPE_EINVAL, "the profiler is not started");
-	bench_step(&prof->bench, num_samples);
+	throughput_step(&prof->throughput, num_samples);
 	if (prof->timer_only)
 		return 0;
 	profiler_range_end(prof->step_word, prof->step_name, num_samples);
@@ -438,7 +438,7 @@ OPSCOPE_API int opscope_profiler_stop(struct opscope_profiler *prof)
 	error_clear();
 	if (!prof || !prof->started)
 		return error_set(OPSCOPE_EINVAL, "the profiler is not started");
-	bench_end(&prof->bench, prof->summary_out);
+	throughput_end(&prof->throughput, prof->summary_out);
 	prof->started = 0;
 	struct opscope_profiler *expected = prof;
 	atomic_compare_exchange_strong(&profiler_active, &expected, NULL);
@@ -476,7 +476,7 @@ OPSCOPE_API int opscope_profiler_step_info(struct opscope_profiler *prof, const 
 			buf[0] = '\0';
 		return OPSCOPE_EINVAL;
 	}
-	return bench_step_info(&prof->bench, unit, buf, size);
+	return throughput_step_info(&prof->throughput, unit, buf, size);
 }
 
 OPSCOPE_API int opscope_profiler_bench_summary(const struct opscope_profiler *prof,
@@ -485,7 +485,7 @@ OPSCOPE_API int opscope_profiler_bench_summary(const struct opscope_profiler *pr
 	if (!prof || !out)
 		return OPSCOPE_EINVAL;
 	/* The lock inside is the only thing written; the figures are not changed. */
-	bench_summary((struct bench *)&prof->bench, out);
+	throughput_summary((struct throughput *)&prof->throughput, out);
 	return 0;
 }
 
@@ -493,21 +493,21 @@ OPSCOPE_API void opscope_profiler_print_summary(const struct opscope_profiler *p
 {
 	if (!prof)
 		return;
-	bench_print((struct bench *)&prof->bench, out ? out : stdout);
+	throughput_print((struct throughput *)&prof->throughput, out ? out : stdout);
 }
 
 OPSCOPE_API void opscope_reader_begin(void)
 {
 	struct opscope_profiler *prof = record_active_profiler();
 	if (prof)
-		bench_reader_begin(&prof->bench);
+		throughput_reader_begin(&prof->throughput);
 }
 
 OPSCOPE_API void opscope_reader_end(void)
 {
 	struct opscope_profiler *prof = record_active_profiler();
 	if (prof)
-		bench_reader_end(&prof->bench);
+		throughput_reader_end(&prof->throughput);
 }
 
 /* opscope_step() without a profiler: step ranges in a bare session, numbered by a process-wide

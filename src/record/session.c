@@ -1,7 +1,7 @@
 /*
  * session.c: a recording session and its writer thread.
  *
- * A session owns one trace file. Threads fill chunks (emit.c); the writer thread wakes
+ * A session owns one trace file. Threads fill chunks (buffers.c); the writer thread wakes
  * every few milliseconds (more often while there is work, up to flush_interval_ms when
  * idle), takes the full chunks, snapshots the committed prefix of every thread's current
  * chunk, and appends records to the file. Producers never signal the writer: waking it would

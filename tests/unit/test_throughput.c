@@ -1,7 +1,7 @@
 /*
- * test_bench.c: the profiler's benchmark (timer-only mode, Perf Summary, step_info) on a fake
- * clock, with exact figures and the exact printed text; plus one real loop with sleeps that
- * only checks generous bounds.
+ * test_throughput.c: the profiler's throughput figures (record/throughput.c: timer-only mode,
+ * Perf Summary, step_info) on a fake clock, with exact figures and the exact printed text;
+ * plus one real loop with sleeps that only checks generous bounds.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,7 +14,7 @@
 #include "opscope/opscope.h"
 
 #include "harness.h"
-#include "record/bench.h"
+#include "record/throughput.h"
 
 static uint64_t fake_now_ns;
 
@@ -67,7 +67,7 @@ static const char columns_line[] =
 TEST(summary_samples_exact)
 {
 	struct capture c;
-	bench_set_clock_for_test(fake_clock);
+	throughput_set_clock_for_test(fake_clock);
 	fake_now_ns = 1000 * MS;
 	struct opscope_profiler *p = timer_profiler(&c, 2);
 	REQUIRE(p);
@@ -109,7 +109,7 @@ TEST(summary_samples_exact)
 	opscope_profiler_destroy(p);
 	fclose(c.f);
 	free(c.text);
-	bench_set_clock_for_test(NULL);
+	throughput_set_clock_for_test(NULL);
 }
 
 /* No num_samples: steps/s; no reader: neither the ratio line nor the reader row. A strictly
@@ -118,7 +118,7 @@ TEST(summary_samples_exact)
 TEST(summary_steps_mode)
 {
 	struct capture c;
-	bench_set_clock_for_test(fake_clock);
+	throughput_set_clock_for_test(fake_clock);
 	struct opscope_profiler *p = timer_profiler(&c, -1); /* skip nothing */
 	REQUIRE(p);
 	REQUIRE(opscope_profiler_start(p) == 0);
@@ -158,7 +158,7 @@ TEST(summary_steps_mode)
 	opscope_profiler_destroy(p);
 	fclose(c.f);
 	free(c.text);
-	bench_set_clock_for_test(NULL);
+	throughput_set_clock_for_test(NULL);
 }
 
 /* A step without num_samples switches to steps/s for good; max/min are then in steps/s too
@@ -166,7 +166,7 @@ TEST(summary_steps_mode)
 TEST(samples_then_steps)
 {
 	struct capture c;
-	bench_set_clock_for_test(fake_clock);
+	throughput_set_clock_for_test(fake_clock);
 	struct opscope_profiler *p = timer_profiler(&c, -1);
 	REQUIRE(p);
 	REQUIRE(opscope_profiler_start(p) == 0);
@@ -186,14 +186,14 @@ TEST(samples_then_steps)
 	opscope_profiler_destroy(p);
 	fclose(c.f);
 	free(c.text);
-	bench_set_clock_for_test(NULL);
+	throughput_set_clock_for_test(NULL);
 }
 
 /* Ten steps with the default skip of 10: nothing printed (Paddle: total_iters <= 10). */
 TEST(no_summary_when_all_skipped)
 {
 	struct capture c;
-	bench_set_clock_for_test(fake_clock);
+	throughput_set_clock_for_test(fake_clock);
 	struct opscope_profiler *p = timer_profiler(&c, 0); /* 0 = default 10 */
 	REQUIRE(p);
 	REQUIRE(opscope_profiler_start(p) == 0);
@@ -225,7 +225,7 @@ TEST(no_summary_when_all_skipped)
 	opscope_profiler_destroy(p);
 	fclose(c.f);
 	free(c.text);
-	bench_set_clock_for_test(NULL);
+	throughput_set_clock_for_test(NULL);
 }
 
 /* step_info: averages per step since the previous call, then reset; its unit becomes the
@@ -234,7 +234,7 @@ TEST(step_info)
 {
 	struct capture c;
 	char buf[256];
-	bench_set_clock_for_test(fake_clock);
+	throughput_set_clock_for_test(fake_clock);
 	struct opscope_profiler *p = timer_profiler(&c, -1);
 	REQUIRE(p);
 	CHECK_EQ_I(opscope_profiler_step_info(p, NULL, buf, sizeof(buf)), 0);
@@ -276,14 +276,14 @@ TEST(step_info)
 	opscope_profiler_destroy(p);
 	fclose(c.f);
 	free(c.text);
-	bench_set_clock_for_test(NULL);
+	throughput_set_clock_for_test(NULL);
 }
 
 /* Reader hooks: two reads in one step add up; hooks without an active profiler are ignored. */
 TEST(reader_hooks)
 {
 	struct capture c;
-	bench_set_clock_for_test(fake_clock);
+	throughput_set_clock_for_test(fake_clock);
 	opscope_reader_begin(); /* no profiler: nothing happens */
 	opscope_reader_end();
 	struct opscope_profiler *p = timer_profiler(&c, -1);
@@ -307,7 +307,7 @@ TEST(reader_hooks)
 	opscope_profiler_destroy(p);
 	fclose(c.f);
 	free(c.text);
-	bench_set_clock_for_test(NULL);
+	throughput_set_clock_for_test(NULL);
 }
 
 /* timer_only: no events, no files, no directory. */

@@ -1,5 +1,8 @@
 /*
- * emit.c: the hot path. Every event goes through here into the calling thread's chunk.
+ * buffers.c: the per-thread event buffers (buffers.h: the chunk arena, the thread registry,
+ * the queue of full chunks) and the hot path that fills them: every event goes through here
+ * into the calling thread's chunk. Both live in one file because the fast path inlines the
+ * thread's state (`tls`), which must stay a static initial-exec variable of this unit.
  *
  * Fast path of a range begin: one relaxed load of the recording word (compared with the
  * word the thread attached with), a bounds check, a TSC read, two 8-byte stores and a
@@ -12,6 +15,8 @@
  * When no chunk is free the event is dropped and counted (per thread, in the registry and
  * in-stream as a DROP_MARK once the thread gets a chunk again). The program never waits.
  */
+#include "record/buffers.h"
+
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -23,7 +28,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "record/buffers.h"
 #include "record/clock.h"
 #include "record/record.h"
 #include "util/bytes.h"

@@ -1,6 +1,8 @@
 /*
- * bench.c: the step benchmark behind the profiler's timer-only mode and Perf Summary, the C
- * form of paddle.profiler's timer.py (Benchmark, Event, TimeAverager).
+ * throughput.c: the training throughput of a profiler (reader cost, batch cost and ips per
+ * step) behind its timer-only mode and Perf Summary, the C form of paddle.profiler's timer.py
+ * (Benchmark, Event, TimeAverager). Not the benchmark suite of the repository (bench/), which
+ * measures opscope itself.
  *
  * Per step: reader cost = the time between opscope_reader_begin and opscope_reader_end calls
  * that ended inside the step (summed when a step reads more than once); batch cost = the time
@@ -16,24 +18,24 @@
  *   - step_info averages the reader cost per step, like the batch cost, not per reader call.
  * All fields are under `lock`: the reader hooks may come from a data-loading thread.
  */
-#include "record/bench.h"
+#include "record/throughput.h"
 
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
-static uint64_t (*_Atomic bench_clock_hook)(void);
+static uint64_t (*_Atomic throughput_clock_hook)(void);
 
-void bench_set_clock_for_test(uint64_t (*now_ns)(void))
+void throughput_set_clock_for_test(uint64_t (*now_ns)(void))
 {
-	bench_clock_hook = now_ns;
+	throughput_clock_hook = now_ns;
 }
 
 /* CLOCK_MONOTONIC: read once per step, so exactness matters more than the cost of a call. */
-static uint64_t bench_now_ns(void)
+static uint64_t throughput_now_ns(void)
 {
-	uint64_t (*hook)(void) = bench_clock_hook;
+	uint64_t (*hook)(void) = throughput_clock_hook;
 	if (hook)
 		return hook();
 	struct timespec ts;
@@ -41,7 +43,7 @@ static uint64_t bench_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static void bench_series_add(struct bench_series *s, double v)
+static void throughput_series_add(struct throughput_series *s, double v)
 {
 	if (s->n == 0 || v > s->max)
 		s->max = v;
@@ -51,7 +53,7 @@ static void bench_series_add(struct bench_series *s, double v)
 	s->n++;
 }
 
-static void bench_reset_locked(struct bench *b)
+static void throughput_reset_locked(struct throughput *b)
 {
 	b->running = 0;
 	b->samples_mode = 1;
@@ -69,36 +71,36 @@ static void bench_reset_locked(struct bench *b)
 	snprintf(b->speed_unit, sizeof(b->speed_unit), "samples/s");
 }
 
-void bench_init(struct bench *b, int skip_steps)
+void throughput_init(struct throughput *b, int skip_steps)
 {
 	memset(b, 0, sizeof(*b));
 	pthread_mutex_init(&b->lock, NULL);
 	b->skip_steps = skip_steps < 0 ? 0 : skip_steps;
-	bench_reset_locked(b);
+	throughput_reset_locked(b);
 }
 
-void bench_destroy(struct bench *b)
+void throughput_destroy(struct throughput *b)
 {
 	pthread_mutex_destroy(&b->lock);
 }
 
-void bench_begin(struct bench *b)
+void throughput_begin(struct throughput *b)
 {
 	pthread_mutex_lock(&b->lock);
-	bench_reset_locked(b);
+	throughput_reset_locked(b);
 	b->running = 1;
-	b->step_start_ns = bench_now_ns();
+	b->step_start_ns = throughput_now_ns();
 	pthread_mutex_unlock(&b->lock);
 }
 
-void bench_step(struct bench *b, int64_t num_samples)
+void throughput_step(struct throughput *b, int64_t num_samples)
 {
 	pthread_mutex_lock(&b->lock);
 	if (!b->running) {
 		pthread_mutex_unlock(&b->lock);
 		return;
 	}
-	uint64_t now = bench_now_ns();
+	uint64_t now = throughput_now_ns();
 	uint64_t batch_ns = now > b->step_start_ns ? now - b->step_start_ns : 0;
 	uint64_t reader_ns = b->step_reader_ns;
 	b->step_start_ns = now;
@@ -113,35 +115,35 @@ void bench_step(struct bench *b, int64_t num_samples)
 		b->info_samples += (uint64_t)num_samples;
 
 	if (b->steps++ >= (uint64_t)b->skip_steps) {
-		bench_series_add(&b->reader, (double)reader_ns);
-		bench_series_add(&b->batch, (double)batch_ns);
+		throughput_series_add(&b->reader, (double)reader_ns);
+		throughput_series_add(&b->batch, (double)batch_ns);
 		if (num_samples > 0)
 			b->samples += (uint64_t)num_samples;
 		/* A zero-length step has no finite throughput: it counts in the batch series
 		 * (and so in the averages) but adds no max/min of throughput. */
 		if (batch_ns > 0) {
 			double s = (double)batch_ns / 1e9;
-			bench_series_add(&b->ips_steps, 1.0 / s);
+			throughput_series_add(&b->ips_steps, 1.0 / s);
 			if (num_samples >= 0)
-				bench_series_add(&b->ips_samples, (double)num_samples / s);
+				throughput_series_add(&b->ips_samples, (double)num_samples / s);
 		}
 	}
 	pthread_mutex_unlock(&b->lock);
 }
 
-void bench_reader_begin(struct bench *b)
+void throughput_reader_begin(struct throughput *b)
 {
 	pthread_mutex_lock(&b->lock);
-	b->reader_start_ns = bench_now_ns();
+	b->reader_start_ns = throughput_now_ns();
 	b->reader_open = 1;
 	pthread_mutex_unlock(&b->lock);
 }
 
-void bench_reader_end(struct bench *b)
+void throughput_reader_end(struct throughput *b)
 {
 	pthread_mutex_lock(&b->lock);
 	if (b->running && b->reader_open) {
-		uint64_t now = bench_now_ns();
+		uint64_t now = throughput_now_ns();
 		if (now > b->reader_start_ns)
 			b->step_reader_ns += now - b->reader_start_ns;
 	}
@@ -149,7 +151,7 @@ void bench_reader_end(struct bench *b)
 	pthread_mutex_unlock(&b->lock);
 }
 
-static void bench_summary_locked(const struct bench *b, struct opscope_bench_summary *out)
+static void throughput_summary_locked(const struct throughput *b, struct opscope_bench_summary *out)
 {
 	memset(out, 0, sizeof(*out));
 	out->samples_mode = b->samples_mode;
@@ -164,7 +166,7 @@ static void bench_summary_locked(const struct bench *b, struct opscope_bench_sum
 	out->batch_max_s = b->batch.max / 1e9;
 	out->batch_min_s = b->batch.min / 1e9;
 	double batch_total_s = b->batch.total / 1e9;
-	const struct bench_series *ips = b->samples_mode ? &b->ips_samples : &b->ips_steps;
+	const struct throughput_series *ips = b->samples_mode ? &b->ips_samples : &b->ips_steps;
 	if (batch_total_s > 0)
 		out->ips_avg = (b->samples_mode ? (double)b->samples : n) / batch_total_s;
 	if (ips->n) {
@@ -175,15 +177,15 @@ static void bench_summary_locked(const struct bench *b, struct opscope_bench_sum
 		out->reader_ratio = out->reader_avg_s / out->batch_avg_s * 100.0;
 }
 
-void bench_summary(struct bench *b, struct opscope_bench_summary *out)
+void throughput_summary(struct throughput *b, struct opscope_bench_summary *out)
 {
 	pthread_mutex_lock(&b->lock);
-	bench_summary_locked(b, out);
+	throughput_summary_locked(b, out);
 	pthread_mutex_unlock(&b->lock);
 }
 
 /* Python's str.center(width): with an odd margin and an odd width the extra space goes left. */
-static void bench_center(FILE *out, const char *s, int width)
+static void throughput_center(FILE *out, const char *s, int width)
 {
 	int len = (int)strlen(s);
 	int margin = width - len;
@@ -195,7 +197,7 @@ static void bench_center(FILE *out, const char *s, int width)
 	fprintf(out, "%*s%s%*s", left, "", s, margin - left, "");
 }
 
-static void bench_row(FILE *out, const char *item, double avg, double max, double min)
+static void throughput_row(FILE *out, const char *item, double avg, double max, double min)
 {
 	char a[64], x[64], n[64];
 	snprintf(a, sizeof(a), "%.5f", avg);
@@ -204,18 +206,18 @@ static void bench_row(FILE *out, const char *item, double avg, double max, doubl
 	const char *cells[4] = { item, a, x, n };
 	for (int i = 0; i < 4; i++) {
 		fputs("| ", out);
-		bench_center(out, cells[i], 15);
+		throughput_center(out, cells[i], 15);
 		fputc(' ', out);
 	}
 	fputs("|\n", out);
 }
 
-static void bench_print_locked(const struct bench *b, FILE *out)
+static void throughput_print_locked(const struct throughput *b, FILE *out)
 {
 	if (b->steps <= (uint64_t)b->skip_steps)
 		return;
 	struct opscope_bench_summary s;
-	bench_summary_locked(b, &s);
+	throughput_summary_locked(b, &s);
 	static const char title[] = "Perf Summary";
 	int margin = 100 - (int)(sizeof(title) - 1);
 	int left = margin / 2 + (margin & 100 & 1);
@@ -231,35 +233,35 @@ static void bench_print_locked(const struct bench *b, FILE *out)
 	const char *head[4] = { "", "avg", "max", "min" };
 	for (int i = 0; i < 4; i++) {
 		fputs("| ", out);
-		bench_center(out, head[i], 15);
+		throughput_center(out, head[i], 15);
 		fputc(' ', out);
 	}
 	fputs("|\n", out);
 	if (s.reader_avg_s != 0)
-		bench_row(out, "reader_cost", s.reader_avg_s, s.reader_max_s, s.reader_min_s);
-	bench_row(out, "batch_cost", s.batch_avg_s, s.batch_max_s, s.batch_min_s);
-	bench_row(out, "ips", s.ips_avg, s.ips_max, s.ips_min);
+		throughput_row(out, "reader_cost", s.reader_avg_s, s.reader_max_s, s.reader_min_s);
+	throughput_row(out, "batch_cost", s.batch_avg_s, s.batch_max_s, s.batch_min_s);
+	throughput_row(out, "ips", s.ips_avg, s.ips_max, s.ips_min);
 	fflush(out);
 }
 
-void bench_print(struct bench *b, FILE *out)
+void throughput_print(struct throughput *b, FILE *out)
 {
 	pthread_mutex_lock(&b->lock);
-	bench_print_locked(b, out);
+	throughput_print_locked(b, out);
 	pthread_mutex_unlock(&b->lock);
 }
 
-void bench_end(struct bench *b, FILE *out)
+void throughput_end(struct throughput *b, FILE *out)
 {
 	pthread_mutex_lock(&b->lock);
 	if (b->running && out)
-		bench_print_locked(b, out);
+		throughput_print_locked(b, out);
 	b->running = 0;
 	b->reader_open = 0;
 	pthread_mutex_unlock(&b->lock);
 }
 
-int bench_step_info(struct bench *b, const char *unit, char *buf, size_t size)
+int throughput_step_info(struct throughput *b, const char *unit, char *buf, size_t size)
 {
 	char msg[512]; /* the longest possible message is well under this */
 	size_t len = 0;
