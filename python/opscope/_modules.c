@@ -52,7 +52,7 @@ static uint32_t mh_intern(const char *prefix, const char *name)
 		return 0;
 	memcpy(s, prefix, a);
 	memcpy(s + a, name, b + 1);
-	uint32_t id = rt.string_id(s, a + b);
+	uint32_t id = py_runtime.string_id(s, a + b);
 	free(s);
 	return id;
 }
@@ -115,7 +115,7 @@ typedef struct {
 
 static uint64_t mh_word(void)
 {
-	uint64_t w = __atomic_load_n(rt.word, __ATOMIC_RELAXED);
+	uint64_t w = __atomic_load_n(py_runtime.word, __ATOMIC_RELAXED);
 	return (w & 1u) ? w : 0;
 }
 
@@ -130,9 +130,9 @@ static PyObject *mc_vectorcall(PyObject *callable, PyObject *const *args, size_t
 	if (w) {
 		const struct mh_names *n = mh_names_of(Py_TYPE(args[0]));
 		if (n && mh_depth == 0)
-			rt.range_begin_id(OPSCOPE_CAT_FORWARD, n->forward);
+			py_runtime.range_begin_id(OPSCOPE_CAT_FORWARD, n->forward);
 		else if (n)
-			rt.range_begin_id(OPSCOPE_CAT_USER_DEFINED, n->module);
+			py_runtime.range_begin_id(OPSCOPE_CAT_USER_DEFINED, n->module);
 		else
 			w = 0;
 	}
@@ -140,7 +140,7 @@ static PyObject *mc_vectorcall(PyObject *callable, PyObject *const *args, size_t
 	PyObject *res = PyObject_Vectorcall(mc->orig, args, nargsf, kwnames);
 	mh_depth--;
 	if (w && mh_word() == w)
-		rt.range_end();
+		py_runtime.range_end();
 	return res;
 }
 

@@ -43,7 +43,7 @@
  * with dlsym(RTLD_DEFAULT) (our copy's symbols are not exported, so a hit is the preloaded
  * one). */
 
-struct py_runtime rt = {
+struct py_runtime py_runtime = {
 	.word = &opscope_recording_word,
 	.range_begin = opscope_range_begin,
 	.range_end = opscope_range_end,
@@ -121,13 +121,13 @@ static void py_runtime_init(void)
 	    py_sym("opscope_session_flush", &r.session_flush, sizeof(r.session_flush)) &&
 	    py_sym("opscope_session_path", &r.session_path, sizeof(r.session_path))) {
 		r.preloaded = 1;
-		rt = r;
+		py_runtime = r;
 	}
 }
 
-int py_rt_recording(void)
+int py_runtime_recording(void)
 {
-	return (int)(__atomic_load_n(rt.word, __ATOMIC_RELAXED) & 1u);
+	return (int)(__atomic_load_n(py_runtime.word, __ATOMIC_RELAXED) & 1u);
 }
 
 /* The recording functions for the PyTorch observer (src/collect/torch/torch_api.h): the
@@ -140,11 +140,11 @@ static PyObject *py_recording_path(PyObject *mod, PyObject *unused)
 {
 	(void)mod;
 	(void)unused;
-	if (!rt.preloaded)
+	if (!py_runtime.preloaded)
 		Py_RETURN_NONE;
 	PyThreadState *ts = PyEval_SaveThread(); /* the flush waits for the writer */
-	rt.session_flush();
-	const char *path = rt.session_path();
+	py_runtime.session_flush();
+	const char *path = py_runtime.session_path();
 	PyEval_RestoreThread(ts);
 	if (!path)
 		Py_RETURN_NONE;
@@ -156,15 +156,15 @@ static PyObject *py_torch_api(PyObject *mod, PyObject *unused)
 	(void)mod;
 	(void)unused;
 	torch_api = (struct opscope_torch_api){
-		.word = rt.word,
-		.range_begin = rt.range_begin,
-		.range_end = rt.range_end,
-		.arg_string = rt.arg_string,
-		.arg_int = rt.arg_int,
-		.string_id = rt.string_id,
-		.range_begin_id = rt.range_begin_id,
-		.arg_int_id = rt.arg_int_id,
-		.arg_string_id = rt.arg_string_id,
+		.word = py_runtime.word,
+		.range_begin = py_runtime.range_begin,
+		.range_end = py_runtime.range_end,
+		.arg_string = py_runtime.arg_string,
+		.arg_int = py_runtime.arg_int,
+		.string_id = py_runtime.string_id,
+		.range_begin_id = py_runtime.range_begin_id,
+		.arg_int_id = py_runtime.arg_int_id,
+		.arg_string_id = py_runtime.arg_string_id,
 	};
 	return PyLong_FromVoidPtr(&torch_api);
 }
@@ -236,7 +236,7 @@ static PyObject *py_session_path(PyObject *mod, PyObject *unused)
 
 static uint64_t py_word(void)
 {
-	uint64_t w = __atomic_load_n(rt.word, __ATOMIC_RELAXED);
+	uint64_t w = __atomic_load_n(py_runtime.word, __ATOMIC_RELAXED);
 	return (w & 1u) ? w : 0;
 }
 
@@ -250,7 +250,7 @@ static PyObject *py_range_begin(PyObject *mod, PyObject *args)
 		return NULL;
 	uint64_t w = py_word();
 	if (w)
-		rt.range_begin(cat, name);
+		py_runtime.range_begin(cat, name);
 	return PyLong_FromUnsignedLongLong(w);
 }
 
@@ -261,7 +261,7 @@ static PyObject *py_range_end(PyObject *mod, PyObject *arg)
 	if (PyErr_Occurred())
 		return NULL;
 	if (w && py_word() == w)
-		rt.range_end();
+		py_runtime.range_end();
 	Py_RETURN_NONE;
 }
 
@@ -272,8 +272,8 @@ static PyObject *py_instant(PyObject *mod, PyObject *args)
 	const char *name;
 	if (!PyArg_ParseTuple(args, "is", &cat, &name))
 		return NULL;
-	if (py_rt_recording())
-		rt.instant(cat, name);
+	if (py_runtime_recording())
+		py_runtime.instant(cat, name);
 	Py_RETURN_NONE;
 }
 
@@ -284,8 +284,8 @@ static PyObject *py_counter(PyObject *mod, PyObject *args)
 	double v;
 	if (!PyArg_ParseTuple(args, "sd", &name, &v))
 		return NULL;
-	if (py_rt_recording())
-		rt.counter(name, v);
+	if (py_runtime_recording())
+		py_runtime.counter(name, v);
 	Py_RETURN_NONE;
 }
 
@@ -293,7 +293,7 @@ static PyObject *py_recording(PyObject *mod, PyObject *unused)
 {
 	(void)mod;
 	(void)unused;
-	return PyBool_FromLong(py_rt_recording());
+	return PyBool_FromLong(py_runtime_recording());
 }
 
 static PyObject *py_step(PyObject *mod, PyObject *args)
@@ -302,7 +302,7 @@ static PyObject *py_step(PyObject *mod, PyObject *args)
 	long long n = -1;
 	if (!PyArg_ParseTuple(args, "|L", &n))
 		return NULL;
-	rt.step((int64_t)n);
+	py_runtime.step((int64_t)n);
 	Py_RETURN_NONE;
 }
 
@@ -312,7 +312,7 @@ static PyObject *py_step_end(PyObject *mod, PyObject *args)
 	long long n = -1;
 	if (!PyArg_ParseTuple(args, "|L", &n))
 		return NULL;
-	rt.step_end((int64_t)n);
+	py_runtime.step_end((int64_t)n);
 	Py_RETURN_NONE;
 }
 
@@ -320,7 +320,7 @@ static PyObject *py_reader_begin(PyObject *mod, PyObject *unused)
 {
 	(void)mod;
 	(void)unused;
-	rt.reader_begin();
+	py_runtime.reader_begin();
 	Py_RETURN_NONE;
 }
 
@@ -328,7 +328,7 @@ static PyObject *py_reader_end(PyObject *mod, PyObject *unused)
 {
 	(void)mod;
 	(void)unused;
-	rt.reader_end();
+	py_runtime.reader_end();
 	Py_RETURN_NONE;
 }
 
@@ -338,7 +338,7 @@ static PyObject *py_thread_name(PyObject *mod, PyObject *arg)
 	const char *name = PyUnicode_AsUTF8(arg);
 	if (!name)
 		return NULL;
-	rt.thread_name(name);
+	py_runtime.thread_name(name);
 	Py_RETURN_NONE;
 }
 
@@ -508,10 +508,10 @@ static int prof_init(PyObject *o, PyObject *args, PyObject *kw)
 		Py_INCREF(on_ready);
 		self->on_ready = on_ready;
 	}
-	self->prof = rt.profiler_create(&opts);
+	self->prof = py_runtime.profiler_create(&opts);
 	if (prof_reraise(self) != 0) {
 		if (self->prof)
-			rt.profiler_destroy(self->prof);
+			py_runtime.profiler_destroy(self->prof);
 		self->prof = NULL;
 		return -1;
 	}
@@ -526,7 +526,7 @@ static void prof_dealloc(PyObject *o)
 {
 	ProfilerObject *self = (ProfilerObject *)o;
 	if (self->prof)
-		rt.profiler_destroy(self->prof);
+		py_runtime.profiler_destroy(self->prof);
 	Py_XDECREF(self->state_fn);
 	Py_XDECREF(self->on_ready);
 	Py_XDECREF(self->err_type);
@@ -561,7 +561,7 @@ static PyObject *prof_start(PyObject *o, PyObject *unused)
 	ProfilerObject *self = (ProfilerObject *)o;
 	if (prof_check(self))
 		return NULL;
-	return prof_done(self, rt.profiler_start(self->prof));
+	return prof_done(self, py_runtime.profiler_start(self->prof));
 }
 
 static PyObject *prof_step(PyObject *o, PyObject *args)
@@ -570,7 +570,7 @@ static PyObject *prof_step(PyObject *o, PyObject *args)
 	long long n = -1;
 	if (prof_check(self) || !PyArg_ParseTuple(args, "|L", &n))
 		return NULL;
-	return prof_done(self, rt.profiler_step(self->prof, (int64_t)n));
+	return prof_done(self, py_runtime.profiler_step(self->prof, (int64_t)n));
 }
 
 static PyObject *prof_stop(PyObject *o, PyObject *unused)
@@ -584,7 +584,7 @@ static PyObject *prof_stop(PyObject *o, PyObject *unused)
 	if (!r)
 		PyErr_Clear();
 	Py_XDECREF(r);
-	return prof_done(self, rt.profiler_stop(self->prof));
+	return prof_done(self, py_runtime.profiler_stop(self->prof));
 }
 
 static PyObject *prof_state(PyObject *o, PyObject *unused)
@@ -593,7 +593,7 @@ static PyObject *prof_state(PyObject *o, PyObject *unused)
 	ProfilerObject *self = (ProfilerObject *)o;
 	if (prof_check(self))
 		return NULL;
-	return PyLong_FromLong(rt.profiler_state(self->prof));
+	return PyLong_FromLong(py_runtime.profiler_state(self->prof));
 }
 
 static PyObject *prof_step_num(PyObject *o, PyObject *unused)
@@ -602,7 +602,7 @@ static PyObject *prof_step_num(PyObject *o, PyObject *unused)
 	ProfilerObject *self = (ProfilerObject *)o;
 	if (prof_check(self))
 		return NULL;
-	return PyLong_FromUnsignedLongLong(rt.profiler_step_num(self->prof));
+	return PyLong_FromUnsignedLongLong(py_runtime.profiler_step_num(self->prof));
 }
 
 static PyObject *prof_step_info(PyObject *o, PyObject *args)
@@ -612,7 +612,7 @@ static PyObject *prof_step_info(PyObject *o, PyObject *args)
 	if (prof_check(self) || !PyArg_ParseTuple(args, "|z", &unit))
 		return NULL;
 	char buf[512];
-	int n = rt.profiler_step_info(self->prof, unit, buf, sizeof buf);
+	int n = py_runtime.profiler_step_info(self->prof, unit, buf, sizeof buf);
 	if (n < 0)
 		return py_raise(n);
 	return PyUnicode_FromString(buf);
@@ -625,7 +625,7 @@ static PyObject *prof_bench_summary(PyObject *o, PyObject *unused)
 	if (prof_check(self))
 		return NULL;
 	struct opscope_bench_summary s;
-	int rc = rt.profiler_bench_summary(self->prof, &s);
+	int rc = py_runtime.profiler_bench_summary(self->prof, &s);
 	if (rc != 0)
 		return py_raise(rc);
 	return Py_BuildValue("{s:K,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:O,s:d}", "steps",
@@ -893,7 +893,7 @@ PyMODINIT_FUNC PyInit__opscope(void)
 	}
 	if (PyModule_AddStringConstant(m, "__version__", "0.1.0") != 0 ||
 	    PyModule_AddIntConstant(m, "CATEGORY_COUNT", OPSCOPE_CAT_COUNT_) != 0 ||
-	    PyModule_AddIntConstant(m, "PRELOADED_RUNTIME", rt.preloaded) != 0)
+	    PyModule_AddIntConstant(m, "PRELOADED_RUNTIME", py_runtime.preloaded) != 0)
 		goto fail;
 	return m;
 fail:

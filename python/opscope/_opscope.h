@@ -50,9 +50,9 @@ struct py_runtime {
 	const char *(*session_path)(void);
 	int preloaded; /* 1: the functions are the preloaded library's */
 };
-extern struct py_runtime rt;
-/* 1 while the runtime in `rt` records. */
-int py_rt_recording(void);
+extern struct py_runtime py_runtime;
+/* 1 while the runtime in `py_runtime` records. */
+int py_runtime_recording(void);
 
 /* Module methods of the function profiler, ending with a NULL entry. */
 extern PyMethodDef pyfunc_methods[];

@@ -449,8 +449,8 @@ __attribute__((always_inline)) static inline void pf_pop(struct pf_thread *t, ui
 		}
 	}
 	if (fr->begun) {
-		if (rt.preloaded)
-			rt.range_end();
+		if (py_runtime.preloaded)
+			py_runtime.range_end();
 		else
 			record_emit_end(f->name_id);
 	}
@@ -463,15 +463,16 @@ __attribute__((always_inline)) static inline int pf_enter(struct pf_thread *t, u
 	if (!pf_push(t, fi, 0))
 		return 0;
 	struct pf_frame *fr = &t->stack[t->depth - 1];
-	if (__builtin_expect(pf_emit, 0) && py_rt_recording()) {
+	if (__builtin_expect(pf_emit, 0) && py_runtime_recording()) {
 		uint32_t id = pf_name_id(&t->funcs[fi]);
-		if (id && !rt.preloaded) {
+		if (id && !py_runtime.preloaded) {
 			record_emit_begin(OPSCOPE_CAT_PYTHON_FUNCTION, id);
 			fr->begun = 1;
 		} else if (id) {
 			/* the interned copy's address is stable: the preloaded runtime's pointer
 			 * cache makes this a hash and a compare */
-			rt.range_begin(OPSCOPE_CAT_PYTHON_FUNCTION, record_string(id, NULL));
+			py_runtime.range_begin(OPSCOPE_CAT_PYTHON_FUNCTION,
+					       record_string(id, NULL));
 			fr->begun = 1;
 		}
 	}

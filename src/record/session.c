@@ -106,7 +106,8 @@ struct session {
 	_Atomic uint64_t bytes_written;	    /* file size */
 };
 
-static struct session S = {
+/* The one session of the process: sessions follow each other, never overlap. */
+static struct session the_session = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.round_lock = PTHREAD_MUTEX_INITIALIZER,
 	.flush_cond = PTHREAD_COND_INITIALIZER,
@@ -117,42 +118,44 @@ static struct session S = {
 
 static struct track_state *writer_track(uint32_t track)
 {
-	if (track >= S.tracks_cap) {
-		uint32_t cap = S.tracks_cap ? S.tracks_cap : 64;
+	if (track >= the_session.tracks_cap) {
+		uint32_t cap = the_session.tracks_cap ? the_session.tracks_cap : 64;
 		while (cap <= track)
 			cap *= 2;
-		struct track_state *t = realloc(S.tracks, cap * sizeof(*t));
+		struct track_state *t = realloc(the_session.tracks, cap * sizeof(*t));
 		if (!t)
 			return NULL;
-		memset(t + S.tracks_cap, 0, (cap - S.tracks_cap) * sizeof(*t));
-		for (uint32_t i = S.tracks_cap; i < cap; i++)
+		memset(t + the_session.tracks_cap, 0, (cap - the_session.tracks_cap) * sizeof(*t));
+		for (uint32_t i = the_session.tracks_cap; i < cap; i++)
 			t[i].name_id_written = UINT32_MAX;
-		S.tracks = t;
-		S.tracks_cap = cap;
+		the_session.tracks = t;
+		the_session.tracks_cap = cap;
 	}
-	return &S.tracks[track];
+	return &the_session.tracks[track];
 }
 
 static void writer_record(uint16_t type, int compressible)
 {
-	if (!S.file_open || S.file_failed)
+	if (!the_session.file_open || the_session.file_failed)
 		return;
-	if (S.rec.oom || tracefile_record(&S.tf, type, S.rec.data, S.rec.len, compressible) != 0)
-		S.file_failed = 1;
-	atomic_store_explicit(&S.bytes_written, S.tf.bytes_written, memory_order_relaxed);
-	buf_clear(&S.rec);
+	if (the_session.rec.oom || tracefile_record(&the_session.tf, type, the_session.rec.data,
+						    the_session.rec.len, compressible) != 0)
+		the_session.file_failed = 1;
+	atomic_store_explicit(&the_session.bytes_written, the_session.tf.bytes_written,
+			      memory_order_relaxed);
+	buf_clear(&the_session.rec);
 }
 
 static void writer_clock(void)
 {
 	struct clock_pair p;
 	clock_pair(&p);
-	buf_u64(&S.rec, p.ticks);
-	buf_u64(&S.rec, p.mono_ns);
-	buf_u64(&S.rec, p.realtime_ns);
-	buf_u64(&S.rec, (uint64_t)(record_ticks_per_second() + 0.5));
+	buf_u64(&the_session.rec, p.ticks);
+	buf_u64(&the_session.rec, p.mono_ns);
+	buf_u64(&the_session.rec, p.realtime_ns);
+	buf_u64(&the_session.rec, (uint64_t)(record_ticks_per_second() + 0.5));
 	writer_record(OPS_REC_CLOCK, 0);
-	S.last_clock_mono_ns = p.mono_ns;
+	the_session.last_clock_mono_ns = p.mono_ns;
 }
 
 static void meta_add(struct buf *b, uint32_t *count, const char *key, const char *value)
@@ -211,57 +214,58 @@ static void writer_process_metadata(void)
 	meta_add(&m, &n, "tick_clock", clock_use_tsc ? "tsc" : "monotonic");
 	meta_add(&m, &n, "opscope_version", OPSCOPE_VERSION_STRING);
 
-	buf_u32(&S.rec, n);
-	buf_append(&S.rec, m.data, m.len);
+	buf_u32(&the_session.rec, n);
+	buf_append(&the_session.rec, m.data, m.len);
 	buf_free(&m);
 	writer_record(OPS_REC_METADATA, 1);
 }
 
 static void writer_pending_metadata(void)
 {
-	pthread_mutex_lock(&S.lock);
-	if (S.meta_count) {
-		buf_u32(&S.rec, S.meta_count);
-		buf_append(&S.rec, S.meta.data, S.meta.len);
-		buf_clear(&S.meta);
-		S.meta_count = 0;
+	pthread_mutex_lock(&the_session.lock);
+	if (the_session.meta_count) {
+		buf_u32(&the_session.rec, the_session.meta_count);
+		buf_append(&the_session.rec, the_session.meta.data, the_session.meta.len);
+		buf_clear(&the_session.meta);
+		the_session.meta_count = 0;
 	}
-	pthread_mutex_unlock(&S.lock);
-	if (S.rec.len)
+	pthread_mutex_unlock(&the_session.lock);
+	if (the_session.rec.len)
 		writer_record(OPS_REC_METADATA, 1);
 }
 
 static int writer_open(void)
 {
-	if (S.file_open || S.file_failed)
-		return S.file_open;
+	if (the_session.file_open || the_session.file_failed)
+		return the_session.file_open;
 	uint64_t features = clock_use_tsc ? OPS_FEAT_TSC : 0;
 	int level = 0;
-	if (S.opts.compression != OPSCOPE_COMPRESS_NONE && OPSCOPE_HAVE_ZSTD)
-		level = S.opts.compression_level ? S.opts.compression_level : 1;
+	if (the_session.opts.compression != OPSCOPE_COMPRESS_NONE && OPSCOPE_HAVE_ZSTD)
+		level = the_session.opts.compression_level ? the_session.opts.compression_level : 1;
 	char path[PATH_MAX + 16];
 	int rc = -EEXIST;
 	/* Exclusive names (children) get ".1", ".2", ... if taken. */
 	for (int attempt = 0; attempt < 100 && rc == -EEXIST; attempt++) {
 		if (attempt == 0)
-			snprintf(path, sizeof(path), "%s", S.path);
+			snprintf(path, sizeof(path), "%s", the_session.path);
 		else
-			snprintf(path, sizeof(path), "%s.%d", S.path, attempt);
-		rc = tracefile_open(&S.tf, path, S.exclusive, features, level, (uint32_t)getpid(),
-				    clock_realtime_ns());
+			snprintf(path, sizeof(path), "%s.%d", the_session.path, attempt);
+		rc = tracefile_open(&the_session.tf, path, the_session.exclusive, features, level,
+				    (uint32_t)getpid(), clock_realtime_ns());
 		if (rc != 0)
-			tracefile_close(&S.tf);
-		if (!S.exclusive)
+			tracefile_close(&the_session.tf);
+		if (!the_session.exclusive)
 			break;
 	}
 	if (rc != 0) {
-		S.file_failed = 1;
-		S.open_errno = -rc;
+		the_session.file_failed = 1;
+		the_session.open_errno = -rc;
 		return 0;
 	}
-	memcpy(S.path, path, sizeof(S.path) - 1); /* S.path is a prefix of path plus ".N" */
-	S.path[sizeof(S.path) - 1] = '\0';
-	S.file_open = 1;
+	memcpy(the_session.path, path,
+	       sizeof(the_session.path) - 1); /* the_session.path is a prefix of path plus ".N" */
+	the_session.path[sizeof(the_session.path) - 1] = '\0';
+	the_session.file_open = 1;
 	writer_process_metadata();
 	writer_clock();
 	return 1;
@@ -270,24 +274,25 @@ static int writer_open(void)
 static void writer_strings(void)
 {
 	uint32_t count = intern_count();
-	uint32_t next = S.strings_written ? S.strings_written : 1;
+	uint32_t next = the_session.strings_written ? the_session.strings_written : 1;
 	while (next < count) {
-		buf_u32(&S.rec, next);
-		size_t count_pos = S.rec.len;
-		buf_u32(&S.rec, 0);
+		buf_u32(&the_session.rec, next);
+		size_t count_pos = the_session.rec.len;
+		buf_u32(&the_session.rec, 0);
 		uint32_t n = 0;
 		/* Keep records well under the reader's limit. */
-		for (uint32_t id = next; id < count && S.rec.len < (4u << 20); id++, n++) {
+		for (uint32_t id = next; id < count && the_session.rec.len < (4u << 20);
+		     id++, n++) {
 			uint32_t len;
 			const char *s = record_string(id, &len);
-			buf_str(&S.rec, s, len);
+			buf_str(&the_session.rec, s, len);
 		}
-		if (!S.rec.oom)
-			put_u32le(S.rec.data + count_pos, n);
+		if (!the_session.rec.oom)
+			put_u32le(the_session.rec.data + count_pos, n);
 		writer_record(OPS_REC_STRINGS, 1);
 		next += n;
 	}
-	S.strings_written = next;
+	the_session.strings_written = next;
 }
 
 /* The thread's name: set through the API, else what the OS says now. */
@@ -313,14 +318,15 @@ static void writer_thread_record(struct rthread *t, struct track_state *ts, uint
 				 int exited)
 {
 	writer_strings(); /* the name may be new */
-	buf_u32(&S.rec, t->track);
-	buf_u32(&S.rec, (uint32_t)t->pid);
-	buf_u64(&S.rec, (uint64_t)t->tid);
-	buf_u32(&S.rec, name);
-	buf_u32(&S.rec, (exited ? OPS_THREADF_EXITED : 0u) | (t->is_main ? OPS_THREADF_MAIN : 0u));
+	buf_u32(&the_session.rec, t->track);
+	buf_u32(&the_session.rec, (uint32_t)t->pid);
+	buf_u64(&the_session.rec, (uint64_t)t->tid);
+	buf_u32(&the_session.rec, name);
+	buf_u32(&the_session.rec,
+		(exited ? OPS_THREADF_EXITED : 0u) | (t->is_main ? OPS_THREADF_MAIN : 0u));
 	writer_record(OPS_REC_THREAD, 0);
 	if (!ts->announced)
-		atomic_fetch_add_explicit(&S.threads_announced, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&the_session.threads_announced, 1, memory_order_relaxed);
 	ts->announced = 1;
 	ts->name_id_written = name;
 	ts->exited_written = exited;
@@ -379,12 +385,14 @@ static void writer_events(struct chunk *c, uint32_t from, uint32_t to)
 			break;
 		}
 	writer_announce(c->track);
-	encode_begin(&S.rec, &S.enc, c->track, first);
-	encode_slots(&S.rec, &S.enc, c->slots + from, to - from);
-	encode_finish(&S.rec, &S.enc);
+	encode_begin(&the_session.rec, &the_session.enc, c->track, first);
+	encode_slots(&the_session.rec, &the_session.enc, c->slots + from, to - from);
+	encode_finish(&the_session.rec, &the_session.enc);
 	writer_record(OPS_REC_EVENTS2, 1);
-	atomic_fetch_add_explicit(&S.events_written, S.enc.events, memory_order_relaxed);
-	atomic_fetch_add_explicit(&S.drop_marks, S.enc.drop_marks, memory_order_relaxed);
+	atomic_fetch_add_explicit(&the_session.events_written, the_session.enc.events,
+				  memory_order_relaxed);
+	atomic_fetch_add_explicit(&the_session.drop_marks, the_session.enc.drop_marks,
+				  memory_order_relaxed);
 	c->written = to;
 }
 
@@ -397,7 +405,7 @@ struct snapshot {
  * every thread's current chunk. Returns 1 if it wrote events. */
 static int writer_round(int snapshot)
 {
-	uint64_t gen = S.gen;
+	uint64_t gen = the_session.gen;
 	struct chunk *full = buffers_take_full();
 
 	/* Snapshot current chunks before reading the string count (see file comment). */
@@ -424,7 +432,7 @@ static int writer_round(int snapshot)
 
 	int wrote = 0;
 	int have_work = full != NULL || nsnaps > 0;
-	if (have_work && !S.file_open && !writer_open()) {
+	if (have_work && !the_session.file_open && !writer_open()) {
 		/* Cannot write: recycle what we took so recording goes on (and drops). */
 		for (struct chunk *c = full, *next; c; c = next) {
 			next = atomic_load_explicit(&c->next, memory_order_relaxed);
@@ -432,7 +440,7 @@ static int writer_round(int snapshot)
 		}
 		goto out;
 	}
-	if (S.file_open) {
+	if (the_session.file_open) {
 		writer_pending_metadata();
 		writer_strings();
 		writer_threads(0);
@@ -473,7 +481,8 @@ out:
 static uint64_t session_drops(const struct rthread *t)
 {
 	uint64_t d = atomic_load_explicit(&t->dropped, memory_order_relaxed);
-	uint64_t base = t->track < S.drops_baseline_n ? S.drops_baseline[t->track] : 0;
+	uint64_t base =
+		t->track < the_session.drops_baseline_n ? the_session.drops_baseline[t->track] : 0;
 	return d > base ? d - base : 0;
 }
 
@@ -487,9 +496,9 @@ static void writer_drops(void)
 		uint64_t d = session_drops(t);
 		if (d == ts->drops_written)
 			continue;
-		buf_u32(&S.rec, t->track);
-		buf_u32(&S.rec, 0);
-		buf_u64(&S.rec, d);
+		buf_u32(&the_session.rec, t->track);
+		buf_u32(&the_session.rec, 0);
+		buf_u64(&the_session.rec, d);
 		writer_record(OPS_REC_DROPS, 0);
 		ts->drops_written = d;
 	}
@@ -498,8 +507,8 @@ static void writer_drops(void)
 static uint64_t writer_total_drops(void)
 {
 	uint64_t total = 0;
-	for (uint32_t i = 0; i < S.tracks_cap; i++)
-		total += S.tracks[i].drops_written;
+	for (uint32_t i = 0; i < the_session.tracks_cap; i++)
+		total += the_session.tracks[i].drops_written;
 	return total;
 }
 
@@ -528,8 +537,8 @@ static void writer_timers(void)
 	free(stats);
 	if (count) {
 		writer_strings();
-		buf_u32(&S.rec, count);
-		buf_append(&S.rec, entries.data, entries.len);
+		buf_u32(&the_session.rec, count);
+		buf_append(&the_session.rec, entries.data, entries.len);
 		writer_record(OPS_REC_TIMERS, 1);
 	}
 	buf_free(&entries);
@@ -587,11 +596,11 @@ static void record_cpu_use(void)
 static void writer_finish(void)
 {
 	writer_round(1);
-	if (!S.file_open && !S.lazy_open)
+	if (!the_session.file_open && !the_session.lazy_open)
 		writer_open();
-	if (!S.file_open)
+	if (!the_session.file_open)
 		return;
-	int sig = atomic_load(&S.terminating_signal);
+	int sig = atomic_load(&the_session.terminating_signal);
 	if (sig) {
 		char v[16];
 		snprintf(v, sizeof(v), "%d", sig);
@@ -606,19 +615,19 @@ static void writer_finish(void)
 		writer_timers();
 	writer_clock();
 	struct ops_end_payload end = {
-		.events_written = atomic_load(&S.events_written),
+		.events_written = atomic_load(&the_session.events_written),
 		.events_dropped = writer_total_drops(),
 		.stop_ticks = record_ticks(),
 		.tracks = atomic_load(&buffers_thread_count),
 	};
-	buf_u64(&S.rec, end.events_written);
-	buf_u64(&S.rec, end.events_dropped);
-	buf_u64(&S.rec, end.stop_ticks);
-	buf_u32(&S.rec, end.tracks);
-	buf_u32(&S.rec, 0);
+	buf_u64(&the_session.rec, end.events_written);
+	buf_u64(&the_session.rec, end.events_dropped);
+	buf_u64(&the_session.rec, end.stop_ticks);
+	buf_u32(&the_session.rec, end.tracks);
+	buf_u32(&the_session.rec, 0);
 	writer_record(OPS_REC_END, 0);
-	tracefile_close(&S.tf);
-	S.file_open = 0;
+	tracefile_close(&the_session.tf);
+	the_session.file_open = 0;
 }
 
 static void *writer_main(void *arg)
@@ -627,9 +636,9 @@ static void *writer_main(void *arg)
 	/* Here, not in session_launch: to make /proc/stat the kernel sums the counters of every
 	 * CPU and every interrupt (15 us on a 2-CPU VM; it grows with the machine), and the
 	 * thread that starts a window should not wait for that. */
-	pthread_mutex_lock(&S.round_lock);
+	pthread_mutex_lock(&the_session.round_lock);
 	cpu_snapshot(&cpu_at_start);
-	pthread_mutex_unlock(&S.round_lock);
+	pthread_mutex_unlock(&the_session.round_lock);
 	/* Full chunks are taken every few ms (so buffers free up during a burst); partial
 	 * chunks are snapshotted every flush interval (and on flush requests). */
 	unsigned poll_ms = SESSION_BUSY_POLL_MS;
@@ -641,45 +650,47 @@ static void *writer_main(void *arg)
 		uint64_t ns = (uint64_t)ts.tv_nsec + (uint64_t)poll_ms * 1000000u;
 		ts.tv_sec += (time_t)(ns / 1000000000u);
 		ts.tv_nsec = (long)(ns % 1000000000u);
-		while (sem_timedwait(&S.wake, &ts) != 0 && errno == EINTR)
+		while (sem_timedwait(&the_session.wake, &ts) != 0 && errno == EINTR)
 			;
-		if (atomic_load(&S.stop_requested))
+		if (atomic_load(&the_session.stop_requested))
 			break;
-		pthread_mutex_lock(&S.lock);
-		uint64_t flush_target = S.flush_requested;
-		pthread_mutex_unlock(&S.lock);
+		pthread_mutex_lock(&the_session.lock);
+		uint64_t flush_target = the_session.flush_requested;
+		pthread_mutex_unlock(&the_session.lock);
 
 		uint64_t now = clock_mono_ns();
-		int snapshot = flush_target > flush_done ||
-			       now - last_snapshot_ns >= S.opts.flush_interval_ms * 1000000ull;
+		int snapshot =
+			flush_target > flush_done ||
+			now - last_snapshot_ns >= the_session.opts.flush_interval_ms * 1000000ull;
 		if (snapshot)
 			last_snapshot_ns = now;
-		pthread_mutex_lock(&S.round_lock);
+		pthread_mutex_lock(&the_session.round_lock);
 		int busy = writer_round(snapshot);
-		if (S.file_open && now - S.last_clock_mono_ns >= SESSION_CLOCK_INTERVAL_NS)
+		if (the_session.file_open &&
+		    now - the_session.last_clock_mono_ns >= SESSION_CLOCK_INTERVAL_NS)
 			writer_clock();
-		pthread_mutex_unlock(&S.round_lock);
+		pthread_mutex_unlock(&the_session.round_lock);
 		/* Poll fast while chunks keep coming, back off when idle. */
-		unsigned idle_ms = S.opts.flush_interval_ms < SESSION_IDLE_POLL_MS
-					   ? S.opts.flush_interval_ms
+		unsigned idle_ms = the_session.opts.flush_interval_ms < SESSION_IDLE_POLL_MS
+					   ? the_session.opts.flush_interval_ms
 					   : SESSION_IDLE_POLL_MS;
 		poll_ms = busy ? SESSION_BUSY_POLL_MS
 			       : (poll_ms * 2 < idle_ms ? poll_ms * 2 : idle_ms);
 		flush_done = flush_target;
 
-		pthread_mutex_lock(&S.lock);
-		S.flush_completed = flush_target;
-		pthread_cond_broadcast(&S.flush_cond);
-		pthread_mutex_unlock(&S.lock);
+		pthread_mutex_lock(&the_session.lock);
+		the_session.flush_completed = flush_target;
+		pthread_cond_broadcast(&the_session.flush_cond);
+		pthread_mutex_unlock(&the_session.lock);
 	}
-	pthread_mutex_lock(&S.round_lock);
+	pthread_mutex_lock(&the_session.round_lock);
 	writer_finish();
-	pthread_mutex_unlock(&S.round_lock);
-	atomic_store(&S.writer_done, 1);
-	pthread_mutex_lock(&S.lock);
-	S.flush_completed = S.flush_requested;
-	pthread_cond_broadcast(&S.flush_cond);
-	pthread_mutex_unlock(&S.lock);
+	pthread_mutex_unlock(&the_session.round_lock);
+	atomic_store(&the_session.writer_done, 1);
+	pthread_mutex_lock(&the_session.lock);
+	the_session.flush_completed = the_session.flush_requested;
+	pthread_cond_broadcast(&the_session.flush_cond);
+	pthread_mutex_unlock(&the_session.lock);
 	return NULL;
 }
 
@@ -744,15 +755,15 @@ static int session_resolve_path(const char *base, int force_child)
 	if (path_is_dir(base)) {
 		mkdir_p(base);
 		size_t n = strlen(base);
-		snprintf(S.path, sizeof(S.path), "%s%s%s.%d.opscope", base,
+		snprintf(the_session.path, sizeof(the_session.path), "%s%s%s.%d.opscope", base,
 			 n && base[n - 1] == '/' ? "" : "/", program_name(prog, sizeof(prog)), pid);
-		S.exclusive = 1;
+		the_session.exclusive = 1;
 	} else if (child) {
-		path_with_pid(S.path, sizeof(S.path), base, pid);
-		S.exclusive = 1;
+		path_with_pid(the_session.path, sizeof(the_session.path), base, pid);
+		the_session.exclusive = 1;
 	} else {
-		snprintf(S.path, sizeof(S.path), "%s", base);
-		S.exclusive = 0;
+		snprintf(the_session.path, sizeof(the_session.path), "%s", base);
+		the_session.exclusive = 0;
 	}
 	return child;
 }
@@ -771,57 +782,59 @@ static void session_resolve_options(const struct opscope_options *in)
 		o.chunk_bytes = SESSION_DEFAULT_CHUNK;
 	if (!o.flush_interval_ms)
 		o.flush_interval_ms = SESSION_DEFAULT_FLUSH_MS;
-	S.opts = o;
-	S.opts.output = NULL; /* not kept: the caller owns it; S.path is what counts */
+	the_session.opts = o;
+	the_session.opts.output =
+		NULL; /* not kept: the caller owns it; the_session.path is what counts */
 }
 
-/* Start the writer and open recording. Called with S.lock held. */
+/* Start the writer and open recording. Called with the_session.lock held. */
 static int session_launch(void)
 {
 	/* Drops before this session do not count in its file. */
-	free(S.tracks);
-	S.tracks = NULL;
-	S.tracks_cap = 0;
-	free(S.drops_baseline);
-	S.drops_baseline_n = atomic_load(&buffers_thread_count);
-	S.drops_baseline = calloc(S.drops_baseline_n + 1, sizeof(*S.drops_baseline));
-	if (!S.drops_baseline)
-		S.drops_baseline_n = 0;
+	free(the_session.tracks);
+	the_session.tracks = NULL;
+	the_session.tracks_cap = 0;
+	free(the_session.drops_baseline);
+	the_session.drops_baseline_n = atomic_load(&buffers_thread_count);
+	the_session.drops_baseline =
+		calloc(the_session.drops_baseline_n + 1, sizeof(*the_session.drops_baseline));
+	if (!the_session.drops_baseline)
+		the_session.drops_baseline_n = 0;
 	for (struct rthread *t = atomic_load(&buffers_threads); t; t = atomic_load(&t->next))
-		if (t->track < S.drops_baseline_n)
-			S.drops_baseline[t->track] =
+		if (t->track < the_session.drops_baseline_n)
+			the_session.drops_baseline[t->track] =
 				atomic_load_explicit(&t->dropped, memory_order_relaxed);
-	atomic_store(&S.threads_announced, 0);
-	S.file_open = 0;
-	S.file_failed = 0;
-	S.strings_written = 0;
-	buf_init(&S.rec);
-	atomic_store(&S.events_written, 0);
-	atomic_store(&S.drop_marks, 0);
-	atomic_store(&S.bytes_written, 0);
-	atomic_store(&S.stop_requested, 0);
-	atomic_store(&S.writer_done, 0);
-	atomic_store(&S.terminating_signal, 0);
-	S.flush_requested = S.flush_completed = 0;
-	sem_init(&S.wake, 0, 0);
+	atomic_store(&the_session.threads_announced, 0);
+	the_session.file_open = 0;
+	the_session.file_failed = 0;
+	the_session.strings_written = 0;
+	buf_init(&the_session.rec);
+	atomic_store(&the_session.events_written, 0);
+	atomic_store(&the_session.drop_marks, 0);
+	atomic_store(&the_session.bytes_written, 0);
+	atomic_store(&the_session.stop_requested, 0);
+	atomic_store(&the_session.writer_done, 0);
+	atomic_store(&the_session.terminating_signal, 0);
+	the_session.flush_requested = the_session.flush_completed = 0;
+	sem_init(&the_session.wake, 0, 0);
 
-	if (!S.lazy_open && !writer_open()) {
-		sem_destroy(&S.wake);
-		return error_set(OPSCOPE_EOPEN, "cannot create %s: %s", S.path,
-				 strerror(S.open_errno));
+	if (!the_session.lazy_open && !writer_open()) {
+		sem_destroy(&the_session.wake);
+		return error_set(OPSCOPE_EOPEN, "cannot create %s: %s", the_session.path,
+				 strerror(the_session.open_errno));
 	}
-	S.gen++;
-	if (pthread_create(&S.writer, NULL, writer_main, NULL) != 0) {
-		if (S.file_open)
-			tracefile_close(&S.tf);
-		S.file_open = 0;
-		sem_destroy(&S.wake);
+	the_session.gen++;
+	if (pthread_create(&the_session.writer, NULL, writer_main, NULL) != 0) {
+		if (the_session.file_open)
+			tracefile_close(&the_session.tf);
+		the_session.file_open = 0;
+		sem_destroy(&the_session.wake);
 		return error_set(OPSCOPE_ETHREAD, "cannot start the writer thread");
 	}
-	S.writer_running = 1;
-	S.active = 1;
-	S.pid = getpid();
-	__atomic_store_n(&opscope_recording_word, S.gen * 2 + 1, __ATOMIC_RELEASE);
+	the_session.writer_running = 1;
+	the_session.active = 1;
+	the_session.pid = getpid();
+	__atomic_store_n(&opscope_recording_word, the_session.gen * 2 + 1, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -842,23 +855,24 @@ int record_nvtx_wanted(void)
 	const char *env = getenv("OPSCOPE_NVTX");
 	if (env && strcmp(env, "0") == 0)
 		return 0;
-	return S.opts.nvtx != -1;
+	return the_session.opts.nvtx != -1;
 }
 
 OPSCOPE_API int opscope_session_start(const struct opscope_options *opts)
 {
 	error_clear();
 	record_fork_handlers_install();
-	pthread_mutex_lock(&S.lock);
+	pthread_mutex_lock(&the_session.lock);
 	int rc = 0;
-	if (S.active) {
-		rc = error_set(OPSCOPE_EBUSY, "a session is already recording to %s", S.path);
+	if (the_session.active) {
+		rc = error_set(OPSCOPE_EBUSY, "a session is already recording to %s",
+			       the_session.path);
 		goto out;
 	}
 	session_resolve_options(opts);
-	if (buffers_pool_init(S.opts.buffer_bytes, S.opts.chunk_bytes) != 0) {
+	if (buffers_pool_init(the_session.opts.buffer_bytes, the_session.opts.chunk_bytes) != 0) {
 		rc = error_set(OPSCOPE_ENOMEM, "cannot allocate %zu bytes of event buffers",
-			       S.opts.buffer_bytes);
+			       the_session.opts.buffer_bytes);
 		goto out;
 	}
 	const char *base = opts && opts->output ? opts->output : getenv("OPSCOPE_OUTPUT");
@@ -869,59 +883,63 @@ OPSCOPE_API int opscope_session_start(const struct opscope_options *opts)
 	}
 	/* Another process of a recorded program creates its file only if it records something:
 	 * a build or a shell that runs many tools leaves no empty files behind. */
-	S.lazy_open = session_resolve_path(base, 0);
+	the_session.lazy_open = session_resolve_path(base, 0);
 	rc = session_launch();
 out:
-	pthread_mutex_unlock(&S.lock);
+	pthread_mutex_unlock(&the_session.lock);
 	return rc;
 }
 
-/* Ask the writer to finish and wait for it. Called with S.lock held. */
+/* Ask the writer to finish and wait for it. Called with the_session.lock held. */
 static void session_join_writer(void)
 {
-	__atomic_store_n(&opscope_recording_word, S.gen * 2 + 2, __ATOMIC_RELEASE);
-	atomic_store(&S.stop_requested, 1);
-	sem_post(&S.wake);
-	pthread_mutex_unlock(&S.lock); /* the writer takes it while finishing */
-	pthread_join(S.writer, NULL);
-	pthread_mutex_lock(&S.lock);
-	S.writer_running = 0;
-	S.active = 0;
-	sem_destroy(&S.wake);
-	buf_free(&S.rec);
-	encode_free(&S.enc);
+	__atomic_store_n(&opscope_recording_word, the_session.gen * 2 + 2, __ATOMIC_RELEASE);
+	atomic_store(&the_session.stop_requested, 1);
+	sem_post(&the_session.wake);
+	pthread_mutex_unlock(&the_session.lock); /* the writer takes it while finishing */
+	pthread_join(the_session.writer, NULL);
+	pthread_mutex_lock(&the_session.lock);
+	the_session.writer_running = 0;
+	the_session.active = 0;
+	sem_destroy(&the_session.wake);
+	buf_free(&the_session.rec);
+	encode_free(&the_session.enc);
 }
 
 OPSCOPE_API int opscope_session_stop(void)
 {
 	error_clear();
-	pthread_mutex_lock(&S.lock);
-	if (!S.active) {
-		pthread_mutex_unlock(&S.lock);
+	pthread_mutex_lock(&the_session.lock);
+	if (!the_session.active) {
+		pthread_mutex_unlock(&the_session.lock);
 		return error_set(OPSCOPE_ENOTACTIVE, "no session is recording");
 	}
 	record_close_bare_step();
 	buffers_release_current(); /* the caller's own partial chunk goes in whole */
 	session_join_writer();
-	int rc = S.file_failed ? error_set(OPSCOPE_EIO, "writing %s failed", S.path) : 0;
-	pthread_mutex_unlock(&S.lock);
+	int rc = the_session.file_failed
+			 ? error_set(OPSCOPE_EIO, "writing %s failed", the_session.path)
+			 : 0;
+	pthread_mutex_unlock(&the_session.lock);
 	return rc;
 }
 
 OPSCOPE_API int opscope_session_flush(void)
 {
 	error_clear();
-	pthread_mutex_lock(&S.lock);
-	if (!S.active) {
-		pthread_mutex_unlock(&S.lock);
+	pthread_mutex_lock(&the_session.lock);
+	if (!the_session.active) {
+		pthread_mutex_unlock(&the_session.lock);
 		return error_set(OPSCOPE_ENOTACTIVE, "no session is recording");
 	}
-	uint64_t target = ++S.flush_requested;
-	sem_post(&S.wake);
-	while (S.flush_completed < target && !atomic_load(&S.writer_done))
-		pthread_cond_wait(&S.flush_cond, &S.lock);
-	int rc = S.file_failed ? error_set(OPSCOPE_EIO, "writing %s failed", S.path) : 0;
-	pthread_mutex_unlock(&S.lock);
+	uint64_t target = ++the_session.flush_requested;
+	sem_post(&the_session.wake);
+	while (the_session.flush_completed < target && !atomic_load(&the_session.writer_done))
+		pthread_cond_wait(&the_session.flush_cond, &the_session.lock);
+	int rc = the_session.file_failed
+			 ? error_set(OPSCOPE_EIO, "writing %s failed", the_session.path)
+			 : 0;
+	pthread_mutex_unlock(&the_session.lock);
 	return rc;
 }
 
@@ -932,7 +950,7 @@ OPSCOPE_API int opscope_session_active(void)
 
 OPSCOPE_API const char *opscope_session_path(void)
 {
-	return S.path[0] ? S.path : NULL;
+	return the_session.path[0] ? the_session.path : NULL;
 }
 
 OPSCOPE_API int opscope_session_get_stats(struct opscope_session_stats *out)
@@ -940,23 +958,24 @@ OPSCOPE_API int opscope_session_get_stats(struct opscope_session_stats *out)
 	if (!out)
 		return OPSCOPE_EINVAL;
 	memset(out, 0, sizeof(*out));
-	pthread_mutex_lock(&S.lock);
-	out->events_written = atomic_load(&S.events_written) - atomic_load(&S.drop_marks);
-	out->bytes_written = atomic_load(&S.bytes_written);
+	pthread_mutex_lock(&the_session.lock);
+	out->events_written =
+		atomic_load(&the_session.events_written) - atomic_load(&the_session.drop_marks);
+	out->bytes_written = atomic_load(&the_session.bytes_written);
 	for (struct rthread *t = atomic_load(&buffers_threads); t; t = atomic_load(&t->next))
 		if (t->pid == getpid())
 			out->events_dropped += session_drops(t);
-	out->threads = atomic_load(&S.threads_announced);
+	out->threads = atomic_load(&the_session.threads_announced);
 	out->events_recorded = out->events_written;
-	pthread_mutex_unlock(&S.lock);
+	pthread_mutex_unlock(&the_session.lock);
 	return 0;
 }
 
 void record_metadata(const char *key, const char *value)
 {
-	pthread_mutex_lock(&S.lock);
-	meta_add(&S.meta, &S.meta_count, key, value ? value : "");
-	pthread_mutex_unlock(&S.lock);
+	pthread_mutex_lock(&the_session.lock);
+	meta_add(&the_session.meta, &the_session.meta_count, key, value ? value : "");
+	pthread_mutex_unlock(&the_session.lock);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -974,8 +993,8 @@ void record_metadata(const char *key, const char *value)
  * forked while the writer was inside malloc hung in its first malloc). */
 void session_fork_prepare(void)
 {
-	pthread_mutex_lock(&S.round_lock);
-	pthread_mutex_lock(&S.lock);
+	pthread_mutex_lock(&the_session.round_lock);
+	pthread_mutex_lock(&the_session.lock);
 	timers_lock_for_fork();
 	intern_lock_for_fork();
 	buffers_lock_for_fork();
@@ -986,8 +1005,8 @@ void session_fork_parent(void)
 	buffers_unlock_for_fork();
 	intern_unlock_for_fork();
 	timers_unlock_for_fork();
-	pthread_mutex_unlock(&S.lock);
-	pthread_mutex_unlock(&S.round_lock);
+	pthread_mutex_unlock(&the_session.lock);
+	pthread_mutex_unlock(&the_session.round_lock);
 }
 
 /* The child has the parent's memory but not its writer thread. Its events go to a file of
@@ -997,47 +1016,48 @@ void session_fork_child(void)
 	buffers_after_fork_child();
 	intern_after_fork_child();
 	timers_unlock_for_fork();
-	pthread_mutex_init(&S.lock, NULL);
-	pthread_mutex_init(&S.round_lock, NULL);
-	pthread_cond_init(&S.flush_cond, NULL);
-	int was_active = S.active;
-	S.active = 0;
-	S.writer_running = 0;
-	if (S.file_open) {
-		close(S.tf.fd); /* the parent's file: never write to it from here */
-		S.tf.fd = -1;
-		tracefile_close(&S.tf);
-		S.file_open = 0;
+	pthread_mutex_init(&the_session.lock, NULL);
+	pthread_mutex_init(&the_session.round_lock, NULL);
+	pthread_cond_init(&the_session.flush_cond, NULL);
+	int was_active = the_session.active;
+	the_session.active = 0;
+	the_session.writer_running = 0;
+	if (the_session.file_open) {
+		close(the_session.tf.fd); /* the parent's file: never write to it from here */
+		the_session.tf.fd = -1;
+		tracefile_close(&the_session.tf);
+		the_session.file_open = 0;
 	}
-	buf_init(&S.meta);
-	S.meta_count = 0;
+	buf_init(&the_session.meta);
+	the_session.meta_count = 0;
 	if (!was_active) {
-		__atomic_store_n(&opscope_recording_word, S.gen * 2 + 2, __ATOMIC_RELEASE);
+		__atomic_store_n(&opscope_recording_word, the_session.gen * 2 + 2,
+				 __ATOMIC_RELEASE);
 		return;
 	}
 	char parent_path[PATH_MAX];
-	snprintf(parent_path, sizeof(parent_path), "%s", S.path);
+	snprintf(parent_path, sizeof(parent_path), "%s", the_session.path);
 	/* The parent's file may be a ".N" variant or a pid variant; derive from the original
 	 * output when we know it. */
 	const char *base = getenv("OPSCOPE_OUTPUT");
 	session_resolve_path(base && *base ? base : parent_path, 1);
-	S.lazy_open = 1;
-	pthread_mutex_lock(&S.lock);
+	the_session.lazy_open = 1;
+	pthread_mutex_lock(&the_session.lock);
 	session_launch();
-	pthread_mutex_unlock(&S.lock);
+	pthread_mutex_unlock(&the_session.lock);
 }
 
 /* Stop from a signal handler: ask the writer for its final round and wait (bounded) for it.
  * Only async-signal-safe calls: atomics, sem_post, nanosleep. */
 void session_stop_from_signal(int sig)
 {
-	if (!S.writer_running || pthread_equal(pthread_self(), S.writer))
+	if (!the_session.writer_running || pthread_equal(pthread_self(), the_session.writer))
 		return;
-	__atomic_store_n(&opscope_recording_word, S.gen * 2 + 2, __ATOMIC_RELEASE);
-	atomic_store(&S.terminating_signal, sig);
-	atomic_store(&S.stop_requested, 1);
-	sem_post(&S.wake);
-	for (int i = 0; i < 2000 && !atomic_load(&S.writer_done); i++) {
+	__atomic_store_n(&opscope_recording_word, the_session.gen * 2 + 2, __ATOMIC_RELEASE);
+	atomic_store(&the_session.terminating_signal, sig);
+	atomic_store(&the_session.stop_requested, 1);
+	sem_post(&the_session.wake);
+	for (int i = 0; i < 2000 && !atomic_load(&the_session.writer_done); i++) {
 		struct timespec ts = { 0, 1000000 };
 		nanosleep(&ts, NULL);
 	}
@@ -1045,5 +1065,5 @@ void session_stop_from_signal(int sig)
 
 int session_owned_here(void)
 {
-	return S.active && S.pid == getpid();
+	return the_session.active && the_session.pid == getpid();
 }
