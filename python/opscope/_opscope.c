@@ -43,35 +43,10 @@
  * with dlsym(RTLD_DEFAULT) (our copy's symbols are not exported, so a hit is the preloaded
  * one). */
 
-struct py_runtime py_runtime = {
-	.word = &opscope_recording_word,
-	.range_begin = opscope_range_begin,
-	.range_end = opscope_range_end,
-	.instant = opscope_instant,
-	.counter = opscope_counter,
-	.step = opscope_step,
-	.step_end = opscope_step_end,
-	.thread_name = opscope_thread_name,
-	.arg_string = opscope_arg_string,
-	.arg_int = opscope_arg_int,
-	.string_id = opscope_string_id,
-	.range_begin_id = opscope_range_begin_id,
-	.arg_int_id = opscope_arg_int_id,
-	.arg_string_id = opscope_arg_string_id,
-	.profiler_create = opscope_profiler_create,
-	.profiler_destroy = opscope_profiler_destroy,
-	.profiler_start = opscope_profiler_start,
-	.profiler_step = opscope_profiler_step,
-	.profiler_stop = opscope_profiler_stop,
-	.profiler_state = opscope_profiler_state,
-	.profiler_step_num = opscope_profiler_step_num,
-	.profiler_step_info = opscope_profiler_step_info,
-	.profiler_bench_summary = opscope_profiler_bench_summary,
-	.reader_begin = opscope_reader_begin,
-	.reader_end = opscope_reader_end,
-	.session_flush = opscope_session_flush,
-	.session_path = opscope_session_path,
-};
+#define PY_RUNTIME_OWN(name, ret, params) .name = opscope_##name,
+struct py_runtime py_runtime = { .word = &opscope_recording_word,
+				 PY_RUNTIME_FUNCS(PY_RUNTIME_OWN) };
+#undef PY_RUNTIME_OWN
 
 /* dlsym returns void *; converting it to a function pointer goes through memcpy to stay
  * within ISO C. */
@@ -91,35 +66,10 @@ static void py_runtime_init(void)
 	if (!word || word == (void *)&opscope_recording_word)
 		return;
 	r.word = word;
-	if (py_sym("opscope_range_begin", &r.range_begin, sizeof(r.range_begin)) &&
-	    py_sym("opscope_range_end", &r.range_end, sizeof(r.range_end)) &&
-	    py_sym("opscope_instant", &r.instant, sizeof(r.instant)) &&
-	    py_sym("opscope_counter", &r.counter, sizeof(r.counter)) &&
-	    py_sym("opscope_step", &r.step, sizeof(r.step)) &&
-	    py_sym("opscope_step_end", &r.step_end, sizeof(r.step_end)) &&
-	    py_sym("opscope_thread_name", &r.thread_name, sizeof(r.thread_name)) &&
-	    py_sym("opscope_arg_string", &r.arg_string, sizeof(r.arg_string)) &&
-	    py_sym("opscope_arg_int", &r.arg_int, sizeof(r.arg_int)) &&
-	    py_sym("opscope_string_id", &r.string_id, sizeof(r.string_id)) &&
-	    py_sym("opscope_range_begin_id", &r.range_begin_id, sizeof(r.range_begin_id)) &&
-	    py_sym("opscope_arg_int_id", &r.arg_int_id, sizeof(r.arg_int_id)) &&
-	    py_sym("opscope_arg_string_id", &r.arg_string_id, sizeof(r.arg_string_id)) &&
-	    py_sym("opscope_profiler_create", &r.profiler_create, sizeof(r.profiler_create)) &&
-	    py_sym("opscope_profiler_destroy", &r.profiler_destroy, sizeof(r.profiler_destroy)) &&
-	    py_sym("opscope_profiler_start", &r.profiler_start, sizeof(r.profiler_start)) &&
-	    py_sym("opscope_profiler_step", &r.profiler_step, sizeof(r.profiler_step)) &&
-	    py_sym("opscope_profiler_stop", &r.profiler_stop, sizeof(r.profiler_stop)) &&
-	    py_sym("opscope_profiler_state", &r.profiler_state, sizeof(r.profiler_state)) &&
-	    py_sym("opscope_profiler_step_num", &r.profiler_step_num,
-		   sizeof(r.profiler_step_num)) &&
-	    py_sym("opscope_profiler_step_info", &r.profiler_step_info,
-		   sizeof(r.profiler_step_info)) &&
-	    py_sym("opscope_profiler_bench_summary", &r.profiler_bench_summary,
-		   sizeof(r.profiler_bench_summary)) &&
-	    py_sym("opscope_reader_begin", &r.reader_begin, sizeof(r.reader_begin)) &&
-	    py_sym("opscope_reader_end", &r.reader_end, sizeof(r.reader_end)) &&
-	    py_sym("opscope_session_flush", &r.session_flush, sizeof(r.session_flush)) &&
-	    py_sym("opscope_session_path", &r.session_path, sizeof(r.session_path))) {
+#define PY_RUNTIME_SYM(name, ret, params) py_sym("opscope_" #name, &r.name, sizeof(r.name)) &&
+	/* every function or none: a partial table would mix two runtimes */
+	if (PY_RUNTIME_FUNCS(PY_RUNTIME_SYM) 1) {
+#undef PY_RUNTIME_SYM
 		r.preloaded = 1;
 		py_runtime = r;
 	}
@@ -155,17 +105,11 @@ static PyObject *py_torch_api(PyObject *mod, PyObject *unused)
 {
 	(void)mod;
 	(void)unused;
-	torch_api = (struct opscope_torch_api){
-		.word = py_runtime.word,
-		.range_begin = py_runtime.range_begin,
-		.range_end = py_runtime.range_end,
-		.arg_string = py_runtime.arg_string,
-		.arg_int = py_runtime.arg_int,
-		.string_id = py_runtime.string_id,
-		.range_begin_id = py_runtime.range_begin_id,
-		.arg_int_id = py_runtime.arg_int_id,
-		.arg_string_id = py_runtime.arg_string_id,
-	};
+	/* every field: the word and each function of OPSCOPE_TORCH_API_FUNCS */
+	torch_api.word = py_runtime.word;
+#define PY_TORCH_API_FROM_RUNTIME(name, ret, params) torch_api.name = py_runtime.name;
+	OPSCOPE_TORCH_API_FUNCS(PY_TORCH_API_FROM_RUNTIME)
+#undef PY_TORCH_API_FROM_RUNTIME
 	return PyLong_FromVoidPtr(&torch_api);
 }
 

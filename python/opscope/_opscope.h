@@ -15,39 +15,41 @@
 
 #include "opscope/opscope.h"
 
+#include "collect/torch/torch_api.h"
+
+/* The functions of the runtime that records, as X(name, return type, parameters): the
+ * observer's (OPSCOPE_TORCH_API_FUNCS, collect/torch/torch_api.h) and those only Python calls.
+ * Each is opscope_<name>; struct py_runtime has a field of that name, filled from this module's
+ * own runtime or, under `opscope record`, from the preloaded one (py_runtime_init). */
+#define PY_RUNTIME_FUNCS(X)                                                                       \
+	OPSCOPE_TORCH_API_FUNCS(X)                                                                \
+	X(instant, void, (int category, const char *name))                                        \
+	X(counter, void, (const char *name, double value))                                        \
+	X(step, void, (int64_t num_samples))                                                      \
+	X(step_end, void, (int64_t num_samples))                                                  \
+	X(thread_name, void, (const char *name))                                                  \
+	/* The step profiler and the session it records into: under `opscope record` the        \
+	 * preloaded runtime's, so that Profiler's steps and ranges land in the one recording. */ \
+	X(profiler_create, struct opscope_profiler *, (const struct opscope_profiler_options *))  \
+	X(profiler_destroy, void, (struct opscope_profiler *))                                    \
+	X(profiler_start, int, (struct opscope_profiler *))                                       \
+	X(profiler_step, int, (struct opscope_profiler *, int64_t))                               \
+	X(profiler_stop, int, (struct opscope_profiler *))                                        \
+	X(profiler_state, int, (const struct opscope_profiler *))                                 \
+	X(profiler_step_num, uint64_t, (const struct opscope_profiler *))                         \
+	X(profiler_step_info, int, (struct opscope_profiler *, const char *, char *, size_t))     \
+	X(profiler_bench_summary, int,                                                            \
+	  (const struct opscope_profiler *, struct opscope_bench_summary *))                      \
+	X(reader_begin, void, (void))                                                             \
+	X(reader_end, void, (void))                                                               \
+	X(session_flush, int, (void))                                                             \
+	X(session_path, const char *, (void))
+
 /* The runtime that records: this module's own copy, or, under `opscope record`, the
  * preloaded libopscope.so (see py_runtime_init in _opscope.c). */
 struct py_runtime {
-	uint64_t *word;					/* opscope_recording_word */
-	void (*range_begin)(int, const char *);		/* opscope_range_begin */
-	void (*range_end)(void);			/* opscope_range_end */
-	void (*instant)(int, const char *);		/* opscope_instant */
-	void (*counter)(const char *, double);		/* opscope_counter */
-	void (*step)(int64_t);				/* opscope_step */
-	void (*step_end)(int64_t);			/* opscope_step_end */
-	void (*thread_name)(const char *);		/* opscope_thread_name */
-	void (*arg_string)(const char *, const char *); /* opscope_arg_string */
-	void (*arg_int)(const char *, int64_t);		/* opscope_arg_int */
-	uint32_t (*string_id)(const char *, size_t);	/* opscope_string_id */
-	void (*range_begin_id)(int, uint32_t);		/* opscope_range_begin_id */
-	void (*arg_int_id)(uint32_t, int64_t);		/* opscope_arg_int_id */
-	void (*arg_string_id)(uint32_t, uint32_t);	/* opscope_arg_string_id */
-	/* The step profiler and the session it records into: under `opscope record` the
-	 * preloaded runtime's, so that Profiler's steps and ranges land in the one recording. */
-	struct opscope_profiler *(*profiler_create)(const struct opscope_profiler_options *);
-	void (*profiler_destroy)(struct opscope_profiler *);
-	int (*profiler_start)(struct opscope_profiler *);
-	int (*profiler_step)(struct opscope_profiler *, int64_t);
-	int (*profiler_stop)(struct opscope_profiler *);
-	int (*profiler_state)(const struct opscope_profiler *);
-	uint64_t (*profiler_step_num)(const struct opscope_profiler *);
-	int (*profiler_step_info)(struct opscope_profiler *, const char *, char *, size_t);
-	int (*profiler_bench_summary)(const struct opscope_profiler *,
-				      struct opscope_bench_summary *);
-	void (*reader_begin)(void);
-	void (*reader_end)(void);
-	int (*session_flush)(void);
-	const char *(*session_path)(void);
+	uint64_t *word; /* opscope_recording_word */
+	PY_RUNTIME_FUNCS(OPSCOPE_RUNTIME_FIELD)
 	int preloaded; /* 1: the functions are the preloaded library's */
 };
 extern struct py_runtime py_runtime;

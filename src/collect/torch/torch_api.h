@@ -15,17 +15,30 @@
 extern "C" {
 #endif
 
+/*
+ * The recording functions the observer is given, as X(name, return type, parameters): the
+ * field `name` holds the runtime's opscope_<name>. This list is the one place they are
+ * written: the Python extension's runtime table (struct py_runtime, python/opscope/_opscope.h)
+ * is this list plus the functions only Python calls, and its initializers, dlsym lookups and
+ * the copy handed to the observer are all generated from it. One line adds a function.
+ */
+#define OPSCOPE_TORCH_API_FUNCS(X)                                                                 \
+	X(range_begin, void, (int category, const char *name))                                     \
+	X(range_end, void, (void))                                                                 \
+	X(arg_string, void, (const char *key, const char *value))                                  \
+	X(arg_int, void, (const char *key, int64_t value))                                         \
+	/* by interned id (opscope_string_id, ...): the observer looks names and values up once */ \
+	X(string_id, uint32_t, (const char *s, size_t len))                                        \
+	X(range_begin_id, void, (int category, uint32_t name_id))                                  \
+	X(arg_int_id, void, (uint32_t key_id, int64_t value))                                      \
+	X(arg_string_id, void, (uint32_t key_id, uint32_t value_id))
+
+/* A field of a runtime table: X of OPSCOPE_TORCH_API_FUNCS and of PY_RUNTIME_FUNCS. */
+#define OPSCOPE_RUNTIME_FIELD(name, ret, params) ret(*name) params;
+
 struct opscope_torch_api {
-	uint64_t *word;					     /* opscope_recording_word: odd = on */
-	void (*range_begin)(int category, const char *name); /* opscope_range_begin */
-	void (*range_end)(void);			     /* opscope_range_end */
-	void (*arg_string)(const char *key, const char *value);
-	void (*arg_int)(const char *key, int64_t value);
-	/* by interned id (opscope_string_id, ...): the observer looks names and values up once */
-	uint32_t (*string_id)(const char *s, size_t len);
-	void (*range_begin_id)(int category, uint32_t name_id);
-	void (*arg_int_id)(uint32_t key_id, int64_t value);
-	void (*arg_string_id)(uint32_t key_id, uint32_t value_id);
+	uint64_t *word; /* opscope_recording_word: odd = on */
+	OPSCOPE_TORCH_API_FUNCS(OPSCOPE_RUNTIME_FIELD)
 };
 
 /* Observe every aten operator, backward function and record_function label: a range each,
@@ -41,6 +54,8 @@ void opscope_torch_set_active(int on);
 uint64_t opscope_torch_ops(void);
 /* Callbacks that ran while nothing recorded (operators that paid for the callback in vain). */
 uint64_t opscope_torch_idle_calls(void);
+/* Names interned and input lists formatted so far (misses of the per-thread caches). */
+uint64_t opscope_torch_cache_misses(void);
 
 #ifdef __cplusplus
 }
