@@ -21,13 +21,11 @@
 #include <string>
 #include <vector>
 
+#include "opscope/opscope.h" /* enum opscope_category; the observer calls none of its functions */
+
 #include "collect/torch/torch_api.h"
 
 namespace {
-
-/* enum opscope_category values (include/opscope/opscope.h) */
-constexpr int CAT_OPERATOR = 0, CAT_DATALOADER = 1, CAT_PROFILE_STEP = 2, CAT_OPTIMIZATION = 11,
-	      CAT_BACKWARD = 10, CAT_PYTHON_USER_DEFINED = 14;
 
 opscope_torch_api api;
 bool with_shapes;
@@ -54,24 +52,24 @@ int category(const at::RecordFunction &fn, const char *name)
 	switch (name[0]) {
 	case 'P':
 		if (starts(name, "ProfilerStep#"))
-			return CAT_PROFILE_STEP;
+			return OPSCOPE_CAT_PROFILE_STEP;
 		break;
 	case 'e':
 		if (starts(name, "enumerate(DataLoader)"))
-			return CAT_DATALOADER;
+			return OPSCOPE_CAT_DATALOADER;
 		break;
 	case 'O':
 		if (starts(name, "Optimizer.step#") || starts(name, "Optimizer.zero_grad#"))
-			return CAT_OPTIMIZATION;
+			return OPSCOPE_CAT_OPTIMIZATION;
 		break;
 	case 'a':
 		if (starts(name, "autograd::engine::evaluate_function:"))
-			return CAT_BACKWARD;
+			return OPSCOPE_CAT_BACKWARD;
 		break;
 	}
 	if (fn.scope() == at::RecordScope::USER_SCOPE)
-		return CAT_PYTHON_USER_DEFINED;
-	return CAT_OPERATOR;
+		return OPSCOPE_CAT_PYTHON_USER_DEFINED;
+	return OPSCOPE_CAT_OPERATOR;
 }
 
 /* Appends to buf without overflowing it; a cut list ends in "...". */
