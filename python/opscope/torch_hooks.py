@@ -25,8 +25,9 @@ import os
 import threading
 
 from . import _opscope
+from .profiler import TracerEventType
 
-CAT_BACKWARD = 10
+CAT_BACKWARD = int(TracerEventType.Backward)  # the category's number, defined once there
 
 _lock = threading.Lock()
 _installed = False
