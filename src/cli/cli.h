@@ -6,6 +6,11 @@
  * (an unreadable trace, a write error), CLI_USAGE (2) for a usage error. Each command parses
  * its own options with getopt_long; argv[0] is "opscope CMD" so that getopt's own messages
  * name the command.
+ *
+ * stdout is main()'s to check: a command that writes there leaves a write error on it
+ * (ferror(stdout)) to main(), which ends quietly when the reader went away (EPIPE: SIGPIPE is
+ * ignored) and prints one line and exits CLI_ERROR for any other error. A command may stop
+ * early once ferror(stdout) is set.
  */
 #ifndef OPSCOPE_CLI_CLI_H
 #define OPSCOPE_CLI_CLI_H
@@ -37,6 +42,9 @@ int cli_usage_error(const char *cmd, const char *msg);
 int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Out of memory in the tool: print and exit(CLI_ERROR). Only the CLI may exit. */
 _Noreturn void cli_die_oom(void);
+/* Give SIGPIPE back the disposition opscope was started with (main() ignores it): for a
+ * program about to be exec'd, which inherits an ignored signal. */
+void cli_restore_sigpipe(void);
 /* Load one trace file into a new model; NULL after printing why. */
 struct model *cli_load(const char *path);
 /* Write `len` bytes of s to out, escaping what a terminal would interpret: control

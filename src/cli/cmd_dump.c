@@ -257,7 +257,7 @@ static int dump_run(const char *path, long only_track, const struct dump_filter 
 		qsort(items, (size_t)n, sizeof(*items), dump_cmp);
 	int64_t t0 = m->min_ns <= m->max_ns && !flt->absolute ? m->min_ns : 0;
 	printf("# %12s track kind category name details\n", "time_ns");
-	for (uint64_t i = 0; i < n; i++)
+	for (uint64_t i = 0; i < n && !ferror(stdout); i++) /* stop when no one reads */
 		dump_item(m, &items[i], t0);
 	const struct model_file *f = &m->files[0];
 	if (!f->complete)
@@ -266,9 +266,7 @@ static int dump_run(const char *path, long only_track, const struct dump_filter 
 		       f->discarded_bytes, f->valid_end);
 	free(items);
 	model_free(m);
-	if (fflush(stdout) != 0 || ferror(stdout))
-		return cli_error("write failed");
-	return CLI_OK;
+	return CLI_OK; /* main() checks what was written to stdout */
 }
 
 int cmd_dump(int argc, char **argv)

@@ -272,8 +272,8 @@ int cmd_export(int argc, char **argv)
 		char err[256] = "";
 		if (!ops->fn)
 			rc = cli_error("the %s format needs a file: use -o FILE", ops->name);
-		else if (ops->fn(m, stdout, err, sizeof(err)) != 0)
-			rc = cli_error("writing to stdout: %s", err);
+		else if (ops->fn(m, stdout, err, sizeof(err)) != 0 && !ferror(stdout))
+			rc = cli_error("writing to stdout: %s", err); /* main() reports ferror */
 	} else {
 		rc = export_to_file(m, ops, dest, max_part, quiet);
 	}

@@ -334,6 +334,7 @@ int cmd_record(int argc, char **argv)
 		char root[32];
 		snprintf(root, sizeof(root), "%d", (int)getpid());
 		setenv("OPSCOPE_ROOT_PID", root, 1);
+		cli_restore_sigpipe(); /* an ignored signal stays ignored across exec */
 		execvp(argv[optind], argv + optind);
 		fprintf(stderr, "opscope: record: cannot run %s: %s\n", argv[optind],
 			strerror(errno));

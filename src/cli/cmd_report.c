@@ -293,10 +293,14 @@ int cmd_report(int argc, char **argv)
 	}
 	const char **inputs = (const char **)(argv + optind);
 	int rc = report_render(out, ctx.tables, ctx.ntables, &fo, inputs, (size_t)(argc - optind));
-	if (fflush(out) != 0 || ferror(out))
-		rc = -1;
-	if (out != stdout && fclose(out) != 0)
-		rc = -1;
+	if (out != stdout) {
+		if (fflush(out) != 0 || ferror(out))
+			rc = -1;
+		if (fclose(out) != 0)
+			rc = -1;
+	} else if (ferror(stdout)) {
+		rc = 0; /* main() reports errors writing to stdout */
+	}
 	report_ctx_free(&ctx);
 	model_free(m);
 	if (rc != 0)

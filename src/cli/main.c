@@ -4,11 +4,22 @@
  *
  * Each command gets argv from its own name on, with argv[0] rewritten to "opscope CMD", and
  * parses its own options; `opscope help CMD` is `opscope CMD --help`.
+ *
+ * Output to stdout is checked here, once, after every command (main_finish): SIGPIPE is
+ * ignored, so that a write to a pipe whose reader went away (`opscope dump t | head`) fails
+ * with EPIPE, and then the tool ends quietly with the command's status; any other write error
+ * (a full disk) is one line on stderr and exit status 1.
  */
+#include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <poll.h>
+#include <unistd.h>
 
 #include "opscope/opscope.h"
 
@@ -111,6 +122,55 @@ void cli_put_escaped(FILE *out, const char *s, size_t len)
 	}
 }
 
+/* SIGPIPE as opscope was started with, given back to the programs `record` runs. */
+static struct sigaction main_sigpipe;
+static bool main_sigpipe_saved;
+
+void cli_restore_sigpipe(void)
+{
+	if (main_sigpipe_saved)
+		sigaction(SIGPIPE, &main_sigpipe, NULL);
+}
+
+static void main_ignore_sigpipe(void)
+{
+	struct sigaction ign;
+	memset(&ign, 0, sizeof(ign));
+	ign.sa_handler = SIG_IGN;
+	sigemptyset(&ign.sa_mask);
+	main_sigpipe_saved = sigaction(SIGPIPE, &ign, &main_sigpipe) == 0;
+}
+
+/* Has the reader of stdout gone away (a pipe or socket closed at the other end)? err is the
+ * errno of the failed write when known. */
+static bool main_stdout_gone(int err)
+{
+	if (err == EPIPE)
+		return true;
+	struct pollfd p = { .fd = STDOUT_FILENO, .events = 0, .revents = 0 };
+	return poll(&p, 1, 0) == 1 && (p.revents & (POLLERR | POLLHUP)) != 0;
+}
+
+/* After a command: write what stdout still buffers and judge how its writes went. A reader
+ * gone away is no error (the output was not wanted: rc stands, nothing is printed); another
+ * write error is one line and CLI_ERROR. */
+static int main_finish(int rc)
+{
+	int before = errno; /* of the command's last failed write, when one failed last */
+	errno = 0;
+	bool failed = fflush(stdout) != 0;
+	int err = failed ? errno : before;
+	if (!failed && !ferror(stdout))
+		return rc;
+	if (main_stdout_gone(err))
+		return rc;
+	if (err == 0)
+		fputs("opscope: error writing to stdout\n", stderr);
+	else
+		fprintf(stderr, "opscope: error writing to stdout: %s\n", strerror(err));
+	return CLI_ERROR;
+}
+
 /* Levenshtein distance of two short words (for suggestions). */
 static size_t main_distance(const char *a, const char *b)
 {
@@ -178,7 +238,7 @@ static int main_run(const struct cli_command *c, int argc, char **argv)
 	return rc;
 }
 
-int main(int argc, char **argv)
+static int main_dispatch(int argc, char **argv)
 {
 	if (argc < 2) {
 		main_usage(stderr);
@@ -215,4 +275,10 @@ int main(int argc, char **argv)
 	if (!c)
 		return main_unknown(cmd);
 	return main_run(c, argc - 1, argv + 1);
+}
+
+int main(int argc, char **argv)
+{
+	main_ignore_sigpipe();
+	return main_finish(main_dispatch(argc, argv));
 }
