@@ -87,20 +87,29 @@ static int record_find_library(char *out, size_t size)
 	return -1;
 }
 
-/* A Python program started under record picks up opscope's sitecustomize (PyTorch capture)
- * and package when they are next to the tool: <exe dir>/python (a build tree) or
- * <exe dir>/../share/opscope/python (installed). OPSCOPE_TORCH=0 turns the capture off. */
-static void record_python_path(void)
+/* The directory of this executable into exe[PATH_MAX]; -1 when unknown. */
+static int record_exe_dir(char *exe)
 {
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	ssize_t n = readlink("/proc/self/exe", exe, PATH_MAX - 1);
 	if (n <= 0)
-		return;
+		return -1;
 	exe[n] = '\0';
 	char *slash = strrchr(exe, '/');
 	if (!slash)
-		return;
+		return -1;
 	*slash = '\0';
+	return 0;
+}
+
+/* A Python program started under record picks up opscope's sitecustomize (PyTorch capture)
+ * and package when they are next to the tool: <exe dir>/python (a build tree) or
+ * <exe dir>/../share/opscope/python (installed). OPSCOPE_TORCH=0 turns the capture off.
+ * Returns whether they were found there. */
+static bool record_python_path(void)
+{
+	char exe[PATH_MAX];
+	if (record_exe_dir(exe) != 0)
+		return false;
 	static const char *const rel[] = { "/python", "/../share/opscope/python" };
 	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
 		char dir[PATH_MAX + 64], boot[PATH_MAX + 128];
@@ -112,12 +121,38 @@ static void record_python_path(void)
 		size_t len = 2 * strlen(dir) + (old ? strlen(old) : 0) + 32;
 		char *v = malloc(len);
 		if (!v)
-			return;
+			return false;
 		snprintf(v, len, "%s/opscope_boot:%s%s%s", dir, dir, old && *old ? ":" : "",
 			 old ? old : "");
 		setenv("PYTHONPATH", v, 1);
 		free(v);
-		return;
+		return true;
+	}
+	return false;
+}
+
+/* A run that recorded nothing at all: why it may be so and what to do, two lines on stderr.
+ * python: whether record_python_path() found opscope's Python package. */
+static void record_hint_empty(const char *command, bool python)
+{
+	fprintf(stderr,
+		"opscope: nothing recorded: %s ran no opscope instrumentation (link -lopscope "
+		"and use its C API, or annotate with NVTX); see 'opscope record --help'\n",
+		command);
+	char exe[PATH_MAX];
+	if (python) {
+		fputs("opscope: Python programs are recorded once they import torch, or call by "
+		      "call with --python-functions\n",
+		      stderr);
+	} else if (record_exe_dir(exe) == 0) {
+		char *slash = strrchr(exe, '/');
+		if (slash)
+			*slash = '\0';
+		fprintf(stderr,
+			"opscope: Python programs: opscope's Python package is not next to this "
+			"tool (%s/%s/python, %s/share/opscope/python): build it "
+			"(-DOPSCOPE_PYTHON=ON) and use that build's opscope\n",
+			exe, slash ? slash + 1 : "", exe);
 	}
 }
 
@@ -147,9 +182,11 @@ static int record_set_preload(const char *lib)
 }
 
 /* Print one line per trace file the command produced: the root file, then its siblings
- * "<stem>.<pid>.opscope" (other processes). */
-static void record_report(const char *path, int is_dir)
+ * "<stem>.<pid>.opscope" (other processes). Returns whether there were such files and all of
+ * them hold no event at all (not even a dropped one). */
+static bool record_report(const char *path, int is_dir)
 {
+	int files = 0, empty = 0;
 	char dir[PATH_MAX], stem[PATH_MAX];
 	snprintf(dir, sizeof(dir), "%s", path);
 	if (is_dir) {
@@ -168,7 +205,7 @@ static void record_report(const char *path, int is_dir)
 	}
 	DIR *d = opendir(dir);
 	if (!d)
-		return;
+		return false;
 	struct dirent *e;
 	size_t stem_len = strlen(stem);
 	while ((e = readdir(d))) {
@@ -183,15 +220,19 @@ static void record_report(const char *path, int is_dir)
 		char file[PATH_MAX * 2];
 		snprintf(file, sizeof(file), "%s/%s", dir, name);
 		struct reader_summary s;
-		if (reader_summarize(file, &s) == 0)
+		files++;
+		if (reader_summarize(file, &s) == 0) {
+			empty += s.events == 0 && s.dropped == 0;
 			fprintf(stderr,
 				"opscope: %s: %llu events, %llu dropped, %u threads, pid %u%s\n",
 				file, (unsigned long long)s.events, (unsigned long long)s.dropped,
 				s.threads, s.pid, s.complete ? "" : " (incomplete)");
-		else
+		} else {
 			fprintf(stderr, "opscope: %s: unreadable\n", file);
+		}
 	}
 	closedir(d);
+	return files > 0 && empty == files;
 }
 
 int cmd_record(int argc, char **argv)
@@ -322,7 +363,7 @@ int cmd_record(int argc, char **argv)
 		setenv("OPSCOPE_FLUSH_MS", flush_ms, 1);
 	if (compress)
 		setenv("OPSCOPE_COMPRESS", compress, 1);
-	record_python_path();
+	bool python = record_python_path();
 
 	fflush(NULL);
 	pid_t pid = fork();
@@ -359,7 +400,8 @@ int cmd_record(int argc, char **argv)
 		if (WIFSIGNALED(status))
 			fprintf(stderr, "opscope: %s was killed by signal %d\n", argv[optind],
 				WTERMSIG(status));
-		record_report(abs_out, is_dir);
+		if (record_report(abs_out, is_dir))
+			record_hint_empty(argv[optind], python);
 	}
 	return rc;
 }
