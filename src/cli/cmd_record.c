@@ -181,6 +181,34 @@ static int record_set_preload(const char *lib)
 	return rc;
 }
 
+/* Before the command runs (unrecorded, if its trace cannot be written): a directory output
+ * is made (mkdir -p, as the runtime would) and must be writable; a file output is created and
+ * removed at once, after -f removed what was there. 0, or -1 with errno set. */
+static int record_check_output(const char *path, int is_dir, int force)
+{
+	if (is_dir) {
+		char p[PATH_MAX + 2];
+		snprintf(p, sizeof(p), "%s", path);
+		for (char *s = p + 1; *s; s++) {
+			if (*s != '/')
+				continue;
+			*s = '\0';
+			int rc = mkdir(p, 0755);
+			*s = '/';
+			if (rc != 0 && errno != EEXIST)
+				return -1;
+		}
+		return access(path, W_OK | X_OK);
+	}
+	if (force && unlink(path) != 0 && errno != ENOENT)
+		return -1;
+	FILE *f = fopen(path, "wx");
+	if (!f)
+		return -1;
+	fclose(f);
+	return unlink(path);
+}
+
 /* Print one line per trace file the command produced: the root file, then its siblings
  * "<stem>.<pid>.opscope" (other processes). Returns whether there were such files and all of
  * them hold no event at all (not even a dropped one). */
@@ -321,8 +349,6 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "opscope: record: %s exists (use -f to overwrite)\n", out);
 		return 1;
 	}
-	if (is_dir)
-		mkdir(out, 0755);
 	/* Absolute, so that processes that change directory write to the same place. */
 	char abs_out[2 * PATH_MAX + 2];
 	char cwd[PATH_MAX] = "";
@@ -337,8 +363,10 @@ int cmd_record(int argc, char **argv)
 	}
 	if (is_dir && abs_out[strlen(abs_out) - 1] != '/')
 		strcat(abs_out, "/");
-	if (!is_dir && force)
-		unlink(abs_out);
+	if (record_check_output(abs_out, is_dir, force) != 0) {
+		fprintf(stderr, "opscope: record: cannot write %s: %s\n", out, strerror(errno));
+		return 1;
+	}
 
 	if (record_set_preload(lib) != 0 || setenv("OPSCOPE_AUTOSTART", "1", 1) != 0 ||
 	    setenv("OPSCOPE_OUTPUT", abs_out, 1) != 0) {
