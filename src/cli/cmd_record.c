@@ -183,7 +183,8 @@ static int record_set_preload(const char *lib)
 
 /* Before the command runs (unrecorded, if its trace cannot be written): a directory output
  * is made (mkdir -p, as the runtime would) and must be writable; a file output is created and
- * removed at once, after -f removed what was there. 0, or -1 with errno set. */
+ * removed at once, after -f removed what was there (a file or a link: -f refuses anything
+ * else). 0, or -1 with errno set. */
 static int record_check_output(const char *path, int is_dir, int force)
 {
 	if (is_dir) {
@@ -200,8 +201,17 @@ static int record_check_output(const char *path, int is_dir, int force)
 		}
 		return access(path, W_OK | X_OK);
 	}
-	if (force && unlink(path) != 0 && errno != ENOENT)
-		return -1;
+	struct stat st;
+	if (force && lstat(path, &st) == 0) {
+		if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
+			/* -f replaces a trace, never a device or a directory (as root, -f -o
+			 * /dev/null removed /dev/null) */
+			errno = S_ISDIR(st.st_mode) ? EISDIR : EEXIST;
+			return -1;
+		}
+		if (unlink(path) != 0 && errno != ENOENT)
+			return -1;
+	}
 	FILE *f = fopen(path, "wx");
 	if (!f)
 		return -1;

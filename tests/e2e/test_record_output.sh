@@ -2,7 +2,8 @@
 # test_record_output.sh: `opscope record -o PATH` where the trace cannot be written (a missing
 # or unwritable directory) fails before the program starts: one line naming the path and the
 # reason, exit 1, nothing left behind. What worked stays: a new directory output (made with
-# its parents), -f over an existing file, the refusal of an existing one without -f.
+# its parents), -f over an existing file, the refusal of an existing one without -f; -f
+# refuses to replace anything but a file or a link.
 # Env (from CTest): OPSCOPE (the CLI).
 set -u
 : "${OPSCOPE:?}"
@@ -46,6 +47,13 @@ check "a writable path records" '[ $? -eq 0 ] && [ -s "$T/x.opscope" ]'
 check "an existing file without -f: exit 1, not run" '[ $? -eq 1 ] && ! ran && grep -q "exists (use -f" "$T/err"'
 "$OPSCOPE" record -q -f -o "$T/x.opscope" -- touch "$T/marker"
 check "-f overwrites it" '[ $? -eq 0 ] && ran && [ -s "$T/x.opscope" ]'
+# -f replaces a trace, never something else: a FIFO stands in for /dev/null, which -f
+# removed when run as root
+rm -f "$T/marker"
+mkfifo "$T/fifo"
+"$OPSCOPE" record -q -f -o "$T/fifo" -- touch "$T/marker" 2>"$T/err"
+check "-f over a FIFO: exit 1, not run, the FIFO kept" '[ $? -eq 1 ] && ! ran && [ -p "$T/fifo" ] &&
+	[ $(wc -l <"$T/err") -eq 1 ]'
 "$OPSCOPE" record -q -o "$T/y.opscope" -- "$T/no-such-program" 2>/dev/null
 check "a program that cannot run: 127, no file left behind" '[ $? -eq 127 ] && [ ! -e "$T/y.opscope" ]'
 
