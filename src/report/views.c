@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyze/aggregate.h"
 #include "analyze/intervals.h"
 #include "analyze/steps.h"
-#include "report/agg.h"
 #include "util/parallel.h"
 #include "util/strlist.h"
 
@@ -183,11 +183,11 @@ static double ratio(int64_t part, int64_t whole)
 
 static void set_stats(struct rcell *x, const struct agg_item *it, bool gpu, int64_t whole)
 {
-	int64_t total = gpu ? it->gpu : it->cpu;
+	int64_t total = gpu ? it->gpu_ns : it->cpu_ns;
 	x->st.total = total;
 	x->st.avg = it->calls ? total / (int64_t)it->calls : 0;
-	x->st.max = gpu ? it->gpu_max : it->cpu_max;
-	x->st.min = gpu ? it->gpu_min : it->cpu_min;
+	x->st.max = gpu ? it->gpu_max_ns : it->cpu_max_ns;
+	x->st.min = gpu ? it->gpu_min_ns : it->cpu_min_ns;
 	if (x->st.min == INT64_MAX)
 		x->st.min = 0;
 	x->st.ratio = ratio(total, whole);
@@ -491,7 +491,7 @@ static int view_model(struct report_ctx *c)
 	int ccalls = rtable_col(t, "Calls", "calls", RCOL_COUNT, 6);
 	int ccpu = rtable_col(t, "CPU Total / Avg / Max / Min / Ratio(%)", "cpu", RCOL_STATS, 40);
 	int cgpu = rtable_col(t, "GPU Total / Avg / Max / Min / Ratio(%)", "gpu", RCOL_STATS, 40);
-	int64_t step_gpu = item[0] != AGG_NONE ? a.v[item[0]].gpu : 0;
+	int64_t step_gpu = item[0] != AGG_NONE ? a.v[item[0]].gpu_ns : 0;
 	int64_t phase_cpu = 0, phase_gpu = 0;
 	for (size_t k = 0; k < sizeof(order); k++) {
 		if (item[k] == AGG_NONE)
@@ -505,8 +505,8 @@ static int view_model(struct report_ctx *c)
 		set_stats(&r->cells[ccpu], it, false, c->total_ns);
 		set_stats(&r->cells[cgpu], it, true, step_gpu);
 		if (k) {
-			phase_cpu += it->cpu;
-			phase_gpu += it->gpu;
+			phase_cpu += it->cpu_ns;
+			phase_gpu += it->gpu_ns;
 		}
 	}
 	struct rrow *r = rtable_row(t, 1);
@@ -680,25 +680,25 @@ static int64_t sort_value(const struct agg_item *it, enum report_sort s)
 	int64_t n = it->calls ? (int64_t)it->calls : 1;
 	switch (s) {
 	case SORT_CPU_TOTAL:
-		return it->cpu;
+		return it->cpu_ns;
 	case SORT_CPU_AVG:
-		return it->cpu / n;
+		return it->cpu_ns / n;
 	case SORT_CPU_MAX:
-		return it->cpu_max;
+		return it->cpu_max_ns;
 	case SORT_CPU_MIN:
-		return -it->cpu_min; /* ascending */
+		return -it->cpu_min_ns; /* ascending */
 	case SORT_GPU_TOTAL:
-		return it->gpu;
+		return it->gpu_ns;
 	case SORT_GPU_AVG:
-		return it->gpu / n;
+		return it->gpu_ns / n;
 	case SORT_GPU_MAX:
-		return it->gpu_max;
+		return it->gpu_max_ns;
 	case SORT_GPU_MIN:
-		return -it->gpu_min;
+		return -it->gpu_min_ns;
 	case SORT_CALLS:
 		return (int64_t)it->calls;
 	}
-	return it->cpu;
+	return it->cpu_ns;
 }
 
 /* qsort's comparison takes no context: per thread, since views run in parallel */
@@ -815,11 +815,11 @@ static void detail_rows(struct report_ctx *c, struct rtable *t, const struct agg
 			set_text(r, cols[0], c->m, x->name);
 			r->cells[cols[1]].i = (int64_t)x->calls;
 			if (x->kind == KIND_INNER) {
-				set_stats(&r->cells[cols[2]], x, false, it->cpu);
+				set_stats(&r->cells[cols[2]], x, false, it->cpu_ns);
 			} else {
 				r->cells[cols[2]].empty = true;
 			}
-			set_stats(&r->cells[cols[3]], x, true, it->gpu);
+			set_stats(&r->cells[cols[3]], x, true, it->gpu_ns);
 			for (uint32_t k = x->first_child; k != AGG_NONE; k = a->v[k].next) {
 				const struct agg_item *y = &a->v[k];
 				struct rrow *rk = rtable_row(t, 2);
@@ -828,7 +828,7 @@ static void detail_rows(struct report_ctx *c, struct rtable *t, const struct agg
 				set_text(rk, cols[0], c->m, y->name);
 				rk->cells[cols[1]].i = (int64_t)y->calls;
 				rk->cells[cols[2]].empty = true;
-				set_stats(&rk->cells[cols[3]], y, true, x->gpu);
+				set_stats(&rk->cells[cols[3]], y, true, x->gpu_ns);
 			}
 		}
 	}
@@ -893,8 +893,8 @@ static int view_agg_group(struct report_ctx *c, enum agg_view v, const struct gr
 	uint32_t *top = sorted_top(&a, c->o->sort, v != AV_MEMCPY, &n);
 	int64_t cpu_all = 0, gpu_all = 0;
 	for (uint32_t k = 0; top && k < n; k++) {
-		cpu_all += a.v[top[k]].cpu;
-		gpu_all += a.v[top[k]].gpu;
+		cpu_all += a.v[top[k]].cpu_ns;
+		gpu_all += a.v[top[k]].gpu_ns;
 	}
 	/* operators: ratios of all operators' time; the others: of the total (step) time */
 	int64_t cpu_whole = v == AV_OPERATOR ? cpu_all : c->total_ns;
@@ -1117,12 +1117,12 @@ static int view_nvprof(struct report_ctx *c)
 							     copy_kinds[it->name - 1]);
 				rcell_text(r, cname, rtable_str(t, buf, (size_t)len), (size_t)len);
 			}
-			r->cells[cratio].ratio = ratio(it->gpu, sum[api]);
-			r->cells[ctot].i = it->gpu;
+			r->cells[cratio].ratio = ratio(it->gpu_ns, sum[api]);
+			r->cells[ctot].i = it->gpu_ns;
 			r->cells[ccalls].i = (int64_t)it->calls;
-			r->cells[cavg].i = it->calls ? it->gpu / (int64_t)it->calls : 0;
-			r->cells[cmin].i = it->gpu_min;
-			r->cells[cmax].i = it->gpu_max;
+			r->cells[cavg].i = it->calls ? it->gpu_ns / (int64_t)it->calls : 0;
+			r->cells[cmin].i = it->gpu_min_ns;
+			r->cells[cmax].i = it->gpu_max_ns;
 		}
 	}
 	int rc = !top || t->oom ? OPSCOPE_ENOMEM : 0;

@@ -1,7 +1,9 @@
 /*
- * agg.c: aggregation by (parent, name, kind) for the report tables (agg.h).
+ * aggregate.c: aggregation by (parent, name, kind) (aggregate.h): a table of items in
+ * first-seen order, found through an open-addressing hash of their keys that is kept at most
+ * half full.
  */
-#include "report/agg.h"
+#include "analyze/aggregate.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -66,8 +68,8 @@ uint32_t agg_get(struct agg *a, uint32_t parent, uint32_t name, uint8_t kind)
 	it->name = name;
 	it->parent = parent;
 	it->kind = kind;
-	it->cpu_min = INT64_MAX;
-	it->gpu_min = INT64_MAX;
+	it->cpu_min_ns = INT64_MAX;
+	it->gpu_min_ns = INT64_MAX;
 	it->first_child = it->last_child = it->next = AGG_NONE;
 	/* chain into the parent's children (or the top level), keeping first-seen order */
 	uint32_t *first = parent == AGG_NONE ? &a->first_top : &a->v[parent].first_child;
@@ -91,12 +93,12 @@ void agg_add(struct agg *a, uint32_t item, int64_t cpu, int64_t gpu)
 		return;
 	struct agg_item *it = &a->v[item];
 	it->calls++;
-	it->cpu += cpu;
-	it->cpu_max = cpu > it->cpu_max ? cpu : it->cpu_max;
-	it->cpu_min = cpu < it->cpu_min ? cpu : it->cpu_min;
-	it->gpu += gpu;
-	it->gpu_max = gpu > it->gpu_max ? gpu : it->gpu_max;
-	it->gpu_min = gpu < it->gpu_min ? gpu : it->gpu_min;
+	it->cpu_ns += cpu;
+	it->cpu_max_ns = cpu > it->cpu_max_ns ? cpu : it->cpu_max_ns;
+	it->cpu_min_ns = cpu < it->cpu_min_ns ? cpu : it->cpu_min_ns;
+	it->gpu_ns += gpu;
+	it->gpu_max_ns = gpu > it->gpu_max_ns ? gpu : it->gpu_max_ns;
+	it->gpu_min_ns = gpu < it->gpu_min_ns ? gpu : it->gpu_min_ns;
 }
 
 void agg_free(struct agg *a)
