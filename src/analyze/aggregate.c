@@ -1,12 +1,15 @@
 /*
  * aggregate.c: aggregation by (parent, name, kind) (aggregate.h): a table of items in
  * first-seen order, found through an open-addressing hash of their keys that is kept at most
- * half full.
+ * half full; and the aggregations of the report's tables by name, each one pass over the
+ * ranges it selects.
  */
 #include "analyze/aggregate.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+#include "opscope/opscope.h"
 
 #include "util/zeroed.h"
 
@@ -106,4 +109,175 @@ void agg_free(struct agg *a)
 	free(a->v);
 	free(a->slots);
 	memset(a, 0, sizeof(*a));
+}
+
+void agg_top_sums(const struct agg *a, int64_t *cpu_ns, int64_t *gpu_ns)
+{
+	*cpu_ns = *gpu_ns = 0;
+	for (uint32_t i = a->n ? a->first_top : AGG_NONE; i != AGG_NONE; i = a->v[i].next) {
+		*cpu_ns += a->v[i].cpu_ns;
+		*gpu_ns += a->v[i].gpu_ns;
+	}
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Aggregations */
+
+static bool is_memcpy_name(const char *s)
+{
+	return analysis_name_has(s, "memcpy") || analysis_name_has(s, "memorycopy") ||
+	       analysis_name_has(s, "memset");
+}
+
+static bool selects(const struct model *m, enum agg_select sel, uint8_t cat, uint32_t name)
+{
+	switch (sel) {
+	case AGG_OPERATORS:
+		return cat == OPSCOPE_CAT_OPERATOR;
+	case AGG_USER_DEFINED:
+		return cat == OPSCOPE_CAT_PYTHON_USER_DEFINED &&
+		       !is_memcpy_name(model_str(m, name));
+	case AGG_MEMORY:
+		return (cat == OPSCOPE_CAT_USER_DEFINED ||
+			cat == OPSCOPE_CAT_PYTHON_USER_DEFINED) &&
+		       is_memcpy_name(model_str(m, name));
+	}
+	return false;
+}
+
+/* Device work launched by the direct runtime children of range i of track t: kernel items
+ * under item. */
+static void add_kernels(const struct analysis *an, struct agg *a, uint32_t item, uint32_t t,
+			uint64_t i)
+{
+	const struct model *m = an->m;
+	const struct model_track *tr = &m->tracks[t];
+	const struct tree_track *tk = &an->tree.tracks[t];
+	/* children follow their parent in a track's order, until the parent ends */
+	int64_t end = tr->ranges.start_ns[i] + tr->ranges.dur_ns[i];
+	for (uint64_t j = i + 1; j < tr->nranges && tr->ranges.start_ns[j] <= end; j++) {
+		if (tk->parent[j] != i || !tree_is_runtime(tr->ranges.category[j]))
+			continue;
+		for (uint32_t l = tk->launches[j]; l != TREE_NONE; l = an->tree.launches[l].next) {
+			const struct tree_launch *L = &an->tree.launches[l];
+			const struct model_ranges *d = &m->tracks[L->track].ranges;
+			uint32_t k = agg_get(a, item, d->name[L->range], AGG_KIND_KERNEL);
+			agg_add(a, k, 0, d->dur_ns[L->range]);
+		}
+	}
+}
+
+/* 0, or OPSCOPE_ENOMEM with a freed. */
+static int agg_done(struct agg *a)
+{
+	if (!a->oom)
+		return 0;
+	agg_free(a);
+	return OPSCOPE_ENOMEM;
+}
+
+int agg_host_ranges(const struct analysis *an, enum agg_select sel, uint32_t track, bool detail,
+		    struct agg *out)
+{
+	const struct model *m = an->m;
+	memset(out, 0, sizeof(*out));
+	for (uint32_t tt = 0; tt < m->ntracks; tt++) {
+		const struct model_track *tr = &m->tracks[tt];
+		if (tr->kind != MODEL_TRACK_THREAD || (track != MODEL_NO_TRACK && track != tt))
+			continue;
+		const struct tree_track *tk = &an->tree.tracks[tt];
+		const struct model_ranges *r = &tr->ranges;
+		for (uint64_t i = 0; i < tr->nranges; i++) {
+			if (!selects(m, sel, r->category[i], r->name[i]))
+				continue;
+			uint32_t item = agg_get(out, AGG_NONE, r->name[i], AGG_KIND_RANGE);
+			agg_add(out, item, r->dur_ns[i], tk->ggpu_ns[i]);
+			if (!detail || item == AGG_NONE)
+				continue;
+			/* inner phases: direct children that are neither operators nor calls */
+			int64_t end = r->start_ns[i] + r->dur_ns[i];
+			for (uint64_t j = i + 1; j < tr->nranges && r->start_ns[j] <= end; j++) {
+				if (tk->parent[j] != i || r->category[j] == OPSCOPE_CAT_OPERATOR ||
+				    tree_is_runtime(r->category[j]))
+					continue;
+				uint32_t in = agg_get(out, item, r->name[j], AGG_KIND_INNER);
+				agg_add(out, in, r->dur_ns[j], tk->ggpu_ns[j]);
+				if (in != AGG_NONE)
+					add_kernels(an, out, in, tt, j);
+			}
+			add_kernels(an, out, item, tt, i);
+		}
+	}
+	return agg_done(out);
+}
+
+int agg_kernels(const struct model *m, struct agg *out, int64_t *total_ns)
+{
+	memset(out, 0, sizeof(*out));
+	*total_ns = 0;
+	for (uint32_t tt = 0; tt < m->ntracks; tt++) {
+		const struct model_track *tr = &m->tracks[tt];
+		if (tr->kind != MODEL_TRACK_DEVICE)
+			continue;
+		for (uint64_t i = 0; i < tr->nranges; i++) {
+			if (!tree_is_kernel(tr->ranges.category[i]))
+				continue;
+			uint32_t it = agg_get(out, AGG_NONE, tr->ranges.name[i], AGG_KIND_RANGE);
+			agg_add(out, it, 0, tr->ranges.dur_ns[i]);
+			*total_ns += tr->ranges.dur_ns[i];
+		}
+	}
+	return agg_done(out);
+}
+
+static const char *const copy_kinds[] = { "HtoD", "DtoH", "DtoD", "HtoH", "PtoP", "DtoA", "AtoD" };
+static const char *const copy_names[] = {
+	"[CUDA memcpy HtoD]", "[CUDA memcpy DtoH]", "[CUDA memcpy DtoD]", "[CUDA memcpy HtoH]",
+	"[CUDA memcpy PtoP]", "[CUDA memcpy DtoA]", "[CUDA memcpy AtoD]", "[CUDA memset]",
+};
+#define NCOPY_KINDS (sizeof(copy_kinds) / sizeof(copy_kinds[0]))
+_Static_assert(sizeof(copy_names) / sizeof(copy_names[0]) == NCOPY_KINDS + 1,
+	       "one name per copy kind, and the memsets'");
+
+/* The copy key of a range: 1 + the kind's index for a copy, NCOPY_KINDS + 1 for a memset, 0
+ * for anything else (an item of its own name). */
+static uint32_t copy_key(const struct model *m, uint8_t cat, uint32_t name)
+{
+	if (cat == OPSCOPE_CAT_MEMSET)
+		return NCOPY_KINDS + 1;
+	if (cat != OPSCOPE_CAT_MEMCPY)
+		return 0;
+	const char *s = model_str(m, name);
+	for (size_t k = 0; k < NCOPY_KINDS; k++)
+		if (strstr(s, copy_kinds[k]))
+			return 1 + (uint32_t)k;
+	return 0;
+}
+
+const char *agg_nvprof_copy_name(uint32_t key)
+{
+	return key >= 1 && key <= NCOPY_KINDS + 1 ? copy_names[key - 1] : "";
+}
+
+int agg_nvprof(const struct model *m, struct agg *out, int64_t *gpu_ns, int64_t *api_ns)
+{
+	memset(out, 0, sizeof(*out));
+	*gpu_ns = *api_ns = 0;
+	for (uint32_t tt = 0; tt < m->ntracks; tt++) {
+		const struct model_track *tr = &m->tracks[tt];
+		for (uint64_t i = 0; i < tr->nranges; i++) {
+			uint8_t cat = tr->ranges.category[i];
+			bool gpu = tr->kind == MODEL_TRACK_DEVICE && tree_is_device_work(cat);
+			if (!gpu && !(tr->kind == MODEL_TRACK_THREAD && tree_is_runtime(cat)))
+				continue;
+			/* copies of one kind share an item: keyed by kind, not by name */
+			uint32_t key = gpu ? copy_key(m, cat, tr->ranges.name[i]) : 0;
+			uint32_t it = key ? agg_get(out, AGG_NONE, key, AGG_NVPROF_COPY)
+					  : agg_get(out, AGG_NONE, tr->ranges.name[i],
+						    gpu ? AGG_NVPROF_GPU : AGG_NVPROF_API);
+			agg_add(out, it, 0, tr->ranges.dur_ns[i]);
+			*(gpu ? gpu_ns : api_ns) += tr->ranges.dur_ns[i];
+		}
+	}
+	return agg_done(out);
 }

@@ -1,19 +1,27 @@
 /*
  * views.c: the views of `opscope report` (views.h), after Paddle's profiler_statistic
- * (SPEC-seeds §2), nvprof's summary (§5.2) and the step view (steps.h). Each view reads the
- * model and the tree and adds tables to the context; report_run_views runs the views asked
- * for side by side, one per CPU. docs/report.md states every definition and where we differ
- * from Paddle.
+ * (SPEC-seeds §2), nvprof's summary (§5.2) and the step view (steps.h). Each view calls the
+ * analysis its table shows (src/analyze: device.h, overview.h, phases.h, distributed.h,
+ * aggregate.h, steps.h, throughput.h) and turns the result into tables: it reads fields,
+ * orders rows, labels and fills cells, and computes nothing else. report_run_views runs the
+ * views asked for side by side, one per CPU, over one analysis computed before and read-only
+ * while they run. docs/report.md states every definition and where we differ from Paddle.
  */
 #include "report/views.h"
 
 #include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analyze/aggregate.h"
-#include "analyze/intervals.h"
+#include "analyze/device.h"
+#include "analyze/distributed.h"
+#include "analyze/overview.h"
+#include "analyze/phases.h"
 #include "analyze/steps.h"
+#include "analyze/throughput.h"
 #include "util/parallel.h"
 #include "util/strlist.h"
 
@@ -51,49 +59,15 @@ static struct rtable *ctx_table(struct report_ctx *c, const char *view, const ch
 	return t;
 }
 
-static bool is_phase(uint8_t cat)
-{
-	return cat == OPSCOPE_CAT_DATALOADER || cat == OPSCOPE_CAT_FORWARD ||
-	       cat == OPSCOPE_CAT_BACKWARD || cat == OPSCOPE_CAT_OPTIMIZATION;
-}
-
 int report_ctx_init(struct report_ctx *c, const struct model *m, const struct report_opts *o)
 {
 	memset(c, 0, sizeof(*c));
-	c->m = m;
 	c->o = o;
-	if (tree_build(&c->tree, m) != 0)
-		return OPSCOPE_ENOMEM;
-	struct ivec steps = { 0 };
-	int64_t lo = INT64_MAX, hi = INT64_MIN;
-	for (uint32_t t = 0; t < m->ntracks; t++) {
-		const struct model_track *tr = &m->tracks[t];
-		if (tr->kind != MODEL_TRACK_THREAD)
-			continue;
-		for (uint64_t i = 0; i < tr->nranges; i++) {
-			int64_t s = tr->ranges.start_ns[i], e = s + tr->ranges.dur_ns[i];
-			lo = s < lo ? s : lo;
-			hi = e > hi ? e : hi;
-			if (tr->ranges.category[i] != OPSCOPE_CAT_PROFILE_STEP)
-				continue;
-			ivec_push(&steps, s, e);
-			c->step_gpu_ns += c->tree.tracks[t].gpu_ns[i];
-			c->step_ggpu_ns += c->tree.tracks[t].ggpu_ns[i];
-		}
-	}
-	ivec_merge(&steps);
-	c->has_steps = steps.n > 0;
-	c->total_ns = c->has_steps ? ivec_sum(&steps) : hi > lo ? hi - lo : 0;
-	bool oom = steps.oom;
-	ivec_free(&steps);
-	if (oom) {
-		tree_free(&c->tree);
-		return OPSCOPE_ENOMEM;
-	}
-	return 0;
+	return analysis_run(&c->an, m);
 }
 
-/* One view run by report_run_views: a shallow copy of the context, with its own tables. */
+/* One view run by report_run_views: a shallow copy of the context (the analysis is shared,
+ * read-only), with its own tables. */
 struct view_job {
 	const struct report_view *view;
 	struct report_ctx ctx;
@@ -140,7 +114,7 @@ int report_run_views(struct report_ctx *c, bool (*want)(const char *view, void *
 		jobs[k].ctx.oom = false;
 		k++;
 	}
-	/* the views only read the model and the context: as many at once as there are CPUs
+	/* the views only read the model and the analysis: as many at once as there are CPUs
 	 * (the calling thread is one of them) */
 	parallel_for(k, order, parallel_cpus(), run_view, jobs);
 	int rc = 0;
@@ -172,25 +146,37 @@ void report_ctx_free(struct report_ctx *c)
 	for (size_t i = 0; i < c->ntables; i++)
 		rtable_free(c->tables[i]);
 	free(c->tables);
-	tree_free(&c->tree);
+	analysis_free(&c->an);
 	memset(c, 0, sizeof(*c));
 }
+
+/* ---------------------------------------------------------------------------------------- */
+/* Cells */
 
 static double ratio(int64_t part, int64_t whole)
 {
 	return whole > 0 ? (double)part / (double)whole : 0.0;
 }
 
-static void set_stats(struct rcell *x, const struct agg_item *it, bool gpu, int64_t whole)
+/* A statistics cell: total, average per call, max, min (INT64_MAX, no call: 0), and the
+ * ratio of the total to `whole`. */
+static void set_stats(struct rcell *x, uint64_t calls, int64_t total, int64_t max, int64_t min,
+		      int64_t whole)
 {
-	int64_t total = gpu ? it->gpu_ns : it->cpu_ns;
 	x->st.total = total;
-	x->st.avg = it->calls ? total / (int64_t)it->calls : 0;
-	x->st.max = gpu ? it->gpu_max_ns : it->cpu_max_ns;
-	x->st.min = gpu ? it->gpu_min_ns : it->cpu_min_ns;
-	if (x->st.min == INT64_MAX)
-		x->st.min = 0;
+	x->st.avg = calls ? total / (int64_t)calls : 0;
+	x->st.max = max;
+	x->st.min = min == INT64_MAX ? 0 : min;
 	x->st.ratio = ratio(total, whole);
+}
+
+/* The CPU (gpu false) or GPU statistics of an aggregated item. */
+static void set_item_stats(struct rcell *x, const struct agg_item *it, bool gpu, int64_t whole)
+{
+	if (gpu)
+		set_stats(x, it->calls, it->gpu_ns, it->gpu_max_ns, it->gpu_min_ns, whole);
+	else
+		set_stats(x, it->calls, it->cpu_ns, it->cpu_max_ns, it->cpu_min_ns, whole);
 }
 
 static void set_text(struct rrow *r, int col, const struct model *m, uint32_t id)
@@ -203,90 +189,69 @@ static void set_cstr(struct rrow *r, int col, const char *s)
 	rcell_text(r, col, s, strlen(s));
 }
 
+/* A label made with printf's format, owned by the table. */
+static void set_label(struct rtable *t, struct rrow *r, int col, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void set_label(struct rtable *t, struct rrow *r, int col, const char *fmt, ...)
+{
+	char buf[64];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	size_t len = n < 0 ? 0 : (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1;
+	rcell_text(r, col, rtable_str(t, buf, len), len);
+}
+
 /* ---------------------------------------------------------------------------------------- */
 /* Device */
 
 static int view_device(struct report_ctx *c)
 {
-	const struct model *m = c->m;
-	struct rtable *t = ctx_table(c, "device", "Device Summary");
-	if (!t)
+	const struct analysis *a = &c->an;
+	struct device_usage d;
+	if (device_analyze(a, &d) != 0)
 		return OPSCOPE_ENOMEM;
-	int name = rtable_col(t, "Device", "device", RCOL_TEXT, 25);
-	int util = rtable_col(t, "Utilization (%)", "utilization", RCOL_RATIO, 20);
-	static const struct {
-		const char *key, *label;
-	} cpu[] = { { "cpu.process_utilization", "CPU(Process)" },
-		    { "cpu.system_utilization", "CPU(System)" } };
-	/* one row per process that recorded it (several files: several processes), labelled
-	 * with the pid when there is more than one */
-	for (int k = 0; k < 2; k++) {
-		uint32_t key = model_find_str(m, cpu[k].key), n = 0;
-		for (uint32_t i = 0; key && i < m->nmeta; i++)
-			n += m->meta[i].key == key;
-		for (uint32_t i = 0; key && i < m->nmeta; i++) {
-			if (m->meta[i].key != key)
-				continue;
-			struct rrow *r = rtable_row(t, 0);
-			if (!r)
-				return OPSCOPE_ENOMEM;
-			if (n == 1) {
-				set_cstr(r, name, cpu[k].label);
-			} else {
-				char label[64];
-				int len = snprintf(label, sizeof(label), "%s (pid %u)",
-						   cpu[k].label, m->meta[i].pid);
-				rcell_text(r, name, rtable_str(t, label, (size_t)len), (size_t)len);
-			}
-			r->cells[util].ratio = strtod(model_str(m, m->meta[i].value), NULL);
-		}
-	}
-	/* one GPU per (file, device id): the union of its kernels over the total time */
-	for (uint32_t f = 0; f < m->nfiles; f++) {
-		uint32_t seen[64];
-		uint32_t nseen = 0;
-		for (uint32_t tt = 0; tt < m->ntracks; tt++) {
-			const struct model_track *tr = &m->tracks[tt];
-			if (tr->kind != MODEL_TRACK_DEVICE || tr->file != f)
-				continue;
-			bool dup = false;
-			for (uint32_t k = 0; k < nseen; k++)
-				dup = dup || seen[k] == tr->pid;
-			if (dup || nseen == 64)
-				continue;
-			seen[nseen++] = tr->pid;
-			struct ivec k = { 0 };
-			for (uint32_t t2 = tt; t2 < m->ntracks; t2++) {
-				const struct model_track *d = &m->tracks[t2];
-				if (d->kind != MODEL_TRACK_DEVICE || d->file != f ||
-				    d->pid != tr->pid)
-					continue;
-				for (uint64_t i = 0; i < d->nranges; i++)
-					if (tree_is_kernel(d->ranges.category[i]))
-						ivec_push(&k, d->ranges.start_ns[i],
-							  d->ranges.start_ns[i] +
-								  d->ranges.dur_ns[i]);
-			}
-			ivec_merge(&k);
-			struct rrow *r = rtable_row(t, 0);
-			if (!r || k.oom) {
-				ivec_free(&k);
-				return OPSCOPE_ENOMEM;
-			}
-			char label[64];
-			int n = m->nfiles > 1 ? snprintf(label, sizeof(label), "GPU%u (file %u)",
-							 tr->pid, f)
-					      : snprintf(label, sizeof(label), "GPU%u", tr->pid);
-			rcell_text(r, name, rtable_str(t, label, (size_t)n), (size_t)n);
-			r->cells[util].ratio = ratio(ivec_sum(&k), c->total_ns);
-			ivec_free(&k);
-		}
-	}
-	if (t->nrows == 0 && !t->oom) { /* nothing recorded, no GPU: no table */
-		c->ntables--;
-		rtable_free(t);
+	if (d.ncpu == 0 && d.ngpu == 0) { /* nothing recorded, no GPU: no table */
+		device_free(&d);
 		return 0;
 	}
+	struct rtable *t = ctx_table(c, "device", "Device Summary");
+	if (!t) {
+		device_free(&d);
+		return OPSCOPE_ENOMEM;
+	}
+	int name = rtable_col(t, "Device", "device", RCOL_TEXT, 25);
+	int util = rtable_col(t, "Utilization (%)", "utilization", RCOL_RATIO, 20);
+	static const char *const cpu_label[] = {
+		[DEVICE_CPU_PROCESS] = "CPU(Process)", [DEVICE_CPU_SYSTEM] = "CPU(System)"
+	};
+	/* one row per process that recorded it, labelled with the pid when there are several */
+	for (uint32_t i = 0; i < d.ncpu; i++) {
+		const struct device_cpu *cpu = &d.cpu[i];
+		struct rrow *r = rtable_row(t, 0);
+		if (!r)
+			break;
+		if (d.ncpu_of[cpu->kind] == 1)
+			set_cstr(r, name, cpu_label[cpu->kind]);
+		else
+			set_label(t, r, name, "%s (pid %u)", cpu_label[cpu->kind], cpu->pid);
+		r->cells[util].ratio = cpu->utilization;
+	}
+	/* GPU utilization: its busy time over the total time */
+	for (uint32_t i = 0; i < d.ngpu; i++) {
+		const struct device_gpu *gpu = &d.gpu[i];
+		struct rrow *r = rtable_row(t, 0);
+		if (!r)
+			break;
+		if (a->m->nfiles > 1)
+			set_label(t, r, name, "GPU%u (file %u)", gpu->device, gpu->file);
+		else
+			set_label(t, r, name, "GPU%u", gpu->device);
+		r->cells[util].ratio = ratio(gpu->busy_ns, a->total_ns);
+	}
+	device_free(&d);
 	t->note =
 		"CPU(Process) Utilization = Current process CPU time over all cpu cores / elapsed "
 		"time, so max utilization can be reached 100% * number of cpu cores.\n"
@@ -299,23 +264,12 @@ static int view_device(struct report_ctx *c)
 /* ---------------------------------------------------------------------------------------- */
 /* Overview */
 
-/* Is range i of track t outermost among the phases (no phase above it)? */
-static bool outermost_phase(const struct report_ctx *c, uint32_t t, uint64_t i)
-{
-	const struct model_ranges *r = &c->m->tracks[t].ranges;
-	for (uint64_t p = c->tree.tracks[t].parent[i]; p != MODEL_NONE;
-	     p = c->tree.tracks[t].parent[p])
-		if (is_phase(r->category[p]))
-			return false;
-	return true;
-}
-
-static void comm_sets(const struct report_ctx *c, struct ivec *cpu_comm, struct ivec *gpu_comm,
-		      struct ivec *comp);
-
 static int view_overview(struct report_ctx *c)
 {
-	const struct model *m = c->m;
+	const struct analysis *a = &c->an;
+	struct overview ov;
+	if (overview_analyze(a, &ov) != 0)
+		return OPSCOPE_ENOMEM;
 	struct rtable *t = ctx_table(c, "overview", "Overview Summary");
 	if (!t)
 		return OPSCOPE_ENOMEM;
@@ -324,114 +278,46 @@ static int view_overview(struct report_ctx *c)
 	int ccalls = rtable_col(t, "Calls", "calls", RCOL_COUNT, 10);
 	int ctime = rtable_col(t, "Time", "time_ns", RCOL_TIME, 15);
 	int cratio = rtable_col(t, "Ratio (%)", "ratio", RCOL_RATIO, 10);
-	struct ivec cpu[OPSCOPE_CAT_COUNT_], gpu[OPSCOPE_CAT_COUNT_], busy = { 0 };
-	uint64_t ccount[OPSCOPE_CAT_COUNT_] = { 0 }, gcount[OPSCOPE_CAT_COUNT_] = { 0 };
-	uint64_t phase_calls[OPSCOPE_CAT_COUNT_] = { 0 };
-	int64_t phase_sum[OPSCOPE_CAT_COUNT_] = { 0 };
-	memset(cpu, 0, sizeof(cpu));
-	memset(gpu, 0, sizeof(gpu));
-	bool oom = false;
-	for (uint32_t tt = 0; tt < m->ntracks; tt++) {
-		const struct model_track *tr = &m->tracks[tt];
-		const struct model_ranges *r = &tr->ranges;
-		if (tr->kind == MODEL_TRACK_ASYNC)
-			continue;
-		for (uint64_t i = 0; i < tr->nranges; i++) {
-			uint8_t cat = r->category[i] < OPSCOPE_CAT_COUNT_
-					      ? r->category[i]
-					      : OPSCOPE_CAT_USER_DEFINED;
-			int64_t s = r->start_ns[i], e = s + r->dur_ns[i];
-			if (tr->kind == MODEL_TRACK_DEVICE) {
-				if (!tree_is_device_work(cat))
-					continue;
-				/* an NCCL kernel is a kernel, and communication too */
-				uint8_t k = tree_is_kernel(cat) ? OPSCOPE_CAT_KERNEL : cat;
-				ivec_add(&gpu[k], s, e);
-				gcount[k]++;
-				ivec_add(&busy, s, e);
-				continue;
-			}
-			ivec_add(&cpu[cat], s, e);
-			ccount[cat]++;
-			if (is_phase(cat) && outermost_phase(c, tt, i)) {
-				phase_calls[cat]++;
-				phase_sum[cat] += r->dur_ns[i];
-			}
-		}
-	}
-	/* Communication rows: the ranges of the Distribution table (host: Communication ranges
-	 * and operators named like allreduce; GPU: NCCL kernels and kernels launched under
-	 * those), merged; calls = distinct ranges (Paddle's cpu_calls / gpu_calls) */
-	struct ivec comm[2] = { { 0 }, { 0 } }, comp = { 0 };
-	comm_sets(c, &comm[0], &comm[1], &comp);
-	ivec_free(&comp);
-	for (int k = 0; k < 2; k++) {
-		uint8_t cat = OPSCOPE_CAT_COMMUNICATION;
-		struct ivec *v = k ? &gpu[cat] : &cpu[cat];
-		ivec_free(v);
-		*v = comm[k];
-		*(k ? &gcount[cat] : &ccount[cat]) = ivec_count_distinct(v);
-	}
 	struct orow {
 		uint8_t cat;
 		bool gpu;
-		uint64_t calls;
-		int64_t time;
+		const struct overview_type *v;
 	} rows[2 * OPSCOPE_CAT_COUNT_];
 	int nrows = 0;
-	for (int k = 0; k < OPSCOPE_CAT_COUNT_; k++) {
-		ivec_merge(&cpu[k]);
-		ivec_merge(&gpu[k]);
-		oom = oom || cpu[k].oom || gpu[k].oom;
-		if (ccount[k]) {
-			/* phases: calls and summed (not merged) time of the outermost ones */
-			bool ph = is_phase((uint8_t)k);
-			rows[nrows++] =
-				(struct orow){ (uint8_t)k, false, ph ? phase_calls[k] : ccount[k],
-					       ph ? phase_sum[k] : ivec_sum(&cpu[k]) };
-		}
-	}
+	for (int k = 0; k < OPSCOPE_CAT_COUNT_; k++)
+		if (ov.host[k].ranges)
+			rows[nrows++] = (struct orow){ (uint8_t)k, false, &ov.host[k] };
 	/* CPU rows by time, ProfileStep first; then GPU rows in a fixed order */
-	for (int a = 0; a < nrows; a++)
-		for (int b = a + 1; b < nrows; b++) {
-			bool swap = rows[b].cat == OPSCOPE_CAT_PROFILE_STEP ||
-				    (rows[a].cat != OPSCOPE_CAT_PROFILE_STEP &&
-				     rows[b].time > rows[a].time);
+	for (int x = 0; x < nrows; x++)
+		for (int y = x + 1; y < nrows; y++) {
+			bool swap = rows[y].cat == OPSCOPE_CAT_PROFILE_STEP ||
+				    (rows[x].cat != OPSCOPE_CAT_PROFILE_STEP &&
+				     rows[y].v->time_ns > rows[x].v->time_ns);
 			if (swap) {
-				struct orow x = rows[a];
-				rows[a] = rows[b];
-				rows[b] = x;
+				struct orow tmp = rows[x];
+				rows[x] = rows[y];
+				rows[y] = tmp;
 			}
 		}
 	static const uint8_t gpu_order[] = { OPSCOPE_CAT_KERNEL, OPSCOPE_CAT_MEMCPY,
 					     OPSCOPE_CAT_MEMSET, OPSCOPE_CAT_COMMUNICATION };
 	for (size_t k = 0; k < sizeof(gpu_order); k++)
-		if (gcount[gpu_order[k]])
-			rows[nrows++] = (struct orow){ gpu_order[k], true, gcount[gpu_order[k]],
-						       ivec_sum(&gpu[gpu_order[k]]) };
-	for (int k = 0; k < nrows && !oom; k++) {
+		if (ov.gpu[gpu_order[k]].ranges)
+			rows[nrows++] = (struct orow){ gpu_order[k], true, &ov.gpu[gpu_order[k]] };
+	for (int k = 0; k < nrows; k++) {
 		struct rrow *r = rtable_row(t, rows[k].cat == OPSCOPE_CAT_PROFILE_STEP ? 0 : 1);
-		if (!r) {
-			oom = true;
+		if (!r)
 			break;
-		}
 		set_cstr(r, ctype, opscope_category_name(rows[k].cat));
 		set_cstr(r, csec, rows[k].gpu ? "gpu" : "cpu");
-		r->cells[ccalls].i = (int64_t)rows[k].calls;
-		r->cells[ctime].i = rows[k].time;
-		r->cells[cratio].ratio = ratio(rows[k].time, c->total_ns);
+		r->cells[ccalls].i = (int64_t)rows[k].v->calls;
+		r->cells[ctime].i = rows[k].v->time_ns;
+		r->cells[cratio].ratio = ratio(rows[k].v->time_ns, a->total_ns);
 	}
-	ivec_merge(&busy);
-	rtable_total(t, "total_ns", c->total_ns);
-	rtable_total(t, "gpu_busy_ns", ivec_sum(&busy));
-	oom = oom || busy.oom;
-	for (int k = 0; k < OPSCOPE_CAT_COUNT_; k++) {
-		ivec_free(&cpu[k]);
-		ivec_free(&gpu[k]);
-	}
-	ivec_free(&busy);
+	rtable_total(t, "total_ns", a->total_ns);
+	rtable_total(t, "gpu_busy_ns", ov.gpu_busy_ns);
 	t->note =
-		c->has_steps
+		a->has_steps
 			? "Overlapping events of one type are merged before they are summed, so a "
 			  "type's time is the time\nsomething of that type ran. Types may overlap "
 			  "each other: ratios do not add up to 100%.\nRatio = time / total time "
@@ -439,7 +325,7 @@ static int view_overview(struct report_ctx *c)
 			  "Optimization count their outermost ranges (summed, not merged)."
 			: "Overlapping events of one type are merged before they are summed. There "
 			  "are no ProfileStep\nranges: ratio = time / the span of the host ranges.";
-	return oom || t->oom ? OPSCOPE_ENOMEM : 0;
+	return t->oom ? OPSCOPE_ENOMEM : 0;
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -447,233 +333,84 @@ static int view_overview(struct report_ctx *c)
 
 static int view_model(struct report_ctx *c)
 {
-	const struct model *m = c->m;
-	static const uint8_t order[] = { OPSCOPE_CAT_PROFILE_STEP, OPSCOPE_CAT_DATALOADER,
-					 OPSCOPE_CAT_FORWARD, OPSCOPE_CAT_BACKWARD,
-					 OPSCOPE_CAT_OPTIMIZATION };
-	struct agg a = { 0 };
-	uint32_t item[sizeof(order)];
-	for (size_t k = 0; k < sizeof(order); k++)
-		item[k] = AGG_NONE;
-	for (uint32_t tt = 0; tt < m->ntracks; tt++) {
-		const struct model_track *tr = &m->tracks[tt];
-		if (tr->kind != MODEL_TRACK_THREAD)
-			continue;
-		for (uint64_t i = 0; i < tr->nranges; i++) {
-			uint8_t cat = tr->ranges.category[i];
-			size_t k = 0;
-			while (k < sizeof(order) && order[k] != cat)
-				k++;
-			if (k == sizeof(order) || (k > 0 && !outermost_phase(c, tt, i)))
-				continue;
-			if (item[k] == AGG_NONE)
-				item[k] = agg_get(&a, AGG_NONE, cat, 0);
-			agg_add(&a, item[k], tr->ranges.dur_ns[i], c->tree.tracks[tt].gpu_ns[i]);
-		}
-	}
-	int nitems = 0;
-	for (size_t k = 1; k < sizeof(order); k++)
-		nitems += item[k] != AGG_NONE;
-	if (a.oom) {
-		agg_free(&a);
+	const struct analysis *a = &c->an;
+	struct phases ph;
+	if (phases_analyze(a, &ph) != 0)
 		return OPSCOPE_ENOMEM;
-	}
-	if (nitems == 0) { /* only ProfileStep (or nothing): Paddle prints no model table */
-		agg_free(&a);
+	if (ph.nphases == 0) /* only ProfileStep (or nothing): Paddle prints no model table */
 		return 0;
-	}
 	struct rtable *t = ctx_table(c, "model", "Model Summary");
-	if (!t) {
-		agg_free(&a);
+	if (!t)
 		return OPSCOPE_ENOMEM;
-	}
 	int cname = rtable_col(t, "Name", "name", RCOL_TEXT, 15);
 	int ccalls = rtable_col(t, "Calls", "calls", RCOL_COUNT, 6);
 	int ccpu = rtable_col(t, "CPU Total / Avg / Max / Min / Ratio(%)", "cpu", RCOL_STATS, 40);
 	int cgpu = rtable_col(t, "GPU Total / Avg / Max / Min / Ratio(%)", "gpu", RCOL_STATS, 40);
-	int64_t step_gpu = item[0] != AGG_NONE ? a.v[item[0]].gpu_ns : 0;
-	int64_t phase_cpu = 0, phase_gpu = 0;
-	for (size_t k = 0; k < sizeof(order); k++) {
-		if (item[k] == AGG_NONE)
+	int64_t step_gpu = ph.phase[PHASE_PROFILE_STEP].gpu_ns;
+	for (int k = 0; k < PHASE_COUNT; k++) {
+		const struct phase_time *p = &ph.phase[k];
+		if (!p->calls)
 			continue;
-		const struct agg_item *it = &a.v[item[k]];
-		struct rrow *r = rtable_row(t, k ? 1 : 0);
+		struct rrow *r = rtable_row(t, k == PHASE_PROFILE_STEP ? 0 : 1);
 		if (!r)
 			break;
-		set_cstr(r, cname, opscope_category_name(order[k]));
-		r->cells[ccalls].i = (int64_t)it->calls;
-		set_stats(&r->cells[ccpu], it, false, c->total_ns);
-		set_stats(&r->cells[cgpu], it, true, step_gpu);
-		if (k) {
-			phase_cpu += it->cpu_ns;
-			phase_gpu += it->gpu_ns;
-		}
+		set_cstr(r, cname, opscope_category_name(p->category));
+		r->cells[ccalls].i = (int64_t)p->calls;
+		set_stats(&r->cells[ccpu], p->calls, p->cpu_ns, p->cpu_max_ns, p->cpu_min_ns,
+			  a->total_ns);
+		set_stats(&r->cells[cgpu], p->calls, p->gpu_ns, p->gpu_max_ns, p->gpu_min_ns,
+			  step_gpu);
 	}
 	struct rrow *r = rtable_row(t, 1);
 	if (r) {
 		set_cstr(r, cname, "Others");
 		r->cells[ccalls].empty = true;
-		int64_t ocpu = c->total_ns - phase_cpu, ogpu = step_gpu - phase_gpu;
-		r->cells[ccpu].st =
-			(struct rstats){ ocpu, 0, 0, 0, ratio(ocpu, c->total_ns), true };
-		r->cells[cgpu].st = (struct rstats){ ogpu, 0, 0, 0, ratio(ogpu, step_gpu), true };
+		r->cells[ccpu].st = (struct rstats){
+			ph.others_cpu_ns, 0, 0, 0, ratio(ph.others_cpu_ns, a->total_ns), true
+		};
+		r->cells[cgpu].st = (struct rstats){
+			ph.others_gpu_ns, 0, 0, 0, ratio(ph.others_gpu_ns, step_gpu), true
+		};
 	}
 	t->note = "CPU ratio = time / total time (the ProfileStep ranges). GPU: kernel time "
 		  "launched from inside the\nranges; GPU ratio = kernel time / the ProfileStep "
 		  "kernel time. Kernels on different streams\nare summed, not merged. Others = "
 		  "total - the four phases.";
-	agg_free(&a);
 	return t->oom ? OPSCOPE_ENOMEM : 0;
 }
 
 /* ---------------------------------------------------------------------------------------- */
 /* Distributed */
 
-static bool name_has_ci(const char *s, const char *needle)
-{
-	size_t n = strlen(needle);
-	for (; *s; s++) {
-		size_t k = 0;
-		while (k < n && s[k] && tolower((unsigned char)s[k]) == needle[k])
-			k++;
-		if (k == n)
-			return true;
-	}
-	return false;
-}
-
-static bool is_comm_host(const struct model *m, uint8_t cat, uint32_t name)
-{
-	if (cat == OPSCOPE_CAT_COMMUNICATION)
-		return true;
-	if (cat != OPSCOPE_CAT_OPERATOR)
-		return false;
-	const char *s = model_str(m, name);
-	return name_has_ci(s, "allreduce") || name_has_ci(s, "broadcast") || name_has_ci(s, "rpc");
-}
-
-/* is_comm_host through a cache of the answer per Operator name (0: not asked yet, 1: no,
- * 2: yes): the names are few, the ranges asking (and their ancestors) many. Without a cache
- * (out of memory) every range asks. */
-static bool comm_host_cached(const struct model *m, uint8_t *by_name, uint8_t cat, uint32_t name)
-{
-	if (cat != OPSCOPE_CAT_OPERATOR || !by_name || name >= m->nstrings)
-		return is_comm_host(m, cat, name);
-	if (!by_name[name])
-		by_name[name] = is_comm_host(m, cat, name) ? 2 : 1;
-	return by_name[name] == 2;
-}
-
-/* Paddle's distributed ranges, not merged: host communication ranges (category
- * Communication, or an Operator named like allreduce / broadcast / rpc); GPU communication
- * (NCCL kernels, and every kernel launched from inside a host communication range); GPU
- * computation (every other kernel). Kernels launched before the window count by category. */
-static void comm_sets(const struct report_ctx *c, struct ivec *cpu_comm, struct ivec *gpu_comm,
-		      struct ivec *comp)
-{
-	const struct model *m = c->m;
-	uint8_t *by_name = calloc(m->nstrings ? m->nstrings : 1, 1);
-	/* host side: communication ranges, and the kernels launched under them */
-	for (uint32_t tt = 0; tt < m->ntracks; tt++) {
-		const struct model_track *tr = &m->tracks[tt];
-		if (tr->kind != MODEL_TRACK_THREAD)
-			continue;
-		const struct tree_track *tk = &c->tree.tracks[tt];
-		for (uint64_t i = 0; i < tr->nranges; i++) {
-			if (comm_host_cached(m, by_name, tr->ranges.category[i],
-					     tr->ranges.name[i]))
-				ivec_push(cpu_comm, tr->ranges.start_ns[i],
-					  tr->ranges.start_ns[i] + tr->ranges.dur_ns[i]);
-			if (!tree_is_runtime(tr->ranges.category[i]))
-				continue;
-			bool under_comm = false;
-			for (uint64_t p = tk->parent[i]; p != MODEL_NONE && !under_comm;
-			     p = tk->parent[p])
-				under_comm = comm_host_cached(m, by_name, tr->ranges.category[p],
-							      tr->ranges.name[p]);
-			for (uint32_t l = tk->launches[i]; l != TREE_NONE;
-			     l = c->tree.launches[l].next) {
-				const struct tree_launch *L = &c->tree.launches[l];
-				const struct model_ranges *d = &m->tracks[L->track].ranges;
-				uint8_t cat = d->category[L->range];
-				if (!tree_is_kernel(cat))
-					continue;
-				int64_t s = d->start_ns[L->range], e = s + d->dur_ns[L->range];
-				if (under_comm || cat == OPSCOPE_CAT_COMMUNICATION)
-					ivec_push(gpu_comm, s, e);
-				else
-					ivec_push(comp, s, e);
-			}
-		}
-	}
-	/* kernels nobody launched in the window: by their category */
-	for (uint32_t tt = 0; tt < m->ntracks; tt++) {
-		const struct model_track *tr = &m->tracks[tt];
-		if (tr->kind != MODEL_TRACK_DEVICE)
-			continue;
-		for (uint64_t i = 0; i < tr->nranges; i++) {
-			uint8_t cat = tr->ranges.category[i];
-			if (c->tree.tracks[tt].launched[i] || !tree_is_kernel(cat))
-				continue;
-			int64_t s = tr->ranges.start_ns[i], e = s + tr->ranges.dur_ns[i];
-			ivec_push(cat == OPSCOPE_CAT_COMMUNICATION ? gpu_comm : comp, s, e);
-		}
-	}
-	free(by_name);
-}
-
 static int view_distributed(struct report_ctx *c)
 {
-	struct ivec cpu_comm = { 0 }, gpu_comm = { 0 }, comp = { 0 };
-	comm_sets(c, &cpu_comm, &gpu_comm, &comp);
-	ivec_merge(&cpu_comm);
-	ivec_merge(&gpu_comm);
-	ivec_merge(&comp);
-	struct ivec comm = { 0 }, overlap = { 0 };
-	for (size_t i = 0; i < cpu_comm.n; i++)
-		ivec_push(&comm, cpu_comm.v[i].s, cpu_comm.v[i].e);
-	for (size_t i = 0; i < gpu_comm.n; i++)
-		ivec_push(&comm, gpu_comm.v[i].s, gpu_comm.v[i].e);
-	ivec_merge(&comm);
-	ivec_intersect(&comm, &comp, &overlap);
-	int rc = cpu_comm.oom || gpu_comm.oom || comp.oom || comm.oom || overlap.oom
-			 ? OPSCOPE_ENOMEM
-			 : 0;
-	if (rc == 0 && comm.n) { /* printed only when there is communication */
-		struct rtable *t = ctx_table(c, "distributed", "Distribution Summary");
-		if (!t) {
-			rc = OPSCOPE_ENOMEM;
-		} else {
-			int cname = rtable_col(t, "Name", "name", RCOL_TEXT, 25);
-			int ctime = rtable_col(t, "Total Time", "time_ns", RCOL_TIME, 25);
-			int cratio = rtable_col(t, "Ratio (%)", "ratio", RCOL_RATIO, 25);
-			const char *names[] = { "ProfileStep", "Communication", "Computation",
-						"Overlap" };
-			int64_t v[] = { c->total_ns, ivec_sum(&comm), ivec_sum(&comp),
-					ivec_sum(&overlap) };
-			for (int k = 0; k < 4; k++) {
-				struct rrow *r = rtable_row(t, k ? 1 : 0);
-				if (!r)
-					break;
-				set_cstr(r, cname, names[k]);
-				r->cells[ctime].i = v[k];
-				r->cells[cratio].ratio = ratio(v[k], c->total_ns);
-			}
-			rc = t->oom ? OPSCOPE_ENOMEM : 0;
-		}
+	const struct analysis *a = &c->an;
+	struct distributed d;
+	if (distributed_analyze(a, &d) != 0)
+		return OPSCOPE_ENOMEM;
+	if (!d.has_communication) /* printed only when there is communication */
+		return 0;
+	struct rtable *t = ctx_table(c, "distributed", "Distribution Summary");
+	if (!t)
+		return OPSCOPE_ENOMEM;
+	int cname = rtable_col(t, "Name", "name", RCOL_TEXT, 25);
+	int ctime = rtable_col(t, "Total Time", "time_ns", RCOL_TIME, 25);
+	int cratio = rtable_col(t, "Ratio (%)", "ratio", RCOL_RATIO, 25);
+	const char *names[] = { "ProfileStep", "Communication", "Computation", "Overlap" };
+	int64_t v[] = { a->total_ns, d.communication_ns, d.computation_ns, d.overlap_ns };
+	for (int k = 0; k < 4; k++) {
+		struct rrow *r = rtable_row(t, k ? 1 : 0);
+		if (!r)
+			break;
+		set_cstr(r, cname, names[k]);
+		r->cells[ctime].i = v[k];
+		r->cells[cratio].ratio = ratio(v[k], a->total_ns);
 	}
-	ivec_free(&cpu_comm);
-	ivec_free(&gpu_comm);
-	ivec_free(&comp);
-	ivec_free(&comm);
-	ivec_free(&overlap);
-	return rc;
+	return t->oom ? OPSCOPE_ENOMEM : 0;
 }
 
 /* ---------------------------------------------------------------------------------------- */
 /* Tables of aggregated items: operator, user-defined, memory manipulation */
-
-enum { KIND_ITEM, KIND_INNER, KIND_KERNEL };
 
 static int64_t sort_value(const struct agg_item *it, enum report_sort s)
 {
@@ -735,71 +472,19 @@ static uint32_t *sorted_top(const struct agg *a, enum report_sort key, bool sort
 	return v;
 }
 
-/* Thread groups: all host threads merged, or one per thread. */
-struct group {
-	uint32_t track; /* MODEL_NO_TRACK: every track */
-};
-
-static bool in_group(const struct group *g, uint32_t t)
+/* "Thread: All threads merged", or the thread of track t. */
+static void group_title(const struct model *m, uint32_t track, char *buf, size_t n)
 {
-	return g->track == MODEL_NO_TRACK || g->track == t;
-}
-
-static void group_title(const struct report_ctx *c, const struct group *g, char *buf, size_t n)
-{
-	if (g->track == MODEL_NO_TRACK) {
+	if (track == MODEL_NO_TRACK) {
 		snprintf(buf, n, "Thread: All threads merged");
 		return;
 	}
-	const struct model_track *tr = &c->m->tracks[g->track];
+	const struct model_track *tr = &m->tracks[track];
 	snprintf(buf, n, "Thread: %llu (pid %u)", (unsigned long long)tr->tid, tr->pid);
 }
 
-/* Device ranges launched by the direct runtime children of range i: kernel rows under item. */
-static void add_kernels(struct report_ctx *c, struct agg *a, uint32_t item, uint32_t t, uint64_t i)
-{
-	const struct model *m = c->m;
-	const struct model_track *tr = &m->tracks[t];
-	const struct tree_track *tk = &c->tree.tracks[t];
-	/* children follow their parent in a track's order, until the parent ends */
-	int64_t end = tr->ranges.start_ns[i] + tr->ranges.dur_ns[i];
-	for (uint64_t j = i + 1; j < tr->nranges && tr->ranges.start_ns[j] <= end; j++) {
-		if (tk->parent[j] != i || !tree_is_runtime(tr->ranges.category[j]))
-			continue;
-		for (uint32_t l = tk->launches[j]; l != TREE_NONE; l = c->tree.launches[l].next) {
-			const struct tree_launch *L = &c->tree.launches[l];
-			const struct model_ranges *d = &m->tracks[L->track].ranges;
-			uint32_t k = agg_get(a, item, d->name[L->range], KIND_KERNEL);
-			agg_add(a, k, 0, d->dur_ns[L->range]);
-		}
-	}
-}
-
-static bool is_memcpy_name(const char *s)
-{
-	return name_has_ci(s, "memcpy") || name_has_ci(s, "memorycopy") || name_has_ci(s, "memset");
-}
-
-enum agg_view { AV_OPERATOR, AV_USERDEFINED, AV_MEMCPY };
-
-static bool agg_selects(const struct model *m, enum agg_view v, uint8_t cat, uint32_t name)
-{
-	switch (v) {
-	case AV_OPERATOR:
-		return cat == OPSCOPE_CAT_OPERATOR;
-	case AV_USERDEFINED:
-		return cat == OPSCOPE_CAT_PYTHON_USER_DEFINED &&
-		       !is_memcpy_name(model_str(m, name));
-	case AV_MEMCPY:
-		return (cat == OPSCOPE_CAT_USER_DEFINED ||
-			cat == OPSCOPE_CAT_PYTHON_USER_DEFINED) &&
-		       is_memcpy_name(model_str(m, name));
-	}
-	return false;
-}
-
 /* Rows of one item's children (inner phases, their kernels, its kernels). */
-static void detail_rows(struct report_ctx *c, struct rtable *t, const struct agg *a, uint32_t op,
+static void detail_rows(const struct model *m, struct rtable *t, const struct agg *a, uint32_t op,
 			int cols[4])
 {
 	const struct agg_item *it = &a->v[op];
@@ -807,109 +492,80 @@ static void detail_rows(struct report_ctx *c, struct rtable *t, const struct agg
 	for (int pass = 0; pass < 2; pass++) {
 		for (uint32_t ch = it->first_child; ch != AGG_NONE; ch = a->v[ch].next) {
 			const struct agg_item *x = &a->v[ch];
-			if ((pass == 0) != (x->kind == KIND_INNER))
+			if ((pass == 0) != (x->kind == AGG_KIND_INNER))
 				continue;
 			struct rrow *r = rtable_row(t, 1);
 			if (!r)
 				return;
-			set_text(r, cols[0], c->m, x->name);
+			set_text(r, cols[0], m, x->name);
 			r->cells[cols[1]].i = (int64_t)x->calls;
-			if (x->kind == KIND_INNER) {
-				set_stats(&r->cells[cols[2]], x, false, it->cpu_ns);
-			} else {
+			if (x->kind == AGG_KIND_INNER)
+				set_item_stats(&r->cells[cols[2]], x, false, it->cpu_ns);
+			else
 				r->cells[cols[2]].empty = true;
-			}
-			set_stats(&r->cells[cols[3]], x, true, it->gpu_ns);
+			set_item_stats(&r->cells[cols[3]], x, true, it->gpu_ns);
 			for (uint32_t k = x->first_child; k != AGG_NONE; k = a->v[k].next) {
 				const struct agg_item *y = &a->v[k];
 				struct rrow *rk = rtable_row(t, 2);
 				if (!rk)
 					return;
-				set_text(rk, cols[0], c->m, y->name);
+				set_text(rk, cols[0], m, y->name);
 				rk->cells[cols[1]].i = (int64_t)y->calls;
 				rk->cells[cols[2]].empty = true;
-				set_stats(&rk->cells[cols[3]], y, true, x->gpu_ns);
+				set_item_stats(&rk->cells[cols[3]], y, true, x->gpu_ns);
 			}
 		}
 	}
 }
 
-static int view_agg_group(struct report_ctx *c, enum agg_view v, const struct group *g)
+/* The table of the ranges `sel` selects on thread track `track` (MODEL_NO_TRACK: all). */
+static int view_agg_group(struct report_ctx *c, enum agg_select sel, uint32_t track)
 {
-	const struct model *m = c->m;
-	struct agg a = { 0 };
-	bool detail = v == AV_OPERATOR && c->o->op_detail;
-	for (uint32_t tt = 0; tt < m->ntracks; tt++) {
-		const struct model_track *tr = &m->tracks[tt];
-		if (tr->kind != MODEL_TRACK_THREAD || !in_group(g, tt))
-			continue;
-		const struct tree_track *tk = &c->tree.tracks[tt];
-		const struct model_ranges *r = &tr->ranges;
-		for (uint64_t i = 0; i < tr->nranges; i++) {
-			if (!agg_selects(m, v, r->category[i], r->name[i]))
-				continue;
-			uint32_t item = agg_get(&a, AGG_NONE, r->name[i], KIND_ITEM);
-			agg_add(&a, item, r->dur_ns[i], tk->ggpu_ns[i]);
-			if (!detail || item == AGG_NONE)
-				continue;
-			/* inner phases: direct children that are neither operators nor calls */
-			int64_t end = r->start_ns[i] + r->dur_ns[i];
-			for (uint64_t j = i + 1; j < tr->nranges && r->start_ns[j] <= end; j++) {
-				if (tk->parent[j] != i || r->category[j] == OPSCOPE_CAT_OPERATOR ||
-				    tree_is_runtime(r->category[j]))
-					continue;
-				uint32_t in = agg_get(&a, item, r->name[j], KIND_INNER);
-				agg_add(&a, in, r->dur_ns[j], tk->ggpu_ns[j]);
-				if (in != AGG_NONE)
-					add_kernels(c, &a, in, tt, j);
-			}
-			add_kernels(c, &a, item, tt, i);
-		}
-	}
-	if (a.oom) {
-		agg_free(&a);
+	const struct analysis *an = &c->an;
+	struct agg a;
+	bool detail = sel == AGG_OPERATORS && c->o->op_detail;
+	if (agg_host_ranges(an, sel, track, detail, &a) != 0)
 		return OPSCOPE_ENOMEM;
-	}
 	if (a.n == 0) {
 		agg_free(&a);
 		return 0;
 	}
-	static const char *const titles[] = { "Operator Summary", "UserDefined Summary",
-					      "Memory Manipulation Summary" };
-	static const char *const views[] = { "operator", "userdefined", "memcpy" };
-	struct rtable *t = ctx_table(c, views[v], titles[v]);
+	static const char *const titles[] = { [AGG_OPERATORS] = "Operator Summary",
+					      [AGG_USER_DEFINED] = "UserDefined Summary",
+					      [AGG_MEMORY] = "Memory Manipulation Summary" };
+	static const char *const views[] = { [AGG_OPERATORS] = "operator",
+					     [AGG_USER_DEFINED] = "userdefined",
+					     [AGG_MEMORY] = "memcpy" };
+	struct rtable *t = ctx_table(c, views[sel], titles[sel]);
 	if (!t) {
 		agg_free(&a);
 		return OPSCOPE_ENOMEM;
 	}
-	if (v != AV_MEMCPY)
-		group_title(c, g, t->group, sizeof(t->group));
+	if (sel != AGG_MEMORY)
+		group_title(an->m, track, t->group, sizeof(t->group));
 	int cols[4];
-	cols[0] = rtable_col(t, "Name", "name", RCOL_TEXT, v == AV_OPERATOR ? 52 : 0);
+	cols[0] = rtable_col(t, "Name", "name", RCOL_TEXT, sel == AGG_OPERATORS ? 52 : 0);
 	cols[1] = rtable_col(t, "Calls", "calls", RCOL_COUNT, 6);
 	cols[2] = rtable_col(t, "CPU Total / Avg / Max / Min / Ratio(%)", "cpu", RCOL_STATS, 40);
 	cols[3] = rtable_col(t, "GPU Total / Avg / Max / Min / Ratio(%)", "gpu", RCOL_STATS, 40);
 	uint32_t n;
-	uint32_t *top = sorted_top(&a, c->o->sort, v != AV_MEMCPY, &n);
-	int64_t cpu_all = 0, gpu_all = 0;
-	for (uint32_t k = 0; top && k < n; k++) {
-		cpu_all += a.v[top[k]].cpu_ns;
-		gpu_all += a.v[top[k]].gpu_ns;
-	}
+	uint32_t *top = sorted_top(&a, c->o->sort, sel != AGG_MEMORY, &n);
+	int64_t cpu_all, gpu_all;
+	agg_top_sums(&a, &cpu_all, &gpu_all);
 	/* operators: ratios of all operators' time; the others: of the total (step) time */
-	int64_t cpu_whole = v == AV_OPERATOR ? cpu_all : c->total_ns;
-	int64_t gpu_whole = v == AV_OPERATOR ? gpu_all : c->step_ggpu_ns;
+	int64_t cpu_whole = sel == AGG_OPERATORS ? cpu_all : an->total_ns;
+	int64_t gpu_whole = sel == AGG_OPERATORS ? gpu_all : an->step_device_ns;
 	for (uint32_t k = 0; top && k < n; k++) {
 		const struct agg_item *it = &a.v[top[k]];
 		struct rrow *r = rtable_row(t, 0);
 		if (!r)
 			break;
-		set_text(r, cols[0], m, it->name);
+		set_text(r, cols[0], an->m, it->name);
 		r->cells[cols[1]].i = (int64_t)it->calls;
-		set_stats(&r->cells[cols[2]], it, false, cpu_whole);
-		set_stats(&r->cells[cols[3]], it, true, gpu_whole);
+		set_item_stats(&r->cells[cols[2]], it, false, cpu_whole);
+		set_item_stats(&r->cells[cols[3]], it, true, gpu_whole);
 		if (detail)
-			detail_rows(c, t, &a, top[k], cols);
+			detail_rows(an->m, t, &a, top[k], cols);
 	}
 	int rc = !top || t->oom ? OPSCOPE_ENOMEM : 0;
 	free(top);
@@ -917,16 +573,17 @@ static int view_agg_group(struct report_ctx *c, enum agg_view v, const struct gr
 	return rc;
 }
 
-static int view_agg(struct report_ctx *c, enum agg_view v)
+/* One table of all threads merged, or (--thread-sep) one per thread; the memory
+ * manipulation table is always merged. */
+static int view_agg(struct report_ctx *c, enum agg_select sel)
 {
-	struct group g = { MODEL_NO_TRACK };
-	if (!c->o->thread_sep || v == AV_MEMCPY)
-		return view_agg_group(c, v, &g);
-	for (uint32_t t = 0; t < c->m->ntracks; t++) {
-		if (c->m->tracks[t].kind != MODEL_TRACK_THREAD)
+	const struct model *m = c->an.m;
+	if (!c->o->thread_sep || sel == AGG_MEMORY)
+		return view_agg_group(c, sel, MODEL_NO_TRACK);
+	for (uint32_t t = 0; t < m->ntracks; t++) {
+		if (m->tracks[t].kind != MODEL_TRACK_THREAD)
 			continue;
-		g.track = t;
-		int rc = view_agg_group(c, v, &g);
+		int rc = view_agg_group(c, sel, t);
 		if (rc)
 			return rc;
 	}
@@ -935,17 +592,17 @@ static int view_agg(struct report_ctx *c, enum agg_view v)
 
 static int view_operator(struct report_ctx *c)
 {
-	return view_agg(c, AV_OPERATOR);
+	return view_agg(c, AGG_OPERATORS);
 }
 
 static int view_userdefined(struct report_ctx *c)
 {
-	return view_agg(c, AV_USERDEFINED);
+	return view_agg(c, AGG_USER_DEFINED);
 }
 
 static int view_memcpy(struct report_ctx *c)
 {
-	return view_agg(c, AV_MEMCPY);
+	return view_agg(c, AGG_MEMORY);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -979,24 +636,14 @@ size_t report_kernel_display_len(const char *s, size_t n)
 
 static int view_kernel(struct report_ctx *c)
 {
-	const struct model *m = c->m;
-	struct agg a = { 0 };
-	int64_t all = 0;
-	for (uint32_t tt = 0; tt < m->ntracks; tt++) {
-		const struct model_track *tr = &m->tracks[tt];
-		if (tr->kind != MODEL_TRACK_DEVICE)
-			continue;
-		for (uint64_t i = 0; i < tr->nranges; i++) {
-			if (!tree_is_kernel(tr->ranges.category[i]))
-				continue;
-			uint32_t it = agg_get(&a, AGG_NONE, tr->ranges.name[i], KIND_KERNEL);
-			agg_add(&a, it, 0, tr->ranges.dur_ns[i]);
-			all += tr->ranges.dur_ns[i];
-		}
-	}
-	if (a.oom || a.n == 0) {
+	const struct model *m = c->an.m;
+	struct agg a;
+	int64_t all;
+	if (agg_kernels(m, &a, &all) != 0)
+		return OPSCOPE_ENOMEM;
+	if (a.n == 0) {
 		agg_free(&a);
-		return a.oom ? OPSCOPE_ENOMEM : 0;
+		return 0;
 	}
 	struct rtable *t = ctx_table(c, "kernel", "Kernel Summary");
 	if (!t) {
@@ -1025,7 +672,7 @@ static int view_kernel(struct report_ctx *c)
 		rcell_text(r, cdisp, s, report_kernel_display_len(s, len));
 		rcell_text(r, cname, s, len);
 		r->cells[ccalls].i = (int64_t)it->calls;
-		set_stats(&r->cells[cgpu], it, true, all);
+		set_item_stats(&r->cells[cgpu], it, true, all);
 	}
 	int rc = !top || t->oom ? OPSCOPE_ENOMEM : 0;
 	free(top);
@@ -1036,51 +683,16 @@ static int view_kernel(struct report_ctx *c)
 /* ---------------------------------------------------------------------------------------- */
 /* nvprof */
 
-static const char *const copy_kinds[] = { "HtoD", "DtoH", "DtoD", "HtoH", "PtoP", "DtoA", "AtoD" };
-#define NCOPY_KINDS (sizeof(copy_kinds) / sizeof(copy_kinds[0]))
-
-/* nvprof names copies by kind ("[CUDA memcpy HtoD]" for "Memcpy HtoD (Pageable -> Device)")
- * and all memsets "[CUDA memset]": 1 + the kind's index for a copy, NCOPY_KINDS + 1 for a
- * memset, 0 for anything else (named as itself). */
-static uint32_t nvprof_kind(const struct model *m, uint8_t cat, uint32_t name)
-{
-	if (cat == OPSCOPE_CAT_MEMSET)
-		return NCOPY_KINDS + 1;
-	if (cat != OPSCOPE_CAT_MEMCPY)
-		return 0;
-	const char *s = model_str(m, name);
-	for (size_t k = 0; k < NCOPY_KINDS; k++)
-		if (strstr(s, copy_kinds[k]))
-			return 1 + (uint32_t)k;
-	return 0;
-}
-
-enum { NV_GPU, NV_API, NV_COPY };
-
 static int view_nvprof(struct report_ctx *c)
 {
-	const struct model *m = c->m;
-	struct agg a = { 0 };
-	int64_t sum[2] = { 0, 0 };
-	for (uint32_t tt = 0; tt < m->ntracks; tt++) {
-		const struct model_track *tr = &m->tracks[tt];
-		for (uint64_t i = 0; i < tr->nranges; i++) {
-			uint8_t cat = tr->ranges.category[i];
-			bool gpu = tr->kind == MODEL_TRACK_DEVICE && tree_is_device_work(cat);
-			if (!gpu && !(tr->kind == MODEL_TRACK_THREAD && tree_is_runtime(cat)))
-				continue;
-			/* copies of one kind share a row: keyed by kind, not by name */
-			uint32_t kind = gpu ? nvprof_kind(m, cat, tr->ranges.name[i]) : 0;
-			uint32_t it = kind ? agg_get(&a, AGG_NONE, kind, NV_COPY)
-					   : agg_get(&a, AGG_NONE, tr->ranges.name[i],
-						     gpu ? NV_GPU : NV_API);
-			agg_add(&a, it, 0, tr->ranges.dur_ns[i]);
-			sum[gpu ? 0 : 1] += tr->ranges.dur_ns[i];
-		}
-	}
-	if (a.oom || a.n == 0) {
+	const struct model *m = c->an.m;
+	struct agg a;
+	int64_t sum[2]; /* GPU activities, API calls */
+	if (agg_nvprof(m, &a, &sum[0], &sum[1]) != 0)
+		return OPSCOPE_ENOMEM;
+	if (a.n == 0) {
 		agg_free(&a);
-		return a.oom ? OPSCOPE_ENOMEM : 0;
+		return 0;
 	}
 	struct rtable *t = ctx_table(c, "nvprof", "GPU activities and API calls");
 	if (!t) {
@@ -1101,22 +713,16 @@ static int view_nvprof(struct report_ctx *c)
 	for (int api = 0; api < 2 && top; api++) {
 		for (uint32_t k = 0; k < n; k++) {
 			const struct agg_item *it = &a.v[top[k]];
-			if ((it->kind == NV_API) != (api == 1))
+			if ((it->kind == AGG_NVPROF_API) != (api == 1))
 				continue;
 			struct rrow *r = rtable_row(t, 0);
 			if (!r)
 				break;
 			set_cstr(r, csec, api ? "api" : "gpu");
-			if (it->kind != NV_COPY) {
+			if (it->kind == AGG_NVPROF_COPY)
+				set_cstr(r, cname, agg_nvprof_copy_name(it->name));
+			else
 				set_text(r, cname, m, it->name);
-			} else {
-				char buf[32];
-				int len = it->name > NCOPY_KINDS
-						  ? snprintf(buf, sizeof(buf), "[CUDA memset]")
-						  : snprintf(buf, sizeof(buf), "[CUDA memcpy %s]",
-							     copy_kinds[it->name - 1]);
-				rcell_text(r, cname, rtable_str(t, buf, (size_t)len), (size_t)len);
-			}
 			r->cells[cratio].ratio = ratio(it->gpu_ns, sum[api]);
 			r->cells[ctot].i = it->gpu_ns;
 			r->cells[ccalls].i = (int64_t)it->calls;
@@ -1136,10 +742,10 @@ static int view_nvprof(struct report_ctx *c)
 
 static int view_step(struct report_ctx *c)
 {
-	const struct model *m = c->m;
+	const struct model *m = c->an.m;
 	for (uint32_t f = 0; f < m->nfiles; f++) {
 		struct step_table st;
-		if (steps_analyze(&c->tree, f, &st) != 0)
+		if (steps_analyze(&c->an.tree, f, &st) != 0)
 			return OPSCOPE_ENOMEM;
 		if (st.nrows == 0) {
 			steps_free(&st);
@@ -1199,49 +805,12 @@ static int view_step(struct report_ctx *c)
 /* ---------------------------------------------------------------------------------------- */
 /* Perf Summary */
 
-/* Paddle's benchmark summary from recorded steps that carry num_samples: per step the batch
- * cost (its duration), the reader cost (Dataloader time inside it) and the throughput. */
 static int view_perf(struct report_ctx *c)
 {
-	const struct model *m = c->m;
-	uint32_t key = model_find_str(m, "num_samples");
-	if (!key)
-		return 0;
-	struct stat3 {
-		double sum, max, min;
-		uint64_t n;
-	} st[3] = { { 0, 0, 1e300, 0 }, { 0, 0, 1e300, 0 }, { 0, 0, 1e300, 0 } };
-	int64_t samples = 0, batch_total = 0;
-	for (uint32_t tt = 0; tt < m->ntracks; tt++) {
-		const struct model_track *tr = &m->tracks[tt];
-		if (tr->kind != MODEL_TRACK_THREAD)
-			continue;
-		const struct model_ranges *r = &tr->ranges;
-		for (uint64_t i = 0; i < tr->nranges; i++) {
-			uint64_t a;
-			if (r->category[i] != OPSCOPE_CAT_PROFILE_STEP ||
-			    (a = model_range_arg(m, tt, i, key)) == MODEL_NONE ||
-			    m->args.type[a] != MODEL_ARG_I64 || r->dur_ns[i] <= 0)
-				continue;
-			int64_t reader = 0, end = r->start_ns[i] + r->dur_ns[i];
-			for (uint64_t j = i + 1; j < tr->nranges && r->start_ns[j] < end; j++)
-				if (r->category[j] == OPSCOPE_CAT_DATALOADER &&
-				    c->tree.tracks[tt].parent[j] == i)
-					reader += r->dur_ns[j];
-			double v[3] = { (double)reader / 1e9, (double)r->dur_ns[i] / 1e9,
-					(double)(int64_t)m->args.bits[a] * 1e9 /
-						(double)r->dur_ns[i] };
-			for (int k = 0; k < 3; k++) {
-				st[k].sum += v[k];
-				st[k].max = v[k] > st[k].max ? v[k] : st[k].max;
-				st[k].min = v[k] < st[k].min ? v[k] : st[k].min;
-				st[k].n++;
-			}
-			samples += (int64_t)m->args.bits[a];
-			batch_total += r->dur_ns[i];
-		}
-	}
-	if (st[1].n == 0)
+	struct throughput tp;
+	if (throughput_analyze(&c->an, &tp) != 0)
+		return OPSCOPE_ENOMEM;
+	if (tp.steps == 0)
 		return 0;
 	struct rtable *t = ctx_table(c, "perf", "Perf Summary");
 	if (!t)
@@ -1251,18 +820,22 @@ static int view_perf(struct report_ctx *c)
 	int cmax = rtable_col(t, "max", "max", RCOL_NUMBER, 12);
 	int cmin = rtable_col(t, "min", "min", RCOL_NUMBER, 12);
 	int cunit = rtable_col(t, "unit", "unit", RCOL_TEXT, 10);
-	static const char *const names[] = { "reader_cost", "batch_cost", "ips" };
+	/* Paddle's units: seconds, and samples per second */
+	const struct {
+		const char *name, *unit;
+		const struct throughput_stat *st;
+	} rows[] = { { "reader_cost", "s", &tp.reader_cost_s },
+		     { "batch_cost", "s", &tp.batch_cost_s },
+		     { "ips", "samples/s", &tp.ips } };
 	for (int k = 0; k < 3; k++) {
 		struct rrow *r = rtable_row(t, 0);
 		if (!r)
 			break;
-		set_cstr(r, cname, names[k]);
-		set_cstr(r, cunit, k == 2 ? "samples/s" : "s");
-		/* Paddle's units: seconds, and samples per second */
-		r->cells[cavg].num = k == 2 ? (double)samples * 1e9 / (double)batch_total
-					    : st[k].sum / (double)st[k].n;
-		r->cells[cmax].num = st[k].max;
-		r->cells[cmin].num = st[k].min;
+		set_cstr(r, cname, rows[k].name);
+		set_cstr(r, cunit, rows[k].unit);
+		r->cells[cavg].num = rows[k].st->avg;
+		r->cells[cmax].num = rows[k].st->max;
+		r->cells[cmin].num = rows[k].st->min;
 	}
 	t->note =
 		"From the ProfileStep ranges that carry num_samples: batch_cost = the step's "

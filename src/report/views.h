@@ -1,7 +1,8 @@
 /*
- * views.h: the views of `opscope report`: each turns the analysed model (tree.h, steps.h)
- * into one or more tables (table.h). The registry below is the one list of views: the CLI
- * reads names, order and help from it. Exact definitions: docs/report.md.
+ * views.h: the views of `opscope report`: each turns the results of an analysis (src/analyze)
+ * into one or more tables (table.h), computing nothing itself. The registry below is the one
+ * list of views: the CLI reads names, order and help from it. Exact definitions:
+ * docs/report.md.
  */
 #ifndef OPSCOPE_REPORT_VIEWS_H
 #define OPSCOPE_REPORT_VIEWS_H
@@ -10,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "analyze/tree.h"
+#include "analyze/analysis.h"
 #include "model/model.h"
 #include "report/table.h"
 
@@ -28,30 +29,26 @@ enum report_sort {
 };
 
 struct report_opts {
-	enum report_sort sort;
-	bool op_detail;	 /* operator table: inner phases and kernels under each operator */
-	bool thread_sep; /* operator / user-defined tables per thread, not merged */
+	enum report_sort sort; /* row order of the operator, user-defined and kernel tables */
+	bool op_detail;	       /* operator table: inner phases and kernels under each operator */
+	bool thread_sep;       /* operator / user-defined tables per thread, not merged */
 };
 
-/* What every view reads, computed once. */
+/* What every view reads, computed once, and the tables they give. */
 struct report_ctx {
-	const struct model *m;
-	const struct report_opts *o;
-	struct tree tree;
-	int64_t total_ns;	/* union of the ProfileStep ranges; without any, the span of
-				   * the host ranges */
-	bool has_steps;		/* ProfileStep ranges exist */
-	int64_t step_gpu_ns;	/* kernel time launched from inside ProfileStep ranges */
-	int64_t step_ggpu_ns;	/* all device time launched from inside them */
-	struct rtable **tables; /* output */
-	size_t ntables, tables_cap;
-	bool oom;
+	const struct report_opts *o; /* the caller's options */
+	struct analysis an;	     /* the shared analysis (the model is an.m): written by
+				      * report_ctx_init, read-only while the views run */
+	struct rtable **tables;	     /* output, in the order of report_views */
+	size_t ntables;		     /* tables in `tables` */
+	size_t tables_cap;	     /* tables allocated */
+	bool oom;		     /* a table could not be added */
 };
 
 struct report_view {
-	const char *name;    /* --views name */
-	const char *summary; /* one line of help */
-	int (*fn)(struct report_ctx *c);
+	const char *name;		 /* --views name */
+	const char *summary;		 /* one line of help */
+	int (*fn)(struct report_ctx *c); /* adds its tables to c; 0 or OPSCOPE_ENOMEM */
 	int cost; /* rough rank of its time on a large trace: costlier views start first */
 };
 
@@ -68,10 +65,12 @@ int report_sort_from_name(const char *name);
  * template arguments and drops the parameter list; names of another shape stay whole. */
 size_t report_kernel_display_len(const char *s, size_t n);
 
+/* Analyse model m (read-only, must outlive c) for the views: analysis_run (analysis.h). 0, or
+ * OPSCOPE_ENOMEM. */
 int report_ctx_init(struct report_ctx *c, const struct model *m, const struct report_opts *o);
 /* Run the views `want` accepts (all when want is NULL) and add their tables to c->tables in
  * the order of report_views. The views run in parallel, up to one per CPU (util/parallel.h):
- * they only read the model and the context. 0, or OPSCOPE_ENOMEM. */
+ * they only read the model and the analysis. 0, or OPSCOPE_ENOMEM. */
 int report_run_views(struct report_ctx *c, bool (*want)(const char *view, void *arg), void *arg);
 /* A filter for report_run_views: `list` is a comma-separated list of view names (a const
  * char *), NULL for every view. */

@@ -364,8 +364,8 @@ TEST(no_devices_no_steps)
 	struct report_opts o = { SORT_CPU_TOTAL, true, false };
 	struct report_ctx *c = run(m, &o);
 	REQUIRE(c != NULL);
-	CHECK(!c->has_steps);
-	CHECK_EQ_I(c->total_ns, 400 - 100); /* the span of the host ranges */
+	CHECK(!c->an.has_steps);
+	CHECK_EQ_I(c->an.total_ns, 400 - 100); /* the span of the host ranges */
 	/* nothing on a GPU: no device, kernel, nvprof, distributed, step table; no model
 	 * table without phases */
 	CHECK(find_table(c, "device") == NULL);
@@ -475,7 +475,7 @@ TEST(overview_model_device)
 	struct report_opts o = { SORT_CPU_TOTAL, true, false };
 	struct report_ctx *c = run(m, &o);
 	REQUIRE(c != NULL);
-	CHECK_EQ_I(c->total_ns, 300); /* [0,200) + [300,400) */
+	CHECK_EQ_I(c->an.total_ns, 300); /* [0,200) + [300,400) */
 	const struct rtable *ov = find_table(c, "overview");
 	REQUIRE(ov != NULL);
 	CHECK_EQ_I(total_of(ov, "gpu_busy_ns"), 100); /* [0,75) + [75,100), not the annotation */

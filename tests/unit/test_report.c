@@ -144,7 +144,7 @@ TEST(overview_model_distributed)
 	struct report_opts o = { SORT_CPU_TOTAL, true, false };
 	struct report_ctx *c = run(m, &o);
 	REQUIRE(c != NULL);
-	CHECK_EQ_I(c->total_ns, 1000);
+	CHECK_EQ_I(c->an.total_ns, 1000);
 	const struct rtable *ov = find_table(c, "overview");
 	REQUIRE(ov != NULL);
 	CHECK_EQ_I(total_of(ov, "total_ns"), 1000);

@@ -1,0 +1,39 @@
+/*
+ * analysis.h: what every analysis of a loaded model starts from, computed once: the event
+ * tree (tree.h), the total time that ratios are taken of, and the device time launched from
+ * inside the steps. The other analyses (device.h, overview.h, phases.h, distributed.h,
+ * aggregate.h, throughput.h, steps.h) are pure functions of it; a report, an advisor, a diff
+ * or an HTML page call the ones they need.
+ *
+ * Thread safety: analysis_run writes it; from then on it is read-only until analysis_free,
+ * and any number of threads may run analyses over it at once (the report's views do).
+ */
+#ifndef OPSCOPE_ANALYZE_ANALYSIS_H
+#define OPSCOPE_ANALYZE_ANALYSIS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "analyze/tree.h"
+#include "model/model.h"
+
+struct analysis {
+	const struct model *m;	/* the model analysed (read-only, outlives the analysis) */
+	struct tree tree;	/* its event tree: parents, self times, launches */
+	int64_t total_ns;	/* ns: the union of the ProfileStep ranges; without any, the span
+				 * of the host ranges (first start to last end) */
+	bool has_steps;		/* ProfileStep ranges exist */
+	int64_t step_kernel_ns; /* ns: kernel time launched from inside the ProfileStep ranges */
+	int64_t step_device_ns; /* ns: all device time (kernels, copies, memsets) launched from
+				 * inside them */
+};
+
+/* Analyse model m (read-only, must outlive a). 0, or OPSCOPE_ENOMEM (a is then empty). */
+int analysis_run(struct analysis *a, const struct model *m);
+void analysis_free(struct analysis *a);
+
+/* Does name contain `needle` (lower case), ignoring the case of ASCII letters? How the
+ * analyses recognise ranges by name ("allreduce", "memcpy"), as Paddle does. */
+bool analysis_name_has(const char *name, const char *needle);
+
+#endif

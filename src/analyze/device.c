@@ -1,0 +1,107 @@
+/*
+ * device.c: CPU utilization from the trace's metadata, GPU busy time as the union of each
+ * device's kernels (device.h).
+ */
+#include "analyze/device.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "opscope/opscope.h"
+
+#include "analyze/intervals.h"
+
+static const char *const cpu_keys[2] = {
+	[DEVICE_CPU_PROCESS] = "cpu.process_utilization",
+	[DEVICE_CPU_SYSTEM] = "cpu.system_utilization",
+};
+
+/* Append one GPU entry; false when out of memory. */
+static bool add_gpu(struct device_usage *d, uint32_t *cap, struct device_gpu g)
+{
+	if (d->ngpu == *cap) {
+		uint32_t n = *cap ? *cap * 2 : 8;
+		struct device_gpu *v = realloc(d->gpu, n * sizeof(*v));
+		if (!v)
+			return false;
+		d->gpu = v;
+		*cap = n;
+	}
+	d->gpu[d->ngpu++] = g;
+	return true;
+}
+
+/* The union of the kernels of device `pid` of file f, from its first track tt on. */
+static int64_t kernel_union_ns(const struct model *m, uint32_t f, uint32_t pid, uint32_t tt,
+			       bool *oom)
+{
+	struct ivec k = { 0 };
+	for (uint32_t t = tt; t < m->ntracks; t++) {
+		const struct model_track *d = &m->tracks[t];
+		if (d->kind != MODEL_TRACK_DEVICE || d->file != f || d->pid != pid)
+			continue;
+		for (uint64_t i = 0; i < d->nranges; i++)
+			if (tree_is_kernel(d->ranges.category[i]))
+				ivec_push(&k, d->ranges.start_ns[i],
+					  d->ranges.start_ns[i] + d->ranges.dur_ns[i]);
+	}
+	ivec_merge(&k);
+	int64_t busy = ivec_sum(&k);
+	*oom = *oom || k.oom;
+	ivec_free(&k);
+	return busy;
+}
+
+int device_analyze(const struct analysis *a, struct device_usage *out)
+{
+	const struct model *m = a->m;
+	memset(out, 0, sizeof(*out));
+	uint32_t key[2];
+	for (int k = 0; k < 2; k++) {
+		key[k] = model_find_str(m, cpu_keys[k]);
+		for (uint32_t i = 0; key[k] && i < m->nmeta; i++)
+			out->ncpu_of[k] += m->meta[i].key == key[k];
+	}
+	uint32_t ncpu = out->ncpu_of[0] + out->ncpu_of[1];
+	if (ncpu && !(out->cpu = calloc(ncpu, sizeof(*out->cpu))))
+		return OPSCOPE_ENOMEM;
+	for (int k = 0; k < 2; k++)
+		for (uint32_t i = 0; key[k] && i < m->nmeta; i++)
+			if (m->meta[i].key == key[k])
+				out->cpu[out->ncpu++] = (struct device_cpu){
+					(enum device_cpu_kind)k, m->meta[i].pid,
+					strtod(model_str(m, m->meta[i].value), NULL)
+				};
+	/* one GPU per (file, device id) */
+	uint32_t cap = 0;
+	bool oom = false;
+	for (uint32_t f = 0; f < m->nfiles && !oom; f++) {
+		uint32_t seen[DEVICE_MAX_GPUS];
+		uint32_t nseen = 0;
+		for (uint32_t tt = 0; tt < m->ntracks && !oom; tt++) {
+			const struct model_track *tr = &m->tracks[tt];
+			if (tr->kind != MODEL_TRACK_DEVICE || tr->file != f)
+				continue;
+			bool dup = false;
+			for (uint32_t k = 0; k < nseen; k++)
+				dup = dup || seen[k] == tr->pid;
+			if (dup || nseen == DEVICE_MAX_GPUS)
+				continue;
+			seen[nseen++] = tr->pid;
+			int64_t busy = kernel_union_ns(m, f, tr->pid, tt, &oom);
+			oom = oom || !add_gpu(out, &cap, (struct device_gpu){ f, tr->pid, busy });
+		}
+	}
+	if (oom) {
+		device_free(out);
+		return OPSCOPE_ENOMEM;
+	}
+	return 0;
+}
+
+void device_free(struct device_usage *d)
+{
+	free(d->cpu);
+	free(d->gpu);
+	memset(d, 0, sizeof(*d));
+}

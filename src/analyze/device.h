@@ -1,0 +1,50 @@
+/*
+ * device.h: how busy each processor was. CPUs: the utilization a recording sampled, per
+ * process, as the trace's metadata states it ("cpu.process_utilization",
+ * "cpu.system_utilization"). GPUs: per device of each file, the union of its kernels over
+ * all its streams (its busy time); utilization is that over the analysis's total time.
+ *
+ * Invariants: CPU entries come process ones first, then system ones, each kind in metadata
+ * order; GPUs come file by file, each file's in the order of their first track, at most
+ * DEVICE_MAX_GPUS per file.
+ */
+#ifndef OPSCOPE_ANALYZE_DEVICE_H
+#define OPSCOPE_ANALYZE_DEVICE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "analyze/analysis.h"
+
+#define DEVICE_MAX_GPUS 64 /* GPUs per file; more are left out */
+
+enum device_cpu_kind {
+	DEVICE_CPU_PROCESS, /* the recording process's CPU time over elapsed time */
+	DEVICE_CPU_SYSTEM,  /* all processes' busy time over busy + idle time */
+};
+
+struct device_cpu {
+	enum device_cpu_kind kind; /* what was measured */
+	uint32_t pid;		   /* the process that recorded it */
+	double utilization;	   /* fraction; a process's is over one core, so up to ncores */
+};
+
+struct device_gpu {
+	uint32_t file;	 /* index in model.files */
+	uint32_t device; /* device id (the pid of its device tracks) */
+	int64_t busy_ns; /* ns: the union of its kernels (NCCL ones included) over its streams */
+};
+
+struct device_usage {
+	struct device_cpu *cpu; /* CPU entries, process ones first */
+	uint32_t ncpu;		/* entries in cpu */
+	uint32_t ncpu_of[2];	/* entries of each device_cpu_kind */
+	struct device_gpu *gpu; /* GPU entries */
+	uint32_t ngpu;		/* entries in gpu */
+};
+
+/* The CPU and GPU usage of a's model. 0, or OPSCOPE_ENOMEM (out is then empty). */
+int device_analyze(const struct analysis *a, struct device_usage *out);
+void device_free(struct device_usage *d);
+
+#endif

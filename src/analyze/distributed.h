@@ -1,0 +1,35 @@
+/*
+ * distributed.h: communication against computation (Paddle's Distribution Summary).
+ *
+ * Communication: host communication ranges (category Communication, or an Operator named like
+ * allreduce / broadcast / rpc), and GPU communication (NCCL kernels, and every kernel launched
+ * from inside a host communication range). Computation: every other kernel. Kernels launched
+ * before the profiling window (no launching call) count by their category. Overlap is the
+ * time both ran at once. Paddle also counts a kernel launched under a communication range as
+ * computation; we do not (docs/report.md).
+ */
+#ifndef OPSCOPE_ANALYZE_DISTRIBUTED_H
+#define OPSCOPE_ANALYZE_DISTRIBUTED_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "analyze/analysis.h"
+#include "analyze/intervals.h"
+
+struct distributed {
+	bool has_communication;	  /* any communication range (Paddle prints the table only then) */
+	int64_t communication_ns; /* ns: the union of host and GPU communication */
+	int64_t computation_ns;	  /* ns: the union of the computation kernels */
+	int64_t overlap_ns;	  /* ns: communication ∩ computation */
+};
+
+/* The ranges above, not merged, pushed onto host_comm, gpu_comm and compute (compute may be
+ * NULL when not wanted). Out of memory sets the lists' oom. */
+void distributed_ranges(const struct analysis *a, struct ivec *host_comm, struct ivec *gpu_comm,
+			struct ivec *compute);
+
+/* Communication, computation and their overlap in a's model. 0, or OPSCOPE_ENOMEM. */
+int distributed_analyze(const struct analysis *a, struct distributed *out);
+
+#endif
