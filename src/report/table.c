@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "convert/export.h" /* export_utf8_len */
 #include "util/strlist.h"
+#include "util/utf8.h"
 
 /* ---------------------------------------------------------------------------------------- */
 /* Construction */
@@ -234,7 +234,7 @@ static void esc_text(struct sbuf *b, const char *s, size_t n, size_t *cols)
 			w += 4;
 			i++;
 		} else {
-			size_t l = export_utf8_len(u + i, n - i);
+			size_t l = utf8_seq_len(u + i, n - i);
 			/* C1 controls (U+0080..U+009F) are terminal escapes too, as in
 			 * cli_put_escaped(): both bytes as \xNN */
 			if (l == 2 && c == 0xc2 && u[i + 1] < 0xa0)
@@ -284,7 +284,7 @@ static void esc_json(struct sbuf *b, const char *s, size_t n)
 			sb_put(b, e, 6);
 			i++;
 		} else {
-			size_t l = export_utf8_len(u + i, n - i);
+			size_t l = utf8_seq_len(u + i, n - i);
 			if (l == 0) {
 				sb_lit(b, "\\ufffd");
 				i++;
@@ -316,7 +316,7 @@ static void esc_csv(struct sbuf *b, const char *s, size_t n)
 			i = j;
 			continue;
 		}
-		size_t l = export_utf8_len(u + i, n - i);
+		size_t l = utf8_seq_len(u + i, n - i);
 		if (l == 0) {
 			sb_lit(b, "\xef\xbf\xbd");
 			i++;
