@@ -2,9 +2,11 @@
  * table.h: the tables `opscope report` prints, and their three renderings.
  *
  * A view (views.h) fills tables; the renderers turn them into text laid out like Paddle's
- * profiler summary (or nvprof's, for the nvprof view), CSV (RFC 4180), or JSON. Every string
- * that came from a trace is escaped for where it goes: control characters and invalid UTF-8
- * for the terminal, quotes for CSV, JSON escapes (invalid UTF-8 as U+FFFD) for JSON.
+ * profiler summary (or nvprof's, for the nvprof view), CSV (RFC 4180), or JSON: one file each
+ * (render_text.c, render_csv.c, render_json.c), picked by report_render (render.c, render.h).
+ * Every string that came from a trace is escaped for where it goes: control characters and
+ * invalid UTF-8 for the terminal, quotes for CSV, JSON escapes (invalid UTF-8 as U+FFFD) for
+ * JSON.
  *
  * Values are kept in ns and as fractions; units and percentages are the renderers' business.
  * In JSON every time is an integer number of ns and every ratio a fraction, whatever the
@@ -28,12 +30,12 @@ enum rcol_kind {
 };
 
 struct rcol {
-	const char *title; /* text header */
-	const char *key;   /* JSON and CSV key; RCOL_STATS: prefix of <key>_total_ns ... ("":
-			    * total_ns ...) */
-	enum rcol_kind kind;
-	int width; /* minimum text width */
-	int flags; /* RCOL_F_* */
+	const char *title;   /* text header */
+	const char *key;     /* JSON and CSV key; RCOL_STATS: prefix of <key>_total_ns ...
+			      * ("": total_ns ...) */
+	enum rcol_kind kind; /* what its cells hold */
+	int width;	     /* minimum text width, in columns */
+	int flags;	     /* RCOL_F_* */
 };
 
 #define RCOL_F_CUT	   1 /* text: names longer than the width are cut, with "..." */
@@ -47,8 +49,8 @@ struct rstats {
 
 struct rcell {
 	const char *text; /* RCOL_TEXT (not NUL-terminated: len) */
-	size_t len;
-	int64_t i;	  /* RCOL_COUNT, RCOL_TIME */
+	size_t len;	  /* bytes of text */
+	int64_t i;	  /* RCOL_COUNT; RCOL_TIME in ns */
 	double ratio;	  /* RCOL_RATIO */
 	double num;	  /* RCOL_NUMBER */
 	struct rstats st; /* RCOL_STATS */
@@ -69,22 +71,23 @@ enum rstyle {
 };
 
 struct rtable {
-	const char *view; /* "kernel" */
-	char title[128];  /* "Kernel Summary" */
-	char group[256];  /* thread group or file, "" if none */
-	enum rstyle style;
-	struct rcol cols[RTABLE_MAX_COLS];
-	int ncols;
-	struct rrow *rows;
-	size_t nrows, rows_cap;
-	const char *note; /* text only: a "Note:" paragraph after the rows */
+	const char *view;		   /* "kernel" */
+	char title[128];		   /* "Kernel Summary" */
+	char group[256];		   /* thread group or file, "" if none */
+	enum rstyle style;		   /* text layout */
+	struct rcol cols[RTABLE_MAX_COLS]; /* the columns, in order */
+	int ncols;			   /* columns used */
+	struct rrow *rows;		   /* the rows, in order */
+	size_t nrows;			   /* rows used */
+	size_t rows_cap;		   /* rows allocated */
+	const char *note;		   /* text only: a "Note:" paragraph after the rows */
 	struct {
-		const char *key;
-		int64_t v;
-	} totals[8]; /* JSON "totals" (ns) */
-	int ntotals;
-	struct rarena *arena; /* owned strings and cells */
-	bool oom;
+		const char *key; /* JSON key ("gpu_busy_ns") */
+		int64_t v;	 /* ns */
+	} totals[8];		 /* JSON "totals" */
+	int ntotals;		 /* totals used */
+	struct rarena *arena;	 /* owned strings and cells */
+	bool oom;		 /* an allocation failed: rows or strings are missing */
 };
 
 /* Output options. */

@@ -1,0 +1,201 @@
+/*
+ * render.c: what the renderers share (render.h): the output buffer, terminal-safe escaping,
+ * column selection and row limits; and report_render, which picks the renderer of the
+ * format and writes the output table by table, so that a report of many tables never sits
+ * whole in memory.
+ */
+#include "report/render.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/strlist.h"
+#include "util/utf8.h"
+
+/* ---------------------------------------------------------------------------------------- */
+/* Output buffer and escaping */
+
+void sb_put(struct sbuf *b, const char *s, size_t n)
+{
+	if (b->len + n + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 256;
+		while (cap < b->len + n + 1)
+			cap *= 2;
+		char *p = realloc(b->s, cap);
+		if (!p) {
+			b->oom = true;
+			return;
+		}
+		b->s = p;
+		b->cap = cap;
+	}
+	memcpy(b->s + b->len, s, n);
+	b->len += n;
+	b->s[b->len] = '\0';
+}
+
+void sb_printf(struct sbuf *b, const char *fmt, ...)
+{
+	char tmp[512];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		sb_put(b, tmp, (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
+}
+
+/* Terminal-safe text: control characters and invalid UTF-8 escaped; *cols gets the display
+ * width (one column per code point). */
+void render_esc_text(struct sbuf *b, const char *s, size_t n, size_t *cols)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t w = 0;
+	for (size_t i = 0; i < n;) {
+		size_t j = i; /* a run of printable ASCII in one piece */
+		while (j < n && u[j] >= 0x20 && u[j] < 0x7f && u[j] != '\\')
+			j++;
+		if (j > i) {
+			sb_put(b, s + i, j - i);
+			w += j - i;
+			i = j;
+			continue;
+		}
+		unsigned char c = u[i];
+		char e[8];
+		if (c == '\\') {
+			sb_lit(b, "\\\\");
+			w += 2;
+			i++;
+		} else if (c == '\n' || c == '\t' || c == '\r') {
+			e[0] = '\\';
+			e[1] = c == '\n' ? 'n' : c == '\t' ? 't' : 'r';
+			sb_put(b, e, 2);
+			w += 2;
+			i++;
+		} else if (c < 0x20 || c == 0x7f) {
+			snprintf(e, sizeof(e), "\\x%02x", c);
+			sb_put(b, e, 4);
+			w += 4;
+			i++;
+		} else {
+			size_t l = utf8_seq_len(u + i, n - i);
+			/* C1 controls (U+0080..U+009F) are terminal escapes too, as in
+			 * cli_put_escaped(): both bytes as \xNN */
+			if (l == 2 && c == 0xc2 && u[i + 1] < 0xa0)
+				l = 0;
+			if (l == 0) {
+				snprintf(e, sizeof(e), "\\x%02x", c);
+				sb_put(b, e, 4);
+				w += 4;
+				i++;
+			} else {
+				sb_put(b, s + i, l);
+				w++;
+				i += l;
+			}
+		}
+	}
+	if (cols)
+		*cols = w;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Column selection, row limits, units */
+
+bool render_col_shown(const struct rformat_opts *o, const struct rcol *c)
+{
+	if (o->format == RFORMAT_TEXT && (c->flags & RCOL_F_TEXT_HIDDEN))
+		return false;
+	/* the kernel table's unprefixed GPU statistics answer to "gpu" */
+	const char *key = c->key[0] ? c->key : "gpu";
+	return !o->columns || strlist_has(o->columns, key, strlen(key));
+}
+
+const char *rformat_unknown_column(const char *columns, struct rtable *const *tables, size_t n,
+				   char *buf, size_t size)
+{
+	const char *item;
+	size_t len;
+	while (size > 0 && (len = strlist_next(&columns, &item)) != (size_t)-1) {
+		bool found = false;
+		for (size_t i = 0; i < n && !found; i++)
+			for (int c = 0; c < tables[i]->ncols && !found; c++) {
+				const char *key = tables[i]->cols[c].key;
+				key = key[0] ? key : "gpu";
+				found = strlen(key) == len && memcmp(key, item, len) == 0;
+			}
+		if (!found) {
+			size_t k = len < size - 1 ? len : size - 1;
+			memcpy(buf, item, k);
+			buf[k] = '\0';
+			return buf;
+		}
+	}
+	return NULL;
+}
+
+/* Rows to print: the first `top` rows at level 0 and the rows under them. */
+size_t render_rows_shown(const struct rtable *t, const struct rformat_opts *o)
+{
+	if (!o->top)
+		return t->nrows;
+	size_t top = 0, i = 0;
+	for (; i < t->nrows; i++) {
+		if (t->rows[i].indent == 0 && top++ == o->top)
+			break;
+	}
+	return i;
+}
+
+bool render_has_levels(const struct rtable *t)
+{
+	for (size_t r = 0; r < t->nrows; r++)
+		if (t->rows[r].indent)
+			return true;
+	return false;
+}
+
+double render_unit_div(int unit)
+{
+	static const double div[] = { 1e9, 1e6, 1e3, 1 };
+	return unit >= 0 && unit < 4 ? div[unit] : 1;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Dispatch */
+
+/* The renderer of each format. */
+static const struct render_ops *const renderers[] = {
+	[RFORMAT_TEXT] = &render_text_ops,
+	[RFORMAT_CSV] = &render_csv_ops,
+	[RFORMAT_JSON] = &render_json_ops,
+};
+
+int report_render(FILE *out, struct rtable *const *tables, size_t n, const struct rformat_opts *o,
+		  const char *const *inputs, size_t ninputs)
+{
+	if ((size_t)o->format >= sizeof(renderers) / sizeof(renderers[0]))
+		return -1;
+	const struct render_ops *r = renderers[o->format];
+	struct sbuf b = { NULL, 0, 0, false };
+	int rc = 0;
+	if (r->begin)
+		r->begin(&b, inputs, ninputs);
+	for (size_t i = 0; i < n; i++) {
+		r->table(&b, tables[i], i, o);
+		/* write as we go: a report of many tables never sits whole in memory */
+		if (b.len && fwrite(b.s, 1, b.len, out) != b.len)
+			rc = -1;
+		b.len = 0;
+	}
+	if (r->end)
+		r->end(&b);
+	if (b.len && fwrite(b.s, 1, b.len, out) != b.len)
+		rc = -1;
+	if (b.oom)
+		rc = -1;
+	free(b.s);
+	return rc;
+}

@@ -1,0 +1,176 @@
+/*
+ * render_json.c: the JSON rendering of the report: one object, {"opscope_report":1,
+ * "time_unit":"ns","inputs":[...],"tables":[...]}, each table {"view","title","group",
+ * "rows":[{key: value}],"totals"}. Whatever the chosen unit, times are integer ns and ratios
+ * fractions; empty cells are null; strings are JSON-escaped, invalid UTF-8 as U+FFFD.
+ */
+#include <inttypes.h>
+#include <string.h>
+
+#include "report/render.h"
+#include "util/utf8.h"
+
+static void esc_json(struct sbuf *b, const char *s, size_t n)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	sb_lit(b, "\"");
+	for (size_t i = 0; i < n;) {
+		/* a run of printable ASCII that needs no escape goes in one piece */
+		size_t j = i;
+		while (j < n && u[j] >= 0x20 && u[j] < 0x7f && u[j] != '"' && u[j] != '\\')
+			j++;
+		if (j > i) {
+			sb_put(b, s + i, j - i);
+			i = j;
+			continue;
+		}
+		unsigned char c = u[i];
+		if (c == '"' || c == '\\') {
+			char e[2] = { '\\', (char)c };
+			sb_put(b, e, 2);
+			i++;
+		} else if (c == '\n' || c == '\t' || c == '\r') {
+			char e[2] = { '\\', c == '\n' ? 'n' : c == '\t' ? 't' : 'r' };
+			sb_put(b, e, 2);
+			i++;
+		} else if (c < 0x20 || c == 0x7f) {
+			char e[8];
+			snprintf(e, sizeof(e), "\\u%04x", c);
+			sb_put(b, e, 6);
+			i++;
+		} else {
+			size_t l = utf8_seq_len(u + i, n - i);
+			if (l == 0) {
+				sb_lit(b, "\\ufffd");
+				i++;
+			} else {
+				sb_put(b, s + i, l);
+				i += l;
+			}
+		}
+	}
+	sb_lit(b, "\"");
+}
+
+static void json_ratio(struct sbuf *b, double r)
+{
+	if (r != r || r > 1e300 || r < -1e300) /* NaN or infinite: not JSON */
+		sb_lit(b, "null");
+	else
+		sb_printf(b, "%.6g", r);
+}
+
+static void json_stat(struct sbuf *b, const char *key, const char *sfx, bool has, int64_t v)
+{
+	sb_printf(b, ",\"%s%s\":", key, key[0] ? sfx : sfx + 1);
+	if (has)
+		sb_printf(b, "%" PRId64, v);
+	else
+		sb_lit(b, "null");
+}
+
+static void render_json_table(struct sbuf *b, const struct rtable *t, const struct rformat_opts *o)
+{
+	sb_printf(b, "{\"view\":\"%s\",\"title\":", t->view);
+	esc_json(b, t->title, strlen(t->title));
+	if (t->group[0]) {
+		sb_lit(b, ",\"group\":");
+		esc_json(b, t->group, strlen(t->group));
+	}
+	sb_lit(b, ",\"rows\":[");
+	bool levels = render_has_levels(t);
+	size_t nrows = render_rows_shown(t, o);
+	for (size_t r = 0; r < nrows; r++) {
+		sb_put(b, r ? ",{" : "{", r ? 2 : 1);
+		bool first = true;
+		if (levels) {
+			sb_printf(b, "\"level\":%d", t->rows[r].indent);
+			first = false;
+		}
+		for (int c = 0; c < t->ncols; c++) {
+			const struct rcol *col = &t->cols[c];
+			const struct rcell *x = &t->rows[r].cells[c];
+			if (!render_col_shown(o, col))
+				continue;
+			if (col->kind == RCOL_STATS) {
+				bool has = !x->empty, full = has && !x->st.only_total;
+				sb_printf(b, "%s\"%s%s\":", first ? "" : ",", col->key,
+					  col->key[0] ? "_total_ns" : "total_ns");
+				if (has)
+					sb_printf(b, "%" PRId64, x->st.total);
+				else
+					sb_lit(b, "null");
+				json_stat(b, col->key, "_avg_ns", full, x->st.avg);
+				json_stat(b, col->key, "_max_ns", full, x->st.max);
+				json_stat(b, col->key, "_min_ns", full, x->st.min);
+				sb_printf(b, ",\"%s%s\":", col->key,
+					  col->key[0] ? "_ratio" : "ratio");
+				if (has)
+					json_ratio(b, x->st.ratio);
+				else
+					sb_lit(b, "null");
+				first = false;
+				continue;
+			}
+			sb_printf(b, "%s\"%s\":", first ? "" : ",", col->key);
+			first = false;
+			if (x->empty && col->kind != RCOL_TEXT) {
+				sb_lit(b, "null");
+				continue;
+			}
+			switch (col->kind) {
+			case RCOL_TEXT:
+				esc_json(b, x->text ? x->text : "", x->text ? x->len : 0);
+				break;
+			case RCOL_COUNT:
+			case RCOL_TIME:
+				sb_printf(b, "%" PRId64, x->i);
+				break;
+			case RCOL_RATIO:
+				json_ratio(b, x->ratio);
+				break;
+			case RCOL_NUMBER:
+				json_ratio(b, x->num);
+				break;
+			case RCOL_STATS:
+				break;
+			}
+		}
+		sb_lit(b, "}");
+	}
+	sb_lit(b, "]");
+	if (t->ntotals) {
+		sb_lit(b, ",\"totals\":{");
+		for (int i = 0; i < t->ntotals; i++)
+			sb_printf(b, "%s\"%s\":%" PRId64, i ? "," : "", t->totals[i].key,
+				  t->totals[i].v);
+		sb_lit(b, "}");
+	}
+	sb_lit(b, "}");
+}
+
+static void render_json_begin(struct sbuf *b, const char *const *inputs, size_t ninputs)
+{
+	sb_lit(b, "{\"opscope_report\":1,\"time_unit\":\"ns\",\"inputs\":[");
+	for (size_t i = 0; i < ninputs; i++) {
+		if (i)
+			sb_lit(b, ",");
+		esc_json(b, inputs[i], strlen(inputs[i]));
+	}
+	sb_lit(b, "],\"tables\":[");
+}
+
+static void render_json_next(struct sbuf *b, const struct rtable *t, size_t index,
+			     const struct rformat_opts *o)
+{
+	if (index)
+		sb_lit(b, ",");
+	render_json_table(b, t, o);
+}
+
+static void render_json_end(struct sbuf *b)
+{
+	sb_lit(b, "]}\n");
+}
+
+const struct render_ops render_json_ops = { render_json_begin, render_json_next, render_json_end };

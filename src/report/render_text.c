@@ -1,0 +1,305 @@
+/*
+ * render_text.c: the text rendering of the report's tables. The layout follows Paddle's
+ * profiler_statistic (SPEC-seeds §2.5): a title centred in dashes, "Time unit: ms", dashed
+ * separators per column, cells left-aligned with two spaces between columns, composite
+ * "total / avg / max / min / ratio" cells with two decimals; the nvprof view follows
+ * nvprof's summary (§5.2). Every name is escaped for the terminal (render_esc_text); widths
+ * count code points.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/render.h"
+
+static void fmt_time(char *buf, size_t size, int64_t ns, int unit)
+{
+	snprintf(buf, size, "%.2f", (double)ns / render_unit_div(unit));
+}
+
+/* The text of one cell (not escaped: names are escaped by the caller). */
+static void cell_text(struct sbuf *b, const struct rcol *c, const struct rcell *x, int unit)
+{
+	char t[5][48];
+	switch (c->kind) {
+	case RCOL_TEXT:
+		render_esc_text(b, x->text ? x->text : "", x->text ? x->len : 0, NULL);
+		return;
+	case RCOL_COUNT:
+		if (x->empty)
+			sb_lit(b, "-");
+		else
+			sb_printf(b, "%" PRId64, x->i);
+		return;
+	case RCOL_TIME:
+		if (x->empty) {
+			sb_lit(b, "-");
+			return;
+		}
+		fmt_time(t[0], sizeof(t[0]), x->i, unit);
+		sb_printf(b, "%s", t[0]);
+		return;
+	case RCOL_RATIO:
+		if (x->empty)
+			sb_lit(b, "-");
+		else
+			sb_printf(b, "%.2f", x->ratio * 100.0);
+		return;
+	case RCOL_NUMBER:
+		if (x->empty)
+			sb_lit(b, "-");
+		else
+			sb_printf(b, "%.5f", x->num);
+		return;
+	case RCOL_STATS:
+		if (x->empty) {
+			sb_lit(b, "- / - / - / - / -");
+			return;
+		}
+		fmt_time(t[0], sizeof(t[0]), x->st.total, unit);
+		if (x->st.only_total) {
+			sb_printf(b, "%s / - / - / - / %.2f", t[0], x->st.ratio * 100.0);
+			return;
+		}
+		fmt_time(t[1], sizeof(t[1]), x->st.avg, unit);
+		fmt_time(t[2], sizeof(t[2]), x->st.max, unit);
+		fmt_time(t[3], sizeof(t[3]), x->st.min, unit);
+		sb_printf(b, "%s / %s / %s / %s / %.2f", t[0], t[1], t[2], t[3],
+			  x->st.ratio * 100.0);
+		return;
+	}
+}
+
+/* Display width of a UTF-8 string (one column per code point). */
+static size_t text_cols(const char *s, size_t n)
+{
+	size_t w = 0;
+	for (size_t i = 0; i < n; i++)
+		w += ((unsigned char)s[i] & 0xc0) != 0x80;
+	return w;
+}
+
+static void put_padded(struct sbuf *b, const char *s, size_t len, size_t cols, size_t width)
+{
+	sb_put(b, s, len);
+	for (size_t i = cols; i < width; i++)
+		sb_lit(b, " ");
+}
+
+static void put_line(struct sbuf *b, char ch, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		sb_put(b, &ch, 1);
+	sb_lit(b, "\n");
+}
+
+/* "-----Title-----" over `width` columns (Paddle's add_title). */
+static void put_title(struct sbuf *b, const char *title, size_t width)
+{
+	/* a group names a file: escaped like a name */
+	struct sbuf e = { NULL, 0, 0, false };
+	size_t n = 0;
+	render_esc_text(&e, title, strlen(title), &n);
+	size_t left = width > n ? width - n : 0, half = left / 2;
+	for (size_t i = 0; i < half; i++)
+		sb_lit(b, "-");
+	if (e.s)
+		sb_put(b, e.s, e.len);
+	b->oom = b->oom || e.oom;
+	free(e.s);
+	for (size_t i = half; i < left; i++)
+		sb_lit(b, "-");
+	sb_lit(b, "\n");
+}
+
+static void render_text_paddle(struct sbuf *b, const struct rtable *t, const struct rformat_opts *o)
+{
+	int nc = t->ncols;
+	size_t nrows = render_rows_shown(t, o);
+	size_t width[RTABLE_MAX_COLS] = { 0 };
+	/* cell texts, computed once: rows x cols */
+	struct sbuf *cells = calloc(nrows * (size_t)nc + 1, sizeof(*cells));
+	size_t *cols = calloc(nrows * (size_t)nc + 1, sizeof(*cols));
+	if (!cells || !cols) {
+		free(cells);
+		free(cols);
+		b->oom = true;
+		return;
+	}
+	for (int c = 0; c < nc; c++) {
+		size_t w = (size_t)t->cols[c].width;
+		if (t->cols[c].kind == RCOL_TEXT && o->name_width > 3 && w > (size_t)o->name_width)
+			w = (size_t)o->name_width; /* -w narrows the name column too */
+		width[c] = strlen(t->cols[c].title) > w ? strlen(t->cols[c].title) : w;
+	}
+	for (size_t r = 0; r < nrows; r++) {
+		for (int c = 0; c < nc; c++) {
+			const struct rcol *col = &t->cols[c];
+			struct sbuf *cb = &cells[r * (size_t)nc + (size_t)c];
+			if (col->kind == RCOL_TEXT && c == 0)
+				for (int k = 0; k < 2 * t->rows[r].indent; k++)
+					sb_lit(cb, " ");
+			cell_text(cb, col, &t->rows[r].cells[c], o->unit);
+			size_t w = cb->s ? text_cols(cb->s, cb->len) : 0;
+			/* names longer than the limit: cut, with "..." */
+			size_t limit = 0;
+			if (col->kind == RCOL_TEXT && o->name_width > 3)
+				limit = (size_t)o->name_width;
+			else if (col->kind == RCOL_TEXT && col->width > 3 &&
+				 ((col->flags & RCOL_F_CUT) || t->rows[r].indent > 0))
+				limit = (size_t)col->width; /* Paddle cuts rows under an operator */
+			if (limit && w > limit) {
+				size_t keep = 0, seen = 0;
+				while (keep < cb->len && seen < limit - 3) {
+					keep++;
+					while (keep < cb->len &&
+					       ((unsigned char)cb->s[keep] & 0xc0) == 0x80)
+						keep++;
+					seen++;
+				}
+				cb->len = keep;
+				sb_lit(cb, "...");
+				w = limit;
+			}
+			cols[r * (size_t)nc + (size_t)c] = w;
+			if (col->kind == RCOL_TEXT && t->cols[c].width && w > width[c] && !limit &&
+			    c == 0)
+				continue; /* long names overflow their column, as in Paddle */
+			if (w > width[c])
+				width[c] = w;
+		}
+	}
+	size_t line = 0;
+	int shown = 0;
+	for (int c = 0; c < nc; c++)
+		if (render_col_shown(o, &t->cols[c])) {
+			line += width[c] + (shown ? 2 : 0);
+			shown++;
+		}
+	put_title(b, t->title, line);
+	if (t->group[0])
+		put_title(b, t->group, line);
+	/* as in Paddle's newer layout, not on a table without times (the Device Summary) */
+	bool times = false;
+	for (int c = 0; c < t->ncols; c++)
+		times = times || t->cols[c].kind == RCOL_TIME || t->cols[c].kind == RCOL_STATS;
+	if (times)
+		sb_printf(b, "Time unit: %s\n", rformat_unit_name(o->unit));
+	/* separator, header, separator */
+	for (int pass = 0; pass < 3; pass++) {
+		bool first = true;
+		for (int c = 0; c < nc; c++) {
+			if (!render_col_shown(o, &t->cols[c]))
+				continue;
+			if (!first)
+				sb_lit(b, "  ");
+			first = false;
+			if (pass == 1) {
+				size_t n = strlen(t->cols[c].title);
+				put_padded(b, t->cols[c].title, n, n, width[c]);
+			} else {
+				for (size_t k = 0; k < width[c]; k++)
+					sb_lit(b, "-");
+			}
+		}
+		sb_lit(b, "\n");
+	}
+	for (size_t r = 0; r < nrows; r++) {
+		bool first = true;
+		int last = nc - 1;
+		while (last > 0 && !render_col_shown(o, &t->cols[last]))
+			last--;
+		for (int c = 0; c < nc; c++) {
+			if (!render_col_shown(o, &t->cols[c]))
+				continue;
+			if (!first)
+				sb_lit(b, "  ");
+			first = false;
+			struct sbuf *cb = &cells[r * (size_t)nc + (size_t)c];
+			put_padded(b, cb->s ? cb->s : "", cb->len, cols[r * (size_t)nc + (size_t)c],
+				   c == last ? 0 : width[c]);
+		}
+		sb_lit(b, "\n");
+	}
+	put_line(b, '-', line);
+	if (t->note) {
+		sb_printf(b, "Note:\n%s\n", t->note);
+		put_line(b, '-', line);
+	}
+	sb_lit(b, "\n\n");
+	for (size_t i = 0; i < nrows * (size_t)nc; i++)
+		free(cells[i].s);
+	free(cells);
+	free(cols);
+}
+
+void rformat_nvprof_time(char *buf, size_t size, int64_t ns)
+{
+	double v = (double)ns;
+	if (ns < 1000) {
+		snprintf(buf, size, "%" PRId64 "ns", ns);
+	} else if (v < 1e6) {
+		v /= 1e3;
+		snprintf(buf, size, v < 10 ? "%.4fus" : v < 100 ? "%.3fus" : "%.2fus", v);
+	} else if (v < 1e9) {
+		v /= 1e6;
+		snprintf(buf, size, v < 10 ? "%.4fms" : v < 100 ? "%.3fms" : "%.2fms", v);
+	} else {
+		v /= 1e9;
+		snprintf(buf, size, v < 10 ? "%.5fs" : v < 100 ? "%.4fs" : "%.3fs", v);
+	}
+}
+
+/* nvprof's layout: the columns are fixed (section, ratio, total, calls, avg, min, max, name). */
+static void render_text_nvprof(struct sbuf *b, const struct rtable *t, const struct rformat_opts *o)
+{
+	size_t nrows = render_rows_shown(t, o);
+	sb_printf(b, "==opscope== Profiling result:\n");
+	sb_printf(b, "%16s  %7s  %8s  %8s  %8s  %8s  %8s  %s\n", "Type", "Time(%)", "Time", "Calls",
+		  "Avg", "Min", "Max", "Name");
+	const char *prev = NULL;
+	for (size_t r = 0; r < nrows; r++) {
+		const struct rcell *c = t->rows[r].cells;
+		const char *sec = c[0].text ? c[0].text : "";
+		const char *label = "";
+		if (!prev || strcmp(prev, sec) != 0)
+			label = strcmp(sec, "gpu") == 0 ? "GPU activities:" : "API calls:";
+		prev = sec;
+		char pct[16], tot[24], avg[24], mn[24], mx[24];
+		snprintf(pct, sizeof(pct), "%.2f%%", c[1].ratio * 100.0);
+		rformat_nvprof_time(tot, sizeof(tot), c[2].i);
+		rformat_nvprof_time(avg, sizeof(avg), c[4].i);
+		rformat_nvprof_time(mn, sizeof(mn), c[5].i);
+		rformat_nvprof_time(mx, sizeof(mx), c[6].i);
+		sb_printf(b, "%16s  %7s  %8s  %8" PRId64 "  %8s  %8s  %8s  ", label, pct, tot,
+			  c[3].i, avg, mn, mx);
+		size_t nlen = c[7].text ? c[7].len : 0;
+		size_t keep = nlen;
+		bool cut = o->name_width > 3 && text_cols(c[7].text, nlen) > (size_t)o->name_width;
+		if (cut) { /* the first name_width - 3 code points */
+			size_t seen = 0;
+			for (keep = 0; keep < nlen && seen < (size_t)o->name_width - 3; seen++)
+				do
+					keep++;
+				while (keep < nlen &&
+				       ((unsigned char)c[7].text[keep] & 0xc0) == 0x80);
+		}
+		render_esc_text(b, c[7].text ? c[7].text : "", keep, NULL);
+		if (cut)
+			sb_lit(b, "...");
+		sb_lit(b, "\n");
+	}
+	sb_lit(b, "\n");
+}
+
+static void render_text_table(struct sbuf *b, const struct rtable *t, size_t index,
+			      const struct rformat_opts *o)
+{
+	(void)index;
+	if (t->style == RSTYLE_NVPROF)
+		render_text_nvprof(b, t, o);
+	else
+		render_text_paddle(b, t, o);
+}
+
+const struct render_ops render_text_ops = { NULL, render_text_table, NULL };
