@@ -16,7 +16,7 @@
 
 #include <sys/stat.h>
 
-#include "convert/import.h"
+#include "formats/import.h"
 #include "model/model.h"
 
 static double now(void)

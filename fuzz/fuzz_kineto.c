@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "convert/import.h"
+#include "formats/import.h"
 #include "fuzz/model_check.h"
 #include "model/model.h"
 

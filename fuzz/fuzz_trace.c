@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "convert/export.h"
+#include "formats/registry.h"
 #include "fuzz/model_check.h"
 #include "model/model.h"
 #include "util/bytes.h"
@@ -35,19 +35,20 @@ static void fuzz_one(const uint8_t *data, size_t size)
 		model_free(g);
 		return;
 	}
+	const struct format *opscope = format_find("opscope"), *chrome = format_find("chrome");
 	char err[256] = "", gerr[256] = "";
 	setenv("OPSCOPE_LOAD_THREADS", "1", 1); /* records read ahead by a thread */
-	int rc = model_load_mem(m, "fuzz.opscope", data, size, err, sizeof(err));
+	int rc = opscope->load_mem(m, "fuzz.opscope", data, size, err, sizeof(err));
 	fuzz_model_check(m);
 	/* the loader's fast loops build what the general path builds, and fail the same way;
 	 * the general load also reads its records itself */
 	g->general_only = true;
 	setenv("OPSCOPE_LOAD_THREADS", "0", 1);
-	int grc = model_load_mem(g, "fuzz.opscope", data, size, gerr, sizeof(gerr));
+	int grc = opscope->load_mem(g, "fuzz.opscope", data, size, gerr, sizeof(gerr));
 	if (!m->oom && !g->oom && (rc != grc || strcmp(err, gerr) != 0 || !fuzz_models_equal(m, g)))
 		abort();
 	if (sink)
-		chrome_export(m, sink, err, sizeof(err));
+		chrome->export(m, sink, err, sizeof(err));
 	model_free(m);
 	model_free(g);
 }

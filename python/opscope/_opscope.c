@@ -29,8 +29,8 @@
 #include "opscope/opscope.h"
 
 #include "collect/torch/torch_api.h"
-#include "convert/export.h"
-#include "convert/import.h"
+#include "formats/import.h"
+#include "formats/registry.h"
 #include "model/model.h"
 #include "report/table.h"
 #include "report/views.h"
@@ -694,7 +694,7 @@ static PyObject *py_export(PyObject *mod, PyObject *args, PyObject *kw)
 	const char *trace, *out, *format = "chrome";
 	if (!PyArg_ParseTupleAndKeywords(args, kw, "ss|s", names, &trace, &out, &format))
 		return NULL;
-	const struct export_ops *ops = export_find(format);
+	const struct format *ops = export_find(format);
 	if (!ops) {
 		PyErr_Format(PyExc_ValueError, "unknown export format '%s'", format);
 		return NULL;
@@ -709,7 +709,7 @@ static PyObject *py_export(PyObject *mod, PyObject *args, PyObject *kw)
 	}
 	char err[512] = "";
 	int rc;
-	Py_BEGIN_ALLOW_THREADS rc = ops->fn(m, f, err, sizeof err);
+	Py_BEGIN_ALLOW_THREADS rc = ops->export(m, f, err, sizeof err);
 	if (fclose(f) != 0 && rc == 0)
 		rc = OPSCOPE_EIO;
 	Py_END_ALLOW_THREADS model_free(m);
@@ -756,7 +756,7 @@ static PyObject *py_export_formats(PyObject *mod, PyObject *unused)
 	(void)mod;
 	(void)unused;
 	PyObject *l = PyList_New(0);
-	for (const struct export_ops *e = export_formats; l && e->name; e++) {
+	for (const struct format *e = export_next(NULL); l && e; e = export_next(e)) {
 		PyObject *s = PyUnicode_FromString(e->name);
 		if (!s || PyList_Append(l, s) != 0)
 			Py_CLEAR(l);

@@ -1,6 +1,6 @@
 /*
  * cmd_export.c: `opscope export FILE [--format chrome] [-o OUT]`: convert a trace through one
- * of the exporters of convert/export.h.
+ * of the exporters of the format registry (formats/registry.h).
  *
  * The output goes to a temporary file beside OUT that is renamed over it only when the export
  * succeeded, so a failed export never leaves half a file under the final name. `-o -` writes
@@ -18,7 +18,7 @@
 #include "opscope/opscope.h"
 
 #include "cli/cli.h"
-#include "convert/export.h"
+#include "formats/registry.h"
 #include "model/model.h"
 
 static void export_usage(void)
@@ -40,7 +40,7 @@ static void export_usage(void)
 	      "\n"
 	      "formats:\n",
 	      stdout);
-	for (const struct export_ops *e = export_formats; e->name; e++)
+	for (const struct format *e = export_next(NULL); e; e = export_next(e))
 		printf("  %-8s %s\n", e->name, e->summary);
 }
 
@@ -62,19 +62,19 @@ static char *export_default_output(const char *in, const char *ext)
 
 /* Write with ops into tmp (a streaming format: [from, to) of the time line); 0 or an
  * OPSCOPE_E* code with err set. */
-static int export_tmp(const struct model *m, const struct export_ops *ops, const char *tmp,
+static int export_tmp(const struct model *m, const struct format *ops, const char *tmp,
 		      int64_t from, int64_t to, char *err, size_t errsize)
 {
-	if (ops->to_path)
-		return ops->to_path(m, tmp, err, errsize);
+	if (ops->export_to_path)
+		return ops->export_to_path(m, tmp, err, errsize);
 	FILE *f = fopen(tmp, "w");
 	if (!f) {
 		snprintf(err, errsize, "cannot create %s: %s", tmp, strerror(errno));
 		return OPSCOPE_EOPEN;
 	}
 	int erc = from == INT64_MIN && to == INT64_MAX
-			  ? ops->fn(m, f, err, errsize)
-			  : chrome_export_window(m, f, from, to, err, errsize);
+			  ? ops->export(m, f, err, errsize)
+			  : ops->export_window(m, f, from, to, err, errsize);
 	if (fclose(f) != 0 && erc == 0) {
 		erc = OPSCOPE_EIO;
 		snprintf(err, errsize, "%s", strerror(errno));
@@ -98,7 +98,7 @@ struct parts {
 	int64_t max;
 };
 
-static int split_parts(const struct model *m, const struct export_ops *ops, struct parts *p,
+static int split_parts(const struct model *m, const struct format *ops, struct parts *p,
 		       int64_t from, int64_t to, char *err, size_t errsize)
 {
 	char tmp[4096];
@@ -128,7 +128,7 @@ static int split_parts(const struct model *m, const struct export_ops *ops, stru
 
 /* Export to dest through a temporary file renamed over it on success; a Chrome export larger
  * than max_part bytes becomes DEST-stem.part1.json, .part2.json, ... */
-static int export_to_file(const struct model *m, const struct export_ops *ops, const char *dest,
+static int export_to_file(const struct model *m, const struct format *ops, const char *dest,
 			  int64_t max_part, int quiet)
 {
 	char err[512] = "";
@@ -139,7 +139,7 @@ static int export_to_file(const struct model *m, const struct export_ops *ops, c
 	snprintf(tmp, tl, "%s.tmp%ld", dest, (long)getpid());
 	int erc = export_tmp(m, ops, tmp, INT64_MIN, INT64_MAX, err, sizeof(err));
 	int64_t size = erc ? -1 : file_size(tmp);
-	if (erc == 0 && ops->fn && max_part > 0 && size > max_part) {
+	if (erc == 0 && ops->export_window && max_part > 0 && size > max_part) {
 		unlink(tmp);
 		/* DEST = stem.json -> stem.partN.json */
 		size_t dl = strlen(dest), el = strlen(ops->ext);
@@ -247,11 +247,14 @@ int cmd_export(int argc, char **argv)
 			return cli_usage_error("export", NULL);
 		}
 	}
-	const struct export_ops *ops = export_find(format);
+	const struct format *ops = export_find(format);
 	if (!ops) {
-		char msg[160];
-		snprintf(msg, sizeof(msg), "unknown format '%.80s' (formats: chrome, sqlite)",
-			 format);
+		char names[96] = ""; /* "chrome, sqlite" */
+		for (const struct format *e = export_next(NULL); e; e = export_next(e))
+			snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",
+				 names[0] ? ", " : "", e->name);
+		char msg[256];
+		snprintf(msg, sizeof(msg), "unknown format '%.80s' (formats: %s)", format, names);
 		return cli_usage_error("export", msg);
 	}
 	if (optind >= argc)
@@ -270,9 +273,9 @@ int cmd_export(int argc, char **argv)
 	int rc = CLI_OK;
 	if (strcmp(dest, "-") == 0) {
 		char err[256] = "";
-		if (!ops->fn)
+		if (!ops->export)
 			rc = cli_error("the %s format needs a file: use -o FILE", ops->name);
-		else if (ops->fn(m, stdout, err, sizeof(err)) != 0 && !ferror(stdout))
+		else if (ops->export(m, stdout, err, sizeof(err)) != 0 && !ferror(stdout))
 			rc = cli_error("writing to stdout: %s", err); /* main() reports ferror */
 	} else {
 		rc = export_to_file(m, ops, dest, max_part, quiet);

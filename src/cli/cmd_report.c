@@ -21,7 +21,7 @@
 #include "opscope/opscope.h"
 
 #include "cli/cli.h"
-#include "convert/import.h"
+#include "formats/import.h"
 #include "model/model.h"
 #include "report/table.h"
 #include "report/views.h"

@@ -24,8 +24,8 @@
 #include "opscope/opscope.h"
 
 #include "cli/cli.h"
-#include "convert/export.h"
-#include "convert/import.h"
+#include "formats/import.h"
+#include "formats/utf8.h"
 #include "model/model.h"
 #include "opscope_config.h"
 

@@ -10,7 +10,8 @@
 
 #include "opscope/opscope.h"
 
-#include "convert/export.h"
+#include "formats/chrome/chrome.h"
+#include "formats/registry.h"
 #include "harness.h"
 #include "model/model.h"
 #include "tracebuild.h"
@@ -110,10 +111,10 @@ TEST(escaping_and_numbers)
 
 TEST(export_table)
 {
-	const struct export_ops *e = export_find("chrome");
+	const struct format *e = export_find("chrome");
 	REQUIRE(e != NULL);
 	CHECK_STR(e->ext, ".json");
-	CHECK(e->fn == chrome_export);
+	CHECK(e->export == chrome_export);
 	CHECK(export_find("perfetto-proto") == NULL);
 }
 

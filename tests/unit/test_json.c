@@ -1,5 +1,5 @@
 /*
- * test_json.c: the streaming JSON scanner's inline fast paths (convert/json.h), byte by byte
+ * test_json.c: the streaming JSON scanner's inline fast paths (formats/chrome/json.h), byte by byte
  * against what the grammar says: where a string ends, where an escape or a control character
  * stops the plain run, and that a window cut anywhere inside a value asks for more input
  * instead of reading past it. The importers' tests (e2e, fuzz corpus) cover whole documents.
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "convert/json.h"
+#include "formats/chrome/json.h"
 #include "harness.h"
 
 /* The text in a buffer of exactly its length, so that ASan sees any read past the end. */

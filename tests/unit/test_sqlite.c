@@ -1,5 +1,5 @@
 /*
- * test_sqlite.c: the SQLite exporter (src/convert/sqlite.c) on a model built by hand, read
+ * test_sqlite.c: the SQLite exporter (src/formats/sqlite/sqlite_export.c) on a model built by hand, read
  * back through the sqlite3 C API: every table's rows, ids that tie events, args and flows
  * together, a hostile name stored as valid UTF-8 text, JSON-valued args, the views.
  */
@@ -12,7 +12,7 @@
 
 #include "opscope/opscope.h"
 
-#include "convert/export.h"
+#include "formats/sqlite/sqlite_export.h"
 #include "harness.h"
 #include "model/model.h"
 #include "modelbuild.h"

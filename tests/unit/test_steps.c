@@ -10,7 +10,7 @@
 
 #include "analyze/steps.h"
 #include "analyze/tree.h"
-#include "convert/import.h"
+#include "formats/import.h"
 #include "harness.h"
 #include "model/model.h"
 #include "modelbuild.h"

@@ -1,10 +1,10 @@
 /*
- * import.h: load any supported trace file into the model: .opscope files (the model's own
- * loader), PyTorch/Kineto Chrome-JSON traces (gzip'd or not), and further importers as they
- * are added. The format is recognised from the content, not the file name.
+ * import.h: load any trace the registry (registry.h) knows into the model: .opscope files,
+ * PyTorch/Kineto and Chrome JSON traces (gzip'd or not), and further formats as they are
+ * added. The format is recognised from the content, not the file name.
  */
-#ifndef OPSCOPE_CONVERT_IMPORT_H
-#define OPSCOPE_CONVERT_IMPORT_H
+#ifndef OPSCOPE_FORMATS_IMPORT_H
+#define OPSCOPE_FORMATS_IMPORT_H
 
 #include <stddef.h>
 
@@ -20,12 +20,6 @@ int import_load_dir(struct model *m, const char *dir, char *err, size_t errsize)
 
 /* The same from memory (JSON must not be gzip'd here); `name` is used in messages. */
 int import_load_mem(struct model *m, const char *name, const void *data, size_t size, char *err,
-		    size_t errsize);
-
-/* The Chrome-JSON / Kineto importer (kineto.c) behind the two above. A JSON object without
- * "traceEvents" gives OPSCOPE_EUNSUPPORTED and leaves the model unchanged. */
-int kineto_load_file(struct model *m, const char *path, char *err, size_t errsize);
-int kineto_load_mem(struct model *m, const char *name, const void *data, size_t size, char *err,
 		    size_t errsize);
 
 #endif

@@ -6,7 +6,7 @@
  * past the end; nothing it did before matters then, because the caller parses the whole value
  * again after a refill. That keeps the hot loops free of refill logic.
  */
-#include "convert/json.h"
+#include "formats/chrome/json.h"
 
 #include <errno.h>
 #include <math.h>
@@ -22,7 +22,7 @@
 
 #include "opscope/opscope.h"
 
-#include "convert/export.h" /* export_utf8_len */
+#include "formats/utf8.h"
 
 #define JSON_WINDOW   (4u * 1024 * 1024) /* initial window */
 #define SCRATCH_BLOCK (64u * 1024)

@@ -26,8 +26,8 @@
 
 #include "opscope/opscope.h"
 
-#include "convert/import.h"
-#include "convert/json.h"
+#include "formats/chrome/chrome.h"
+#include "formats/chrome/json.h"
 #include "model/model.h"
 #include "util/bytes.h"
 #include "util/parallel.h"
@@ -2412,4 +2412,16 @@ int kineto_load_mem(struct model *m, const char *name, const void *data, size_t 
 	int rc = kimport_run(m, &K, "chrome-json");
 	kfree(&K);
 	return rc;
+}
+
+bool kineto_sniff(const unsigned char *head, size_t n)
+{
+	if (n >= 2 && head[0] == 0x1f && head[1] == 0x8b)
+		return true; /* gzip: a gzip'd JSON trace */
+	size_t i = 0;
+	if (n >= 3 && head[0] == 0xef && head[1] == 0xbb && head[2] == 0xbf)
+		i = 3; /* byte order mark */
+	while (i < n && (head[i] == ' ' || head[i] == '\n' || head[i] == '\r' || head[i] == '\t'))
+		i++;
+	return i < n && (head[i] == '{' || head[i] == '[');
 }

@@ -1,9 +1,10 @@
 /*
- * import.c: load any supported trace into the model, recognising the format from the first
- * bytes: the .opscope magic, gzip (a gzip'd JSON trace), or JSON text ('{' or '['). Directories
- * load every trace file in them, in name order: one process or rank per file.
+ * import.c: load any supported trace into the model, recognising the format from its first
+ * bytes through the sniffers of the registry (registry.h): the .opscope magic, gzip (a gzip'd
+ * JSON trace), or JSON text ('{' or '['). Directories load every trace file in them, in name
+ * order: one process or rank per file.
  */
-#include "convert/import.h"
+#include "formats/import.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -17,38 +18,25 @@
 
 #include "opscope/opscope.h"
 
-#include "trace/format.h"
+#include "formats/registry.h"
 
-enum import_format {
-	IMPORT_UNKNOWN,
-	IMPORT_OPSCOPE,
-	IMPORT_JSON, /* plain or gzip'd */
-};
-
-static enum import_format sniff(const unsigned char *b, size_t n)
+/* The first format whose sniffer recognises the bytes, or NULL. */
+static const struct format *sniff(const unsigned char *b, size_t n)
 {
-	if (n >= OPS_MAGIC_BYTES && memcmp(b, OPS_MAGIC, OPS_MAGIC_BYTES) == 0)
-		return IMPORT_OPSCOPE;
-	if (n >= 2 && b[0] == 0x1f && b[1] == 0x8b)
-		return IMPORT_JSON;
-	size_t i = 0;
-	if (n >= 3 && b[0] == 0xef && b[1] == 0xbb && b[2] == 0xbf)
-		i = 3; /* byte order mark */
-	while (i < n && (b[i] == ' ' || b[i] == '\n' || b[i] == '\r' || b[i] == '\t'))
-		i++;
-	if (i < n && (b[i] == '{' || b[i] == '['))
-		return IMPORT_JSON;
-	return IMPORT_UNKNOWN;
+	for (const struct format *f = format_table; f->name; f++)
+		if (f->sniff && f->load_file && f->sniff(b, n))
+			return f;
+	return NULL;
 }
 
-/* The format of the file at path, or IMPORT_UNKNOWN with a message in err. */
-static enum import_format sniff_file(const char *path, char *err, size_t errsize, int *rc)
+/* The format of the file at path, or NULL with a message in err. */
+static const struct format *sniff_file(const char *path, char *err, size_t errsize, int *rc)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		snprintf(err, errsize, "%s: cannot open: %s", path, strerror(errno));
 		*rc = OPSCOPE_EOPEN;
-		return IMPORT_UNKNOWN;
+		return NULL;
 	}
 	unsigned char head[256];
 	ssize_t n = read(fd, head, sizeof(head));
@@ -56,10 +44,10 @@ static enum import_format sniff_file(const char *path, char *err, size_t errsize
 	if (n < 0) {
 		snprintf(err, errsize, "%s: %s", path, strerror(errno));
 		*rc = OPSCOPE_EIO;
-		return IMPORT_UNKNOWN;
+		return NULL;
 	}
-	enum import_format f = sniff(head, (size_t)n);
-	if (f == IMPORT_UNKNOWN) {
+	const struct format *f = sniff(head, (size_t)n);
+	if (!f) {
 		snprintf(err, errsize, "%s: offset 0: %s", path,
 			 n == 0 ? "empty file, not a trace"
 				: "not a trace (neither an .opscope file nor JSON)");
@@ -74,28 +62,16 @@ int import_load_path(struct model *m, const char *path, char *err, size_t errsiz
 	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
 		return import_load_dir(m, path, err, errsize);
 	int rc = 0;
-	switch (sniff_file(path, err, errsize, &rc)) {
-	case IMPORT_OPSCOPE:
-		return model_load_file(m, path, err, errsize);
-	case IMPORT_JSON:
-		return kineto_load_file(m, path, err, errsize);
-	case IMPORT_UNKNOWN:
-		break;
-	}
-	return rc;
+	const struct format *f = sniff_file(path, err, errsize, &rc);
+	return f ? f->load_file(m, path, err, errsize) : rc;
 }
 
 int import_load_mem(struct model *m, const char *name, const void *data, size_t size, char *err,
 		    size_t errsize)
 {
-	switch (sniff(data, size)) {
-	case IMPORT_OPSCOPE:
-		return model_load_mem(m, name, data, size, err, errsize);
-	case IMPORT_JSON:
-		return kineto_load_mem(m, name, data, size, err, errsize);
-	case IMPORT_UNKNOWN:
-		break;
-	}
+	const struct format *f = sniff(data, size);
+	if (f)
+		return f->load_mem(m, name, data, size, err, errsize);
 	snprintf(err, errsize, "%s: offset 0: not a trace (neither an .opscope file nor JSON)",
 		 name);
 	return OPSCOPE_EUNSUPPORTED;
@@ -154,14 +130,12 @@ int import_load_dir(struct model *m, const char *dir, char *err, size_t errsize)
 		if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
 			int frc = 0;
 			char ignored[256];
-			enum import_format f = sniff_file(path, ignored, sizeof(ignored), &frc);
-			if (f == IMPORT_OPSCOPE)
-				rc = model_load_file(m, path, err, errsize);
-			else if (f == IMPORT_JSON)
-				rc = kineto_load_file(m, path, err, errsize);
+			const struct format *f = sniff_file(path, ignored, sizeof(ignored), &frc);
+			if (f)
+				rc = f->load_file(m, path, err, errsize);
 			if (rc == OPSCOPE_EUNSUPPORTED) /* JSON, but not a trace */
 				rc = 0;
-			else if (f != IMPORT_UNKNOWN && rc == 0)
+			else if (f && rc == 0)
 				loaded++;
 		}
 		free(path);

@@ -1,5 +1,5 @@
 /*
- * sqlite.c: export the model as one SQLite database (schema: docs/sqlite-schema.md), for
+ * sqlite_export.c: export the model as one SQLite database (schema: docs/sqlite-schema.md), for
  * queries with the sqlite3 shell, pandas or any SQL tool.
  *
  * Everything goes in one transaction through prepared statements, with the journal and
@@ -8,6 +8,8 @@
  * Strings that are not valid UTF-8 are stored with U+FFFD in place of the bad bytes, so that
  * every TEXT value is valid.
  */
+#include "formats/sqlite/sqlite_export.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +18,7 @@
 
 #include "opscope/opscope.h"
 
-#include "convert/export.h"
+#include "formats/utf8.h"
 #include "opscope_config.h"
 #include "util/bytes.h"
 

@@ -1,5 +1,5 @@
 /*
- * chrome.c: export the model as Chrome / Perfetto trace JSON, object format:
+ * chrome_export.c: export the model as Chrome / Perfetto trace JSON, object format:
  * {"traceEvents":[...],"displayTimeUnit":"ns","otherData":{...}}.
  *
  * Mapping: 'M' process_name / thread_name; ranges of thread tracks as 'X' (complete) events,
@@ -22,7 +22,8 @@
 
 #include "opscope/opscope.h"
 
-#include "convert/export.h"
+#include "formats/chrome/chrome.h"
+#include "formats/utf8.h"
 #include "opscope_config.h"
 #include "util/bytes.h"
 

@@ -1,0 +1,51 @@
+/*
+ * registry.c: the table of formats (registry.h). One row per format, in the order files are
+ * recognised in and exporters are listed in: the .opscope magic first (an unambiguous
+ * signature), then JSON. Each row points into its format's folder; nothing else here knows a
+ * format by name.
+ */
+#include "formats/registry.h"
+
+#include <string.h>
+
+#include "formats/chrome/chrome.h"
+#include "formats/opscope/opscope_load.h"
+#include "formats/sqlite/sqlite_export.h"
+
+const struct format format_table[] = {
+	{ "opscope", ".opscope", ".opscope trace files, as opscope record writes them",
+	  opscope_sniff, model_load_file, model_load_mem, NULL, NULL, NULL },
+	{ "chrome", ".json", "Chrome / Perfetto trace JSON (chrome://tracing, ui.perfetto.dev)",
+	  kineto_sniff, kineto_load_file, kineto_load_mem, chrome_export, chrome_export_window,
+	  NULL },
+	{ "sqlite", ".sqlite", "SQLite database: tracks, strings, events, args, flows", NULL, NULL,
+	  NULL, NULL, NULL, sqlite_export },
+	{ NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL },
+};
+
+const struct format *format_find(const char *name)
+{
+	for (const struct format *f = format_table; f->name; f++)
+		if (strcmp(f->name, name) == 0)
+			return f;
+	return NULL;
+}
+
+bool format_exports(const struct format *f)
+{
+	return f->export || f->export_to_path;
+}
+
+const struct format *export_find(const char *name)
+{
+	const struct format *f = format_find(name);
+	return f && format_exports(f) ? f : NULL;
+}
+
+const struct format *export_next(const struct format *prev)
+{
+	for (const struct format *f = prev ? prev + 1 : format_table; f->name; f++)
+		if (format_exports(f))
+			return f;
+	return NULL;
+}
