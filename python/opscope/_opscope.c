@@ -30,6 +30,7 @@
 
 #include "collect/torch/torch_api.h"
 #include "formats/import.h"
+#include "formats/opscope/opscope_load.h"
 #include "formats/registry.h"
 #include "model/model.h"
 #include "report/table.h"
@@ -616,7 +617,7 @@ static struct model *py_load(const char *path)
 	}
 	char err[512] = "";
 	int rc;
-	Py_BEGIN_ALLOW_THREADS rc = model_load_file(m, path, err, sizeof err);
+	Py_BEGIN_ALLOW_THREADS rc = opscope_load_file(m, path, err, sizeof err);
 	Py_END_ALLOW_THREADS if (rc != 0)
 	{
 		model_free(m);

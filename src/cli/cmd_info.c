@@ -141,7 +141,7 @@ static int info_one(const char *path)
 	}
 
 	printf("events:     %" PRIu64 " encoded", m->events_total);
-	for (unsigned k = 1; k <= OPS_EV_DROP_MARK; k++)
+	for (unsigned k = 1; k <= MODEL_EV_DROP_MARK; k++)
 		if (f->by_kind[k])
 			printf(", %s %" PRIu64, reader_event_name(k), f->by_kind[k]);
 	printf("\n");
@@ -187,9 +187,9 @@ static int info_one(const char *path)
 		       tr->tid, tr->kind == MODEL_TRACK_ASYNC ? tr->nranges : tr->events,
 		       tr->dropped);
 		info_str(m, tr->name);
-		if (tr->flags & OPS_THREADF_MAIN)
+		if (tr->flags & MODEL_TRACKF_MAIN)
 			printf(" (main)");
-		if (tr->flags & OPS_THREADF_EXITED)
+		if (tr->flags & MODEL_TRACKF_EXITED)
 			printf(" (exited)");
 		printf("\n");
 	}

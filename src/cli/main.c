@@ -28,6 +28,7 @@
 #include "formats/utf8.h"
 #include "model/model.h"
 #include "opscope_config.h"
+#include "trace/format.h" /* OPS_FORMAT_VERSION, for --version */
 
 static const struct cli_command cli_commands[] = {
 	{ "record", cmd_record, "run a command and record a trace of it" },

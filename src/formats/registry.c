@@ -14,7 +14,7 @@
 
 const struct format format_table[] = {
 	{ "opscope", ".opscope", ".opscope trace files, as opscope record writes them",
-	  opscope_sniff, model_load_file, model_load_mem, NULL, NULL, NULL },
+	  opscope_sniff, opscope_load_file, opscope_load_mem, NULL, NULL, NULL },
 	{ "chrome", ".json", "Chrome / Perfetto trace JSON (chrome://tracing, ui.perfetto.dev)",
 	  kineto_sniff, kineto_load_file, kineto_load_mem, chrome_export, chrome_export_window,
 	  NULL },

@@ -1,8 +1,8 @@
 /*
  * model.h: the one in-memory event model every input is loaded into and every analysis and
- * exporter reads. Loaders: model_load_file() / model_load_mem() for .opscope traces (more
- * files append to the same model: one file per process); importers of foreign formats build
- * the same structures through the model_add_* functions.
+ * exporter reads. It knows no file format: the loaders of src/formats/ (formats/import.h
+ * picks one by content) build it through the model_add_* functions and the columns below, and
+ * more files append to the same model (one file per process or rank).
  *
  * Shape: a string table (id 0 is ""), tracks (host threads, per-process async tracks, later
  * device queues), and per track the events as columns (struct of arrays) sorted by start:
@@ -19,8 +19,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "trace/format.h"
-
 #define MODEL_NONE     UINT64_MAX /* "no index" in index columns */
 #define MODEL_NO_TRACK UINT32_MAX
 
@@ -29,6 +27,10 @@ enum model_track_kind {
 	MODEL_TRACK_ASYNC = 1,	/* async ranges of one process: may overlap, depth 0 */
 	MODEL_TRACK_DEVICE = 2, /* a device queue (device, stream); from importers */
 };
+
+/* Track flags (what the recorder knew of a host thread; importers leave them 0). */
+#define MODEL_TRACKF_EXITED (1u << 0) /* the thread had exited when it was last described */
+#define MODEL_TRACKF_MAIN   (1u << 1) /* the thread is its process's main thread */
 
 /* Range flags. */
 #define MODEL_RANGEF_UNCLOSED (1u << 0) /* still open at the end; closed at the last time */
@@ -66,7 +68,7 @@ struct model_track {
 	uint32_t pid;	     /* process id (device id for device tracks) */
 	uint64_t tid;	     /* OS thread id (stream id for device tracks; 0 for async) */
 	uint32_t name;	     /* string id of the thread name, 0 if unnamed */
-	uint32_t flags;	     /* OPS_THREADF_* */
+	uint32_t flags;	     /* MODEL_TRACKF_* */
 	uint32_t file_track; /* track index inside its file */
 	uint64_t dropped;    /* events this track lost (last DROPS total, else sum of marks) */
 	uint64_t events;     /* encoded events read for this track (ARGs included) */
@@ -81,10 +83,10 @@ struct model_track {
 };
 
 enum model_arg_type {
-	MODEL_ARG_I64 = OPS_ARG_I64,
-	MODEL_ARG_U64 = OPS_ARG_U64,
-	MODEL_ARG_F64 = OPS_ARG_F64,
-	MODEL_ARG_STR = OPS_ARG_STR,
+	MODEL_ARG_I64 = 1, /* int64_t */
+	MODEL_ARG_U64 = 2, /* uint64_t */
+	MODEL_ARG_F64 = 3, /* double, as its bits */
+	MODEL_ARG_STR = 4, /* a string id */
 	/* A JSON value (array, object, true/false/null) kept as its compact text in a string id;
 	 * only importers of JSON traces make these, and exporters write the text back verbatim. */
 	MODEL_ARG_JSON = 5,
@@ -135,33 +137,48 @@ struct model_clock {
 	uint64_t ticks_per_second; /* writer's estimate */
 };
 
-/* One loaded file and what the reader found about its integrity. */
+/* Kinds of the events a loaded file encoded, for model_file.by_kind (an .opscope file's
+ * events, ARGs included; importers count their events in model_file.events only). */
+enum model_event_kind {
+	MODEL_EV_BEGIN = 1,
+	MODEL_EV_END = 2,
+	MODEL_EV_INSTANT = 3,
+	MODEL_EV_COUNTER = 4,
+	MODEL_EV_ARG = 5,
+	MODEL_EV_FLOW_OUT = 6,
+	MODEL_EV_FLOW_IN = 7,
+	MODEL_EV_ASYNC_BEGIN = 8,
+	MODEL_EV_ASYNC_END = 9,
+	MODEL_EV_DROP_MARK = 10,
+	MODEL_EV_KINDS = 16, /* slots in by_kind */
+};
+
+/* One loaded file and what the loader found about its integrity. */
 struct model_file {
 	uint32_t path;		     /* string id of the path (or name) */
-	uint32_t format;	     /* string id: "opscope", "kineto-json", "chrome-json" */
+	uint32_t format;	     /* string id: "opscope", "chrome-json" */
 	uint32_t pid;		     /* process that wrote it (header) */
 	uint16_t version;	     /* format version of the writer */
 	uint16_t min_reader;	     /* oldest reader that can read it */
-	uint64_t features;	     /* OPS_FEAT_* */
+	uint64_t features;	     /* feature bits of the file header (docs/trace-format.md) */
 	uint64_t create_realtime_ns; /* CLOCK_REALTIME at creation, ns */
 	uint64_t file_bytes;	     /* size of the file */
 	uint64_t valid_end;	     /* offset just past the last valid record */
 	uint64_t discarded_bytes;    /* bytes of torn tail that were not read */
 	uint32_t tail_msg;	     /* string id of why reading stopped early, 0 if it did not */
-	bool complete;		     /* an END record was read */
-	struct ops_end_payload end;  /* the END record (zero when !complete) */
+	bool complete;		     /* an END record was read (imports: read to the end) */
 	uint64_t records;	     /* records read */
 	uint64_t skipped_records;    /* unknown non-critical records skipped */
 	uint64_t events;	     /* encoded events read (ARGs included) */
 	uint64_t dropped;	     /* events lost (END total, else the sum of its tracks) */
-	uint64_t by_kind[16];	     /* encoded events by enum ops_event_kind */
-	uint64_t unmatched_ends;     /* END with no open range (ignored) */
-	uint64_t mismatched_ends;    /* END naming a range that is not innermost, or none */
-	uint64_t unmatched_async;    /* ASYNC_END with no open async range (ignored) */
-	uint64_t orphan_args;	     /* ARG with no event to attach to (ignored) */
-	uint64_t bad_strings;	     /* references to undefined string ids (read as "") */
-	uint32_t nclocks;	     /* CLOCK records */
-	struct model_clock *clocks;  /* sorted by ticks */
+	uint64_t by_kind[MODEL_EV_KINDS]; /* encoded events by enum model_event_kind */
+	uint64_t unmatched_ends;	  /* END with no open range (ignored) */
+	uint64_t mismatched_ends;	  /* END naming a range that is not innermost, or none */
+	uint64_t unmatched_async;	  /* ASYNC_END with no open async range (ignored) */
+	uint64_t orphan_args;		  /* ARG with no event to attach to (ignored) */
+	uint64_t bad_strings;		  /* references to undefined string ids (read as "") */
+	uint32_t nclocks;		  /* CLOCK records */
+	struct model_clock *clocks;	  /* sorted by ticks */
 };
 
 struct model {
@@ -201,8 +218,9 @@ struct model {
 	int64_t min_ns;		/* earliest time of any event (INT64_MAX if none) */
 	int64_t max_ns;		/* latest time of any event (INT64_MIN if none) */
 	bool oom;		/* an allocation failed; the model is incomplete */
-	/* Tests: load every .opscope event the general way, without the loader's fast loops,
-	 * which must build the same model (fuzz/fuzz_trace.c compares the two). */
+	/* Set before loading, for tests: the .opscope loader loads every event the general way,
+	 * without its fast loops, which must build the same model (fuzz/fuzz_trace.c compares
+	 * the two). */
 	bool general_only;
 	/* Set before loading: the JSON importer keeps only the arguments with these keys (a
 	 * NULL-terminated list; NULL keeps all). `report` reads a few of the many a Kineto
@@ -213,15 +231,6 @@ struct model {
 
 struct model *model_new(void);
 void model_free(struct model *m);
-
-/* Load one .opscope file and append its processes, tracks and events to the model. Returns 0
- * or a negative OPSCOPE_E* code with a one-line message in err. A torn tail is not an error:
- * see the model_file entry. After an error the model stays consistent and holds what was
- * read before it. */
-int model_load_file(struct model *m, const char *path, char *err, size_t errsize);
-/* The same from memory; `name` is used in messages. */
-int model_load_mem(struct model *m, const char *name, const void *data, size_t size, char *err,
-		   size_t errsize);
 
 /* The string with id `id` ("" for ids out of range). */
 const char *model_str(const struct model *m, uint32_t id);

@@ -11,6 +11,7 @@
 #include "opscope/opscope.h"
 
 #include "formats/chrome/chrome.h"
+#include "formats/opscope/opscope_load.h"
 #include "formats/registry.h"
 #include "harness.h"
 #include "model/model.h"
@@ -38,7 +39,7 @@ TEST(sample_events)
 	tb_sample(&b, 0);
 	struct model *m = model_new();
 	char err[320];
-	REQUIRE(model_load_mem(m, "s", b.out.data, b.out.len, err, sizeof(err)) == 0);
+	REQUIRE(opscope_load_mem(m, "s", b.out.data, b.out.len, err, sizeof(err)) == 0);
 	char *j = export_str(m);
 	REQUIRE(j != NULL);
 	CHECK(strncmp(j, "{\"traceEvents\":[", 16) == 0);

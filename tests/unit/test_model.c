@@ -9,6 +9,7 @@
 
 #include "opscope/opscope.h"
 
+#include "formats/opscope/opscope_load.h"
 #include "fuzz/model_check.h"
 #include "harness.h"
 #include "model/model.h"
@@ -20,7 +21,7 @@ static struct model *load_tb(const struct tb *b, int *rc)
 {
 	struct model *m = model_new();
 	char err[320] = "";
-	*rc = model_load_mem(m, "t.opscope", b->out.data, b->out.len, err, sizeof(err));
+	*rc = opscope_load_mem(m, "t.opscope", b->out.data, b->out.len, err, sizeof(err));
 	if (*rc)
 		printf("#   load: %s\n", err);
 	return m;
@@ -41,7 +42,7 @@ TEST(sample_model)
 	CHECK_STR(model_str(m, t0->name), "main");
 	CHECK_EQ_U(t0->tid, 100);
 	CHECK_EQ_U(t0->pid, 100);
-	CHECK_EQ_U(t0->flags, OPS_THREADF_MAIN);
+	CHECK_EQ_U(t0->flags, MODEL_TRACKF_MAIN);
 	CHECK_STR(model_str(m, t1->name), "worker");
 	CHECK_EQ_U(ta->kind, MODEL_TRACK_ASYNC);
 
@@ -122,7 +123,7 @@ TEST(sample_model)
 	CHECK_EQ_U(m->timers[0].total_ns, 3000);
 	CHECK_EQ_I(m->min_ns, 1000);
 	CHECK_EQ_I(m->max_ns, 2500);
-	CHECK_EQ_U(m->files[0].by_kind[OPS_EV_ARG], 4);
+	CHECK_EQ_U(m->files[0].by_kind[MODEL_EV_ARG], 4);
 	model_free(m);
 	tb_free(&b);
 }
@@ -372,9 +373,9 @@ TEST(two_files_one_model)
 	tb_sample(&b, 0);
 	struct model *m = model_new();
 	char err[320];
-	CHECK_EQ_I(model_load_mem(m, "a.opscope", b.out.data, b.out.len, err, sizeof(err)), 0);
+	CHECK_EQ_I(opscope_load_mem(m, "a.opscope", b.out.data, b.out.len, err, sizeof(err)), 0);
 	uint32_t strings = m->nstrings;
-	CHECK_EQ_I(model_load_mem(m, "b.opscope", b.out.data, b.out.len, err, sizeof(err)), 0);
+	CHECK_EQ_I(opscope_load_mem(m, "b.opscope", b.out.data, b.out.len, err, sizeof(err)), 0);
 	CHECK_EQ_U(m->nfiles, 2);
 	CHECK_EQ_U(m->ntracks, 6);
 	CHECK_EQ_U(m->events_total, 40);
@@ -388,7 +389,7 @@ TEST(two_files_one_model)
 	/* a third, incomplete file makes the model incomplete */
 	tb_free(&b);
 	tb_sample(&b, TB_SAMPLE_NO_END);
-	CHECK_EQ_I(model_load_mem(m, "c.opscope", b.out.data, b.out.len, err, sizeof(err)), 0);
+	CHECK_EQ_I(opscope_load_mem(m, "c.opscope", b.out.data, b.out.len, err, sizeof(err)), 0);
 	CHECK(!m->complete);
 	model_free(m);
 	tb_free(&b);
@@ -601,9 +602,9 @@ TEST(fast_and_general_agree)
 		struct model *g = model_new();
 		char err[320];
 		g->general_only = true;
-		CHECK_EQ_I(
-			model_load_mem(g, "t.opscope", big.out.data, big.out.len, err, sizeof(err)),
-			0);
+		CHECK_EQ_I(opscope_load_mem(g, "t.opscope", big.out.data, big.out.len, err,
+					    sizeof(err)),
+			   0);
 		CHECK(fuzz_models_equal(m1, g));
 		model_free(g);
 		CHECK(m1->files[0].mismatched_ends > 0 && m1->files[0].bad_strings > 0 &&
@@ -786,7 +787,7 @@ TEST(block_loop_leaves_time_alone)
 	struct model *m = load_tb(&b, &rc), *g = model_new();
 	g->general_only = true;
 	char err[320];
-	grc = model_load_mem(g, "t.opscope", b.out.data, b.out.len, err, sizeof(err));
+	grc = opscope_load_mem(g, "t.opscope", b.out.data, b.out.len, err, sizeof(err));
 	CHECK_EQ_I(rc, 0);
 	CHECK_EQ_I(grc, 0);
 	CHECK(fuzz_models_equal(m, g));
@@ -811,7 +812,7 @@ static void load_both_ways(const uint8_t *data, size_t len, int *failures)
 		setenv("OPSCOPE_LOAD_THREADS", t ? "1" : "0", 1);
 		m[t] = model_new();
 		err[t][0] = 0;
-		rc[t] = model_load_mem(m[t], "t.opscope", data, len, err[t], sizeof(err[t]));
+		rc[t] = opscope_load_mem(m[t], "t.opscope", data, len, err[t], sizeof(err[t]));
 	}
 	unsetenv("OPSCOPE_LOAD_THREADS");
 	bool same = rc[0] == rc[1] && strcmp(err[0], err[1]) == 0 &&

@@ -13,6 +13,7 @@
 #include "opscope/opscope.h"
 
 #include "collect/nvtx_abi.h"
+#include "formats/opscope/opscope_load.h"
 #include "harness.h"
 #include "model/model.h"
 
@@ -145,7 +146,7 @@ TEST(injection_records_everything)
 
 	struct model *m = model_new();
 	char err[256];
-	REQUIRE(model_load_file(m, path, err, sizeof(err)) == 0);
+	REQUIRE(opscope_load_file(m, path, err, sizeof(err)) == 0);
 	int outer = 0, inner = 0, wide = 0, registered = 0, async = 0, mark = 0;
 	char buf[64];
 	for (uint32_t t = 0; t < m->ntracks; t++) {

@@ -13,6 +13,7 @@
 
 #include "opscope/opscope.h"
 
+#include "formats/opscope/opscope_load.h"
 #include "harness.h"
 #include "model/model.h"
 
@@ -94,7 +95,7 @@ static int read_steps(const char *path, struct steps_seen *out)
 	memset(out, 0, sizeof(*out));
 	struct model *m = model_new();
 	char err[512];
-	if (!m || model_load_file(m, path, err, sizeof(err)) != 0) {
+	if (!m || opscope_load_file(m, path, err, sizeof(err)) != 0) {
 		printf("#   load %s: %s\n", path, err);
 		model_free(m);
 		return -1;

@@ -10,6 +10,7 @@
 
 #include "opscope/opscope.h"
 
+#include "formats/opscope/opscope_load.h"
 #include "harness.h"
 #include "model/model.h"
 #include "opscope_config.h"
@@ -21,7 +22,7 @@
 static struct model *load_mem(const void *data, size_t len, int *rc, char *err, size_t errsize)
 {
 	struct model *m = model_new();
-	*rc = model_load_mem(m, "t.opscope", data, len, err, errsize);
+	*rc = opscope_load_mem(m, "t.opscope", data, len, err, errsize);
 	return m;
 }
 

@@ -14,6 +14,7 @@
 
 #include "opscope/opscope.h"
 
+#include "formats/opscope/opscope_load.h"
 #include "harness.h"
 #include "model/model.h"
 #include "trace/reader.h"
@@ -59,7 +60,7 @@ static struct model *load(const char *path)
 {
 	struct model *m = model_new();
 	char err[512];
-	if (model_load_file(m, path, err, sizeof(err)) != 0) {
+	if (opscope_load_file(m, path, err, sizeof(err)) != 0) {
 		printf("#   load %s: %s\n", path, err);
 		model_free(m);
 		return NULL;
