@@ -1,0 +1,857 @@
+/*
+ * kineto_meaning.c: what Kineto / Chrome trace events mean in the model: the track of an
+ * event (pid and tid as numbers or strings; host thread or device queue by category), its
+ * category (classify), the range, instant, counter or flow end it becomes (commit_event), the
+ * names and metadata (M events, distributedInfo, deviceProperties, top-level scalars), and
+ * the finish once every event is in: B without E closed, times shifted by
+ * baseTimeNanoseconds, tracks nested, flows resolved to ranges.
+ *
+ * Invariants: events are committed in text order, one batch after another, on one thread
+ * (the committer), so the model is the same however the text was parsed; an event the model
+ * has no place for is counted as skipped, never an error; only out of memory fails.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "opscope/opscope.h"
+
+#include "formats/chrome/kineto.h"
+#include "util/bytes.h"
+#include "util/zeroed.h"
+
+/* ---------------------------------------------------------------------------------------- */
+/* Small helpers */
+
+static bool span_starts(struct json_span s, const char *lit)
+{
+	size_t n = strlen(lit);
+	return s.len >= n && memcmp(s.s, lit, n) == 0;
+}
+
+static bool span_contains_ci(struct json_span s, const char *lit)
+{
+	size_t n = strlen(lit);
+	for (size_t i = 0; i + n <= s.len; i++) {
+		size_t k = 0;
+		while (k < n && (s.s[i + k] | 0x20) == lit[k])
+			k++;
+		if (k == n)
+			return true;
+	}
+	return false;
+}
+
+static uint32_t intern_span(struct kimport *K, struct json_span s)
+{
+	if (s.len == 0) /* also a missing member: s.s is NULL */
+		return 0;
+	uint64_t head = get_upto8le((const uint8_t *)s.s, s.len), tail = 0;
+	uint64_t h = (head ^ s.len * 0x9e3779b97f4a7c15ull) * 0xff51afd7ed558ccdull;
+	if (s.len > 8) { /* the tail too: names often share their first 8 bytes */
+		tail = get_u64le((const uint8_t *)s.s + s.len - 8);
+		h = (h ^ tail) * 0xc4ceb9fe1a85ec53ull;
+	}
+	struct kcache_entry *e = &K->cache[(h >> 40) & (KCACHE_SIZE - 1)];
+	/* keys and categories are short: head and tail compare them whole, without memcmp */
+	if (e->len == s.len && e->head == head && e->tail == tail && e->id &&
+	    (s.len <= 16 || memcmp(model_str(K->m, e->id) + 8, s.s + 8, s.len - 16) == 0))
+		return e->id;
+	uint32_t id = model_intern(K->m, s.s, s.len);
+	*e = (struct kcache_entry){ (uint32_t)s.len, id, head, tail };
+	return id;
+}
+
+/* A pid/tid as a map key: numbers (and strings of digits, which 2021 traces write for tids)
+ * as themselves; other strings as their string id with the top bit set. */
+static uint64_t kid_key(struct kimport *K, const struct kid *id, uint32_t *str_id)
+{
+	*str_id = UINT32_MAX; /* "not a string" (the empty string has id 0) */
+	if (!id->present)
+		return 0;
+	if (!id->is_str)
+		return (uint64_t)id->num;
+	if (id->s.len > 0 && id->s.len <= 18) {
+		uint64_t v = 0;
+		size_t i = 0;
+		while (i < id->s.len && id->s.s[i] >= '0' && id->s.s[i] <= '9')
+			v = v * 10 + (uint64_t)(id->s.s[i++] - '0');
+		if (i == id->s.len)
+			return v;
+	}
+	*str_id = intern_span(K, id->s);
+	return (1ull << 63) | *str_id;
+}
+
+static uint64_t slot_hash(uint64_t pid, uint64_t tid, uint32_t kind)
+{
+	uint64_t h =
+		pid * 0x9e3779b97f4a7c15ull ^ (tid + 0x632be59bd9b4e019ull) * 0xbf58476d1ce4e5b9ull;
+	h ^= kind;
+	h ^= h >> 31;
+	return h * 0x94d049bb133111ebull;
+}
+
+static struct kslot *slot_find(struct kimport *K, uint64_t pid, uint64_t tid, uint32_t kind)
+{
+	if (!K->slots_cap)
+		return NULL;
+	uint32_t mask = K->slots_cap - 1;
+	for (uint32_t i = (uint32_t)slot_hash(pid, tid, kind) & mask;; i = (i + 1) & mask) {
+		struct kslot *s = &K->slots[i];
+		if (s->track == MODEL_NO_TRACK)
+			return s;
+		if (s->pid == pid && s->tid == tid && s->kind == kind)
+			return s;
+	}
+}
+
+static bool slots_grow(struct kimport *K)
+{
+	uint32_t cap = K->slots_cap ? K->slots_cap * 2 : 64;
+	struct kslot *old = K->slots;
+	uint32_t oldcap = K->slots_cap;
+	K->slots = malloc(cap * sizeof(*K->slots));
+	if (!K->slots) {
+		K->slots = old;
+		return false;
+	}
+	for (uint32_t i = 0; i < cap; i++)
+		K->slots[i].track = MODEL_NO_TRACK;
+	K->slots_cap = cap;
+	for (uint32_t i = 0; i < oldcap; i++)
+		if (old[i].track != MODEL_NO_TRACK)
+			*slot_find(K, old[i].pid, old[i].tid, old[i].kind) = old[i];
+	free(old);
+	return true;
+}
+
+/* The existing track for (pid, tid, kind), or MODEL_NO_TRACK. */
+static uint32_t track_lookup(struct kimport *K, uint64_t pid, uint64_t tid, uint32_t kind)
+{
+	struct kslot *s = slot_find(K, pid, tid, kind);
+	return s ? s->track : MODEL_NO_TRACK;
+}
+
+/* The track of an event, made on first use. */
+static uint32_t track_get(struct kimport *K, const struct kev *ev, uint32_t kind)
+{
+	uint32_t pid_sid, tid_sid;
+	uint64_t pid = kid_key(K, &ev->pid, &pid_sid);
+	uint64_t tid = kid_key(K, &ev->tid, &tid_sid);
+	struct kslot *s = slot_find(K, pid, tid, kind);
+	if (s && s->track != MODEL_NO_TRACK)
+		return s->track;
+	if ((K->nslots + 1) * 2 > K->slots_cap) {
+		if (!slots_grow(K))
+			return MODEL_NO_TRACK;
+		s = slot_find(K, pid, tid, kind);
+	}
+	/* string pids get a made-up process id with the string as its name */
+	bool pid_str = pid_sid != UINT32_MAX, tid_str = tid_sid != UINT32_MAX;
+	uint32_t mpid = pid_str ? 0xf0000000u | (pid_sid & 0x0fffffffu) : (uint32_t)pid;
+	uint64_t mtid = tid_str ? tid_sid : tid;
+	uint32_t t = model_add_track(K->m, kind, mpid, mtid, tid_str ? tid_sid : 0);
+	if (t == MODEL_NO_TRACK)
+		return t;
+	K->m->tracks[t].file_track = t - K->first_track;
+	if (pid_str && pid_sid)
+		model_set_meta(K->m, mpid, model_intern(K->m, "name", 4), pid_sid);
+	*s = (struct kslot){ pid, tid, kind, t };
+	K->nslots++;
+	return t;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Categories */
+
+/* Our category for a Kineto category and event name, and whether it runs on a device. */
+static uint8_t classify(struct json_span cat, struct json_span name, bool *device)
+{
+	*device = false;
+	uint8_t c = OPSCOPE_CAT_USER_DEFINED;
+	if (span_is(cat, "mtia_ccp_events") && span_is(name, "dma_request")) {
+		*device = true; /* MTIA's DMA transfers are copies */
+		return OPSCOPE_CAT_MEMCPY;
+	}
+	if (span_is(cat, "kernel") || span_is(cat, "Kernel") || span_is(cat, "mtia_ccp_events")) {
+		*device = true;
+		return span_contains_ci(name, "nccl") || span_contains_ci(name, "xccl")
+			       ? OPSCOPE_CAT_COMMUNICATION
+			       : OPSCOPE_CAT_KERNEL;
+	}
+	if (span_is(cat, "gpu_memcpy") || span_is(cat, "Memcpy")) {
+		*device = true;
+		return OPSCOPE_CAT_MEMCPY;
+	}
+	if (span_is(cat, "gpu_memset") || span_is(cat, "Memset")) {
+		*device = true;
+		return OPSCOPE_CAT_MEMSET;
+	}
+	if (span_is(cat, "gpu_user_annotation") || span_is(cat, "cuda_profiler_range") ||
+	    span_is(cat, "cuda_sync")) {
+		*device = true;
+		return OPSCOPE_CAT_USER_DEFINED;
+	}
+	if (span_is(cat, "cuda_runtime") || span_is(cat, "Runtime") ||
+	    span_is(cat, "cuda_driver") || span_is(cat, "mtia_runtime"))
+		return OPSCOPE_CAT_CUDA_RUNTIME;
+	if (span_is(cat, "cpu_op") || span_is(cat, "Operator"))
+		c = OPSCOPE_CAT_OPERATOR;
+	else if (span_is(cat, "user_annotation"))
+		c = OPSCOPE_CAT_PYTHON_USER_DEFINED;
+	else if (span_is(cat, "python_function"))
+		c = OPSCOPE_CAT_PYTHON_FUNCTION;
+	/* phases that torch marks by name */
+	if (span_starts(name, "ProfilerStep#"))
+		return OPSCOPE_CAT_PROFILE_STEP;
+	if (span_starts(name, "enumerate(DataLoader)"))
+		return OPSCOPE_CAT_DATALOADER;
+	if (span_starts(name, "Optimizer.step#") || span_starts(name, "Optimizer.zero_grad#"))
+		return OPSCOPE_CAT_OPTIMIZATION;
+	if (span_starts(name, "autograd::engine::evaluate_function:"))
+		return OPSCOPE_CAT_BACKWARD;
+	if (c == OPSCOPE_CAT_OPERATOR && span_starts(name, "nccl:"))
+		return OPSCOPE_CAT_COMMUNICATION;
+	return c;
+}
+
+/* classify() for interned (category, name): it depends on nothing else, and an event's pair
+ * is nearly always one seen before (its kernel name is long: the scan for "nccl" adds up). */
+static uint8_t classify_ids(struct kimport *K, uint32_t cat_id, uint32_t name_id,
+			    struct json_span cat, struct json_span name, bool *device)
+{
+	uint64_t key = (uint64_t)cat_id << 32 | name_id;
+	if ((K->nclass + 1) * 2 > K->class_cap) {
+		uint64_t cap = K->class_cap ? K->class_cap * 2 : 1024;
+		struct kclass *nt = zeroed_table(cap, sizeof(*nt));
+		if (!nt) { /* no memo: still right, only slower */
+			return classify(cat, name, device);
+		}
+		for (uint64_t i = 0; i < K->class_cap; i++) {
+			if (!K->classes[i].used)
+				continue;
+			uint64_t j = (K->classes[i].key * 0x9e3779b97f4a7c15ull >> 20) & (cap - 1);
+			while (nt[j].used)
+				j = (j + 1) & (cap - 1);
+			nt[j] = K->classes[i];
+		}
+		free(K->classes);
+		K->classes = nt;
+		K->class_cap = cap;
+	}
+	uint64_t mask = K->class_cap - 1;
+	uint64_t j = (key * 0x9e3779b97f4a7c15ull >> 20) & mask;
+	while (K->classes[j].used && K->classes[j].key != key)
+		j = (j + 1) & mask;
+	struct kclass *e = &K->classes[j];
+	if (!e->used) {
+		e->used = true;
+		e->key = key;
+		e->category = classify(cat, name, &e->device);
+		K->nclass++;
+	}
+	*device = e->device;
+	return e->category;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Committing one event to the model */
+
+/* Add the parsed args to the model (those it keeps: model.keep_arg_keys); *first and *n
+ * say where they are. */
+static bool commit_args(struct kimport *K, const struct kev *ev, uint64_t *first, uint32_t *n)
+{
+	struct model *m = K->m;
+	*first = m->nargs;
+	*n = 0;
+	for (uint32_t i = 0; i < ev->nargs; i++) {
+		const struct karg *a = &ev->args[i];
+		if (m->keep_arg_keys && !keep_arg(m->keep_arg_keys, a->key))
+			continue;
+		uint64_t bits;
+		switch (a->type) {
+		case MODEL_ARG_I64:
+			bits = (uint64_t)a->i;
+			break;
+		case MODEL_ARG_F64:
+			memcpy(&bits, &a->d, sizeof(bits));
+			break;
+		default:
+			bits = intern_span(K, a->s);
+		}
+		if (model_add_arg(m, intern_span(K, a->key), a->type, bits) == MODEL_NONE)
+			return false;
+		(*n)++;
+	}
+	return true;
+}
+
+static bool add_name(struct kimport *K, const struct kev *ev, uint32_t key)
+{
+	/* the value is args.name (thread_name, process_name) or args.labels */
+	for (uint32_t i = 0; i < ev->nargs; i++) {
+		const struct karg *a = &ev->args[i];
+		if (a->type != MODEL_ARG_STR ||
+		    !(span_is(a->key, "name") || span_is(a->key, "labels")))
+			continue;
+		if (!grow_array((void **)&K->names, sizeof(*K->names), &K->names_cap,
+				K->nnames + 1))
+			return false;
+		uint32_t ps, ts;
+		struct kname *n = &K->names[K->nnames++];
+		n->pid = kid_key(K, &ev->pid, &ps);
+		n->tid = kid_key(K, &ev->tid, &ts);
+		n->key = key;
+		n->value = intern_span(K, a->s);
+		return true;
+	}
+	return true;
+}
+
+static uint64_t flow_hash(uint64_t id, uint32_t cat)
+{
+	uint64_t h = (id ^ (uint64_t)cat << 40) * 0x9e3779b97f4a7c15ull;
+	return h ^ (h >> 31);
+}
+
+/* The slot of (cat, id) in the open-flow map: its flow, or the empty slot to fill. */
+static struct kflow_slot *flow_slot(struct kimport *K, uint64_t id, uint32_t cat)
+{
+	uint64_t mask = K->open_flows_cap - 1;
+	for (uint64_t i = flow_hash(id, cat) & mask;; i = (i + 1) & mask) {
+		struct kflow_slot *sl = &K->open_flows[i];
+		if (!sl->flow || (sl->id == id && sl->cat == cat))
+			return sl;
+	}
+}
+
+/* Empty the slot of a flow that has both ends now, so that the map holds only flows still
+ * waiting for an end (a few: Kineto writes a launch's two ends close together) and stays
+ * small enough for the cache. Backward-shift deletion: entries after it that probed past it
+ * move back, so lookups need no tombstones. */
+static void flow_slot_remove(struct kimport *K, struct kflow_slot *sl)
+{
+	uint64_t mask = K->open_flows_cap - 1;
+	uint64_t i = (uint64_t)(sl - K->open_flows);
+	for (uint64_t j = (i + 1) & mask;; j = (j + 1) & mask) {
+		struct kflow_slot *n = &K->open_flows[j];
+		if (!n->flow)
+			break;
+		uint64_t home = flow_hash(n->id, n->cat) & mask;
+		/* n stays if its home is cyclically in (i, j]: a lookup reaches it without i */
+		bool stays = i <= j ? (home > i && home <= j) : (home > i || home <= j);
+		if (!stays) {
+			K->open_flows[i] = *n;
+			i = j;
+		}
+	}
+	K->open_flows[i] = (struct kflow_slot){ 0, 0, 0 };
+	K->nopen_flows--;
+}
+
+static bool open_flows_grow(struct kimport *K)
+{
+	uint64_t cap = K->open_flows_cap ? K->open_flows_cap * 2 : 1024;
+	struct kflow_slot *old = K->open_flows;
+	uint64_t oldcap = K->open_flows_cap;
+	K->open_flows = zeroed_table(cap, sizeof(*K->open_flows));
+	if (!K->open_flows) {
+		K->open_flows = old;
+		return false;
+	}
+	K->open_flows_cap = cap;
+	uint64_t n = 0;
+	for (uint64_t i = 0; i < oldcap; i++)
+		if (old[i].flow && !(K->flows[old[i].flow - 1].has_from &&
+				     K->flows[old[i].flow - 1].has_to)) { /* drop paired ones */
+			*flow_slot(K, old[i].id, old[i].cat) = old[i];
+			n++;
+		}
+	K->nopen_flows = n;
+	free(old);
+	return true;
+}
+
+/* One end of a flow: pairs with the other end of the same (category, id) still waiting. */
+static bool add_flow_end(struct kimport *K, const struct kev *ev, char phase)
+{
+	uint32_t ps, ts, is;
+	uint32_t cat = intern_span(K, ev->cat);
+	uint64_t id =
+		ev->id.is_str ? (1ull << 63) | kid_key(K, &ev->id, &is) : (uint64_t)ev->id.num;
+	bool from = phase == 's';
+	if ((K->nopen_flows + 1) * 2 > K->open_flows_cap && !open_flows_grow(K))
+		return false;
+	struct kflow_slot *sl = flow_slot(K, id, cat);
+	struct kflow *f = sl->flow ? &K->flows[sl->flow - 1] : NULL;
+	if (f && (from ? f->has_from : f->has_to))
+		f = NULL; /* that end is taken: the id was reused, a new flow starts */
+	if (!f) {
+		if (!grow_array((void **)&K->flows, sizeof(*K->flows), &K->flows_cap,
+				K->nflows + 1))
+			return false;
+		f = &K->flows[K->nflows++];
+		memset(f, 0, sizeof(*f));
+		f->id = id;
+		f->cat = cat;
+		if (!sl->flow)
+			K->nopen_flows++;
+		*sl = (struct kflow_slot){ id, cat, K->nflows };
+	}
+	if (from) {
+		f->has_from = true;
+		f->from_pid = kid_key(K, &ev->pid, &ps);
+		f->from_tid = kid_key(K, &ev->tid, &ts);
+		f->from_ts = ev->ts;
+	} else {
+		f->has_to = true;
+		f->to_pid = kid_key(K, &ev->pid, &ps);
+		f->to_tid = kid_key(K, &ev->tid, &ts);
+		f->to_ts = ev->ts;
+	}
+	if (f->has_from && f->has_to)
+		flow_slot_remove(K, sl);
+	return true;
+}
+
+/* 0, or -1 when out of memory. Events the model has no place for are counted as skipped. */
+static int commit_event(struct kimport *K, const struct kev *ev)
+{
+	struct model *m = K->m;
+	K->events++;
+	char ph = ev->ph.len ? ev->ph.s[0] : 0;
+	bool device;
+	uint8_t cat;
+	uint64_t first;
+	uint32_t n;
+	switch (ph) {
+	case 'X':
+	case 'B': {
+		if (!ev->has_ts) {
+			K->skipped++;
+			return 0;
+		}
+		uint32_t name = intern_span(K, ev->name);
+		cat = classify_ids(K, intern_span(K, ev->cat), name, ev->cat, ev->name, &device);
+		uint32_t t = track_get(K, ev, device ? MODEL_TRACK_DEVICE : MODEL_TRACK_THREAD);
+		if (t == MODEL_NO_TRACK)
+			return -1;
+		int64_t dur = ph == 'X' && ev->has_dur ? ev->dur : 0;
+		if (dur < 0)
+			dur = 0;
+		uint64_t r = model_add_range(m, t, ev->ts, dur, name, cat, 0);
+		if (r == MODEL_NONE || !commit_args(K, ev, &first, &n))
+			return -1;
+		m->tracks[t].ranges.first_arg[r] = first;
+		m->tracks[t].ranges.nargs[r] = n;
+		m->tracks[t].events++;
+		if (ph == 'B') {
+			if (!grow_array((void **)&K->open, sizeof(*K->open), &K->open_cap,
+					K->nopen + 1))
+				return -1;
+			K->open[K->nopen++] = (struct kopen){ t, r };
+		}
+		return 0;
+	}
+	case 'E': {
+		/* closes the innermost open B of its track */
+		uint32_t ps, ts;
+		uint64_t pid = kid_key(K, &ev->pid, &ps), tid = kid_key(K, &ev->tid, &ts);
+		for (uint64_t i = K->nopen; i-- > 0;) {
+			uint32_t t = K->open[i].track;
+			struct kslot *s = slot_find(K, pid, tid, m->tracks[t].kind);
+			if (!s || s->track != t)
+				continue;
+			struct model_ranges *r = &m->tracks[t].ranges;
+			uint64_t ri = K->open[i].range;
+			r->dur_ns[ri] = ev->ts > r->start_ns[ri] ? ev->ts - r->start_ns[ri] : 0;
+			memmove(&K->open[i], &K->open[i + 1],
+				(K->nopen - i - 1) * sizeof(*K->open));
+			K->nopen--;
+			return 0;
+		}
+		K->unmatched_ends++;
+		return 0;
+	}
+	case 'i':
+	case 'I': {
+		if (!ev->has_ts) {
+			K->skipped++;
+			return 0;
+		}
+		cat = span_is(ev->name, "[memory]") ? OPSCOPE_CAT_MEMORY
+						    : classify(ev->cat, ev->name, &device);
+		uint32_t t = track_get(K, ev, MODEL_TRACK_THREAD);
+		if (t == MODEL_NO_TRACK)
+			return -1;
+		uint64_t i = model_add_instant(m, t, ev->ts, intern_span(K, ev->name), cat);
+		if (i == MODEL_NONE || !commit_args(K, ev, &first, &n))
+			return -1;
+		m->tracks[t].instants.first_arg[i] = first;
+		m->tracks[t].instants.nargs[i] = n;
+		m->tracks[t].events++;
+		return 0;
+	}
+	case 'C': {
+		if (!ev->has_ts) {
+			K->skipped++;
+			return 0;
+		}
+		uint32_t t = track_get(K, ev, MODEL_TRACK_THREAD);
+		if (t == MODEL_NO_TRACK)
+			return -1;
+		for (uint32_t i = 0; i < ev->nargs; i++) {
+			const struct karg *a = &ev->args[i];
+			if (a->type != MODEL_ARG_I64 && a->type != MODEL_ARG_F64)
+				continue;
+			double v = a->type == MODEL_ARG_I64 ? (double)a->i : a->d;
+			/* one series per argument: "name" alone when it is the only one */
+			uint32_t name;
+			if (ev->nargs == 1) {
+				name = intern_span(K, ev->name);
+			} else {
+				char buf[512];
+				int len = snprintf(buf, sizeof(buf), "%.*s.%.*s", (int)ev->name.len,
+						   ev->name.s, (int)a->key.len, a->key.s);
+				name = model_intern(m, buf,
+						    len < (int)sizeof(buf) ? (size_t)len
+									   : sizeof(buf) - 1);
+			}
+			if (model_add_counter(m, t, ev->ts, name, v) == MODEL_NONE)
+				return -1;
+			m->tracks[t].events++;
+		}
+		return 0;
+	}
+	case 'M':
+		if (span_is(ev->name, "thread_name"))
+			return add_name(K, ev, 0) ? 0 : -1;
+		if (span_is(ev->name, "process_name"))
+			return add_name(K, ev, model_intern(m, "name", 4)) ? 0 : -1;
+		if (span_is(ev->name, "process_labels"))
+			return add_name(K, ev, model_intern(m, "labels", 6)) ? 0 : -1;
+		return 0; /* sort indexes: order is the viewer's business */
+	case 's':
+	case 'f':
+		if (!ev->has_ts || !ev->id.present) {
+			K->skipped++;
+			return 0;
+		}
+		return add_flow_end(K, ev, ph) ? 0 : -1;
+	default:
+		K->skipped++; /* async (b/e/n), samples (P), objects (O/N/D), flow steps (t) */
+		return 0;
+	}
+}
+
+bool kbatch_commit(struct kimport *K, struct kbatch *b)
+{
+	for (uint32_t i = 0; i < b->nevs; i++) {
+		struct kev *ev = &b->evs[i];
+		/* a batch without arguments has no array: no pointer arithmetic on NULL */
+		ev->args = ev->nargs ? b->args + ev->first_arg : NULL;
+		if (commit_event(K, ev) != 0)
+			return false;
+	}
+	return true;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Top-level metadata */
+
+/* Metadata for the main process of the file, applied when it is known. */
+static bool add_meta(struct kimport *K, const char *key, size_t keylen, struct json_span value)
+{
+	uint64_t cap = K->meta_cap;
+	if (!grow_array((void **)&K->meta, sizeof(*K->meta), &cap, (uint64_t)K->nmeta + 1))
+		return false;
+	K->meta_cap = (uint32_t)cap;
+	struct kmeta *e = &K->meta[K->nmeta];
+	e->key = malloc(keylen + 1);
+	e->value = malloc(value.len + 1);
+	if (!e->key || !e->value) {
+		free(e->key);
+		free(e->value);
+		return false;
+	}
+	memcpy(e->key, key, keylen);
+	memcpy(e->value, value.s, value.len);
+	e->key_len = keylen;
+	e->value_len = value.len;
+	K->nmeta++;
+	return true;
+}
+
+/* A parsed member of a small metadata object. */
+struct kpair {
+	struct json_span k, v; /* v: a string's text, else canonical JSON */
+};
+
+#define KPAIRS_MAX 256 /* members kept per metadata value; more are parsed and dropped */
+
+/* Parse an object into pairs[*np..] (at most KPAIRS_MAX in all). Nothing is committed here:
+ * a refill restarts the whole value. */
+static int parse_pairs(struct json_cur *c, struct kpair *pairs, int *np)
+{
+	int rc = json_expect(c, '{', "expected an object");
+	bool first = true;
+	struct json_span k, v;
+	while (rc == JSON_OK && (rc = json_member(c, &first, &k)) == JSON_OK) {
+		if ((rc = json_ws(c)) != 0)
+			return rc;
+		rc = *c->p == '"' ? json_string(c, &v) : json_canon(c, &v);
+		if (rc == JSON_OK && *np < KPAIRS_MAX)
+			pairs[(*np)++] = (struct kpair){ k, v };
+	}
+	return rc == JSON_END ? JSON_OK : rc;
+}
+
+/* Store pairs as metadata "<prefix><key>". */
+static int pairs_to_meta(struct kimport *K, struct json_cur *c, const char *prefix,
+			 const struct kpair *pairs, int np)
+{
+	for (int i = 0; i < np; i++) {
+		char key[256];
+		int len = snprintf(key, sizeof(key), "%s%.*s", prefix, (int)pairs[i].k.len,
+				   pairs[i].k.s);
+		if (len >= (int)sizeof(key))
+			len = (int)sizeof(key) - 1;
+		if (!add_meta(K, key, (size_t)len, pairs[i].v)) {
+			c->err = "out of memory";
+			c->errpos = c->p;
+			return JSON_ERR;
+		}
+	}
+	return JSON_OK;
+}
+
+/* distributedInfo: {"rank": 0, "world_size": 2, ...} -> meta "distributed.<key>". */
+static int distributed_info(struct kimport *K, struct json_cur *c)
+{
+	struct kpair pairs[KPAIRS_MAX];
+	int np = 0;
+	int rc = parse_pairs(c, pairs, &np);
+	return rc ? rc : pairs_to_meta(K, c, "distributed.", pairs, np);
+}
+
+/* deviceProperties: [{"id": 0, "name": ..., ...}, ...] -> meta "device.<id>.<key>". */
+static int device_props(struct kimport *K, struct json_cur *c)
+{
+	struct kpair pairs[KPAIRS_MAX];
+	int np = 0, ends[64], nobj = 0;
+	int rc = json_expect(c, '[', "\"deviceProperties\" must be an array");
+	if (rc)
+		return rc;
+	if ((rc = json_ws(c)) != 0)
+		return rc;
+	if (*c->p == ']') {
+		c->p++;
+		return JSON_OK;
+	}
+	for (;;) {
+		if ((rc = parse_pairs(c, pairs, &np)) != 0)
+			return rc;
+		if (nobj < 64)
+			ends[nobj++] = np;
+		if ((rc = json_ws(c)) != 0)
+			return rc;
+		if (*c->p == ']') {
+			c->p++;
+			break;
+		}
+		if (*c->p != ',') {
+			c->err = "expected ',' or ']'";
+			c->errpos = c->p;
+			return JSON_ERR;
+		}
+		c->p++;
+	}
+	for (int o = 0, from = 0; o < nobj; from = ends[o++]) {
+		long long id = o; /* the array index when there is no "id" */
+		for (int i = from; i < ends[o]; i++)
+			if (span_is(pairs[i].k, "id") && pairs[i].v.len < 20) {
+				char tmp[24];
+				memcpy(tmp, pairs[i].v.s, pairs[i].v.len);
+				tmp[pairs[i].v.len] = '\0';
+				id = strtoll(tmp, NULL, 10);
+			}
+		char prefix[48];
+		snprintf(prefix, sizeof(prefix), "device.%lld.", id);
+		if ((rc = pairs_to_meta(K, c, prefix, pairs + from, ends[o] - from)) != 0)
+			return rc;
+	}
+	return JSON_OK;
+}
+
+int ktop_member(struct kimport *K, struct json_cur *c, struct json_span key)
+{
+	if (span_is(key, "deviceProperties"))
+		return device_props(K, c);
+	if (span_is(key, "distributedInfo"))
+		return distributed_info(K, c);
+	int rc = json_ws(c);
+	if (rc)
+		return rc;
+	if (span_is(key, "baseTimeNanoseconds")) {
+		struct json_span num;
+		bool is_int;
+		int64_t v;
+		if (*c->p != '-' && (*c->p < '0' || *c->p > '9')) {
+			c->err = "\"baseTimeNanoseconds\" must be an integer";
+			c->errpos = c->p;
+			return JSON_ERR;
+		}
+		if ((rc = json_number(c, &num, &is_int, &v)) != 0)
+			return rc;
+		if (!is_int) {
+			c->err = "\"baseTimeNanoseconds\" must be an integer";
+			c->errpos = num.s;
+			return JSON_ERR;
+		}
+		K->base_ns = v;
+		return JSON_OK;
+	}
+	/* short scalars (schemaVersion, displayTimeUnit, host_name, ...) are kept as metadata;
+	 * long logs (INFO, ERROR) and other structures are skipped */
+	struct json_span v;
+	if (*c->p == '[' || *c->p == '{')
+		return json_skip(c, 0);
+	rc = *c->p == '"' ? json_string(c, &v) : json_canon(c, &v);
+	if (rc == JSON_OK && v.len <= 1024 && key.len < 200) {
+		char k[256];
+		int len = snprintf(k, sizeof(k), "trace.%.*s", (int)key.len, key.s);
+		if (!add_meta(K, k, (size_t)len, v)) {
+			c->err = "out of memory";
+			c->errpos = c->p;
+			return JSON_ERR;
+		}
+	}
+	return rc;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Finishing */
+
+static void shift_times(struct kimport *K, int64_t by)
+{
+	struct model *m = K->m;
+	for (uint32_t ti = K->first_track; ti < m->ntracks; ti++) {
+		struct model_track *t = &m->tracks[ti];
+		for (uint64_t j = 0; j < t->nranges; j++)
+			t->ranges.start_ns[j] += by;
+		for (uint64_t j = 0; j < t->ninstants; j++)
+			t->instants.ts_ns[j] += by;
+		for (uint64_t j = 0; j < t->ncounters; j++)
+			t->counters.ts_ns[j] += by;
+	}
+	for (uint64_t i = 0; i < K->nflows; i++) {
+		K->flows[i].from_ts += by;
+		K->flows[i].to_ts += by;
+	}
+}
+
+/* The track a flow end is on: flow starts are on host threads, ends mostly on device queues
+ * (Kineto's launch flows); either kind is taken when the preferred one does not exist. */
+static uint32_t flow_track(struct kimport *K, uint64_t pid, uint64_t tid, bool start)
+{
+	uint32_t first = start ? MODEL_TRACK_THREAD : MODEL_TRACK_DEVICE;
+	uint32_t t = track_lookup(K, pid, tid, first);
+	if (t == MODEL_NO_TRACK)
+		t = track_lookup(K, pid, tid, start ? MODEL_TRACK_DEVICE : MODEL_TRACK_THREAD);
+	return t;
+}
+
+/* Add the flows to the model, their ends on the tracks now complete. */
+static void build_flows(struct kimport *K)
+{
+	for (uint64_t i = 0; i < K->nflows; i++) {
+		const struct kflow *f = &K->flows[i];
+		uint32_t from = f->has_from ? flow_track(K, f->from_pid, f->from_tid, true)
+					    : MODEL_NO_TRACK;
+		uint32_t to =
+			f->has_to ? flow_track(K, f->to_pid, f->to_tid, false) : MODEL_NO_TRACK;
+		model_add_flow(K->m, f->id & ~(1ull << 63), from, f->from_ts, to, f->to_ts);
+	}
+}
+
+static void apply_names(struct kimport *K)
+{
+	struct model *m = K->m;
+	for (uint64_t i = 0; i < K->nnames; i++) {
+		const struct kname *n = &K->names[i];
+		if (n->key) { /* process name or labels; string pids are named by their string */
+			if ((n->pid >> 63) == 0 && n->pid < 0xf0000000u)
+				model_set_meta(m, (uint32_t)n->pid, n->key, n->value);
+			continue;
+		}
+		for (uint32_t kind = 0; kind <= MODEL_TRACK_DEVICE; kind++) {
+			uint32_t t = track_lookup(K, n->pid, n->tid, kind);
+			if (t != MODEL_NO_TRACK)
+				m->tracks[t].name = n->value;
+		}
+	}
+}
+
+/* The process the file is about: the host pid with the most ranges. */
+static uint32_t main_pid(struct kimport *K)
+{
+	struct model *m = K->m;
+	uint32_t best = 0;
+	uint64_t most = 0;
+	for (uint32_t ti = K->first_track; ti < m->ntracks; ti++) {
+		struct model_track *t = &m->tracks[ti];
+		if (t->kind != MODEL_TRACK_THREAD || t->pid >= 0xf0000000u)
+			continue;
+		uint64_t n = 0;
+		for (uint32_t tj = K->first_track; tj < m->ntracks; tj++)
+			if (m->tracks[tj].kind == MODEL_TRACK_THREAD && m->tracks[tj].pid == t->pid)
+				n += m->tracks[tj].nranges;
+		if (n > most || best == 0) {
+			most = n;
+			best = t->pid;
+		}
+	}
+	return best;
+}
+
+void kfinish(struct kimport *K)
+{
+	struct model *m = K->m;
+	struct model_file *f = &m->files[K->fi];
+	/* B without E: closed at the last time of their track */
+	for (uint64_t i = 0; i < K->nopen; i++) {
+		struct model_track *t = &m->tracks[K->open[i].track];
+		struct model_ranges *r = &t->ranges;
+		int64_t last = r->start_ns[K->open[i].range];
+		for (uint64_t j = 0; j < t->nranges; j++) {
+			int64_t e = r->start_ns[j] + r->dur_ns[j];
+			last = e > last ? e : last;
+		}
+		r->dur_ns[K->open[i].range] = last - r->start_ns[K->open[i].range];
+		r->flags[K->open[i].range] |= MODEL_RANGEF_UNCLOSED;
+	}
+	if (K->base_ns)
+		shift_times(K, K->base_ns);
+	uint64_t overlaps =
+		model_nest_tracks(m, K->first_track, model_threads_for(m, K->first_track));
+	apply_names(K);
+	build_flows(K);
+	model_resolve_flows(m, K->first_flow);
+	model_finish_tracks(m, K->first_track);
+	uint32_t pid = main_pid(K);
+	f->pid = pid;
+	for (uint32_t i = 0; i < K->nmeta; i++)
+		model_set_meta(m, pid, model_intern(m, K->meta[i].key, K->meta[i].key_len),
+			       model_intern(m, K->meta[i].value, K->meta[i].value_len));
+	f->complete = true;
+	f->events = K->events;
+	f->records = K->events;
+	f->skipped_records = K->skipped;
+	f->unmatched_ends = K->unmatched_ends;
+	f->mismatched_ends = overlaps;
+	f->valid_end = K->in.base + K->in.len;
+	f->file_bytes = K->in.file_bytes;
+	m->events_total += K->events;
+	m->complete = (m->nfiles == 1 || m->complete) && f->complete;
+}
