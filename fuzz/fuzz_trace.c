@@ -1,7 +1,8 @@
 /*
- * fuzz_trace.c: libFuzzer target for the .opscope reader: the input bytes are loaded as a
- * trace file from memory into a model (reader + loader), then exported as Chrome JSON to a
- * sink and checked for the model's invariants. Also linked without libFuzzer into the corpus
+ * fuzz_trace.c: libFuzzer target for the .opscope decoder and loader: the input bytes are
+ * loaded as a trace file from memory into a model (trace/decode.c + the "opscope" format of
+ * the registry), then exported as Chrome JSON to a sink and checked for the model's
+ * invariants. Also linked without libFuzzer into the corpus
  * replay test (tests/fuzz/replay.c).
  *
  * Each input runs twice: as given (framing, CRC and tail handling), and with the CRC of every

@@ -17,7 +17,7 @@
 
 #include "cli/cli.h"
 #include "model/model.h"
-#include "trace/reader.h"
+#include "trace/decode.h"
 
 static const char info_usage[] =
 	"usage: opscope info [options] FILE...\n"
@@ -143,7 +143,7 @@ static int info_one(const char *path)
 	printf("events:     %" PRIu64 " encoded", m->events_total);
 	for (unsigned k = 1; k <= MODEL_EV_DROP_MARK; k++)
 		if (f->by_kind[k])
-			printf(", %s %" PRIu64, reader_event_name(k), f->by_kind[k]);
+			printf(", %s %" PRIu64, decode_event_name(k), f->by_kind[k]);
 	printf("\n");
 
 	uint64_t by_cat[256] = { 0 };

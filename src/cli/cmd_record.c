@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "trace/reader.h"
+#include "trace/decode.h"
 
 static volatile sig_atomic_t record_child_pid;
 
@@ -257,9 +257,9 @@ static bool record_report(const char *path, int is_dir)
 			continue;
 		char file[PATH_MAX * 2];
 		snprintf(file, sizeof(file), "%s/%s", dir, name);
-		struct reader_summary s;
+		struct decode_summary s;
 		files++;
-		if (reader_summarize(file, &s) == 0) {
+		if (decode_summarize(file, &s) == 0) {
 			empty += s.events == 0 && s.dropped == 0;
 			fprintf(stderr,
 				"opscope: %s: %llu events, %llu dropped, %u threads, pid %u%s\n",

@@ -15,7 +15,7 @@
 #include "formats/opscope/opscope_load.h"
 #include "harness.h"
 #include "model/model.h"
-#include "trace/reader.h"
+#include "trace/decode.h"
 
 static char tmpdir[] = "/tmp/opscope-test-record-XXXXXX";
 

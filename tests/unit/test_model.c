@@ -532,7 +532,7 @@ TEST(fast_and_general_agree)
 	for (int round = 0; round < 20; round++) {
 		uint64_t seed = 0x1234567 + (uint64_t)round * 7919;
 		struct tb big, small;
-		/* odd rounds: big EVENTS2 records (the block loop and reader_fast2) against the
+		/* odd rounds: big EVENTS2 records (the block loop and decode_fast2) against the
 		 * general decoder of format 1 */
 		if (round % 2)
 			tb_init_v2(&big, 5);

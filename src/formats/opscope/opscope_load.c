@@ -1,6 +1,6 @@
 /*
  * opscope_load.c: the loader of .opscope files (docs/trace-format.md) into the event model,
- * through the record and event decoder of trace/reader.h. One file for one job: the general
+ * through the record and event decoder of trace/decode.h. One file for one job: the general
  * path and the fast loops that do the same for the common events must stay in one translation
  * unit, where the loops inline the decoder and keep the loader's state in registers.
  *
@@ -30,7 +30,7 @@
 
 #include "formats/opscope/clockmap.h"
 #include "model/model.h"
-#include "trace/reader.h"
+#include "trace/decode.h"
 #include "util/bytes.h"
 #include "util/cursor.h"
 #include "util/grow.h"
@@ -151,7 +151,7 @@ struct load_track {
 
 struct loader {
 	struct model *m;
-	struct reader r;
+	struct decoder dec;	    /* the file, record by record */
 	struct model_file *file;    /* m->files[fi]; refreshed after growth of m->files */
 	uint32_t fi;		    /* index of the file in m->files */
 	uint32_t first_track;	    /* tracks from here on belong to this file */
@@ -172,8 +172,9 @@ struct loader {
 static int loader_oom(struct loader *L, size_t offset)
 {
 	L->m->oom = true;
-	snprintf(L->r.err, sizeof(L->r.err), "%s: offset %zu: out of memory", L->r.name, offset);
-	L->r.rc = OPSCOPE_ENOMEM;
+	snprintf(L->dec.err, sizeof(L->dec.err), "%s: offset %zu: out of memory", L->dec.name,
+		 offset);
+	L->dec.rc = OPSCOPE_ENOMEM;
 	return OPSCOPE_ENOMEM;
 }
 
@@ -214,7 +215,7 @@ static uint32_t loader_track(struct loader *L, uint32_t file_track)
 	uint64_t *v = hmap_find(&L->tracks, file_track);
 	if (v)
 		return (uint32_t)*v;
-	uint32_t t = loader_new_track(L, MODEL_TRACK_THREAD, L->r.hdr.pid, 0);
+	uint32_t t = loader_new_track(L, MODEL_TRACK_THREAD, L->dec.hdr.pid, 0);
 	if (t == MODEL_NO_TRACK)
 		return t;
 	L->m->tracks[t].file_track = file_track;
@@ -243,10 +244,10 @@ static uint32_t loader_async_track(struct loader *L, uint32_t pid)
 	return t;
 }
 
-static int load_metadata(struct loader *L, const struct reader_record *rec)
+static int load_metadata(struct loader *L, const struct decode_record *rec)
 {
 	struct cursor c;
-	reader_payload_cursor(&L->r, rec, &c);
+	decode_payload_cursor(&L->dec, rec, &c);
 	uint32_t count = cursor_u32(&c);
 	for (uint32_t i = 0; i < count && !c.failed; i++) {
 		uint32_t klen, vlen;
@@ -256,27 +257,27 @@ static int load_metadata(struct loader *L, const struct reader_record *rec)
 			break;
 		uint32_t key = model_intern(L->m, k, klen);
 		if (key)
-			model_set_meta(L->m, L->r.hdr.pid, key, model_intern(L->m, v, vlen));
+			model_set_meta(L->m, L->dec.hdr.pid, key, model_intern(L->m, v, vlen));
 	}
 	if (c.failed)
-		return reader_fail(&L->r, rec->offset, "METADATA payload is cut short");
+		return decode_fail(&L->dec, rec->offset, "METADATA payload is cut short");
 	return L->m->oom ? loader_oom(L, rec->offset) : 0;
 }
 
-static int load_strings(struct loader *L, const struct reader_record *rec)
+static int load_strings(struct loader *L, const struct decode_record *rec)
 {
 	struct cursor c;
-	reader_payload_cursor(&L->r, rec, &c);
+	decode_payload_cursor(&L->dec, rec, &c);
 	uint32_t first = cursor_u32(&c);
 	uint32_t count = cursor_u32(&c);
 	if (c.failed)
-		return reader_fail(&L->r, rec->offset, "STRINGS payload is cut short");
+		return decode_fail(&L->dec, rec->offset, "STRINGS payload is cut short");
 	if (count > cursor_left(&c) / 4)
-		return reader_fail(&L->r, rec->offset, "STRINGS count %u exceeds the payload",
+		return decode_fail(&L->dec, rec->offset, "STRINGS count %u exceeds the payload",
 				   count);
 	uint64_t end = (uint64_t)first + count;
 	if (end > MAX_FILE_STRING_IDS)
-		return reader_fail(&L->r, rec->offset, "string id %llu beyond the limit of %u",
+		return decode_fail(&L->dec, rec->offset, "string id %llu beyond the limit of %u",
 				   (unsigned long long)end, MAX_FILE_STRING_IDS);
 	if (end > L->nstrmap) {
 		/* calloc: untouched pages of a sparse id space cost no memory; 0 = undefined */
@@ -298,7 +299,7 @@ static int load_strings(struct loader *L, const struct reader_record *rec)
 		uint32_t len;
 		const char *s = cursor_str(&c, &len);
 		if (c.failed)
-			return reader_fail(&L->r, rec->offset, "STRINGS payload is cut short");
+			return decode_fail(&L->dec, rec->offset, "STRINGS payload is cut short");
 		if ((uint64_t)first + i == 0)
 			continue; /* id 0 is always "" */
 		L->strmap[first + i] = model_intern(L->m, s, len) + 1;
@@ -306,10 +307,10 @@ static int load_strings(struct loader *L, const struct reader_record *rec)
 	return L->m->oom ? loader_oom(L, rec->offset) : 0;
 }
 
-static int load_thread(struct loader *L, const struct reader_record *rec)
+static int load_thread(struct loader *L, const struct decode_record *rec)
 {
 	struct ops_thread_payload p;
-	int rc = reader_parse_thread(&L->r, rec, &p);
+	int rc = decode_parse_thread(&L->dec, rec, &p);
 	if (rc)
 		return rc;
 	uint32_t t = loader_track(L, p.track);
@@ -324,20 +325,20 @@ static int load_thread(struct loader *L, const struct reader_record *rec)
 	return 0;
 }
 
-static int load_timers(struct loader *L, const struct reader_record *rec)
+static int load_timers(struct loader *L, const struct decode_record *rec)
 {
 	struct cursor c;
-	reader_payload_cursor(&L->r, rec, &c);
+	decode_payload_cursor(&L->dec, rec, &c);
 	uint32_t count = cursor_u32(&c);
 	if (c.failed || count > cursor_left(&c) / sizeof(struct ops_timer_entry))
-		return reader_fail(&L->r, rec->offset, "TIMERS count exceeds the payload");
+		return decode_fail(&L->dec, rec->offset, "TIMERS count exceeds the payload");
 	struct model *m = L->m;
 	if (!grow_array32((void **)&m->timers, sizeof(*m->timers), &m->timers_cap,
 			  (uint64_t)m->ntimers + count))
 		return loader_oom(L, rec->offset);
 	for (uint32_t i = 0; i < count; i++) {
 		struct model_timer *t = &m->timers[m->ntimers++];
-		t->pid = L->r.hdr.pid;
+		t->pid = L->dec.hdr.pid;
 		t->name = loader_str(L, cursor_u32(&c));
 		(void)cursor_u32(&c);
 		t->count = cursor_u64(&c);
@@ -362,7 +363,7 @@ static void loader_close(struct model_track *t, uint64_t idx, uint64_t ticks)
 	t->ranges.dur_ns[idx] = (int64_t)ticks;
 }
 
-static int loader_end(struct loader *L, uint32_t track, const struct reader_event *ev,
+static int loader_end(struct loader *L, uint32_t track, const struct decode_event *ev,
 		      uint64_t ticks)
 {
 	struct load_track *lt = loader_lt(L, track);
@@ -428,7 +429,7 @@ static int attach_arg(struct model *m, uint64_t *first, uint32_t *n, uint32_t ke
 	return 0;
 }
 
-static int loader_arg(struct loader *L, const struct reader_event *ev)
+static int loader_arg(struct loader *L, const struct decode_event *ev)
 {
 	struct model *m = L->m;
 	uint64_t *first;
@@ -454,7 +455,7 @@ static int loader_arg(struct loader *L, const struct reader_event *ev)
 	return attach_arg(m, first, n, key, ev->arg_type, bits);
 }
 
-static int loader_flow(struct loader *L, uint32_t track, const struct reader_event *ev,
+static int loader_flow(struct loader *L, uint32_t track, const struct decode_event *ev,
 		       uint64_t ticks)
 {
 	struct model *m = L->m;
@@ -491,7 +492,7 @@ static int loader_flow(struct loader *L, uint32_t track, const struct reader_eve
 	return 0;
 }
 
-static int loader_async_begin(struct loader *L, uint32_t track, const struct reader_event *ev,
+static int loader_async_begin(struct loader *L, uint32_t track, const struct decode_event *ev,
 			      uint64_t ticks)
 {
 	uint32_t at = loader_async_track(L, L->m->tracks[track].pid);
@@ -512,7 +513,7 @@ static int loader_async_begin(struct loader *L, uint32_t track, const struct rea
 	return 0;
 }
 
-static int loader_async_end(struct loader *L, const struct reader_event *ev, uint64_t ticks)
+static int loader_async_end(struct loader *L, const struct decode_event *ev, uint64_t ticks)
 {
 	uint64_t *v = hmap_find(&L->asyncs, ev->value);
 	if (!v || *v == MODEL_NONE) {
@@ -535,7 +536,7 @@ static int loader_async_end(struct loader *L, const struct reader_event *ev, uin
 /* One event the general way: every kind but the BEGINs and ENDs the loop in load_events
  * does itself (a BEGIN still comes here when its columns need room or its name id is not
  * defined, an END when it names an outer range or nothing is open). */
-static int load_event(struct loader *L, uint32_t track, const struct reader_event *ev)
+static int load_event(struct loader *L, uint32_t track, const struct decode_event *ev)
 {
 	struct model *m = L->m;
 	struct load_track *lt = L->cur;
@@ -644,11 +645,11 @@ static void hot_put(struct loader *L, uint32_t track, const struct hot_track *h)
  * written back before and read again after (it may grow and move anything). Takes and returns
  * the state by value, so that the caller's copy never has its address taken. */
 static struct hot_track load_other(struct loader *L, uint32_t track, struct hot_track h,
-				   const struct reader_event *ev, uint64_t ticks, int *rc)
+				   const struct decode_event *ev, uint64_t ticks, int *rc)
 {
 	hot_put(L, track, &h);
 	L->file->by_kind[ev->kind & 15]++;
-	struct reader_event e = *ev;
+	struct decode_event e = *ev;
 	e.ticks = ticks;
 	L->cur = loader_lt(L, track);
 	*rc = load_event(L, track, &e);
@@ -657,7 +658,7 @@ static struct hot_track load_other(struct loader *L, uint32_t track, struct hot_
 
 /* The time of an event on its track: times never go back on a track, even across records,
  * so one before the latest is taken as the latest (*last). An ARG has its event's time. */
-static inline uint64_t track_ticks(uint64_t *last, const struct reader_event *ev)
+static inline uint64_t track_ticks(uint64_t *last, const struct decode_event *ev)
 {
 	if (ev->kind == OPS_EV_ARG)
 		return ev->ticks;
@@ -669,18 +670,18 @@ static inline uint64_t track_ticks(uint64_t *last, const struct reader_event *ev
  * of the fast loops (any since hot_get: the target of ARGs stays the same across ARGs) and
  * nothing about it is odd; false (nothing consumed) sends it the general way. Its fields are
  * in their streams: the block that stopped at it had room for it. */
-__attribute__((noinline)) static bool block_arg(struct model *m, struct reader_events *it,
+__attribute__((noinline)) static bool block_arg(struct model *m, struct decode_events *it,
 						struct hot_track *h)
 {
 	unsigned tag = it->c.base[it->c.pos];
 	unsigned tw = OPS_TIME_WIDTH(OPS_TAG_TIME(tag)), iw = OPS_ID_WIDTH(OPS_TAG_ID(tag));
-	size_t tp = it->pos[READER_TIME], ip = it->pos[READER_ID], bp = it->pos[READER_BYTE];
+	size_t tp = it->pos[DECODE_TIME], ip = it->pos[DECODE_ID], bp = it->pos[DECODE_BYTE];
 	bool target = h->nranges != h->nranges0 || h->nstack != h->nstack0;
-	if (OPS_TAG_KIND(tag) != OPS_EV_ARG || !target || it->end[READER_TIME] - tp < 8 ||
-	    it->end[READER_ID] - ip < 4 || it->end[READER_BYTE] - bp < 1)
+	if (OPS_TAG_KIND(tag) != OPS_EV_ARG || !target || it->end[DECODE_TIME] - tp < 8 ||
+	    it->end[DECODE_ID] - ip < 4 || it->end[DECODE_BYTE] - bp < 1)
 		return false;
-	uint64_t t = reader_time_field(it->payload + tp, OPS_TAG_TIME(tag));
-	uint32_t id = reader_id_field(it->payload + ip, OPS_TAG_ID(tag));
+	uint64_t t = decode_time_field(it->payload + tp, OPS_TAG_TIME(tag));
+	uint32_t id = decode_id_field(it->payload + ip, OPS_TAG_ID(tag));
 	unsigned type = it->payload[bp];
 	uint64_t bits = type == OPS_ARG_I64 ? (uint64_t)zigzag_decode(t) : t;
 	const uint32_t *strmap = h->strmap;
@@ -696,9 +697,9 @@ __attribute__((noinline)) static bool block_arg(struct model *m, struct reader_e
 		return false;
 	it->c.pos++;
 	it->seen++;
-	it->pos[READER_TIME] = tp + tw;
-	it->pos[READER_ID] = ip + iw;
-	it->pos[READER_BYTE] = bp + 1;
+	it->pos[DECODE_TIME] = tp + tw;
+	it->pos[DECODE_ID] = ip + iw;
+	it->pos[DECODE_BYTE] = bp + 1;
 	h->args++;
 	return true;
 }
@@ -710,24 +711,24 @@ __attribute__((noinline)) static bool block_arg(struct model *m, struct reader_e
  * ends a block and is attached by block_arg (in the block loop it would cost the other events
  * registers). Stops at the first event of any other kind or anything odd (a bad id, a
  * time that would overflow, an END that is not the innermost's, a full column or stack) and
- * at the record's last few events, for reader_fast2_next and the general path.
+ * at the record's last few events, for decode_fast2_next and the general path.
  */
 static inline __attribute__((always_inline)) void
-load2_blocks(struct model *m, struct reader_events *it, struct hot_track *h, uint64_t *last)
+load2_blocks(struct model *m, struct decode_events *it, struct hot_track *h, uint64_t *last)
 {
 	const uint8_t *p = it->payload;
 	for (;;) {
 		uint64_t k = it->count - it->seen;
-		uint64_t room[4] = { (it->end[READER_TIME] - it->pos[READER_TIME]) / 8,
-				     (it->end[READER_ID] - it->pos[READER_ID]) / 4,
-				     it->end[READER_BYTE] - it->pos[READER_BYTE],
+		uint64_t room[4] = { (it->end[DECODE_TIME] - it->pos[DECODE_TIME]) / 8,
+				     (it->end[DECODE_ID] - it->pos[DECODE_ID]) / 4,
+				     it->end[DECODE_BYTE] - it->pos[DECODE_BYTE],
 				     h->ranges_cap - h->nranges };
 		for (int i = 0; i < 4; i++)
 			k = room[i] < k ? room[i] : k;
 		if (k < 16 || it->ticks < *last)
 			return; /* a short block is not worth it; times clamped go the other way */
-		const uint8_t *tg = it->c.base + it->c.pos, *tp = p + it->pos[READER_TIME];
-		const uint8_t *ip = p + it->pos[READER_ID], *bp = p + it->pos[READER_BYTE];
+		const uint8_t *tg = it->c.base + it->c.pos, *tp = p + it->pos[DECODE_TIME];
+		const uint8_t *ip = p + it->pos[DECODE_ID], *bp = p + it->pos[DECODE_BYTE];
 		uint64_t ticks = it->ticks, nr = h->nranges, ns = h->nstack;
 		const struct model_ranges r = h->r;
 		uint64_t *stack = h->stack;
@@ -737,8 +738,8 @@ load2_blocks(struct model *m, struct reader_events *it, struct hot_track *h, uin
 		/* k leaves room in the columns for a BEGIN per event */
 		for (; j < k; j++) {
 			unsigned tag = tg[j], tc = OPS_TAG_TIME(tag), ic = OPS_TAG_ID(tag);
-			uint64_t t = reader_time_field(tp, tc);
-			uint32_t id = reader_id_field(ip, ic);
+			uint64_t t = decode_time_field(tp, tc);
+			uint32_t id = decode_id_field(ip, ic);
 			if (t > UINT64_MAX - ticks)
 				break;
 			uint64_t now = ticks + t;
@@ -766,9 +767,9 @@ load2_blocks(struct model *m, struct reader_events *it, struct hot_track *h, uin
 		}
 		it->seen += (uint32_t)j;
 		it->c.pos += j;
-		it->pos[READER_TIME] = (size_t)(tp - p);
-		it->pos[READER_ID] = (size_t)(ip - p);
-		it->pos[READER_BYTE] = (size_t)(bp - p);
+		it->pos[DECODE_TIME] = (size_t)(tp - p);
+		it->pos[DECODE_ID] = (size_t)(ip - p);
+		it->pos[DECODE_BYTE] = (size_t)(bp - p);
 		it->ticks = ticks;
 		if (j)
 			*last = ticks; /* >= *last: checked before the block; times only grow */
@@ -788,8 +789,8 @@ load2_blocks(struct model *m, struct reader_events *it, struct hot_track *h, uin
  * that each loop has its decoder's state in registers, and once without them (use_fast
  * false: model.general_only). */
 static inline __attribute__((always_inline)) int load_events_with(struct loader *L,
-								  struct reader_events *it,
-								  const struct reader_record *rec,
+								  struct decode_events *it,
+								  const struct decode_record *rec,
 								  bool v2, bool use_fast)
 {
 	int rc = 0;
@@ -798,20 +799,20 @@ static inline __attribute__((always_inline)) int load_events_with(struct loader 
 		return loader_oom(L, rec->offset);
 	uint64_t last = loader_lt(L, track)->last_ticks;
 	struct hot_track h = hot_get(L, track);
-	struct reader_event ev;
+	struct decode_event ev;
 	/* the last event of the track stays the target of ARGs across records: a chunk may
 	 * end between an event and its arguments */
 	for (;;) {
-		struct reader_fast fast;
-		struct reader_fast2 fast2;
+		struct decode_fast fast;
+		struct decode_fast2 fast2;
 		if (v2 && use_fast)
 			load2_blocks(L->m, it, &h, &last);
 		if (v2)
-			reader_fast2_begin(it, &fast2);
+			decode_fast2_begin(it, &fast2);
 		else
-			reader_fast_begin(it, &fast);
+			decode_fast_begin(it, &fast);
 		while (use_fast &&
-		       (v2 ? reader_fast2_next(&fast2, &ev) : reader_fast_next(&fast, &ev))) {
+		       (v2 ? decode_fast2_next(&fast2, &ev) : decode_fast_next(&fast, &ev))) {
 			uint64_t ticks = track_ticks(&last, &ev);
 			uint32_t id = ev.name_id;
 			/* a BEGIN with room for it (else the general path grows the columns) */
@@ -844,15 +845,15 @@ static inline __attribute__((always_inline)) int load_events_with(struct loader 
 				break;
 		}
 		if (v2)
-			reader_fast2_end(it, &fast2);
+			decode_fast2_end(it, &fast2);
 		else
-			reader_fast_end(it, &fast);
+			decode_fast_end(it, &fast);
 		if (rc != 0) {
 			rc = loader_oom(L, rec->offset);
 			break;
 		}
 		/* the event the fast decoder stopped at, the general way */
-		rc = reader_events_next(&L->r, it, &ev);
+		rc = decode_events_next(&L->dec, it, &ev);
 		if (rc != 1)
 			break;
 		h = load_other(L, track, h, &ev, track_ticks(&last, &ev), &rc);
@@ -874,10 +875,10 @@ static inline __attribute__((always_inline)) int load_events_with(struct loader 
 /* Out of line, as when the loader and the clock map shared a file: without the clock map's
  * code in loader_run, GCC inlines this into the record loop, and the fast loops inside it
  * would be compiled anew in a larger function. */
-__attribute__((noinline)) static int load_events(struct loader *L, const struct reader_record *rec)
+__attribute__((noinline)) static int load_events(struct loader *L, const struct decode_record *rec)
 {
-	struct reader_events it;
-	int rc = reader_events_begin(&L->r, rec, &it);
+	struct decode_events it;
+	int rc = decode_events_begin(&L->dec, rec, &it);
 	if (rc)
 		return rc;
 	if (L->m->general_only)
@@ -886,7 +887,7 @@ __attribute__((noinline)) static int load_events(struct loader *L, const struct 
 		     : load_events_with(L, &it, rec, false, true);
 }
 
-static int load_record(struct loader *L, const struct reader_record *rec)
+static int load_record(struct loader *L, const struct decode_record *rec)
 {
 	struct model_file *f = L->file;
 	switch (rec->type) {
@@ -894,7 +895,7 @@ static int load_record(struct loader *L, const struct reader_record *rec)
 		return load_metadata(L, rec);
 	case OPS_REC_CLOCK: {
 		struct ops_clock_payload p;
-		int rc = reader_parse_clock(&L->r, rec, &p);
+		int rc = decode_parse_clock(&L->dec, rec, &p);
 		if (rc)
 			return rc;
 		if (f->nclocks >= (1u << 20))
@@ -919,7 +920,7 @@ static int load_record(struct loader *L, const struct reader_record *rec)
 		return load_events(L, rec);
 	case OPS_REC_DROPS: {
 		struct ops_drops_payload p;
-		int rc = reader_parse_drops(&L->r, rec, &p);
+		int rc = decode_parse_drops(&L->dec, rec, &p);
 		if (rc)
 			return rc;
 		uint32_t t = loader_track(L, p.track);
@@ -932,7 +933,7 @@ static int load_record(struct loader *L, const struct reader_record *rec)
 	case OPS_REC_TIMERS:
 		return load_timers(L, rec);
 	case OPS_REC_END: {
-		int rc = reader_parse_end(&L->r, rec, &L->end);
+		int rc = decode_parse_end(&L->dec, rec, &L->end);
 		if (rc)
 			return rc;
 		f->complete = true;
@@ -1018,14 +1019,14 @@ static void loader_finish(struct loader *L)
 }
 
 /* Decompressing takes a third of the time of a load of zstd records: a thread reads ahead
- * (reader_ahead_*) for compressed files of 1 MiB and more. OPSCOPE_LOAD_THREADS=0 or 1
+ * (decode_ahead_*) for compressed files of 1 MiB and more. OPSCOPE_LOAD_THREADS=0 or 1
  * decides instead (the tests use both). */
 static bool loader_reads_ahead(const struct loader *L)
 {
 	const char *env = getenv("OPSCOPE_LOAD_THREADS");
 	if (env && *env)
 		return strcmp(env, "0") != 0;
-	return (L->r.hdr.features & OPS_FEAT_ZSTD) && L->r.size >= (1u << 20);
+	return (L->dec.hdr.features & OPS_FEAT_ZSTD) && L->dec.size >= (1u << 20);
 }
 
 static int loader_run(struct model *m, struct loader *L, char *err, size_t errsize)
@@ -1038,41 +1039,42 @@ static int loader_run(struct model *m, struct loader *L, char *err, size_t errsi
 	if (!grow_array32((void **)&m->files, sizeof(*m->files), &m->files_cap,
 			  (uint64_t)m->nfiles + 1)) {
 		m->oom = true;
-		snprintf(err, errsize, "%s: out of memory", L->r.name);
+		snprintf(err, errsize, "%s: out of memory", L->dec.name);
 		return OPSCOPE_ENOMEM;
 	}
 	L->fi = m->nfiles++;
 	L->file = &m->files[L->fi];
 	struct model_file *f = L->file;
 	memset(f, 0, sizeof(*f));
-	f->path = model_intern(m, L->r.name, strlen(L->r.name));
+	f->path = model_intern(m, L->dec.name, strlen(L->dec.name));
 	f->format = model_intern(m, "opscope", 7);
-	f->pid = L->r.hdr.pid;
-	f->version = L->r.hdr.version;
-	f->min_reader = L->r.hdr.min_reader_version;
-	f->features = L->r.hdr.features;
-	f->create_realtime_ns = L->r.hdr.create_realtime_ns;
-	f->file_bytes = L->r.size;
-	struct reader_record rec;
-	struct reader_ahead ahead;
-	bool ahead_on = loader_reads_ahead(L) && reader_ahead_start(&ahead, &L->r) == 0;
-	while ((rc = ahead_on ? reader_ahead_next(&ahead, &rec) : reader_next(&L->r, &rec)) == 1) {
+	f->pid = L->dec.hdr.pid;
+	f->version = L->dec.hdr.version;
+	f->min_reader = L->dec.hdr.min_reader_version;
+	f->features = L->dec.hdr.features;
+	f->create_realtime_ns = L->dec.hdr.create_realtime_ns;
+	f->file_bytes = L->dec.size;
+	struct decode_record rec;
+	struct decode_ahead ahead;
+	bool ahead_on = loader_reads_ahead(L) && decode_ahead_start(&ahead, &L->dec) == 0;
+	while ((rc = ahead_on ? decode_ahead_next(&ahead, &rec) : decode_next(&L->dec, &rec)) ==
+	       1) {
 		if ((rc = load_record(L, &rec)) != 0)
 			break;
 	}
 	if (ahead_on)
-		reader_ahead_stop(&ahead, &L->r);
-	f->valid_end = L->r.valid_end;
-	f->discarded_bytes = L->r.discarded_bytes;
-	f->records = L->r.records;
-	f->skipped_records = L->r.skipped_records;
-	if (L->r.tail_msg[0])
-		f->tail_msg = model_intern(m, L->r.tail_msg, strlen(L->r.tail_msg));
+		decode_ahead_stop(&ahead, &L->dec);
+	f->valid_end = L->dec.valid_end;
+	f->discarded_bytes = L->dec.discarded_bytes;
+	f->records = L->dec.records;
+	f->skipped_records = L->dec.skipped_records;
+	if (L->dec.tail_msg[0])
+		f->tail_msg = model_intern(m, L->dec.tail_msg, strlen(L->dec.tail_msg));
 	loader_finish(L);
 	if (rc == 0 && m->oom)
-		rc = loader_oom(L, L->r.pos);
+		rc = loader_oom(L, L->dec.pos);
 	if (rc < 0 && err && errsize)
-		snprintf(err, errsize, "%s", L->r.err[0] ? L->r.err : opscope_strerror(rc));
+		snprintf(err, errsize, "%s", L->dec.err[0] ? L->dec.err : opscope_strerror(rc));
 	return rc < 0 ? rc : 0;
 }
 
@@ -1087,7 +1089,7 @@ static void loader_free(struct loader *L)
 	hmap_free(&L->tracks);
 	hmap_free(&L->flows);
 	hmap_free(&L->asyncs);
-	reader_close(&L->r);
+	decode_close(&L->dec);
 }
 
 int opscope_load_mem(struct model *m, const char *name, const void *data, size_t size, char *err,
@@ -1095,11 +1097,11 @@ int opscope_load_mem(struct model *m, const char *name, const void *data, size_t
 {
 	struct loader L;
 	memset(&L, 0, sizeof(L));
-	int rc = reader_open_mem(&L.r, name, data, size);
+	int rc = decode_open_mem(&L.dec, name, data, size);
 	if (rc) {
 		if (err && errsize)
-			snprintf(err, errsize, "%s", L.r.err);
-		reader_close(&L.r);
+			snprintf(err, errsize, "%s", L.dec.err);
+		decode_close(&L.dec);
 		return rc;
 	}
 	rc = loader_run(m, &L, err, errsize);
@@ -1111,10 +1113,10 @@ int opscope_load_file(struct model *m, const char *path, char *err, size_t errsi
 {
 	struct loader L;
 	memset(&L, 0, sizeof(L));
-	int rc = reader_open_file(&L.r, path);
+	int rc = decode_open_file(&L.dec, path);
 	if (rc) {
 		if (err && errsize)
-			snprintf(err, errsize, "%s", L.r.err);
+			snprintf(err, errsize, "%s", L.dec.err);
 		return rc;
 	}
 	rc = loader_run(m, &L, err, errsize);

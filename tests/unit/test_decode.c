@@ -1,5 +1,5 @@
 /*
- * test_reader.c: the .opscope reader on files built byte by byte (tracebuild): records and
+ * test_decode.c: the .opscope decoder (trace/decode.c) on files built byte by byte (tracebuild): records and
  * events of a sample, truncation at every byte, torn and corrupt tails, bad headers,
  * versions, unknown records, compressed records, malformed events.
  */
@@ -14,7 +14,7 @@
 #include "harness.h"
 #include "model/model.h"
 #include "opscope_config.h"
-#include "trace/reader.h"
+#include "trace/decode.h"
 #include "tracebuild.h"
 #include "util/bytes.h"
 #include "util/crc32c.h"
@@ -31,22 +31,22 @@ static void check_sample(int flags)
 {
 	struct tb b;
 	tb_sample(&b, flags);
-	struct reader r;
-	REQUIRE(reader_open_mem(&r, "s.opscope", b.out.data, b.out.len) == 0);
+	struct decoder r;
+	REQUIRE(decode_open_mem(&r, "s.opscope", b.out.data, b.out.len) == 0);
 	CHECK_EQ_U(r.hdr.pid, 100);
 	CHECK_EQ_U(r.hdr.version, flags & TB_SAMPLE_V2 ? 2 : 1);
 	unsigned type = flags & TB_SAMPLE_V2 ? OPS_REC_EVENTS2 : OPS_REC_EVENTS;
-	struct reader_record rec;
+	struct decode_record rec;
 	int rc, events_records = 0, kinds[16] = { 0 };
 	uint64_t last_ticks = 0;
-	while ((rc = reader_next(&r, &rec)) == 1) {
+	while ((rc = decode_next(&r, &rec)) == 1) {
 		CHECK(rec.type != OPS_REC_EVENTS + OPS_REC_EVENTS2 - type);
 		if (rec.type != type)
 			continue;
-		struct reader_events it;
-		REQUIRE(reader_events_begin(&r, &rec, &it) == 0);
-		struct reader_event ev;
-		while ((rc = reader_events_next(&r, &it, &ev)) == 1) {
+		struct decode_events it;
+		REQUIRE(decode_events_begin(&r, &rec, &it) == 0);
+		struct decode_event ev;
+		while ((rc = decode_events_next(&r, &it, &ev)) == 1) {
 			kinds[ev.kind]++;
 			if (events_records == 0 && ev.kind == OPS_EV_END)
 				last_ticks = ev.ticks;
@@ -69,7 +69,7 @@ static void check_sample(int flags)
 	CHECK_EQ_U(r.discarded_bytes, 0);
 	CHECK_EQ_U(r.valid_end, b.out.len);
 	CHECK_STR(r.tail_msg, "");
-	reader_close(&r);
+	decode_close(&r);
 	tb_free(&b);
 }
 
@@ -92,16 +92,16 @@ static void check_truncated(int flags)
 	tb_sample(&b, flags);
 	struct boundary bd[64];
 	int nb = 0;
-	struct reader r;
-	REQUIRE(reader_open_mem(&r, "s", b.out.data, b.out.len) == 0);
-	struct reader_record rec;
+	struct decoder r;
+	REQUIRE(decode_open_mem(&r, "s", b.out.data, b.out.len) == 0);
+	struct decode_record rec;
 	uint64_t events = 0;
-	while (reader_next(&r, &rec) == 1 && nb < 64) {
+	while (decode_next(&r, &rec) == 1 && nb < 64) {
 		if (rec.type == OPS_REC_EVENTS || rec.type == OPS_REC_EVENTS2)
 			events += get_u32le(rec.payload + 4);
 		bd[nb++] = (struct boundary){ r.pos, events, rec.type == OPS_REC_END };
 	}
-	reader_close(&r);
+	decode_close(&r);
 	REQUIRE(events == 20);
 	int failures = 0;
 	for (size_t cut = 0; cut <= b.out.len; cut++) {
@@ -180,17 +180,17 @@ TEST(corrupt_crc_ends_valid_data)
 	CHECK(strstr(model_str(m, m->files[0].tail_msg), "CRC mismatch") != NULL);
 	model_free(m);
 
-	struct reader r;
-	REQUIRE(reader_open_mem(&r, "s.opscope", b.out.data, b.out.len) == 0);
+	struct decoder r;
+	REQUIRE(decode_open_mem(&r, "s.opscope", b.out.data, b.out.len) == 0);
 	r.strict = true;
-	struct reader_record rec;
-	while ((rc = reader_next(&r, &rec)) == 1)
+	struct decode_record rec;
+	while ((rc = decode_next(&r, &rec)) == 1)
 		;
 	CHECK_EQ_I(rc, OPSCOPE_ETRUNCATED);
 	char want[64];
 	snprintf(want, sizeof(want), "s.opscope: offset %zu: record CRC mismatch", second);
 	CHECK(strncmp(r.err, want, strlen(want)) == 0);
-	reader_close(&r);
+	decode_close(&r);
 	tb_free(&b);
 }
 
@@ -519,34 +519,34 @@ static void rnd_events2(uint64_t *s, struct tb *t, uint32_t count, int damage)
 /* Every event of an EVENTS record (at most `max`), decoded the general way (fast == false)
  * or the way the loader does: runs of the fast decoder, each of a random length, and the
  * general decoder where a run stops. Returns the final code (0 or an error); *n events. */
-static int decode_all(struct reader *r, struct reader_events *it, bool fast, uint64_t *seed,
-		      struct reader_event *out, int max, int *n, int *fast_events)
+static int decode_all(struct decoder *r, struct decode_events *it, bool fast, uint64_t *seed,
+		      struct decode_event *out, int max, int *n, int *fast_events)
 {
 	*n = 0;
 	while (*n < max) {
 		if (fast) {
 			int run = 1 + (int)(rnd(seed) % 64), got = 0;
-			struct reader_fast f = { 0 };
-			struct reader_fast2 f2 = { 0 };
+			struct decode_fast f = { 0 };
+			struct decode_fast2 f2 = { 0 };
 			if (it->v2)
-				reader_fast2_begin(it, &f2);
+				decode_fast2_begin(it, &f2);
 			else
-				reader_fast_begin(it, &f);
+				decode_fast_begin(it, &f);
 			while (got < run && *n < max &&
-			       (it->v2 ? reader_fast2_next(&f2, &out[*n])
-				       : reader_fast_next(&f, &out[*n]))) {
+			       (it->v2 ? decode_fast2_next(&f2, &out[*n])
+				       : decode_fast_next(&f, &out[*n]))) {
 				got++;
 				(*n)++;
 			}
 			if (it->v2)
-				reader_fast2_end(it, &f2);
+				decode_fast2_end(it, &f2);
 			else
-				reader_fast_end(it, &f);
+				decode_fast_end(it, &f);
 			*fast_events += got;
 			if (got)
 				continue;
 		}
-		int rc = reader_events_next(r, it, &out[*n]);
+		int rc = decode_events_next(r, it, &out[*n]);
 		if (rc != 1)
 			return rc;
 		(*n)++;
@@ -562,7 +562,7 @@ TEST(fast_decoder_agrees)
 	enum { MAX_EVENTS = 600 };
 	uint64_t seed = 0x9e3779b97f4a7c15ull;
 	uint8_t *bytes = malloc(64 * 1024);
-	struct reader_event *a = malloc(MAX_EVENTS * sizeof(*a)),
+	struct decode_event *a = malloc(MAX_EVENTS * sizeof(*a)),
 			    *b = malloc(MAX_EVENTS * sizeof(*b));
 	REQUIRE(bytes && a && b);
 	int errors = 0, fast_events = 0;
@@ -587,19 +587,19 @@ TEST(fast_decoder_agrees)
 			tb_ev_raw(&t, bytes, n, count);
 			tb_events_end(&t);
 		}
-		struct reader r1, r2;
-		struct reader_record rec1, rec2;
-		REQUIRE(reader_open_mem(&r1, "a.opscope", t.out.data, t.out.len) == 0);
-		REQUIRE(reader_open_mem(&r2, "a.opscope", t.out.data, t.out.len) == 0);
-		while (reader_next(&r1, &rec1) == 1 && rec1.type != OPS_REC_EVENTS &&
+		struct decoder r1, r2;
+		struct decode_record rec1, rec2;
+		REQUIRE(decode_open_mem(&r1, "a.opscope", t.out.data, t.out.len) == 0);
+		REQUIRE(decode_open_mem(&r2, "a.opscope", t.out.data, t.out.len) == 0);
+		while (decode_next(&r1, &rec1) == 1 && rec1.type != OPS_REC_EVENTS &&
 		       rec1.type != OPS_REC_EVENTS2)
 			;
-		while (reader_next(&r2, &rec2) == 1 && rec2.type != OPS_REC_EVENTS &&
+		while (decode_next(&r2, &rec2) == 1 && rec2.type != OPS_REC_EVENTS &&
 		       rec2.type != OPS_REC_EVENTS2)
 			;
-		struct reader_events it1, it2;
-		int rc1 = reader_events_begin(&r1, &rec1, &it1);
-		int rc2 = reader_events_begin(&r2, &rec2, &it2);
+		struct decode_events it1, it2;
+		int rc1 = decode_events_begin(&r1, &rec1, &it1);
+		int rc2 = decode_events_begin(&r2, &rec2, &it2);
 		CHECK_EQ_I(rc1, rc2);
 		int n1 = 0, n2 = 0;
 		if (rc1 == 0) {
@@ -617,8 +617,8 @@ TEST(fast_decoder_agrees)
 				  f64_bits(a[i].f64) != f64_bits(b[i].f64);
 		CHECK_EQ_I(differ, 0);
 		errors += rc1 < 0;
-		reader_close(&r1);
-		reader_close(&r2);
+		decode_close(&r1);
+		decode_close(&r2);
 		tb_free(&t);
 	}
 	/* both kinds of ending, and many events through the fast decoder */
@@ -633,13 +633,13 @@ TEST(summarize_file)
 {
 	struct tb b;
 	tb_sample(&b, 0);
-	char path[] = "/tmp/opscope_test_reader_XXXXXX";
+	char path[] = "/tmp/opscope_test_decode_XXXXXX";
 	int fd = mkstemp(path);
 	REQUIRE(fd >= 0);
 	close(fd);
 	REQUIRE(tb_write(&b, path) == 0);
-	struct reader_summary s;
-	CHECK_EQ_I(reader_summarize(path, &s), 0);
+	struct decode_summary s;
+	CHECK_EQ_I(decode_summarize(path, &s), 0);
 	CHECK_EQ_U(s.events, 20);
 	CHECK_EQ_U(s.dropped, 5);
 	CHECK_EQ_U(s.threads, 2);
@@ -648,11 +648,11 @@ TEST(summarize_file)
 	tb_free(&b);
 	tb_sample(&b, TB_SAMPLE_NO_END);
 	REQUIRE(tb_write(&b, path) == 0);
-	CHECK_EQ_I(reader_summarize(path, &s), 0);
+	CHECK_EQ_I(decode_summarize(path, &s), 0);
 	CHECK_EQ_U(s.events, 20);
 	CHECK(!s.complete);
 	unlink(path);
-	CHECK_EQ_I(reader_summarize(path, &s), OPSCOPE_EOPEN);
+	CHECK_EQ_I(decode_summarize(path, &s), OPSCOPE_EOPEN);
 	tb_free(&b);
 }
 

@@ -1,5 +1,5 @@
 /*
- * reader.c: the reading side of the .opscope format (reader.h, docs/trace-format.md).
+ * decode.c: the decoder of the .opscope format (decode.h, docs/trace-format.md).
  *
  * Invariants: every byte of the file is read through a bounds-checked cursor; no size from
  * the file is used for an allocation before it is checked against the bytes that exist and
@@ -9,7 +9,7 @@
  * content damage in a record whose CRC matched, which no writer of ours produces and is a
  * hard OPSCOPE_EFORMAT error.
  */
-#include "trace/reader.h"
+#include "trace/decode.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -33,12 +33,12 @@
 #include <zstd.h>
 #endif
 
-/* Flags this reader understands; any other bit in a known record is refused. */
-#define READER_KNOWN_FLAGS (OPS_RECF_ZSTD | OPS_RECF_CRITICAL)
+/* Flags this decoder understands; any other bit in a known record is refused. */
+#define DECODE_KNOWN_FLAGS (OPS_RECF_ZSTD | OPS_RECF_CRITICAL)
 
-static int reader_error(struct reader *r, int err, size_t offset, const char *fmt, va_list ap)
+static int decode_error(struct decoder *r, int err, size_t offset, const char *fmt, va_list ap)
 	__attribute__((format(printf, 4, 0)));
-static int reader_error(struct reader *r, int err, size_t offset, const char *fmt, va_list ap)
+static int decode_error(struct decoder *r, int err, size_t offset, const char *fmt, va_list ap)
 {
 	if (r->err[0])
 		return err; /* keep the first message */
@@ -49,27 +49,27 @@ static int reader_error(struct reader *r, int err, size_t offset, const char *fm
 	return err;
 }
 
-static int reader_errorf(struct reader *r, int err, size_t offset, const char *fmt, ...)
+static int decode_errorf(struct decoder *r, int err, size_t offset, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
-static int reader_errorf(struct reader *r, int err, size_t offset, const char *fmt, ...)
+static int decode_errorf(struct decoder *r, int err, size_t offset, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	reader_error(r, err, offset, fmt, ap);
+	decode_error(r, err, offset, fmt, ap);
 	va_end(ap);
 	return err;
 }
 
-int reader_fail(struct reader *r, size_t offset, const char *fmt, ...)
+int decode_fail(struct decoder *r, size_t offset, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	reader_error(r, OPSCOPE_EFORMAT, offset, fmt, ap);
+	decode_error(r, OPSCOPE_EFORMAT, offset, fmt, ap);
 	va_end(ap);
 	return OPSCOPE_EFORMAT;
 }
 
-static int reader_check_header(struct reader *r)
+static int decode_check_header(struct decoder *r)
 {
 	struct cursor c;
 	cursor_init(&c, r->data, r->size);
@@ -77,12 +77,12 @@ static int reader_check_header(struct reader *r)
 	if (!magic) {
 		size_t n = r->size < OPS_MAGIC_BYTES ? r->size : OPS_MAGIC_BYTES;
 		if (memcmp(r->data, OPS_MAGIC, n) == 0)
-			return reader_errorf(r, OPSCOPE_ETRUNCATED, 0,
+			return decode_errorf(r, OPSCOPE_ETRUNCATED, 0,
 					     "file ends inside the header (%zu bytes)", r->size);
-		return reader_errorf(r, OPSCOPE_EFORMAT, 0, "not an opscope trace (bad magic)");
+		return decode_errorf(r, OPSCOPE_EFORMAT, 0, "not an opscope trace (bad magic)");
 	}
 	if (memcmp(magic, OPS_MAGIC, OPS_MAGIC_BYTES) != 0)
-		return reader_errorf(r, OPSCOPE_EFORMAT, 0, "not an opscope trace (bad magic)");
+		return decode_errorf(r, OPSCOPE_EFORMAT, 0, "not an opscope trace (bad magic)");
 	memcpy(r->hdr.magic, magic, OPS_MAGIC_BYTES);
 	r->hdr.version = cursor_u16(&c);
 	r->hdr.min_reader_version = cursor_u16(&c);
@@ -94,18 +94,18 @@ static int reader_check_header(struct reader *r)
 	for (int i = 0; i < 3; i++)
 		r->hdr.reserved[i] = cursor_u64(&c);
 	if (c.failed)
-		return reader_errorf(r, OPSCOPE_ETRUNCATED, 0,
+		return decode_errorf(r, OPSCOPE_ETRUNCATED, 0,
 				     "file ends inside the header (%zu bytes)", r->size);
 	if (r->hdr.min_reader_version > OPS_READER_VERSION)
-		return reader_errorf(r, OPSCOPE_EVERSION, 8,
+		return decode_errorf(r, OPSCOPE_EVERSION, 8,
 				     "format version %u needs a reader of version %u or newer "
 				     "(this one reads up to %u)",
 				     r->hdr.version, r->hdr.min_reader_version, OPS_READER_VERSION);
 	if (r->hdr.header_bytes < sizeof(struct ops_file_header))
-		return reader_errorf(r, OPSCOPE_EFORMAT, 12, "header size %u is below 64",
+		return decode_errorf(r, OPSCOPE_EFORMAT, 12, "header size %u is below 64",
 				     r->hdr.header_bytes);
 	if (r->hdr.header_bytes > r->size)
-		return reader_errorf(r, OPSCOPE_ETRUNCATED, 12,
+		return decode_errorf(r, OPSCOPE_ETRUNCATED, 12,
 				     "header size %u exceeds the file (%zu bytes)",
 				     r->hdr.header_bytes, r->size);
 	r->pos = r->hdr.header_bytes;
@@ -113,38 +113,38 @@ static int reader_check_header(struct reader *r)
 	return 0;
 }
 
-static void reader_reset(struct reader *r, const char *name)
+static void decode_reset(struct decoder *r, const char *name)
 {
 	memset(r, 0, sizeof(*r));
 	r->name = name;
 	buf_init(&r->scratch);
 }
 
-int reader_open_mem(struct reader *r, const char *name, const void *data, size_t size)
+int decode_open_mem(struct decoder *r, const char *name, const void *data, size_t size)
 {
-	reader_reset(r, name);
+	decode_reset(r, name);
 	r->data = size ? data : (const uint8_t *)"";
 	r->size = size;
-	return reader_check_header(r);
+	return decode_check_header(r);
 }
 
 /* Read a non-regular file (a pipe, /dev/stdin) into memory, up to a sane limit. */
-static int reader_slurp(struct reader *r, int fd)
+static int decode_slurp(struct decoder *r, int fd)
 {
 	size_t cap = 1 << 16, len = 0;
 	uint8_t *p = malloc(cap);
 	if (!p)
-		return reader_errorf(r, OPSCOPE_ENOMEM, 0, "out of memory");
+		return decode_errorf(r, OPSCOPE_ENOMEM, 0, "out of memory");
 	for (;;) {
 		if (len == cap) {
 			if (cap >= ((size_t)1 << 40)) {
 				free(p);
-				return reader_errorf(r, OPSCOPE_EIO, len, "input too large");
+				return decode_errorf(r, OPSCOPE_EIO, len, "input too large");
 			}
 			uint8_t *q = realloc(p, cap * 2);
 			if (!q) {
 				free(p);
-				return reader_errorf(r, OPSCOPE_ENOMEM, len, "out of memory");
+				return decode_errorf(r, OPSCOPE_ENOMEM, len, "out of memory");
 			}
 			p = q;
 			cap *= 2;
@@ -155,7 +155,7 @@ static int reader_slurp(struct reader *r, int fd)
 		if (n < 0) {
 			int e = errno;
 			free(p);
-			return reader_errorf(r, OPSCOPE_EIO, len, "read failed: %s", strerror(e));
+			return decode_errorf(r, OPSCOPE_EIO, len, "read failed: %s", strerror(e));
 		}
 		if (n == 0)
 			break;
@@ -167,9 +167,9 @@ static int reader_slurp(struct reader *r, int fd)
 	return 0;
 }
 
-int reader_open_file(struct reader *r, const char *path)
+int decode_open_file(struct decoder *r, const char *path)
 {
-	reader_reset(r, path);
+	decode_reset(r, path);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		snprintf(r->err, sizeof(r->err), "%s: cannot open: %s", path, strerror(errno));
@@ -191,24 +191,24 @@ int reader_open_file(struct reader *r, const char *path)
 			r->data = m;
 			r->size = (size_t)st.st_size;
 		} else {
-			rc = reader_slurp(r, fd);
+			rc = decode_slurp(r, fd);
 		}
 	} else {
-		rc = reader_slurp(r, fd);
+		rc = decode_slurp(r, fd);
 	}
 	close(fd);
 	if (rc == 0)
-		rc = reader_check_header(r);
+		rc = decode_check_header(r);
 	if (rc != 0) {
-		char keep[READER_ERR_BYTES];
+		char keep[DECODE_ERR_BYTES];
 		memcpy(keep, r->err, sizeof(keep));
-		reader_close(r);
+		decode_close(r);
 		memcpy(r->err, keep, sizeof(keep));
 	}
 	return rc;
 }
 
-void reader_close(struct reader *r)
+void decode_close(struct decoder *r)
 {
 	if (r->map)
 		munmap(r->map, r->size);
@@ -226,9 +226,9 @@ void reader_close(struct reader *r)
 }
 
 /* Framing damage: the valid data ends at r->pos. */
-static int reader_tail(struct reader *r, const char *fmt, ...)
+static int decode_tail(struct decoder *r, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-static int reader_tail(struct reader *r, const char *fmt, ...)
+static int decode_tail(struct decoder *r, const char *fmt, ...)
 {
 	va_list ap;
 	int n = snprintf(r->tail_msg, sizeof(r->tail_msg), "%s: offset %zu: ", r->name, r->pos);
@@ -248,30 +248,30 @@ static int reader_tail(struct reader *r, const char *fmt, ...)
 	return 0;
 }
 
-static bool reader_known_type(unsigned type)
+static bool decode_known_type(unsigned type)
 {
 	return type >= OPS_REC_METADATA && type <= OPS_REC_EVENTS2;
 }
 
-static int reader_decompress(struct reader *r, size_t offset, const uint8_t *src, size_t len,
-			     uint32_t raw_bytes, struct reader_record *rec)
+static int decode_decompress(struct decoder *r, size_t offset, const uint8_t *src, size_t len,
+			     uint32_t raw_bytes, struct decode_record *rec)
 {
 #if OPSCOPE_HAVE_ZSTD
 	unsigned long long want = ZSTD_getFrameContentSize(src, len);
 	if (want == ZSTD_CONTENTSIZE_ERROR || want == ZSTD_CONTENTSIZE_UNKNOWN || want != raw_bytes)
-		return reader_fail(r, offset, "zstd frame size does not match raw size %u",
+		return decode_fail(r, offset, "zstd frame size does not match raw size %u",
 				   raw_bytes);
 	buf_clear(&r->scratch);
 	uint8_t *dst = buf_reserve(&r->scratch, raw_bytes ? raw_bytes : 1);
 	if (!dst)
-		return reader_errorf(r, OPSCOPE_ENOMEM, offset, "out of memory (%u bytes)",
+		return decode_errorf(r, OPSCOPE_ENOMEM, offset, "out of memory (%u bytes)",
 				     raw_bytes);
 	/* one context for the file: ZSTD_decompress would make and free one per record */
 	if (!r->zstd && !(r->zstd = ZSTD_createDCtx()))
-		return reader_errorf(r, OPSCOPE_ENOMEM, offset, "out of memory (zstd context)");
+		return decode_errorf(r, OPSCOPE_ENOMEM, offset, "out of memory (zstd context)");
 	size_t got = ZSTD_decompressDCtx(r->zstd, dst, raw_bytes, src, len);
 	if (ZSTD_isError(got) || got != raw_bytes)
-		return reader_fail(r, offset, "zstd payload does not decompress: %s",
+		return decode_fail(r, offset, "zstd payload does not decompress: %s",
 				   ZSTD_isError(got) ? ZSTD_getErrorName(got) : "short output");
 	rec->payload = dst;
 	rec->len = raw_bytes;
@@ -281,12 +281,12 @@ static int reader_decompress(struct reader *r, size_t offset, const uint8_t *src
 	(void)len;
 	(void)raw_bytes;
 	(void)rec;
-	return reader_errorf(r, OPSCOPE_EUNSUPPORTED, offset,
+	return decode_errorf(r, OPSCOPE_EUNSUPPORTED, offset,
 			     "record is zstd-compressed and this build has no zstd");
 #endif
 }
 
-int reader_next(struct reader *r, struct reader_record *rec)
+int decode_next(struct decoder *r, struct decode_record *rec)
 {
 	for (;;) {
 		if (r->rc)
@@ -306,45 +306,45 @@ int reader_next(struct reader *r, struct reader_record *rec)
 		uint32_t raw_bytes = cursor_u32(&c);
 		uint32_t crc = cursor_u32(&c);
 		if (c.failed)
-			return reader_tail(r, "record header cut short (%zu of 16 bytes)",
+			return decode_tail(r, "record header cut short (%zu of 16 bytes)",
 					   r->size - r->pos);
 		if (payload_bytes > OPS_MAX_RECORD_BYTES || raw_bytes > OPS_MAX_RECORD_BYTES)
-			return reader_tail(r, "record size 0x%x exceeds the limit of 0x%x",
+			return decode_tail(r, "record size 0x%x exceeds the limit of 0x%x",
 					   payload_bytes > raw_bytes ? payload_bytes : raw_bytes,
 					   OPS_MAX_RECORD_BYTES);
 		const uint8_t *payload = cursor_bytes(&c, payload_bytes);
 		if (!payload)
-			return reader_tail(r, "record size 0x%x exceeds file (%zu bytes left)",
+			return decode_tail(r, "record size 0x%x exceeds file (%zu bytes left)",
 					   payload_bytes, cursor_left(&c));
 		if (crc32c(0, payload, payload_bytes) != crc)
-			return reader_tail(r, "record CRC mismatch (type %u, %u bytes)", type,
+			return decode_tail(r, "record CRC mismatch (type %u, %u bytes)", type,
 					   payload_bytes);
 		size_t offset = r->pos;
 		r->pos += c.pos;
 		r->valid_end = r->pos;
-		if (!reader_known_type(type)) {
+		if (!decode_known_type(type)) {
 			if (flags & OPS_RECF_CRITICAL)
-				return reader_errorf(r, OPSCOPE_EVERSION, offset,
+				return decode_errorf(r, OPSCOPE_EVERSION, offset,
 						     "record type %u is critical and unknown to "
 						     "this reader",
 						     type);
 			r->skipped_records++;
 			continue;
 		}
-		if (flags & ~READER_KNOWN_FLAGS)
-			return reader_errorf(r, OPSCOPE_EUNSUPPORTED, offset,
+		if (flags & ~DECODE_KNOWN_FLAGS)
+			return decode_errorf(r, OPSCOPE_EUNSUPPORTED, offset,
 					     "record flags 0x%x not supported", flags);
 		rec->type = type;
 		rec->flags = flags;
 		rec->offset = offset;
 		if (flags & OPS_RECF_ZSTD) {
-			int rc = reader_decompress(r, offset, payload, payload_bytes, raw_bytes,
+			int rc = decode_decompress(r, offset, payload, payload_bytes, raw_bytes,
 						   rec);
 			if (rc)
 				return rc;
 		} else {
 			if (raw_bytes != payload_bytes)
-				return reader_fail(r, offset,
+				return decode_fail(r, offset,
 						   "raw size %u differs from payload size %u in an "
 						   "uncompressed record",
 						   raw_bytes, payload_bytes);
@@ -363,11 +363,11 @@ int reader_next(struct reader *r, struct reader_record *rec)
  * same order; a slot belongs to the thread while not full and to the caller while full, and
  * `full` changes under the mutex. */
 
-static void *reader_ahead_thread(void *arg)
+static void *decode_ahead_thread(void *arg)
 {
-	struct reader_ahead *a = arg;
-	for (unsigned i = 0;; i = (i + 1) % READER_AHEAD_SLOTS) {
-		struct reader_ahead_slot *s = &a->slot[i];
+	struct decode_ahead *a = arg;
+	for (unsigned i = 0;; i = (i + 1) % DECODE_AHEAD_SLOTS) {
+		struct decode_ahead_slot *s = &a->slot[i];
 		pthread_mutex_lock(&a->mu);
 		while (s->full && !a->stop)
 			pthread_cond_wait(&a->cv, &a->mu);
@@ -375,9 +375,9 @@ static void *reader_ahead_thread(void *arg)
 		pthread_mutex_unlock(&a->mu);
 		if (stop)
 			return NULL;
-		int rc = reader_next(&a->r, &s->rec);
+		int rc = decode_next(&a->r, &s->rec);
 		if (rc == 1 && (s->rec.flags & OPS_RECF_ZSTD)) {
-			/* the payload is in the reader's scratch: the slot keeps it, the reader
+			/* the payload is in the decoder's scratch: the slot keeps it, the decoder
 			 * decompresses the next one into the slot's old buffer */
 			struct buf t = s->buf;
 			s->buf = a->r.scratch;
@@ -394,21 +394,21 @@ static void *reader_ahead_thread(void *arg)
 		pthread_cond_broadcast(&a->cv);
 		pthread_mutex_unlock(&a->mu);
 		if (rc != 1)
-			return NULL; /* the end or an error: its reader stays as it is */
+			return NULL; /* the end or an error: its decoder stays as it is */
 	}
 }
 
-int reader_ahead_start(struct reader_ahead *a, const struct reader *r)
+int decode_ahead_start(struct decode_ahead *a, const struct decoder *r)
 {
 	memset(a, 0, sizeof(*a));
 	a->taken = a->last = -1;
 	if (r->records || r->pos != r->hdr.header_bytes ||
-	    reader_open_mem(&a->r, r->name, r->data, r->size) != 0) {
-		reader_close(&a->r);
+	    decode_open_mem(&a->r, r->name, r->data, r->size) != 0) {
+		decode_close(&a->r);
 		return -1;
 	}
 	a->r.strict = r->strict;
-	for (int i = 0; i < READER_AHEAD_SLOTS; i++)
+	for (int i = 0; i < DECODE_AHEAD_SLOTS; i++)
 		buf_init(&a->slot[i].buf);
 	if (pthread_mutex_init(&a->mu, NULL) != 0)
 		goto fail;
@@ -416,18 +416,18 @@ int reader_ahead_start(struct reader_ahead *a, const struct reader *r)
 		pthread_mutex_destroy(&a->mu);
 		goto fail;
 	}
-	if (pthread_create(&a->thread, NULL, reader_ahead_thread, a) != 0) {
+	if (pthread_create(&a->thread, NULL, decode_ahead_thread, a) != 0) {
 		pthread_cond_destroy(&a->cv);
 		pthread_mutex_destroy(&a->mu);
 		goto fail;
 	}
 	return 0;
 fail:
-	reader_close(&a->r);
+	decode_close(&a->r);
 	return -1;
 }
 
-int reader_ahead_next(struct reader_ahead *a, struct reader_record *rec)
+int decode_ahead_next(struct decode_ahead *a, struct decode_record *rec)
 {
 	pthread_mutex_lock(&a->mu);
 	if (a->taken >= 0) { /* the caller is done with the previous payload */
@@ -435,7 +435,7 @@ int reader_ahead_next(struct reader_ahead *a, struct reader_record *rec)
 		a->taken = -1;
 		pthread_cond_broadcast(&a->cv);
 	}
-	struct reader_ahead_slot *s = &a->slot[a->next];
+	struct decode_ahead_slot *s = &a->slot[a->next];
 	while (!s->full)
 		pthread_cond_wait(&a->cv, &a->mu);
 	pthread_mutex_unlock(&a->mu);
@@ -444,25 +444,25 @@ int reader_ahead_next(struct reader_ahead *a, struct reader_record *rec)
 		return s->rc; /* the thread has ended; asked again, the same answer */
 	*rec = s->rec;
 	a->taken = (int)a->next;
-	a->next = (a->next + 1) % READER_AHEAD_SLOTS;
+	a->next = (a->next + 1) % DECODE_AHEAD_SLOTS;
 	return 1;
 }
 
-void reader_ahead_stop(struct reader_ahead *a, struct reader *r)
+void decode_ahead_stop(struct decode_ahead *a, struct decoder *r)
 {
 	pthread_mutex_lock(&a->mu);
 	a->stop = true;
 	pthread_cond_broadcast(&a->cv);
 	pthread_mutex_unlock(&a->mu);
 	pthread_join(a->thread, NULL);
-	const struct reader_ahead_slot *s = a->last >= 0 ? &a->slot[a->last] : NULL;
+	const struct decode_ahead_slot *s = a->last >= 0 ? &a->slot[a->last] : NULL;
 	if (s && s->rc == 1) {
 		r->pos = s->pos;
 		r->valid_end = s->valid_end;
 		r->records = s->records;
 		r->skipped_records = s->skipped_records;
 		r->saw_end = s->saw_end;
-	} else if (s) { /* the caller saw the thread's last answer: its reader's final state */
+	} else if (s) { /* the caller saw the thread's last answer: its decoder's final state */
 		r->pos = a->r.pos;
 		r->valid_end = a->r.valid_end;
 		r->discarded_bytes = a->r.discarded_bytes;
@@ -476,31 +476,31 @@ void reader_ahead_stop(struct reader_ahead *a, struct reader *r)
 			memcpy(r->err, a->r.err, sizeof(r->err));
 		}
 	}
-	for (int i = 0; i < READER_AHEAD_SLOTS; i++)
+	for (int i = 0; i < DECODE_AHEAD_SLOTS; i++)
 		buf_free(&a->slot[i].buf);
-	reader_close(&a->r);
+	decode_close(&a->r);
 	pthread_cond_destroy(&a->cv);
 	pthread_mutex_destroy(&a->mu);
 }
 
-static int events2_begin(struct reader *r, const struct reader_record *rec,
-			 struct reader_events *it)
+static int events2_begin(struct decoder *r, const struct decode_record *rec,
+			 struct decode_events *it)
 {
 	struct cursor *c = &it->c;
-	uint64_t sizes[READER_STREAMS];
-	for (int s = 0; s < READER_STREAMS; s++)
+	uint64_t sizes[DECODE_STREAMS];
+	for (int s = 0; s < DECODE_STREAMS; s++)
 		sizes[s] = cursor_u32(c);
 	if (c->failed)
-		return reader_fail(r, rec->offset, "EVENTS2 payload shorter than its header");
+		return decode_fail(r, rec->offset, "EVENTS2 payload shorter than its header");
 	uint64_t at = sizeof(struct ops_events2_payload) + (uint64_t)it->count;
 	if (at + sizes[0] + sizes[1] + sizes[2] + sizes[3] != rec->len)
-		return reader_fail(r, rec->offset,
+		return decode_fail(r, rec->offset,
 				   "EVENTS2 streams (%u tags, %" PRIu64 " + %" PRIu64 " + %" PRIu64
 				   " + %" PRIu64 " bytes) do not fill its payload of %zu bytes",
 				   it->count, sizes[0], sizes[1], sizes[2], sizes[3], rec->len);
 	it->v2 = true;
 	it->payload = rec->payload;
-	for (int s = 0; s < READER_STREAMS; s++) {
+	for (int s = 0; s < DECODE_STREAMS; s++) {
 		it->pos[s] = (size_t)at;
 		it->end[s] = (size_t)(at += sizes[s]);
 	}
@@ -509,7 +509,8 @@ static int events2_begin(struct reader *r, const struct reader_record *rec,
 	return 0;
 }
 
-int reader_events_begin(struct reader *r, const struct reader_record *rec, struct reader_events *it)
+int decode_events_begin(struct decoder *r, const struct decode_record *rec,
+			struct decode_events *it)
 {
 	memset(it, 0, sizeof(*it));
 	cursor_init(&it->c, rec->payload, rec->len);
@@ -517,18 +518,18 @@ int reader_events_begin(struct reader *r, const struct reader_record *rec, struc
 	it->track = cursor_u32(&it->c);
 	it->count = cursor_u32(&it->c);
 	it->ticks = cursor_u64(&it->c);
-	const char *what = reader_record_name(rec->type);
+	const char *what = decode_record_name(rec->type);
 	if (it->c.failed)
-		return reader_fail(r, rec->offset, "%s payload shorter than its header", what);
+		return decode_fail(r, rec->offset, "%s payload shorter than its header", what);
 	/* Every event takes at least one byte; a count beyond that is a lie. */
 	if (it->count > cursor_left(&it->c))
-		return reader_fail(r, rec->offset, "%s count %u exceeds the payload", what,
+		return decode_fail(r, rec->offset, "%s count %u exceeds the payload", what,
 				   it->count);
 	return rec->type == OPS_REC_EVENTS2 ? events2_begin(r, rec, it) : 0;
 }
 
 /* `width` bytes of stream s, little-endian, into *out; false when the stream is too short. */
-static bool events2_take(struct reader_events *it, int s, unsigned width, uint64_t *out)
+static bool events2_take(struct decode_events *it, int s, unsigned width, uint64_t *out)
 {
 	if (it->end[s] - it->pos[s] < width)
 		return false;
@@ -540,15 +541,15 @@ static bool events2_take(struct reader_events *it, int s, unsigned width, uint64
 	return true;
 }
 
-/* The next event of an EVENTS2 record (reader_events_next). */
-static int events2_next(struct reader *r, struct reader_events *it, struct reader_event *ev)
+/* The next event of an EVENTS2 record (decode_events_next). */
+static int events2_next(struct decoder *r, struct decode_events *it, struct decode_event *ev)
 {
 	if (it->seen == it->count) {
 		size_t left = 0;
-		for (int s = 0; s < READER_STREAMS; s++)
+		for (int s = 0; s < DECODE_STREAMS; s++)
 			left += it->end[s] - it->pos[s];
 		if (left)
-			return reader_fail(r, it->base,
+			return decode_fail(r, it->base,
 					   "EVENTS2 record has %zu bytes after its %u events", left,
 					   it->count);
 		return 0;
@@ -582,18 +583,18 @@ static int events2_next(struct reader *r, struct reader_events *it, struct reade
 		has_value = true;
 		break;
 	default:
-		return reader_fail(r, it->base, "event %u: unknown kind %u", it->seen, kind);
+		return decode_fail(r, it->base, "event %u: unknown kind %u", it->seen, kind);
 	}
 	if (!has_id && id_width)
-		return reader_fail(r, it->base, "event %u: a %s event with a name", it->seen,
-				   reader_event_name(kind));
+		return decode_fail(r, it->base, "event %u: a %s event with a name", it->seen,
+				   decode_event_name(kind));
 	uint64_t t = 0, id = 0, byte = 0, value = 0;
-	if (!events2_take(it, READER_TIME, OPS_TIME_WIDTH(OPS_TAG_TIME(tag)), &t) ||
-	    !events2_take(it, READER_ID, id_width, &id) ||
-	    !events2_take(it, READER_BYTE, has_byte, &byte) ||
-	    !events2_take(it, READER_VALUE, has_value ? 8 : 0, &value))
-		return reader_fail(r, it->base, "event %u (%s) is cut short", it->seen,
-				   reader_event_name(kind));
+	if (!events2_take(it, DECODE_TIME, OPS_TIME_WIDTH(OPS_TAG_TIME(tag)), &t) ||
+	    !events2_take(it, DECODE_ID, id_width, &id) ||
+	    !events2_take(it, DECODE_BYTE, has_byte, &byte) ||
+	    !events2_take(it, DECODE_VALUE, has_value ? 8 : 0, &value))
+		return decode_fail(r, it->base, "event %u (%s) is cut short", it->seen,
+				   decode_event_name(kind));
 	ev->name_id = (uint32_t)id;
 	if (kind == OPS_EV_ARG) {
 		ev->arg_type = (uint8_t)byte;
@@ -603,7 +604,7 @@ static int events2_next(struct reader *r, struct reader_events *it, struct reade
 			break;
 		case OPS_ARG_STR:
 			if (t > UINT32_MAX)
-				return reader_fail(r, it->base, "event %u: string id too large",
+				return decode_fail(r, it->base, "event %u: string id too large",
 						   it->seen);
 			ev->value = t;
 			break;
@@ -615,12 +616,12 @@ static int events2_next(struct reader *r, struct reader_events *it, struct reade
 			ev->f64 = f64_from_bits(t);
 			break;
 		default:
-			return reader_fail(r, it->base, "event %u: arg type %u", it->seen,
+			return decode_fail(r, it->base, "event %u: arg type %u", it->seen,
 					   (unsigned)byte);
 		}
 	} else {
 		if (t > UINT64_MAX - it->ticks)
-			return reader_fail(r, it->base, "event %u: time overflows", it->seen);
+			return decode_fail(r, it->base, "event %u: time overflows", it->seen);
 		it->ticks += t;
 		ev->category = (uint8_t)byte;
 		if (kind == OPS_EV_COUNTER)
@@ -633,14 +634,14 @@ static int events2_next(struct reader *r, struct reader_events *it, struct reade
 	return 1;
 }
 
-int reader_events_next(struct reader *r, struct reader_events *it, struct reader_event *ev)
+int decode_events_next(struct decoder *r, struct decode_events *it, struct decode_event *ev)
 {
 	if (it->v2)
 		return events2_next(r, it, ev);
 	struct cursor *c = &it->c;
 	if (it->seen == it->count) {
 		if (cursor_left(c) != 0)
-			return reader_fail(r, it->base,
+			return decode_fail(r, it->base,
 					   "EVENTS record has %zu bytes after its %u events",
 					   cursor_left(c), it->count);
 		return 0;
@@ -657,7 +658,7 @@ int reader_events_next(struct reader *r, struct reader_events *it, struct reader
 	if (kind != OPS_EV_ARG) {
 		uint64_t dt = cursor_varint(c);
 		if (dt > UINT64_MAX - it->ticks)
-			return reader_fail(r, it->base, "event %u: time overflows", it->seen);
+			return decode_fail(r, it->base, "event %u: time overflows", it->seen);
 		it->ticks += dt;
 	}
 	ev->ticks = it->ticks;
@@ -690,7 +691,7 @@ int reader_events_next(struct reader *r, struct reader_events *it, struct reader
 			ev->value = f64_bits(ev->f64);
 			break;
 		default:
-			return reader_fail(r, it->base, "event %u (payload byte %zu): arg type %u",
+			return decode_fail(r, it->base, "event %u (payload byte %zu): arg type %u",
 					   it->seen, at, ev->arg_type);
 		}
 		break;
@@ -708,36 +709,36 @@ int reader_events_next(struct reader *r, struct reader_events *it, struct reader
 	default:
 		if (c->failed)
 			break;
-		return reader_fail(r, it->base, "event %u (payload byte %zu): unknown kind %u",
+		return decode_fail(r, it->base, "event %u (payload byte %zu): unknown kind %u",
 				   it->seen, at, kind);
 	}
 	if (c->failed)
-		return reader_fail(r, it->base, "event %u (payload byte %zu) is cut short",
+		return decode_fail(r, it->base, "event %u (payload byte %zu) is cut short",
 				   it->seen, at);
 	if (name > UINT32_MAX ||
 	    (kind == OPS_EV_ARG && ev->arg_type == OPS_ARG_STR && ev->value > UINT32_MAX))
-		return reader_fail(r, it->base, "event %u (payload byte %zu): string id too large",
+		return decode_fail(r, it->base, "event %u (payload byte %zu): string id too large",
 				   it->seen, at);
 	ev->name_id = (uint32_t)name;
 	it->seen++;
 	return 1;
 }
 
-static int reader_fixed(struct reader *r, const struct reader_record *rec, size_t want,
+static int decode_fixed(struct decoder *r, const struct decode_record *rec, size_t want,
 			struct cursor *c)
 {
 	cursor_init(c, rec->payload, rec->len);
 	if (rec->len < want)
-		return reader_fail(r, rec->offset, "%s payload of %zu bytes, expected %zu",
-				   reader_record_name(rec->type), rec->len, want);
+		return decode_fail(r, rec->offset, "%s payload of %zu bytes, expected %zu",
+				   decode_record_name(rec->type), rec->len, want);
 	return 0;
 }
 
-int reader_parse_clock(struct reader *r, const struct reader_record *rec,
+int decode_parse_clock(struct decoder *r, const struct decode_record *rec,
 		       struct ops_clock_payload *out)
 {
 	struct cursor c;
-	int rc = reader_fixed(r, rec, sizeof(*out), &c);
+	int rc = decode_fixed(r, rec, sizeof(*out), &c);
 	if (rc)
 		return rc;
 	out->ticks = cursor_u64(&c);
@@ -747,11 +748,11 @@ int reader_parse_clock(struct reader *r, const struct reader_record *rec,
 	return 0;
 }
 
-int reader_parse_thread(struct reader *r, const struct reader_record *rec,
+int decode_parse_thread(struct decoder *r, const struct decode_record *rec,
 			struct ops_thread_payload *out)
 {
 	struct cursor c;
-	int rc = reader_fixed(r, rec, sizeof(*out), &c);
+	int rc = decode_fixed(r, rec, sizeof(*out), &c);
 	if (rc)
 		return rc;
 	out->track = cursor_u32(&c);
@@ -762,11 +763,11 @@ int reader_parse_thread(struct reader *r, const struct reader_record *rec,
 	return 0;
 }
 
-int reader_parse_drops(struct reader *r, const struct reader_record *rec,
+int decode_parse_drops(struct decoder *r, const struct decode_record *rec,
 		       struct ops_drops_payload *out)
 {
 	struct cursor c;
-	int rc = reader_fixed(r, rec, sizeof(*out), &c);
+	int rc = decode_fixed(r, rec, sizeof(*out), &c);
 	if (rc)
 		return rc;
 	out->track = cursor_u32(&c);
@@ -775,10 +776,11 @@ int reader_parse_drops(struct reader *r, const struct reader_record *rec,
 	return 0;
 }
 
-int reader_parse_end(struct reader *r, const struct reader_record *rec, struct ops_end_payload *out)
+int decode_parse_end(struct decoder *r, const struct decode_record *rec,
+		     struct ops_end_payload *out)
 {
 	struct cursor c;
-	int rc = reader_fixed(r, rec, sizeof(*out), &c);
+	int rc = decode_fixed(r, rec, sizeof(*out), &c);
 	if (rc)
 		return rc;
 	out->events_written = cursor_u64(&c);
@@ -789,14 +791,14 @@ int reader_parse_end(struct reader *r, const struct reader_record *rec, struct o
 	return 0;
 }
 
-int reader_payload_cursor(struct reader *r, const struct reader_record *rec, struct cursor *c)
+int decode_payload_cursor(struct decoder *r, const struct decode_record *rec, struct cursor *c)
 {
 	(void)r;
 	cursor_init(c, rec->payload, rec->len);
 	return 0;
 }
 
-const char *reader_record_name(unsigned type)
+const char *decode_record_name(unsigned type)
 {
 	static const char *const names[] = {
 		"unknown", "METADATA", "CLOCK",	 "STRINGS", "THREAD",
@@ -805,7 +807,7 @@ const char *reader_record_name(unsigned type)
 	return type < sizeof(names) / sizeof(names[0]) ? names[type] : "unknown";
 }
 
-const char *reader_event_name(unsigned kind)
+const char *decode_event_name(unsigned kind)
 {
 	static const char *const names[] = { "unknown",	    "BEGIN",	 "END",	     "INSTANT",
 					     "COUNTER",	    "ARG",	 "FLOW_OUT", "FLOW_IN",
@@ -813,41 +815,41 @@ const char *reader_event_name(unsigned kind)
 	return kind < sizeof(names) / sizeof(names[0]) ? names[kind] : "unknown";
 }
 
-/* Per-track last DROPS value for reader_summarize, for tracks below this bound. */
+/* Per-track last DROPS value for decode_summarize, for tracks below this bound. */
 #define SUMMARY_TRACKS 4096
 
-int reader_summarize(const char *path, struct reader_summary *out)
+int decode_summarize(const char *path, struct decode_summary *out)
 {
-	struct reader r;
+	struct decoder r;
 	memset(out, 0, sizeof(*out));
-	int rc = reader_open_file(&r, path);
+	int rc = decode_open_file(&r, path);
 	if (rc)
 		return rc;
 	out->pid = r.hdr.pid;
 	uint64_t *drops = calloc(SUMMARY_TRACKS, sizeof(*drops));
 	if (!drops) {
-		reader_close(&r);
+		decode_close(&r);
 		return OPSCOPE_ENOMEM;
 	}
 	struct ops_end_payload end;
 	bool have_end = false;
-	struct reader_record rec;
-	while ((rc = reader_next(&r, &rec)) == 1) {
+	struct decode_record rec;
+	while ((rc = decode_next(&r, &rec)) == 1) {
 		if (rec.type == OPS_REC_EVENTS || rec.type == OPS_REC_EVENTS2) {
-			struct reader_events it;
-			if ((rc = reader_events_begin(&r, &rec, &it)) != 0)
+			struct decode_events it;
+			if ((rc = decode_events_begin(&r, &rec, &it)) != 0)
 				break;
 			out->events += it.count;
 		} else if (rec.type == OPS_REC_THREAD) {
 			out->threads++; /* an update of a track counts once more; rare */
 		} else if (rec.type == OPS_REC_DROPS) {
 			struct ops_drops_payload d;
-			if ((rc = reader_parse_drops(&r, &rec, &d)) != 0)
+			if ((rc = decode_parse_drops(&r, &rec, &d)) != 0)
 				break;
 			if (d.track < SUMMARY_TRACKS)
 				drops[d.track] = d.dropped;
 		} else if (rec.type == OPS_REC_END) {
-			if ((rc = reader_parse_end(&r, &rec, &end)) != 0)
+			if ((rc = decode_parse_end(&r, &rec, &end)) != 0)
 				break;
 			have_end = true;
 		}
@@ -863,6 +865,6 @@ int reader_summarize(const char *path, struct reader_summary *out)
 	out->complete = r.saw_end;
 	out->discarded_bytes = r.discarded_bytes;
 	free(drops);
-	reader_close(&r);
+	decode_close(&r);
 	return rc < 0 ? rc : 0;
 }
