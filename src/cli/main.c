@@ -25,10 +25,10 @@
 
 #include "cli/cli.h"
 #include "formats/import.h"
-#include "formats/utf8.h"
 #include "model/model.h"
 #include "opscope_config.h"
 #include "trace/format.h" /* OPS_FORMAT_VERSION, for --version */
+#include "util/utf8.h"
 
 static const struct cli_command cli_commands[] = {
 	{ "record", cmd_record, "run a command and record a trace of it" },
@@ -99,7 +99,7 @@ void cli_put_escaped(FILE *out, const char *s, size_t len)
 	const uint8_t *p = (const uint8_t *)s;
 	for (size_t i = 0; i < len;) {
 		uint8_t c = p[i];
-		size_t n = export_utf8_len(p + i, len - i);
+		size_t n = utf8_seq_len(p + i, len - i);
 		/* C1 controls (U+0080..U+009F) are terminal escapes too */
 		if (n == 2 && c == 0xc2 && p[i + 1] < 0xa0)
 			n = 0;

@@ -1,8 +1,8 @@
 /*
  * utf8.h: validation of UTF-8, for everything that escapes strings from a trace for where
- * they go (the report's renderers; later the exporters, whose copy is export_utf8_len in
- * convert/export.h until the two are made one). Strict: what it accepts is what a JSON or
- * CSV reader accepts.
+ * they go (the report's renderers, the Chrome and SQLite exporters, the JSON importer's
+ * string checks, the CLI's terminal output). Strict: what it accepts is what a JSON or CSV
+ * reader accepts.
  */
 #ifndef OPSCOPE_UTIL_UTF8_H
 #define OPSCOPE_UTIL_UTF8_H

@@ -23,9 +23,9 @@
 #include "opscope/opscope.h"
 
 #include "formats/chrome/chrome.h"
-#include "formats/utf8.h"
 #include "opscope_config.h"
 #include "util/bytes.h"
+#include "util/utf8.h"
 
 #define JW_BUF_BYTES (1 << 16)
 
@@ -119,7 +119,7 @@ static void jw_str(struct jw *w, const char *s, size_t n)
 			i++;
 			continue;
 		}
-		size_t len = c >= 0x80 ? export_utf8_len(p + i, n - i) : 0;
+		size_t len = c >= 0x80 ? utf8_seq_len(p + i, n - i) : 0;
 		if (len) {
 			i += len;
 			continue;

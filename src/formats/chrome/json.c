@@ -22,7 +22,7 @@
 
 #include "opscope/opscope.h"
 
-#include "formats/utf8.h"
+#include "util/utf8.h"
 
 #define JSON_WINDOW   (4u * 1024 * 1024) /* initial window */
 #define SCRATCH_BLOCK (64u * 1024)
@@ -521,7 +521,7 @@ static void canon_string(struct canon *k, struct json_span sp)
 			canon_put(k, e, 6);
 			i++;
 		} else {
-			size_t n = export_utf8_len(s + i, sp.len - i);
+			size_t n = utf8_seq_len(s + i, sp.len - i);
 			if (n == 0) {
 				canon_put(k, "\\ufffd", 6);
 				i++;

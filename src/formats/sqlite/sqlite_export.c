@@ -18,9 +18,9 @@
 
 #include "opscope/opscope.h"
 
-#include "formats/utf8.h"
 #include "opscope_config.h"
 #include "util/bytes.h"
+#include "util/utf8.h"
 
 static const char schema[] =
 	"PRAGMA journal_mode=OFF;"
@@ -78,7 +78,7 @@ static void bind_text(struct sq *q, sqlite3_stmt *st, int col, const char *s, si
 {
 	size_t bad = 0;
 	for (size_t i = 0; i < n;) {
-		size_t l = export_utf8_len((const uint8_t *)s + i, n - i);
+		size_t l = utf8_seq_len((const uint8_t *)s + i, n - i);
 		if (!l) {
 			bad++;
 			i++;
@@ -102,7 +102,7 @@ static void bind_text(struct sq *q, sqlite3_stmt *st, int col, const char *s, si
 	}
 	size_t o = 0;
 	for (size_t i = 0; i < n;) {
-		size_t l = export_utf8_len((const uint8_t *)s + i, n - i);
+		size_t l = utf8_seq_len((const uint8_t *)s + i, n - i);
 		if (!l) {
 			memcpy(q->fix + o, "\xef\xbf\xbd", 3);
 			o += 3;
