@@ -15,6 +15,10 @@
  *     thread retired them, and a thread's current chunk is snapshotted only when all its
  *     earlier chunks are written (chunk sequence numbers);
  *   - END is written last, only on a clean stop.
+ *
+ * One file past 1,000 lines on purpose: the session's start and stop, the writer thread and
+ * the fork and exit handlers share one lock order (see session_fork_prepare), which is
+ * checked most easily where they all are.
  */
 #include "record/session.h"
 
