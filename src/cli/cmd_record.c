@@ -261,10 +261,22 @@ static bool record_report(const char *path, int is_dir)
 		files++;
 		if (decode_summarize(file, &s) == 0) {
 			empty += s.events == 0 && s.dropped == 0;
+			/* loss first-hand: the share dropped, a torn tail, no clean end */
+			char lost[64] = "";
+			if (s.dropped > 0)
+				snprintf(lost, sizeof(lost), " (%.1f%% of the events)",
+					 100.0 * (double)s.dropped /
+						 (double)(s.events + s.dropped));
+			char torn[64] = "";
+			if (s.discarded_bytes > 0)
+				snprintf(torn, sizeof(torn), ", %zu bytes of torn tail not read",
+					 s.discarded_bytes);
 			fprintf(stderr,
-				"opscope: %s: %llu events, %llu dropped, %u threads, pid %u%s\n",
+				"opscope: %s: %llu events, %llu dropped%s, %u threads, pid %u%s%s\n",
 				file, (unsigned long long)s.events, (unsigned long long)s.dropped,
-				s.threads, s.pid, s.complete ? "" : " (incomplete)");
+				lost, s.threads, s.pid, torn,
+				s.complete ? ""
+					   : " (INCOMPLETE: the recording did not stop cleanly)");
 		} else {
 			fprintf(stderr, "opscope: %s: unreadable\n", file);
 		}

@@ -815,8 +815,36 @@ const char *decode_event_name(unsigned kind)
 	return kind < sizeof(names) / sizeof(names[0]) ? names[kind] : "unknown";
 }
 
-/* Per-track last DROPS value for decode_summarize, for tracks below this bound. */
+/* Per-track drop counts of decode_summarize, for tracks below this bound. */
 #define SUMMARY_TRACKS 4096
+
+/* Events lost per track as the model's loader counts them for a file without END: the last
+ * DROPS total of a track where it has one, else the sum of its DROP_MARK events (a process
+ * killed before its writer wrote a DROPS record still has the marks in its event stream).
+ * Reads the file again, decoding every event: only files that did not end cleanly pay it. */
+static int summarize_marks(const char *path, uint64_t *marks)
+{
+	struct decoder r;
+	int rc = decode_open_file(&r, path);
+	if (rc)
+		return rc;
+	struct decode_record rec;
+	while ((rc = decode_next(&r, &rec)) == 1) {
+		if (rec.type != OPS_REC_EVENTS && rec.type != OPS_REC_EVENTS2)
+			continue;
+		struct decode_events it;
+		struct decode_event ev;
+		if ((rc = decode_events_begin(&r, &rec, &it)) != 0)
+			break;
+		while ((rc = decode_events_next(&r, &it, &ev)) == 1)
+			if (ev.kind == OPS_EV_DROP_MARK && it.track < SUMMARY_TRACKS)
+				marks[it.track] += ev.value;
+		if (rc < 0)
+			break;
+	}
+	decode_close(&r);
+	return rc < 0 ? rc : 0;
+}
 
 int decode_summarize(const char *path, struct decode_summary *out)
 {
@@ -827,7 +855,12 @@ int decode_summarize(const char *path, struct decode_summary *out)
 		return rc;
 	out->pid = r.hdr.pid;
 	uint64_t *drops = calloc(SUMMARY_TRACKS, sizeof(*drops));
-	if (!drops) {
+	bool *has_drops = calloc(SUMMARY_TRACKS, sizeof(*has_drops));
+	uint64_t *marks = calloc(SUMMARY_TRACKS, sizeof(*marks));
+	if (!drops || !has_drops || !marks) {
+		free(drops);
+		free(has_drops);
+		free(marks);
 		decode_close(&r);
 		return OPSCOPE_ENOMEM;
 	}
@@ -846,8 +879,10 @@ int decode_summarize(const char *path, struct decode_summary *out)
 			struct ops_drops_payload d;
 			if ((rc = decode_parse_drops(&r, &rec, &d)) != 0)
 				break;
-			if (d.track < SUMMARY_TRACKS)
+			if (d.track < SUMMARY_TRACKS) {
 				drops[d.track] = d.dropped;
+				has_drops[d.track] = true;
+			}
 		} else if (rec.type == OPS_REC_END) {
 			if ((rc = decode_parse_end(&r, &rec, &end)) != 0)
 				break;
@@ -858,6 +893,9 @@ int decode_summarize(const char *path, struct decode_summary *out)
 		out->events = end.events_written;
 		out->dropped = end.events_dropped;
 		out->threads = end.tracks;
+	} else if (summarize_marks(path, marks) == 0) {
+		for (size_t i = 0; i < SUMMARY_TRACKS; i++)
+			out->dropped += has_drops[i] ? drops[i] : marks[i];
 	} else {
 		for (size_t i = 0; i < SUMMARY_TRACKS; i++)
 			out->dropped += drops[i];
@@ -865,6 +903,8 @@ int decode_summarize(const char *path, struct decode_summary *out)
 	out->complete = r.saw_end;
 	out->discarded_bytes = r.discarded_bytes;
 	free(drops);
+	free(has_drops);
+	free(marks);
 	decode_close(&r);
 	return rc < 0 ? rc : 0;
 }

@@ -395,6 +395,8 @@ struct decode_summary {
 	bool complete;		/* an END record was found */
 	size_t discarded_bytes; /* bytes of a torn tail */
 };
+/* What `opscope record` says of each file it wrote: counted as the model's loader counts them
+ * (a file without END: per track the last DROPS total, else the sum of its drop marks). */
 int decode_summarize(const char *path, struct decode_summary *out);
 
 #endif
