@@ -87,7 +87,7 @@ int report_run_views(struct report_ctx *c, bool (*want)(const char *view, void *
 {
 	size_t n = 0;
 	for (const struct report_view *v = report_views; v->name; v++)
-		n += !want || want(v->name, arg);
+		n += !want || v->always || want(v->name, arg);
 	struct view_job *jobs = calloc(n ? n : 1, sizeof(*jobs));
 	uint32_t *order = calloc(n ? n : 1, sizeof(*order));
 	if (!jobs || !order) {
@@ -97,7 +97,7 @@ int report_run_views(struct report_ctx *c, bool (*want)(const char *view, void *
 	}
 	uint32_t k = 0;
 	for (const struct report_view *v = report_views; v->name; v++) {
-		if (want && !want(v->name, arg))
+		if (want && !v->always && !want(v->name, arg))
 			continue;
 		/* costliest first, so that the light views fill in beside it (the step view
 		 * taken last on 2 CPUs was a fifth of the report's time on a 1 GB trace) */
@@ -202,6 +202,60 @@ static void set_label(struct rtable *t, struct rrow *r, int col, const char *fmt
 	va_end(ap);
 	size_t len = n < 0 ? 0 : (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1;
 	rcell_text(r, col, rtable_str(t, buf, len), len);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Files: what was read, and what was lost */
+
+/* One row per loaded file: its events, the events the recorder dropped, the bytes of a torn
+ * tail that could not be read, and whether the file ended cleanly. Every report has it, in
+ * every format (report_run_views runs it whatever --views asks for), so that no number below
+ * is read without knowing what it lacks. */
+static int view_files(struct report_ctx *c)
+{
+	const struct model *m = c->an.m;
+	struct rtable *t = ctx_table(c, "files", "Trace Files");
+	if (!t)
+		return OPSCOPE_ENOMEM;
+	int name = rtable_col(t, "File", "file", RCOL_TEXT, 30);
+	int format = rtable_col(t, "Format", "format", RCOL_TEXT, 12);
+	int events = rtable_col(t, "Events", "events", RCOL_COUNT, 10);
+	int dropped = rtable_col(t, "Dropped", "dropped", RCOL_COUNT, 10);
+	int share = rtable_col(t, "Dropped (%)", "dropped_ratio", RCOL_RATIO, 12);
+	int torn = rtable_col(t, "Torn tail (bytes)", "torn_tail_bytes", RCOL_COUNT, 18);
+	int status = rtable_col(t, "Status", "status", RCOL_TEXT, 10);
+	int why = rtable_col(t, "Why incomplete", "incomplete_reason", RCOL_TEXT, 20);
+	rtable_col_flags(t, name, RCOL_F_CUT);
+	bool loss = false;
+	for (uint32_t i = 0; i < m->nfiles; i++) {
+		const struct model_file *f = &m->files[i];
+		struct rrow *r = rtable_row(t, 0);
+		if (!r)
+			return OPSCOPE_ENOMEM;
+		set_text(r, name, m, f->path);
+		set_text(r, format, m, f->format);
+		r->cells[events].i = (int64_t)f->events;
+		r->cells[dropped].i = (int64_t)f->dropped;
+		/* of the events there were: those read and those lost */
+		r->cells[share].ratio =
+			ratio((int64_t)f->dropped, (int64_t)(f->events + f->dropped));
+		r->cells[torn].i = (int64_t)f->discarded_bytes;
+		set_cstr(r, status, f->complete ? "complete" : "INCOMPLETE");
+		if (f->complete)
+			r->cells[why].empty = true;
+		else if (f->tail_msg)
+			set_text(r, why, m, f->tail_msg);
+		else
+			set_cstr(r, why, "no END record: the recording did not stop cleanly");
+		loss |= f->dropped > 0 || f->discarded_bytes > 0 || !f->complete;
+	}
+	t->note =
+		loss ? "Events were lost: the tables below count only what was recorded and read.\n"
+		       "Dropped events: the recorder's buffers were full (record --buffer-size MB, or\n"
+		       "fewer events). An incomplete file: the program was killed or crashed; it is\n"
+		       "read up to its last complete record."
+		     : "Every event recorded was read; no file lost any.";
+	return 0;
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -853,19 +907,27 @@ static int view_perf(struct report_ctx *c)
 const char *const report_arg_keys[] = { "correlation", "num_samples", NULL };
 
 const struct report_view report_views[] = {
-	{ "device", "utilization of the CPU (where recorded) and of each GPU", view_device, 0 },
-	{ "overview", "time per event type, overlaps merged; GPU busy time", view_overview, 2 },
-	{ "model", "Dataloader / Forward / Backward / Optimization / Others", view_model, 0 },
-	{ "distributed", "communication, computation and their overlap", view_distributed, 1 },
-	{ "operator", "operators, with their inner phases and kernels", view_operator, 1 },
-	{ "kernel", "every GPU kernel by name", view_kernel, 0 },
-	{ "memcpy", "memory manipulation ranges (memcpy, memset)", view_memcpy, 0 },
-	{ "userdefined", "user-defined ranges (RecordEvent, record_function)", view_userdefined,
-	  0 },
-	{ "nvprof", "GPU activities and API calls, as nvprof prints them", view_nvprof, 0 },
-	{ "step", "each step: time per kind of work, data wait, compute, tail", view_step, 3 },
-	{ "perf", "reader cost, batch cost, throughput of steps with num_samples", view_perf, 0 },
-	{ NULL, NULL, NULL, 0 },
+	{ "files", "each trace file: events, dropped, torn tail, complete (always shown)",
+	  view_files, 0, true },
+	{ "device", "utilization of the CPU (where recorded) and of each GPU", view_device, 0,
+	  false },
+	{ "overview", "time per event type, overlaps merged; GPU busy time", view_overview, 2,
+	  false },
+	{ "model", "Dataloader / Forward / Backward / Optimization / Others", view_model, 0,
+	  false },
+	{ "distributed", "communication, computation and their overlap", view_distributed, 1,
+	  false },
+	{ "operator", "operators, with their inner phases and kernels", view_operator, 1, false },
+	{ "kernel", "every GPU kernel by name", view_kernel, 0, false },
+	{ "memcpy", "memory manipulation ranges (memcpy, memset)", view_memcpy, 0, false },
+	{ "userdefined", "user-defined ranges (RecordEvent, record_function)", view_userdefined, 0,
+	  false },
+	{ "nvprof", "GPU activities and API calls, as nvprof prints them", view_nvprof, 0, false },
+	{ "step", "each step: time per kind of work, data wait, compute, tail", view_step, 3,
+	  false },
+	{ "perf", "reader cost, batch cost, throughput of steps with num_samples", view_perf, 0,
+	  false },
+	{ NULL, NULL, NULL, 0, false },
 };
 
 const struct report_view *report_view_find(const char *name)

@@ -49,7 +49,8 @@ struct report_view {
 	const char *name;		 /* --views name */
 	const char *summary;		 /* one line of help */
 	int (*fn)(struct report_ctx *c); /* adds its tables to c; 0 or OPSCOPE_ENOMEM */
-	int cost; /* rough rank of its time on a large trace: costlier views start first */
+	int cost;    /* rough rank of its time on a large trace: costlier views start first */
+	bool always; /* run whatever --views asks for (the files and what they lost) */
 };
 
 /* Every view, in the order they print; ends with a NULL name. */

@@ -60,11 +60,11 @@ for line in open(sys.argv[1], newline=""):
         blocks.append(cur)
     elif line.strip():
         cur[1].append(line)
-assert [b[0].split(":")[0] for b in blocks] == ["Operator Summary", "Step Summary"], blocks
+assert [b[0].split(":")[0] for b in blocks] == ["Trace Files", "Operator Summary", "Step Summary"], blocks
 for title, lines in blocks:
     rows = list(csv.reader(lines))
     assert all(len(r) == len(rows[0]) for r in rows), title
-assert "cpu_total_ms" in list(csv.reader(blocks[0][1]))[0]
+assert "cpu_total_ms" in list(csv.reader(blocks[1][1]))[0]
 print("ok")
 EOF
 check "CSV: a block per table, every row as wide as its header, unit in the keys" 'grep -qx ok "$T/py" || { cat "$T/py"; false; }'
@@ -86,7 +86,7 @@ if [ -f "$R0" ]; then
 	"$OPSCOPE" report --format json --views kernel "$R0" | "$PY" -c '
 import json, sys
 d = json.load(sys.stdin)
-r = [r for r in d["tables"][0]["rows"] if r["display_name"].startswith("void cudnn::detail::dgrad_engine<float, 512, 6, 5, 3, 3, 3, false>")][0]
+r = [r for t in d["tables"] if t["view"] == "kernel" for r in t["rows"] if r["display_name"].startswith("void cudnn::detail::dgrad_engine<float, 512, 6, 5, 3, 3, 3, false>")][0]
 assert (r["calls"], r["total_ns"], r["max_ns"], r["min_ns"]) == (162, 80756000, 1017000, 323000), r
 print("ok")' >"$T/py" 2>&1
 	check "ResNet-50: dgrad_engine row exact in JSON" 'grep -qx ok "$T/py" || { cat "$T/py"; false; }'
