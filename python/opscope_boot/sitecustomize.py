@@ -3,7 +3,9 @@ program imports torch, its training is recorded with no code change (opscope.tor
 OPSCOPE_TORCH=0 turns it off), and with ``record --python-functions`` (OPSCOPE_PYFUNC=1, or
 =python for Python functions only) every function call is a range and a cProfile-style
 profile is written at exit, next to the trace (``<trace stem>.<pid>.pstats``). The
-sitecustomize this one hides (Debian has one) still runs."""
+sitecustomize this one hides (Debian has one) still runs. From an installed opscope,
+OPSCOPE_PYTHON_DIR names the directory of the package, appended to sys.path when the
+interpreter does not search it already."""
 import importlib.machinery
 import importlib.util
 import os
@@ -71,7 +73,14 @@ def _start_functions():
     atexit.register(done)
 
 
+def _package_dir():
+    d = os.environ.get("OPSCOPE_PYTHON_DIR")
+    if d and os.path.realpath(d) not in {os.path.realpath(p or ".") for p in sys.path}:
+        sys.path.append(d)
+
+
 try:
+    _package_dir()
     _chain()
     if os.environ.get("OPSCOPE_PYFUNC") in ("1", "python"):
         _start_functions()

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "opscope_config.h"
 #include "trace/decode.h"
 
 static volatile sig_atomic_t record_child_pid;
@@ -55,8 +56,36 @@ static const char record_usage[] =
 	"  -q, --quiet           print nothing after the command exits\n"
 	"  -h, --help            show this help\n";
 
-/* Locate libopscope.so: $OPSCOPE_LIB, next to the executable, or ../lib from it. */
-static int record_find_library(char *out, size_t size)
+/* The directory of this executable, from /proc/self/exe. */
+static int record_exe_dir(char *dir, size_t size)
+{
+	ssize_t n = readlink("/proc/self/exe", dir, size - 1);
+	if (n <= 0)
+		return -1;
+	dir[n] = '\0';
+	char *slash = strrchr(dir, '/');
+	if (!slash)
+		return -1;
+	*slash = '\0';
+	return 0;
+}
+
+/* <exe dir>/<rel>/<leaf>, or <rel>/<leaf> when rel is absolute. */
+static void record_join(char *out, size_t size, const char *exe_dir, const char *rel,
+			const char *leaf)
+{
+	if (rel[0] == '/')
+		snprintf(out, size, "%s/%s", rel, leaf);
+	else if (rel[0])
+		snprintf(out, size, "%s/%s/%s", exe_dir, rel, leaf);
+	else
+		snprintf(out, size, "%s/%s", exe_dir, leaf);
+}
+
+/* Locate libopscope: $OPSCOPE_LIB; next to the executable (a build tree); the library
+ * directory of the installed layout seen from <prefix>/bin (opscope_config.h); or ../lib,
+ * ../lib64 from it. `out` has PATH_MAX bytes. */
+static int record_find_library(char *out)
 {
 	const char *env = getenv("OPSCOPE_LIB");
 	if (env && *env) {
@@ -65,67 +94,62 @@ static int record_find_library(char *out, size_t size)
 		return 0;
 	}
 	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0)
+	if (record_exe_dir(exe, sizeof(exe)) != 0)
 		return -1;
-	exe[n] = '\0';
-	char *slash = strrchr(exe, '/');
-	if (!slash)
-		return -1;
-	*slash = '\0';
-	static const char *const rel[] = { "/libopscope.so", "/../lib/libopscope.so",
-					   "/../lib/x86_64-linux-gnu/libopscope.so",
-					   "/../lib64/libopscope.so" };
-	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
-		char cand[PATH_MAX + 64];
-		snprintf(cand, sizeof(cand), "%s%s", exe, rel[i]);
-		if (access(cand, R_OK) == 0 && realpath(cand, out)) {
-			(void)size;
+	static const char *const cand[][2] = {
+		{ "", "libopscope.so" },
+		{ OPSCOPE_INSTALL_LIBDIR_FROM_BIN, OPSCOPE_INSTALL_SONAME },
+		{ OPSCOPE_INSTALL_LIBDIR_FROM_BIN, "libopscope.so" },
+		{ "../lib", "libopscope.so" },
+		{ "../lib64", "libopscope.so" },
+	};
+	for (size_t i = 0; i < sizeof(cand) / sizeof(cand[0]); i++) {
+		char path[2 * PATH_MAX];
+		record_join(path, sizeof(path), exe, cand[i][0], cand[i][1]);
+		if (access(path, R_OK) == 0 && realpath(path, out))
 			return 0;
-		}
 	}
 	return -1;
 }
 
-/* The directory of this executable into exe[PATH_MAX]; -1 when unknown. */
-static int record_exe_dir(char *exe)
-{
-	ssize_t n = readlink("/proc/self/exe", exe, PATH_MAX - 1);
-	if (n <= 0)
-		return -1;
-	exe[n] = '\0';
-	char *slash = strrchr(exe, '/');
-	if (!slash)
-		return -1;
-	*slash = '\0';
-	return 0;
-}
-
-/* A Python program started under record picks up opscope's sitecustomize (PyTorch capture)
- * and package when they are next to the tool: <exe dir>/python (a build tree) or
- * <exe dir>/../share/opscope/python (installed). OPSCOPE_TORCH=0 turns the capture off.
- * Returns whether they were found there. */
+/* A Python program started under record picks up opscope's sitecustomize (PyTorch capture,
+ * --python-functions) and package when they are where this build puts them:
+ *  - <exe dir>/python (a build tree): opscope_boot and the package directory go first on
+ *    PYTHONPATH, so that the build's package is the one imported;
+ *  - the installed package directory (opscope_config.h: <prefix>/lib/python3.X/...): only
+ *    opscope_boot goes on PYTHONPATH, and OPSCOPE_PYTHON_DIR names the package directory,
+ *    which the sitecustomize appends to sys.path when the interpreter does not search it
+ *    already (PYTHONPATH would put everything else installed there ahead of the standard
+ *    library).
+ * OPSCOPE_TORCH=0 turns the PyTorch capture off. Returns whether the package was found. */
 static bool record_python_path(void)
 {
 	char exe[PATH_MAX];
-	if (record_exe_dir(exe) != 0)
+	if (record_exe_dir(exe, sizeof(exe)) != 0)
 		return false;
-	static const char *const rel[] = { "/python", "/../share/opscope/python" };
+	static const char *const rel[] = { "python", OPSCOPE_INSTALL_PYDIR_FROM_BIN };
 	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
-		char dir[PATH_MAX + 64], boot[PATH_MAX + 128];
-		snprintf(dir, sizeof(dir), "%s%s", exe, rel[i]);
-		snprintf(boot, sizeof(boot), "%s/opscope_boot/sitecustomize.py", dir);
-		if (access(boot, R_OK) != 0)
+		if (!rel[i][0])
 			continue;
+		char dir[PATH_MAX], path[2 * PATH_MAX];
+		record_join(path, sizeof(path), exe, rel[i], "opscope_boot/sitecustomize.py");
+		if (access(path, R_OK) != 0)
+			continue;
+		record_join(path, sizeof(path), exe, rel[i], "");
+		if (!realpath(path, dir))
+			continue;
+		int installed = i > 0;
 		const char *old = getenv("PYTHONPATH");
 		size_t len = 2 * strlen(dir) + (old ? strlen(old) : 0) + 32;
 		char *v = malloc(len);
 		if (!v)
 			return false;
-		snprintf(v, len, "%s/opscope_boot:%s%s%s", dir, dir, old && *old ? ":" : "",
-			 old ? old : "");
+		snprintf(v, len, "%s/opscope_boot%s%s%s%s", dir, installed ? "" : ":",
+			 installed ? "" : dir, old && *old ? ":" : "", old ? old : "");
 		setenv("PYTHONPATH", v, 1);
 		free(v);
+		if (installed)
+			setenv("OPSCOPE_PYTHON_DIR", dir, 1);
 		return true;
 	}
 	return false;
@@ -144,15 +168,14 @@ static void record_hint_empty(const char *command, bool python)
 		fputs("opscope: Python programs are recorded once they import torch, or call by "
 		      "call with --python-functions\n",
 		      stderr);
-	} else if (record_exe_dir(exe) == 0) {
-		char *slash = strrchr(exe, '/');
-		if (slash)
-			*slash = '\0';
+	} else if (record_exe_dir(exe, sizeof(exe)) == 0) {
+		char installed[2 * PATH_MAX];
+		record_join(installed, sizeof(installed), exe, OPSCOPE_INSTALL_PYDIR_FROM_BIN, "");
 		fprintf(stderr,
 			"opscope: Python programs: opscope's Python package is not next to this "
-			"tool (%s/%s/python, %s/share/opscope/python): build it "
-			"(-DOPSCOPE_PYTHON=ON) and use that build's opscope\n",
-			exe, slash ? slash + 1 : "", exe);
+			"tool (%s/python, %s): build it (-DOPSCOPE_PYTHON=ON) and use that "
+			"build's opscope, or install it (cmake --install)\n",
+			exe, installed);
 	}
 }
 
@@ -354,7 +377,7 @@ int cmd_record(int argc, char **argv)
 		return cli_usage_error("record", "--compress wants 'none' or 'zstd'");
 
 	char lib[PATH_MAX];
-	if (record_find_library(lib, sizeof(lib)) != 0) {
+	if (record_find_library(lib) != 0) {
 		fprintf(stderr, "opscope: record: cannot find libopscope.so (set OPSCOPE_LIB)\n");
 		return 1;
 	}
