@@ -6,7 +6,7 @@
 #      the JSON importer's two threads and the report's views run side by side;
 #   3. clang's ASan+UBSan build with the unit tests and the fuzz-corpus replay;
 #   4. the Python extension in build/python (no sanitizers) and its pytest suite (label python),
-#      and the install test (label install: cmake --install, used by C, CMake and Python).
+#      and the install tests (label install: cmake --install, pip install).
 # Usage: scripts/test.sh   (from anywhere; builds under build/asan, build/tsan, build/clang)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -46,8 +46,8 @@ echo "== Python extension (no sanitizers: the interpreter cannot preload ASan) a
 cmake -S . -B build/python -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOPSCOPE_WERROR=ON \
 	-DOPSCOPE_PYTHON=ON -DOPSCOPE_TESTS=ON -DPython3_EXECUTABLE=/usr/bin/python3 >/dev/null
 cmake --build build/python -j "$jobs" --target opscope_python opscope_cli
-# and the install test (label install) with everything: cmake --install of this build, its
-# Python package recorded by the installed `opscope record`
+# and the install tests (label install) with everything: cmake --install of this build, its
+# Python package recorded by the installed `opscope record`, and `pip install .`
 (cd build/python && ctest --output-on-failure -L 'python|install')
 
 echo "== all tests passed"
