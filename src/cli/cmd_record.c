@@ -169,12 +169,19 @@ static void record_hint_empty(const char *command, bool python)
 		      "call with --python-functions\n",
 		      stderr);
 	} else if (record_exe_dir(exe, sizeof(exe)) == 0) {
-		char installed[2 * PATH_MAX];
-		record_join(installed, sizeof(installed), exe, OPSCOPE_INSTALL_PYDIR_FROM_BIN, "");
+		/* where it was looked for: the build tree, and the installed layout when this
+		 * build installs one (configured with the Python extension) */
+		char installed[2 * PATH_MAX] = "";
+		if (OPSCOPE_INSTALL_PYDIR_FROM_BIN[0]) {
+			installed[0] = ',';
+			installed[1] = ' ';
+			record_join(installed + 2, sizeof(installed) - 2, exe,
+				    OPSCOPE_INSTALL_PYDIR_FROM_BIN, "");
+		}
 		fprintf(stderr,
 			"opscope: Python programs: opscope's Python package is not next to this "
-			"tool (%s/python, %s): build it (-DOPSCOPE_PYTHON=ON) and use that "
-			"build's opscope, or install it (cmake --install)\n",
+			"tool (%s/python%s): build it (-DOPSCOPE_PYTHON=ON) and use that build's "
+			"opscope, or install it (cmake --install)\n",
 			exe, installed);
 	}
 }

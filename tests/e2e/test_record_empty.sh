@@ -23,7 +23,7 @@ if [ -r "$dir/python/opscope_boot/sitecustomize.py" ]; then
 else
 	check "Python package not found: where it was looked for" \
 		'grep -q "^opscope: Python programs: .*package is not next to this tool" "$T/err" &&
-		grep -qF "($dir/python, " "$T/err"'
+		grep -qE "\\($dir/python[,)]" "$T/err"'
 fi
 
 "$OPSCOPE" record -o "$T/exit3.opscope" -- sh -c 'exit 3' 2>"$T/err"
