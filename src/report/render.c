@@ -173,6 +173,45 @@ static const struct render_ops *const renderers[] = {
 	[RFORMAT_JSON] = &render_json_ops,
 };
 
+/* One table under --top: its first `top` rows with the rows under them, and the summary rows
+ * after those (the Step table's Average), rendered as a table of just those rows. 0, or -1
+ * when out of memory (the table is rendered without its summary rows then). */
+static int render_table_top(const struct render_ops *r, struct sbuf *b, const struct rtable *t,
+			    size_t index, const struct rformat_opts *o)
+{
+	size_t cut = render_rows_shown(t, o), extra = 0;
+	for (size_t i = cut; i < t->nrows; i++)
+		extra += t->rows[i].summary;
+	if (extra == 0) {
+		r->table(b, t, index, o);
+		return 0;
+	}
+	struct rrow *rows = malloc((cut + extra) * sizeof(*rows));
+	if (!rows) {
+		r->table(b, t, index, o);
+		return -1;
+	}
+	memcpy(rows, t->rows, cut * sizeof(*rows));
+	for (size_t i = cut, k = cut; i < t->nrows; i++)
+		if (t->rows[i].summary)
+			rows[k++] = t->rows[i];
+	struct rtable *view = malloc(sizeof(*view));
+	if (!view) {
+		free(rows);
+		r->table(b, t, index, o);
+		return -1;
+	}
+	*view = *t;
+	view->rows = rows;
+	view->nrows = view->rows_cap = cut + extra;
+	struct rformat_opts all = *o;
+	all.top = 0; /* the rows are chosen */
+	r->table(b, view, index, &all);
+	free(view);
+	free(rows);
+	return 0;
+}
+
 int report_render(FILE *out, struct rtable *const *tables, size_t n, const struct rformat_opts *o,
 		  const char *const *inputs, size_t ninputs)
 {
@@ -184,7 +223,8 @@ int report_render(FILE *out, struct rtable *const *tables, size_t n, const struc
 	if (r->begin)
 		r->begin(&b, inputs, ninputs);
 	for (size_t i = 0; i < n; i++) {
-		r->table(&b, tables[i], i, o);
+		if (render_table_top(r, &b, tables[i], i, o) != 0)
+			rc = -1;
 		/* write as we go: a report of many tables never sits whole in memory */
 		if (b.len && fwrite(b.s, 1, b.len, out) != b.len)
 			rc = -1;

@@ -99,6 +99,7 @@ struct rrow *rtable_row(struct rtable *t, int level)
 	struct rrow *r = &t->rows[t->nrows++];
 	r->cells = cells;
 	r->indent = level;
+	r->summary = false;
 	return r;
 }
 

@@ -63,6 +63,7 @@ struct rrow {
 	struct rcell *cells; /* ncols cells */
 	int indent;	     /* tree level: text indents the first column by 2 per level; JSON
 			      * and CSV give it as "level" */
+	bool summary;	     /* a total or average of the rows above: shown whatever --top says */
 };
 
 enum rstyle {

@@ -836,6 +836,7 @@ static int view_step(struct report_ctx *c)
 				set_text(r, cname, m, row->name);
 			else
 				set_cstr(r, cname, k < st.nrows ? "(whole trace)" : "Average");
+			r->summary = k == st.nrows;
 			r->cells[ctot].i = k < st.nrows ? row->end_ns - row->start_ns : row->end_ns;
 			for (int q = 0; q < STEP_NROLES; q++)
 				r->cells[crole[q]].i = row->role_ns[q];

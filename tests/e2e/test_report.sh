@@ -16,6 +16,18 @@ R0=$SRC/../shared/data/kineto/tb_plugin/samples/resnet50_num_workers_0/worker0.1
 # --- a recorded CPU training loop (steps with num_samples, the four phases, operators)
 "$OPSCOPE" record -o "$T/train.opscope" -- "$TRAIN" >/dev/null 2>&1
 check "record the example training loop" '[ $? -eq 0 ] && [ -s "$T/train.opscope" ]'
+
+# --- --top N keeps the Step table's Average row (it was cut with the steps past N)
+"$OPSCOPE" report --views step --top 1 "$T/train.opscope" >"$T/top.txt"
+check "--top 1: one step and the Average row" \
+	'[ "$(grep -c "^ProfileStep#" "$T/top.txt")" -eq 1 ] && grep -q "^Average " "$T/top.txt"'
+"$OPSCOPE" report --views step --top 1 --format json "$T/train.opscope" | "$PY" -c '
+import json, sys
+rows = [t for t in json.load(sys.stdin)["tables"] if t["view"] == "step"][0]["rows"]
+assert [r["step"] for r in rows][1:] == ["Average"] and len(rows) == 2, rows
+print("ok")' >"$T/py" 2>&1
+check "--top 1 in JSON: one step and the Average row" 'grep -qx ok "$T/py" || { cat "$T/py"; false; }'
+
 "$OPSCOPE" report "$T/train.opscope" >"$T/train.txt" 2>"$T/err"
 check "text report: exit 0, nothing on stderr" '[ $? -eq 0 ] && [ ! -s "$T/err" ]'
 check "text report: device, overview, model, operator, step and perf tables" \
