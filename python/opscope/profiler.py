@@ -157,6 +157,11 @@ class Profiler:
         self._driving = False  # counted in torch_hooks.profiler_driven
         for k in unsupported:
             warnings.warn("Profiler option %r is not supported by opscope yet; ignored" % k)
+        if profile_memory:
+            # accepted for paddle.profiler's signature, but nothing records memory yet: say so
+            # rather than hand back a profile that silently lacks it
+            warnings.warn("Profiler option 'profile_memory' is not supported by opscope yet; "
+                          "no memory events are recorded")
         if output is None and on_trace_ready is not None:
             output = getattr(on_trace_ready, "_opscope_output", None)
         if output is not None and not output.endswith(("/", ".opscope")):

@@ -290,3 +290,13 @@ def test_summary_prints_the_report_tables(tmp_path, capsys):
     assert 8 / 0.06 < float(ips.split()[1]) < 8 / 0.01
     with pytest.raises(ValueError):
         p.summary(time_unit="hours")
+
+
+def test_profile_memory_warns_until_memory_is_recorded(tmp_path):
+    # accepted silently, it handed back a profile without memory and no word of it
+    with pytest.warns(UserWarning, match="profile_memory"):
+        opscope.Profiler(profile_memory=True, output=str(tmp_path) + "/")
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        opscope.Profiler(profile_memory=False, output=str(tmp_path) + "/")
