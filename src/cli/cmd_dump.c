@@ -29,12 +29,23 @@ static const char dump_usage[] =
 	"options:\n"
 	"      --sort KEY      track (default): by track, then time; time: by time only\n"
 	"  -t, --track N       only track N\n"
-	"      --from NS       only events that start at or after NS (absolute ns)\n"
-	"      --to NS         only events that end at or before NS (absolute ns)\n"
+	"      --from NS       only events that start at or after NS (as printed: relative\n"
+	"                      to the first event, absolute with --absolute)\n"
+	"      --to NS         only events that end at or before NS (as printed)\n"
 	"      --category CAT  only ranges and instants of category CAT (e.g. Kernel)\n"
 	"      --name TEXT     only events whose name contains TEXT\n"
 	"      --absolute      print absolute times (ns) instead of relative ones\n"
 	"  -h, --help          show this help\n";
+
+/* a + b, held to the int64 range (a relative --to of INT64_MAX - 1 must not wrap). */
+static int64_t sat_add(int64_t a, int64_t b)
+{
+	if (b > 0 && a > INT64_MAX - b)
+		return INT64_MAX;
+	if (b < 0 && a < INT64_MIN - b)
+		return INT64_MIN;
+	return a + b;
+}
 
 /* What to keep (--from, --to, --category, --name). */
 struct dump_filter {
@@ -194,11 +205,21 @@ static bool dump_keep(const struct model *m, const struct dump_filter *f, int64_
 	return !f->name || strstr(model_str(m, name), f->name) != NULL;
 }
 
-static int dump_run(const char *path, long only_track, const struct dump_filter *flt)
+static int dump_run(const char *path, long only_track, const struct dump_filter *given)
 {
 	struct model *m = cli_load(path);
 	if (!m)
 		return CLI_ERROR;
+	/* --from and --to are read as the times are printed: relative to the first event,
+	 * unless --absolute */
+	struct dump_filter relative = *given;
+	const struct dump_filter *flt = &relative;
+	if (!given->absolute && m->min_ns <= m->max_ns) {
+		if (given->from != INT64_MIN)
+			relative.from = sat_add(given->from, m->min_ns);
+		if (given->to != INT64_MAX)
+			relative.to = sat_add(given->to, m->min_ns);
+	}
 	struct dump_item *items = NULL;
 	uint64_t n = 0, cap = 0;
 	bool ok = true;

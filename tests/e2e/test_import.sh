@@ -159,10 +159,18 @@ if [ -d "$DATA/kineto/hta" ]; then
 	grep "range Communication ncclKernel" "$T/nccl" | sed -n "${longest}p" >"$T/longest"
 	check "HTA: the longest is an AllReduce of 2049000 elements on ranks [0, 1]" \
 		'grep -q "ncclKernel_AllReduce" "$T/longest" && grep -q "In msg nelems=2049000 Out msg nelems=2049000" "$T/longest" && grep -q "Process Group Ranks=\"\[0, 1\]\"" "$T/longest"'
-	"$OPSCOPE" dump --from 1682725898237042000 --to 1682725898240570000 \
+	"$OPSCOPE" dump --absolute --from 1682725898237042000 --to 1682725898240570000 \
 		"$H/trace_filter/sampled_rank-0.json.gz" >"$T/window"
 	check "HTA: 93 complete events inside [1682725898237042, 1682725898240570] µs" \
 		'[ $(grep -c " range " "$T/window") -eq 93 ]'
+	# the same window as dump prints times by default: relative to the first event
+	first=$("$OPSCOPE" dump --absolute --sort time "$H/trace_filter/sampled_rank-0.json.gz" |
+		awk '!/^#/ { print $1; exit }')
+	"$OPSCOPE" dump --from $((1682725898237042000 - first)) --to $((1682725898240570000 - first)) \
+		"$H/trace_filter/sampled_rank-0.json.gz" >"$T/window2"
+	check "dump --from/--to without --absolute take the relative times dump prints" \
+		'[ $(grep -c " range " "$T/window2") -eq 93 ] && [ "$(cut -d" " -f2- "$T/window")" != "" ] &&
+		[ "$(awk "{\$1 = \"\"} 1" "$T/window")" = "$(awk "{\$1 = \"\"} 1" "$T/window2")" ]'
 	"$OPSCOPE" dump --category UserDefined --sort time "$H/cupti_profiler/benchmark_result_924719_1679055439_trace.json.gz" | grep "^ *[0-9]* gpu" >"$T/cupti"
 	check "HTA: 77 CUPTI profiler ranges; the 6th is fft2d_r2c_32x32 with fadd = 86114304" \
 		'[ $(wc -l <"$T/cupti") -eq 77 ] && sed -n 6p "$T/cupti" | grep -q "fft2d_r2c_32x32.*smsp__sass_thread_inst_executed_op_fadd_pred_on.sum=86114304"'
