@@ -133,9 +133,17 @@ static int info_one(const char *path)
 
 	char a[48];
 	if (m->min_ns <= m->max_ns) {
+		/* .opscope files are in CLOCK_MONOTONIC; an imported trace keeps the clock it
+		 * was written in (Kineto: the epoch, or its baseTimeNanoseconds) */
+		uint32_t native = 0;
+		for (uint32_t i = 0; i < m->nfiles; i++)
+			native += strcmp(model_str(m, m->files[i].format), "opscope") == 0;
+		const char *clock = native == m->nfiles ? "CLOCK_MONOTONIC"
+				    : native == 0	? "the imported trace's clock"
+							: "mixed clocks: .opscope and imported";
 		info_duration(a, sizeof(a), m->max_ns - m->min_ns);
-		printf("time span:  %" PRId64 " .. %" PRId64 " ns (CLOCK_MONOTONIC), %s\n",
-		       m->min_ns, m->max_ns, a);
+		printf("time span:  %" PRId64 " .. %" PRId64 " ns (%s), %s\n", m->min_ns, m->max_ns,
+		       clock, a);
 	} else {
 		printf("time span:  no events\n");
 	}

@@ -23,6 +23,9 @@ check "array, bool, null and float args" \
 	'grep "aten::mm" "$T/full.txt" | grep -q "Input Dims=\[\[2,3\],\[3,4\]\] Input type=\[\"float\",\"float\"\] flag=true none=null f=1500"'
 check "kernel on the device track, correlation kept" \
 	'grep -q "gpu0:7 range Kernel void gemm<float, 128>(float\*) dur=50001 depth=0 {correlation=7 grid=\[1,2,3\]}" "$T/full.txt"'
+"$OPSCOPE" info "$C/full.json" >"$T/full.info"
+check "info: an imported trace's times are its own clock, not CLOCK_MONOTONIC" \
+	'grep -q "^time span: .*(the imported trace.s clock)" "$T/full.info" && ! grep -q CLOCK_MONOTONIC "$T/full.info"'
 check "NCCL kernel is Communication" 'grep -q "gpu0:8 range Communication ncclKernel_AllReduce" "$T/full.txt"'
 check "memcpy" 'grep -q "gpu0:7 range Memcpy Memcpy HtoD dur=5000" "$T/full.txt"'
 check "runtime call" 'grep -q "0 range CudaRuntime cudaLaunchKernel dur=10000 depth=2 {correlation=7}" "$T/full.txt"'
