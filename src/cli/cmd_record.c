@@ -286,7 +286,9 @@ static bool record_report(const char *path, int is_dir)
 		if (!is_dir && name[stem_len] != '.')
 			continue;
 		char file[PATH_MAX * 2];
-		snprintf(file, sizeof(file), "%s/%s", dir, name);
+		size_t dl = strlen(dir); /* -o out/: no "out//file" */
+		snprintf(file, sizeof(file), "%s%s%s", dir, dl && dir[dl - 1] == '/' ? "" : "/",
+			 name);
 		struct decode_summary s;
 		files++;
 		if (decode_summarize(file, &s) == 0) {

@@ -125,7 +125,9 @@ int import_load_dir(struct model *m, const char *dir, char *err, size_t errsize)
 			rc = OPSCOPE_ENOMEM;
 			break;
 		}
-		snprintf(path, len, "%s/%s", dir, names[i]);
+		/* "dir/" given: no "dir//file" in what the reports print */
+		size_t dl = strlen(dir);
+		snprintf(path, len, "%s%s%s", dir, dl && dir[dl - 1] == '/' ? "" : "/", names[i]);
 		struct stat st;
 		if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
 			int frc = 0;

@@ -78,6 +78,7 @@ cp "$T/in/sample.opscope" "$T/in/long.opscope" "$T/in/dir/"
 golden dir report.txt "$OPSCOPE" report dir
 golden dir report.json "$OPSCOPE" report --format json dir
 golden dir info "$OPSCOPE" info dir
+golden dir info-slash "$OPSCOPE" info dir/ # no "dir//sample.opscope"
 
 # The check itself: a one-character change to a committed output is caught.
 if [ "$update" != 1 ]; then
