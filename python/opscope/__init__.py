@@ -7,6 +7,7 @@ from .profiler import (Profiler, ProfilerState, ProfilerTarget, RecordEvent, Sor
                        TracerEventType, export_chrome_tracing, export_opscope, make_scheduler,
                        wrap_loader)
 from .pyfunc import FunctionProfiler, profile_functions, run
+from .timer import Timer, TimerStats, timer_stats, timers_reset, timers_table
 
 __version__ = _opscope.__version__
 
@@ -25,5 +26,5 @@ __all__ = [
     "TracerEventType", "export_chrome_tracing", "export_opscope", "make_scheduler",
     "wrap_loader", "FunctionProfiler", "profile_functions", "run", "session_start",
     "session_stop", "session_active", "step", "reader_begin", "reader_end", "read_ranges",
-    "export",
+    "export", "Timer", "TimerStats", "timer_stats", "timers_table", "timers_reset",
 ]

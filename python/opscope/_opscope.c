@@ -234,6 +234,62 @@ static PyObject *py_counter(PyObject *mod, PyObject *args)
 	Py_RETURN_NONE;
 }
 
+/* timer_add(name, ns): one sample of a scoped timer (opscope.Timer). */
+static PyObject *py_timer_add(PyObject *mod, PyObject *args)
+{
+	(void)mod;
+	const char *name;
+	unsigned long long ns;
+	if (!PyArg_ParseTuple(args, "sK", &name, &ns))
+		return NULL;
+	py_runtime.timer_add_ns(name, (uint64_t)ns);
+	Py_RETURN_NONE;
+}
+
+/* timer_get(name) -> (count, total_ns, avg_ns, max_ns, min_ns), or None for a timer never
+ * used. */
+static PyObject *py_timer_get(PyObject *mod, PyObject *args)
+{
+	(void)mod;
+	const char *name;
+	if (!PyArg_ParseTuple(args, "s", &name))
+		return NULL;
+	struct opscope_timer_stats st;
+	if (py_runtime.timer_get(name, &st) != 0)
+		Py_RETURN_NONE;
+	return Py_BuildValue("(KKdKK)", (unsigned long long)st.count,
+			     (unsigned long long)st.total_ns, st.avg_ns,
+			     (unsigned long long)st.max_ns, (unsigned long long)st.min_ns);
+}
+
+/* timers_table() -> str: every timer with samples, as opscope_timers_print prints them. */
+static PyObject *py_timers_table(PyObject *mod, PyObject *unused)
+{
+	(void)mod;
+	(void)unused;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	if (!f)
+		return PyErr_NoMemory();
+	py_runtime.timers_print(f);
+	if (fclose(f) != 0) {
+		free(text);
+		return PyErr_NoMemory();
+	}
+	PyObject *s = PyUnicode_DecodeUTF8(text, (Py_ssize_t)len, "replace");
+	free(text);
+	return s;
+}
+
+static PyObject *py_timers_reset(PyObject *mod, PyObject *unused)
+{
+	(void)mod;
+	(void)unused;
+	py_runtime.timers_reset();
+	Py_RETURN_NONE;
+}
+
 static PyObject *py_recording(PyObject *mod, PyObject *unused)
 {
 	(void)mod;
@@ -779,6 +835,11 @@ static PyMethodDef module_methods[] = {
 	{ "range_end", py_range_end, METH_O, "range_end(token)" },
 	{ "instant", py_instant, METH_VARARGS, "instant(category, name)" },
 	{ "counter", py_counter, METH_VARARGS, "counter(name, value)" },
+	{ "timer_add", py_timer_add, METH_VARARGS, "timer_add(name, ns): one timer sample" },
+	{ "timer_get", py_timer_get, METH_VARARGS,
+	  "timer_get(name) -> (count, total_ns, avg_ns, max_ns, min_ns) or None" },
+	{ "timers_table", py_timers_table, METH_NOARGS, "timers_table() -> str" },
+	{ "timers_reset", py_timers_reset, METH_NOARGS, "timers_reset(): zero every timer" },
 	{ "recording", py_recording, METH_NOARGS, "True while a session records" },
 	{ "step", py_step, METH_VARARGS, "step(num_samples=-1): opscope_step" },
 	{ "step_end", py_step_end, METH_VARARGS,

@@ -43,7 +43,12 @@
 	X(reader_begin, void, (void))                                                             \
 	X(reader_end, void, (void))                                                               \
 	X(session_flush, int, (void))                                                             \
-	X(session_path, const char *, (void))
+	X(session_path, const char *, (void))                                                     \
+	/* Scoped timers (opscope.Timer): one timer per name with the C ones */                   \
+	X(timer_add_ns, void, (const char *name, uint64_t ns))                                    \
+	X(timer_get, int, (const char *name, struct opscope_timer_stats *out))                    \
+	X(timers_print, int, (FILE * out))                                                        \
+	X(timers_reset, void, (void))
 
 /* The runtime that records: this module's own copy, or, under `opscope record`, the
  * preloaded libopscope.so (see py_runtime_init in _opscope.c). */
