@@ -17,6 +17,7 @@
 #include "cli/cli.h"
 #include "model/model.h"
 #include "util/bytes.h"
+#include "util/numfmt.h"
 
 static const char dump_usage[] =
 	"usage: opscope dump [options] FILE\n"
@@ -103,9 +104,12 @@ static void dump_args(const struct model *m, uint64_t first, uint32_t n)
 		case MODEL_ARG_U64:
 			printf("%" PRIu64, bits);
 			break;
-		case MODEL_ARG_F64:
-			printf("%.17g", f64_from_bits(bits));
+		case MODEL_ARG_F64: {
+			char num[40];
+			numfmt_double(num, sizeof(num), f64_from_bits(bits));
+			fputs(num, stdout);
 			break;
+		}
 		case MODEL_ARG_STR:
 			printf("\"");
 			dump_str(m, (uint32_t)bits);
@@ -157,11 +161,14 @@ static void dump_item(const struct model *m, const struct dump_item *it, int64_t
 		dump_str(m, tr->instants.name[i]);
 		dump_args(m, tr->instants.first_arg[i], tr->instants.nargs[i]);
 		break;
-	case DK_COUNTER:
+	case DK_COUNTER: {
 		printf(" counter - ");
 		dump_str(m, tr->counters.name[i]);
-		printf(" value=%.17g", tr->counters.value[i]);
+		char num[40];
+		numfmt_double(num, sizeof(num), tr->counters.value[i]);
+		printf(" value=%s", num);
 		break;
+	}
 	case DK_FLOW_OUT:
 	case DK_FLOW_IN: {
 		const struct model_flow *f = &m->flows[i];
