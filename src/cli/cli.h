@@ -47,8 +47,8 @@ _Noreturn void cli_die_oom(void);
 void cli_restore_sigpipe(void);
 /* Load one trace file into a new model; NULL after printing why. */
 struct model *cli_load(const char *path);
-/* Write `len` bytes of s to out, escaping what a terminal would interpret: control
- * characters as \n, \t, \xNN, invalid UTF-8 as \xNN; valid UTF-8 passes through. */
+/* Write `len` bytes of s to out, escaping what a terminal would interpret
+ * (util/escape.h: escape_terminal with \n and \t short, \r as \x0d). */
 void cli_put_escaped(FILE *out, const char *s, size_t len);
 
 #endif

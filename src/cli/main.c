@@ -28,7 +28,7 @@
 #include "model/model.h"
 #include "opscope_config.h"
 #include "trace/format.h" /* OPS_FORMAT_VERSION, for --version */
-#include "util/utf8.h"
+#include "util/escape.h"
 
 static const struct cli_command cli_commands[] = {
 	{ "record", cmd_record, "run a command and record a trace of it" },
@@ -94,33 +94,10 @@ struct model *cli_load(const char *path)
 	return m;
 }
 
+/* The CLI's terminal escaping: escape_terminal, \r as \x0d. */
 void cli_put_escaped(FILE *out, const char *s, size_t len)
 {
-	const uint8_t *p = (const uint8_t *)s;
-	for (size_t i = 0; i < len;) {
-		uint8_t c = p[i];
-		size_t n = utf8_seq_len(p + i, len - i);
-		/* C1 controls (U+0080..U+009F) are terminal escapes too */
-		if (n == 2 && c == 0xc2 && p[i + 1] < 0xa0)
-			n = 0;
-		if (c < 0x20 || c == 0x7f || n == 0) {
-			if (c == '\n')
-				fputs("\\n", out);
-			else if (c == '\t')
-				fputs("\\t", out);
-			else
-				fprintf(out, "\\x%02x", c);
-			i++;
-			continue;
-		}
-		if (c == '\\') {
-			fputs("\\\\", out);
-			i++;
-			continue;
-		}
-		fwrite(p + i, 1, n, out);
-		i += n;
-	}
+	escape_terminal(esc_sink_file(out), s, len, 0);
 }
 
 /* SIGPIPE as opscope was started with, given back to the programs `record` runs. */

@@ -390,7 +390,9 @@ OPSCOPE_API void opscope_timers_reset(void)
 	pthread_mutex_unlock(&timers_lock);
 }
 
-/* Copy `name` for a terminal: control bytes become \xNN so they cannot move the cursor. */
+/* Copy `name` for a terminal: control bytes become \xNN so they cannot move the cursor.
+ * Not util/escape.h's escape_terminal: this runs in the recording runtime, in the user's
+ * process, into a fixed stack buffer that truncates; its output (C0 and DEL only) stays. */
 static void timers_escape(char *dst, size_t size, const char *name)
 {
 	size_t j = 0;

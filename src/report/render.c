@@ -1,5 +1,5 @@
 /*
- * render.c: what the renderers share (render.h): the output buffer, terminal-safe escaping,
+ * render.c: what the renderers share (render.h): the output buffer,
  * column selection and row limits; and report_render, which picks the renderer of the
  * format and writes the output table by table, so that a report of many tables never sits
  * whole in memory.
@@ -11,13 +11,13 @@
 #include <string.h>
 
 #include "util/strlist.h"
-#include "util/utf8.h"
 
 /* ---------------------------------------------------------------------------------------- */
-/* Output buffer and escaping */
+/* Output buffer */
 
-void sb_put(struct sbuf *b, const char *s, size_t n)
+void sb_write(void *ctx, const char *s, size_t n)
 {
+	struct sbuf *b = ctx;
 	if (b->len + n + 1 > b->cap) {
 		size_t cap = b->cap ? b->cap : 256;
 		while (cap < b->len + n + 1)
@@ -44,61 +44,6 @@ void sb_printf(struct sbuf *b, const char *fmt, ...)
 	va_end(ap);
 	if (n > 0)
 		sb_put(b, tmp, (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
-}
-
-/* Terminal-safe text: control characters and invalid UTF-8 escaped; *cols gets the display
- * width (one column per code point). */
-void render_esc_text(struct sbuf *b, const char *s, size_t n, size_t *cols)
-{
-	const unsigned char *u = (const unsigned char *)s;
-	size_t w = 0;
-	for (size_t i = 0; i < n;) {
-		size_t j = i; /* a run of printable ASCII in one piece */
-		while (j < n && u[j] >= 0x20 && u[j] < 0x7f && u[j] != '\\')
-			j++;
-		if (j > i) {
-			sb_put(b, s + i, j - i);
-			w += j - i;
-			i = j;
-			continue;
-		}
-		unsigned char c = u[i];
-		char e[8];
-		if (c == '\\') {
-			sb_lit(b, "\\\\");
-			w += 2;
-			i++;
-		} else if (c == '\n' || c == '\t' || c == '\r') {
-			e[0] = '\\';
-			e[1] = c == '\n' ? 'n' : c == '\t' ? 't' : 'r';
-			sb_put(b, e, 2);
-			w += 2;
-			i++;
-		} else if (c < 0x20 || c == 0x7f) {
-			snprintf(e, sizeof(e), "\\x%02x", c);
-			sb_put(b, e, 4);
-			w += 4;
-			i++;
-		} else {
-			size_t l = utf8_seq_len(u + i, n - i);
-			/* C1 controls (U+0080..U+009F) are terminal escapes too, as in
-			 * cli_put_escaped(): both bytes as \xNN */
-			if (l == 2 && c == 0xc2 && u[i + 1] < 0xa0)
-				l = 0;
-			if (l == 0) {
-				snprintf(e, sizeof(e), "\\x%02x", c);
-				sb_put(b, e, 4);
-				w += 4;
-				i++;
-			} else {
-				sb_put(b, s + i, l);
-				w++;
-				i += l;
-			}
-		}
-	}
-	if (cols)
-		*cols = w;
 }
 
 /* ---------------------------------------------------------------------------------------- */

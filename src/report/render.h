@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "report/table.h"
+#include "util/escape.h"
 
 /* A growing output string; once an append fails it stays as it was, with oom set. */
 struct sbuf {
@@ -24,15 +25,27 @@ struct sbuf {
 	bool oom;   /* an append failed: the text is incomplete */
 };
 
-void sb_put(struct sbuf *b, const char *s, size_t n);
+/* Append s[0..n) to the sbuf at ctx; the put function of sb_sink. */
+void sb_write(void *ctx, const char *s, size_t n);
+static inline void sb_put(struct sbuf *b, const char *s, size_t n)
+{
+	sb_write(b, s, n);
+}
+/* b as the sink of an escaper (util/escape.h). */
+static inline struct esc_sink sb_sink(struct sbuf *b)
+{
+	return (struct esc_sink){ sb_write, b };
+}
 /* A string literal, its length counted by the compiler. */
 #define sb_lit(b, lit) sb_put((b), (lit), sizeof(lit) - 1)
 /* printf into b; at most 511 bytes at a time. */
 void sb_printf(struct sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Terminal-safe text: control characters and invalid UTF-8 escaped; *cols (when not NULL)
- * gets the display width (one column per code point). */
-void render_esc_text(struct sbuf *b, const char *s, size_t n, size_t *cols);
+/* Terminal-safe text (escape_terminal, \r as \r); returns the display width. */
+static inline size_t render_esc_text(struct sbuf *b, const char *s, size_t n)
+{
+	return escape_terminal(sb_sink(b), s, n, ESC_TERM_CR);
+}
 
 /* Is column c shown (--columns, and RCOL_F_TEXT_HIDDEN in text)? */
 bool render_col_shown(const struct rformat_opts *o, const struct rcol *c);

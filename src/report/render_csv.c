@@ -9,42 +9,7 @@
 #include <string.h>
 
 #include "report/render.h"
-#include "util/utf8.h"
-
-/* RFC 4180: quoted when needed, quotes doubled; invalid UTF-8 as U+FFFD so that spreadsheet
- * tools read the file. */
-static void esc_csv(struct sbuf *b, const char *s, size_t n)
-{
-	bool quote = false;
-	for (size_t i = 0; i < n && !quote; i++)
-		quote = s[i] == ',' || s[i] == '"' || s[i] == '\n' || s[i] == '\r';
-	if (quote)
-		sb_lit(b, "\"");
-	const unsigned char *u = (const unsigned char *)s;
-	for (size_t i = 0; i < n;) {
-		size_t j = i; /* a run of ASCII other than '"' in one piece */
-		while (j < n && u[j] < 0x80 && u[j] != '"')
-			j++;
-		if (j > i) {
-			sb_put(b, s + i, j - i);
-			i = j;
-			continue;
-		}
-		size_t l = utf8_seq_len(u + i, n - i);
-		if (l == 0) {
-			sb_lit(b, "\xef\xbf\xbd");
-			i++;
-		} else if (u[i] == '"') {
-			sb_lit(b, "\"\"");
-			i++;
-		} else {
-			sb_put(b, s + i, l);
-			i += l;
-		}
-	}
-	if (quote)
-		sb_lit(b, "\"");
-}
+#include "util/escape.h"
 
 /* "total_ns" -> "total_ms" for the chosen unit. */
 static void csv_key(struct sbuf *b, const char *key, const char *suffix, int unit, bool is_time)
@@ -75,7 +40,7 @@ static void render_csv_table(struct sbuf *b, const struct rtable *t, size_t inde
 {
 	(void)index;
 	sb_printf(b, "# %s%s", t->title, t->group[0] ? ": " : "");
-	render_esc_text(b, t->group, strlen(t->group), NULL); /* one line, whatever the file name */
+	render_esc_text(b, t->group, strlen(t->group)); /* one line, whatever the file name */
 	sb_lit(b, "\n");
 	bool levels = render_has_levels(t);
 	bool first = true;
@@ -121,7 +86,8 @@ static void render_csv_table(struct sbuf *b, const struct rtable *t, size_t inde
 			first = false;
 			switch (col->kind) {
 			case RCOL_TEXT:
-				esc_csv(b, x->text ? x->text : "", x->text ? x->len : 0);
+				escape_csv(sb_sink(b), x->text ? x->text : "",
+					   x->text ? x->len : 0);
 				break;
 			case RCOL_COUNT:
 				if (!x->empty)

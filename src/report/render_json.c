@@ -8,48 +8,12 @@
 #include <string.h>
 
 #include "report/render.h"
-#include "util/utf8.h"
+#include "util/escape.h"
 
+/* A JSON string of the report: DEL escaped too (util/escape.h). */
 static void esc_json(struct sbuf *b, const char *s, size_t n)
 {
-	const unsigned char *u = (const unsigned char *)s;
-	sb_lit(b, "\"");
-	for (size_t i = 0; i < n;) {
-		/* a run of printable ASCII that needs no escape goes in one piece */
-		size_t j = i;
-		while (j < n && u[j] >= 0x20 && u[j] < 0x7f && u[j] != '"' && u[j] != '\\')
-			j++;
-		if (j > i) {
-			sb_put(b, s + i, j - i);
-			i = j;
-			continue;
-		}
-		unsigned char c = u[i];
-		if (c == '"' || c == '\\') {
-			char e[2] = { '\\', (char)c };
-			sb_put(b, e, 2);
-			i++;
-		} else if (c == '\n' || c == '\t' || c == '\r') {
-			char e[2] = { '\\', c == '\n' ? 'n' : c == '\t' ? 't' : 'r' };
-			sb_put(b, e, 2);
-			i++;
-		} else if (c < 0x20 || c == 0x7f) {
-			char e[8];
-			snprintf(e, sizeof(e), "\\u%04x", c);
-			sb_put(b, e, 6);
-			i++;
-		} else {
-			size_t l = utf8_seq_len(u + i, n - i);
-			if (l == 0) {
-				sb_lit(b, "\\ufffd");
-				i++;
-			} else {
-				sb_put(b, s + i, l);
-				i += l;
-			}
-		}
-	}
-	sb_lit(b, "\"");
+	escape_json_inline(sb_sink(b), s, n, ESC_JSON_DEL);
 }
 
 static void json_ratio(struct sbuf *b, double r)

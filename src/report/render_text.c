@@ -23,7 +23,7 @@ static void cell_text(struct sbuf *b, const struct rcol *c, const struct rcell *
 	char t[5][48];
 	switch (c->kind) {
 	case RCOL_TEXT:
-		render_esc_text(b, x->text ? x->text : "", x->text ? x->len : 0, NULL);
+		render_esc_text(b, x->text ? x->text : "", x->text ? x->len : 0);
 		return;
 	case RCOL_COUNT:
 		if (x->empty)
@@ -98,8 +98,7 @@ static void put_title(struct sbuf *b, const char *title, size_t width)
 {
 	/* a group names a file: escaped like a name */
 	struct sbuf e = { NULL, 0, 0, false };
-	size_t n = 0;
-	render_esc_text(&e, title, strlen(title), &n);
+	size_t n = render_esc_text(&e, title, strlen(title));
 	size_t left = width > n ? width - n : 0, half = left / 2;
 	for (size_t i = 0; i < half; i++)
 		sb_lit(b, "-");
@@ -284,7 +283,7 @@ static void render_text_nvprof(struct sbuf *b, const struct rtable *t, const str
 				while (keep < nlen &&
 				       ((unsigned char)c[7].text[keep] & 0xc0) == 0x80);
 		}
-		render_esc_text(b, c[7].text ? c[7].text : "", keep, NULL);
+		render_esc_text(b, c[7].text ? c[7].text : "", keep);
 		if (cut)
 			sb_lit(b, "...");
 		sb_lit(b, "\n");

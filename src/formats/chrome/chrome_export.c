@@ -25,7 +25,7 @@
 #include "formats/chrome/chrome.h"
 #include "opscope_config.h"
 #include "util/bytes.h"
-#include "util/utf8.h"
+#include "util/escape.h"
 
 #define JW_BUF_BYTES (1 << 16)
 
@@ -107,44 +107,16 @@ static void jw_f64(struct jw *w, double v)
 	jw_raw(w, tmp, (size_t)n);
 }
 
+/* jw_raw as the put function of an escaper's sink. */
+static void jw_put(void *ctx, const char *s, size_t n)
+{
+	jw_raw(ctx, s, n);
+}
+
+/* A JSON string: escape_json with the default flags (DEL as it is). */
 static void jw_str(struct jw *w, const char *s, size_t n)
 {
-	static const char hex[] = "0123456789abcdef";
-	const uint8_t *p = (const uint8_t *)s;
-	jw_raw(w, "\"", 1);
-	size_t run = 0; /* start of the bytes that need no escape */
-	for (size_t i = 0; i < n;) {
-		uint8_t c = p[i];
-		if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
-			i++;
-			continue;
-		}
-		size_t len = c >= 0x80 ? utf8_seq_len(p + i, n - i) : 0;
-		if (len) {
-			i += len;
-			continue;
-		}
-		jw_raw(w, s + run, i - run);
-		char esc[6] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 15] };
-		if (c == '"' || c == '\\') {
-			esc[1] = (char)c;
-			jw_raw(w, esc, 2);
-		} else if (c == '\n') {
-			jw_raw(w, "\\n", 2);
-		} else if (c == '\t') {
-			jw_raw(w, "\\t", 2);
-		} else if (c == '\r') {
-			jw_raw(w, "\\r", 2);
-		} else if (c < 0x20) {
-			jw_raw(w, esc, 6);
-		} else {
-			jw_raw(w, "\\ufffd", 6); /* invalid UTF-8 byte */
-		}
-		i++;
-		run = i;
-	}
-	jw_raw(w, s + run, n - run);
-	jw_raw(w, "\"", 1);
+	escape_json_inline((struct esc_sink){ jw_put, w }, s, n, 0);
 }
 
 static void jw_sid(struct jw *w, const struct model *m, uint32_t id)

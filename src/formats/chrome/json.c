@@ -22,7 +22,7 @@
 
 #include "opscope/opscope.h"
 
-#include "util/utf8.h"
+#include "util/escape.h"
 
 #define JSON_WINDOW   (4u * 1024 * 1024) /* initial window */
 #define SCRATCH_BLOCK (64u * 1024)
@@ -504,34 +504,16 @@ static void canon_put(struct canon *k, const char *s, size_t n)
 	k->len += n;
 }
 
+/* canon_put as the put function of an escaper's sink. */
+static void canon_sink_put(void *ctx, const char *s, size_t n)
+{
+	canon_put(ctx, s, n);
+}
+
+/* A string of canonical JSON: every control as \u00XX, DEL as it is (util/escape.h). */
 static void canon_string(struct canon *k, struct json_span sp)
 {
-	canon_put(k, "\"", 1);
-	const unsigned char *s = (const unsigned char *)sp.s;
-	size_t i = 0;
-	while (i < sp.len) {
-		unsigned char ch = s[i];
-		if (ch == '"' || ch == '\\') {
-			char e[2] = { '\\', (char)ch };
-			canon_put(k, e, 2);
-			i++;
-		} else if (ch < 0x20) {
-			char e[8];
-			snprintf(e, sizeof(e), "\\u%04x", ch);
-			canon_put(k, e, 6);
-			i++;
-		} else {
-			size_t n = utf8_seq_len(s + i, sp.len - i);
-			if (n == 0) {
-				canon_put(k, "\\ufffd", 6);
-				i++;
-			} else {
-				canon_put(k, (const char *)s + i, n);
-				i += n;
-			}
-		}
-	}
-	canon_put(k, "\"", 1);
+	escape_json((struct esc_sink){ canon_sink_put, k }, sp.s, sp.len, ESC_JSON_NO_SHORT);
 }
 
 static int canon_value(struct json_cur *c, struct canon *k, int depth)

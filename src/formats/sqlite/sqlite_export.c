@@ -20,7 +20,7 @@
 
 #include "opscope_config.h"
 #include "util/bytes.h"
-#include "util/utf8.h"
+#include "util/escape.h"
 
 static const char schema[] =
 	"PRAGMA journal_mode=OFF;"
@@ -57,8 +57,7 @@ static const char indexes[] = "CREATE INDEX events_track_start ON events(track_i
 struct sq {
 	sqlite3 *db;
 	sqlite3_stmt *str, *track, *event, *arg, *flow, *meta, *file, *pmeta;
-	char *fix; /* scratch for UTF-8 repairs */
-	size_t fix_cap;
+	struct buf fix; /* scratch for UTF-8 repairs */
 	char *err;
 	size_t errsize;
 	int rc;
@@ -73,47 +72,22 @@ static int sq_fail(struct sq *q, const char *what)
 	return q->rc;
 }
 
-/* Bind s[0..n) as valid UTF-8 text (bad bytes as U+FFFD). */
+/* Bind s[0..n) as valid UTF-8 text (bad bytes as U+FFFD): as it is when valid, the common
+ * case, else repaired in q->fix. */
 static void bind_text(struct sq *q, sqlite3_stmt *st, int col, const char *s, size_t n)
 {
-	size_t bad = 0;
-	for (size_t i = 0; i < n;) {
-		size_t l = utf8_seq_len((const uint8_t *)s + i, n - i);
-		if (!l) {
-			bad++;
-			i++;
-		} else {
-			i += l;
-		}
-	}
-	if (!bad) {
+	if (utf8_valid(s, n)) {
 		sqlite3_bind_text(st, col, s, (int)n, SQLITE_STATIC);
 		return;
 	}
-	size_t need = n + 2 * bad + 1;
-	if (need > q->fix_cap) {
-		char *p = realloc(q->fix, need);
-		if (!p) {
-			sqlite3_bind_null(st, col);
-			return;
-		}
-		q->fix = p;
-		q->fix_cap = need;
-	}
-	size_t o = 0;
-	for (size_t i = 0; i < n;) {
-		size_t l = utf8_seq_len((const uint8_t *)s + i, n - i);
-		if (!l) {
-			memcpy(q->fix + o, "\xef\xbf\xbd", 3);
-			o += 3;
-			i++;
-		} else {
-			memcpy(q->fix + o, s + i, l);
-			o += l;
-			i += l;
-		}
-	}
-	sqlite3_bind_text(st, col, q->fix, (int)o, SQLITE_TRANSIENT);
+	buf_clear(&q->fix);
+	q->fix.oom = false;
+	escape_utf8(esc_sink_buf(&q->fix), s, n);
+	if (q->fix.oom)
+		sqlite3_bind_null(st, col);
+	else
+		sqlite3_bind_text(st, col, (const char *)q->fix.data, (int)q->fix.len,
+				  SQLITE_TRANSIENT);
 }
 
 static void step(struct sq *q, sqlite3_stmt *st, const char *what)
@@ -321,6 +295,6 @@ int sqlite_export(const struct model *m, const char *path, char *err, size_t err
 		snprintf(err, errsize, "sqlite: closing %s failed", path);
 		q.rc = OPSCOPE_EIO;
 	}
-	free(q.fix);
+	buf_free(&q.fix);
 	return q.rc;
 }
