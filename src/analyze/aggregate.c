@@ -1,8 +1,8 @@
 /*
  * aggregate.c: aggregation by (parent, name, kind) (aggregate.h): a table of items in
- * first-seen order, found through an open-addressing hash of their keys that is kept at most
- * half full; and the aggregations of the report's tables by name, each one pass over the
- * ranges it selects.
+ * first-seen order, found through an index of their keys (util/hashmap.h, at most half
+ * full); and the aggregations of the report's tables by name, each one pass over the ranges
+ * it selects.
  */
 #include "analyze/aggregate.h"
 
@@ -11,45 +11,42 @@
 
 #include "opscope/opscope.h"
 
-#include "util/zeroed.h"
-
 static uint64_t agg_hash(uint32_t parent, uint32_t name, uint8_t kind)
 {
 	uint64_t h = ((uint64_t)parent << 32 | name) * 0x9e3779b97f4a7c15ull ^ kind;
 	return h ^ (h >> 31);
 }
 
-static bool agg_rehash(struct agg *a, uint32_t cap)
+/* An aggregate looked up: the table and the key. */
+struct agg_key {
+	const struct agg *a;
+	uint32_t parent, name;
+	uint8_t kind;
+};
+
+/* hindex_eq_fn: has item i the key? */
+static bool agg_eq(const void *ctx, uint32_t i)
 {
-	uint32_t *s = zeroed_table(cap, sizeof(*s));
-	if (!s)
-		return false;
-	for (uint32_t i = 0; i < a->n; i++) {
-		const struct agg_item *it = &a->v[i];
-		uint32_t j = (uint32_t)agg_hash(it->parent, it->name, it->kind) & (cap - 1);
-		while (s[j])
-			j = (j + 1) & (cap - 1);
-		s[j] = i + 1;
-	}
-	free(a->slots);
-	a->slots = s;
-	a->slots_cap = cap;
-	return true;
+	const struct agg_key *k = ctx;
+	const struct agg_item *it = &k->a->v[i];
+	return it->parent == k->parent && it->name == k->name && it->kind == k->kind;
+}
+
+/* hindex_hash_fn: the hash of item i's key, for growing the index. */
+static uint64_t agg_item_hash(const void *ctx, uint32_t i)
+{
+	const struct agg_item *it = &((const struct agg *)ctx)->v[i];
+	return agg_hash(it->parent, it->name, it->kind);
 }
 
 uint32_t agg_get(struct agg *a, uint32_t parent, uint32_t name, uint8_t kind)
 {
-	if (a->slots_cap) {
-		uint32_t mask = a->slots_cap - 1;
-		for (uint32_t j = (uint32_t)agg_hash(parent, name, kind) & mask; a->slots[j];
-		     j = (j + 1) & mask) {
-			const struct agg_item *it = &a->v[a->slots[j] - 1];
-			if (it->parent == parent && it->name == name && it->kind == kind)
-				return a->slots[j] - 1;
-		}
-	}
-	if ((a->n + 1) * 2 > a->slots_cap &&
-	    (a->slots_cap >= (1u << 30) || !agg_rehash(a, a->slots_cap ? a->slots_cap * 2 : 256))) {
+	uint64_t h = agg_hash(parent, name, kind);
+	struct agg_key key = { a, parent, name, kind };
+	uint32_t found = hindex_find(&a->index, h, agg_eq, &key);
+	if (found != HINDEX_NONE)
+		return found;
+	if (!hindex_reserve(&a->index, agg_item_hash, a)) {
 		a->oom = true;
 		return AGG_NONE;
 	}
@@ -82,11 +79,7 @@ uint32_t agg_get(struct agg *a, uint32_t parent, uint32_t name, uint8_t kind)
 	else
 		a->v[*last].next = i;
 	*last = i;
-	uint32_t mask = a->slots_cap - 1;
-	uint32_t j = (uint32_t)agg_hash(parent, name, kind) & mask;
-	while (a->slots[j])
-		j = (j + 1) & mask;
-	a->slots[j] = i + 1;
+	hindex_insert(&a->index, h, i);
 	return i;
 }
 
@@ -107,7 +100,7 @@ void agg_add(struct agg *a, uint32_t item, int64_t cpu, int64_t gpu)
 void agg_free(struct agg *a)
 {
 	free(a->v);
-	free(a->slots);
+	hindex_free(&a->index);
 	memset(a, 0, sizeof(*a));
 }
 

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "analyze/analysis.h"
+#include "util/hashmap.h"
 
 #define AGG_NONE UINT32_MAX
 
@@ -38,14 +39,13 @@ struct agg_item {
 };
 
 struct agg {
-	struct agg_item *v; /* the items, in first-seen order */
-	uint32_t n;	    /* items used */
-	uint32_t cap;	    /* items allocated */
-	uint32_t *slots;    /* open addressing: item index + 1, 0 = empty */
-	uint32_t slots_cap; /* slots allocated (a power of 2) */
-	uint32_t first_top; /* first top-level item (valid when n > 0) */
-	uint32_t last_top;  /* last top-level item (valid when n > 0) */
-	bool oom;	    /* an allocation failed: items are missing */
+	struct agg_item *v;  /* the items, in first-seen order */
+	uint32_t n;	     /* items used */
+	uint32_t cap;	     /* items allocated */
+	struct hindex index; /* items by (parent, name, kind) */
+	uint32_t first_top;  /* first top-level item (valid when n > 0) */
+	uint32_t last_top;   /* last top-level item (valid when n > 0) */
+	bool oom;	     /* an allocation failed: items are missing */
 };
 
 /* The item for (parent, name, kind), made on first use; AGG_NONE when out of memory. */

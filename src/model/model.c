@@ -20,7 +20,6 @@
 
 #include "util/bytes.h"
 #include "util/grow.h"
-#include "util/zeroed.h"
 
 /* ---------------------------------------------------------------------------------------- */
 /* Column memory. A column that outgrows COLUMN_MAP_BYTES gets a mapping of its own, aligned
@@ -156,21 +155,26 @@ static uint64_t str_hash(const char *s, size_t len)
 	return h ^ (h >> 29);
 }
 
-static bool strings_rehash(struct model *m, uint32_t cap)
+/* A string looked up in the index: the model and the bytes. */
+struct str_key {
+	const struct model *m;
+	const char *s;
+	size_t len;
+};
+
+/* hindex_eq_fn: does string id hold the key's bytes? */
+static bool str_eq(const void *ctx, uint32_t id)
 {
-	uint32_t *slots = zeroed_table(cap, sizeof(*slots));
-	if (!slots)
-		return false;
-	for (uint32_t id = 1; id < m->nstrings; id++) {
-		uint64_t i = str_hash(m->text + m->str_off[id], m->str_len[id]) & (cap - 1);
-		while (slots[i])
-			i = (i + 1) & (cap - 1);
-		slots[i] = id + 1;
-	}
-	free(m->hash_slots);
-	m->hash_slots = slots;
-	m->hash_cap = cap;
-	return true;
+	const struct str_key *k = ctx;
+	return k->m->str_len[id] == k->len &&
+	       memcmp(k->m->text + k->m->str_off[id], k->s, k->len) == 0;
+}
+
+/* hindex_hash_fn: the hash of string id, for growing the index. */
+static uint64_t str_id_hash(const void *ctx, uint32_t id)
+{
+	const struct model *m = ctx;
+	return str_hash(m->text + m->str_off[id], m->str_len[id]);
 }
 
 uint32_t model_intern(struct model *m, const char *s, size_t len)
@@ -182,19 +186,11 @@ uint32_t model_intern(struct model *m, const char *s, size_t len)
 		return 0;
 	}
 	uint64_t h = str_hash(s, len);
-	if (m->hash_cap) {
-		for (uint64_t i = h & (m->hash_cap - 1);; i = (i + 1) & (m->hash_cap - 1)) {
-			uint32_t slot = m->hash_slots[i];
-			if (!slot)
-				break;
-			uint32_t id = slot - 1;
-			if (m->str_len[id] == len && memcmp(m->text + m->str_off[id], s, len) == 0)
-				return id;
-		}
-	}
-	if (((uint64_t)m->nstrings + 1) * 2 > m->hash_cap &&
-	    (m->hash_cap >= (1u << 31) ||
-	     !strings_rehash(m, m->hash_cap ? m->hash_cap * 2 : 256))) {
+	struct str_key key = { m, s, len };
+	uint32_t found = hindex_find(&m->str_index, h, str_eq, &key);
+	if (found != HINDEX_NONE)
+		return found;
+	if (!hindex_reserve(&m->str_index, str_id_hash, m)) {
 		m->oom = true;
 		return 0;
 	}
@@ -218,27 +214,18 @@ uint32_t model_intern(struct model *m, const char *s, size_t len)
 	memcpy(m->text + m->text_len, s, len);
 	m->text[m->text_len + len] = '\0';
 	m->text_len += len + 1;
-	uint64_t i = h & (m->hash_cap - 1);
-	while (m->hash_slots[i])
-		i = (i + 1) & (m->hash_cap - 1);
-	m->hash_slots[i] = id + 1;
+	hindex_insert(&m->str_index, h, id);
 	return id;
 }
 
 uint32_t model_find_str(const struct model *m, const char *s)
 {
 	size_t len = strlen(s);
-	if (len == 0 || !m->hash_cap)
+	if (len == 0)
 		return 0;
-	uint64_t h = str_hash(s, len);
-	for (uint64_t i = h & (m->hash_cap - 1);; i = (i + 1) & (m->hash_cap - 1)) {
-		uint32_t slot = m->hash_slots[i];
-		if (!slot)
-			return 0;
-		uint32_t id = slot - 1;
-		if (m->str_len[id] == len && memcmp(m->text + m->str_off[id], s, len) == 0)
-			return id;
-	}
+	struct str_key key = { m, s, len };
+	uint32_t id = hindex_find(&m->str_index, str_hash(s, len), str_eq, &key);
+	return id == HINDEX_NONE ? 0 : id;
 }
 
 const char *model_str(const struct model *m, uint32_t id)
@@ -314,7 +301,7 @@ void model_free(struct model *m)
 	free(m->str_off);
 	free(m->str_len);
 	free(m->text);
-	free(m->hash_slots);
+	hindex_free(&m->str_index);
 	column_free(m->args.key);
 	column_free(m->args.type);
 	column_free(m->args.bits);

@@ -19,6 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/hashmap.h"
+
 #define MODEL_NONE     UINT64_MAX /* "no index" in index columns */
 #define MODEL_NO_TRACK UINT32_MAX
 
@@ -188,8 +190,7 @@ struct model {
 	uint32_t *str_len; /* bytes, without the NUL */
 	char *text;	   /* NUL-terminated strings back to back */
 	size_t text_len, text_cap;
-	uint32_t *hash_slots; /* open addressing: string id + 1, 0 = empty */
-	uint32_t hash_cap;    /* power of two */
+	struct hindex str_index; /* string ids by their bytes */
 
 	uint32_t ntracks, tracks_cap;
 	struct model_track *tracks;

@@ -34,7 +34,7 @@
 #include "util/bytes.h"
 #include "util/cursor.h"
 #include "util/grow.h"
-#include "util/zeroed.h"
+#include "util/hashmap.h"
 
 /* The model's name and the file's for one value (of two different enums). */
 #define SAME(model_value, file_value) ((int)(model_value) == (int)(file_value))
@@ -57,79 +57,6 @@ _Static_assert(MODEL_EV_KINDS == 16, "model_file.by_kind has a slot per 4-bit ki
 #undef SAME
 
 #define MAX_FILE_STRING_IDS (1u << 24) /* largest string id a file may use */
-
-/* ---------------------------------------------------------------------------------------- */
-/* Small helpers. */
-
-static uint64_t hash64(uint64_t x)
-{
-	x += 0x9e3779b97f4a7c15ull;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
-
-/* An open-addressing map u64 -> u64 for the loader (tracks, flows, async ids). */
-struct hmap {
-	uint64_t *keys; /* key per slot */
-	uint64_t *vals; /* value per slot */
-	uint8_t *used;	/* 1 if the slot holds a key */
-	uint64_t cap;	/* slots, a power of two (0 before first use) */
-	uint64_t count; /* keys held */
-};
-
-static void hmap_free(struct hmap *h)
-{
-	free(h->keys);
-	free(h->vals);
-	free(h->used);
-	memset(h, 0, sizeof(*h));
-}
-
-static uint64_t *hmap_find(const struct hmap *h, uint64_t key)
-{
-	if (!h->cap)
-		return NULL;
-	for (uint64_t i = hash64(key) & (h->cap - 1);; i = (i + 1) & (h->cap - 1)) {
-		if (!h->used[i])
-			return NULL;
-		if (h->keys[i] == key)
-			return &h->vals[i];
-	}
-}
-
-static bool hmap_put(struct hmap *h, uint64_t key, uint64_t val)
-{
-	uint64_t *v = hmap_find(h, key);
-	if (v) {
-		*v = val;
-		return true;
-	}
-	if ((h->count + 1) * 2 > h->cap) {
-		struct hmap n = { 0 };
-		n.cap = h->cap ? h->cap * 2 : 64;
-		n.keys = malloc(n.cap * sizeof(uint64_t));
-		n.vals = malloc(n.cap * sizeof(uint64_t));
-		n.used = zeroed_table(n.cap, 1);
-		if (!n.keys || !n.vals || !n.used) {
-			hmap_free(&n);
-			return false;
-		}
-		for (uint64_t i = 0; i < h->cap; i++)
-			if (h->used[i])
-				hmap_put(&n, h->keys[i], h->vals[i]);
-		hmap_free(h);
-		*h = n;
-	}
-	uint64_t i = hash64(key) & (h->cap - 1);
-	while (h->used[i])
-		i = (i + 1) & (h->cap - 1);
-	h->used[i] = 1;
-	h->keys[i] = key;
-	h->vals[i] = val;
-	h->count++;
-	return true;
-}
 
 /* ---------------------------------------------------------------------------------------- */
 /* Loader state. */
