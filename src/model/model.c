@@ -1,7 +1,7 @@
 /*
  * model.c: the in-memory event model (model.h): the string table, the column memory of
  * tracks and arguments, and the builders every loader and importer appends with (tracks,
- * ranges, instants, counters, arguments, flows, metadata, files). Sorting and nesting the
+ * ranges, instants, counters, arguments, flows, metadata, files, processes). Sorting and nesting the
  * ranges of a track are in sort.c; the loaders themselves live in src/formats/.
  *
  * Invariants kept here: string id 0 is "" and every interned string has one id (equal
@@ -298,6 +298,7 @@ void model_free(struct model *m)
 	for (uint32_t i = 0; i < m->nfiles; i++)
 		free(m->files[i].clocks);
 	free(m->files);
+	free(m->processes);
 	free(m->str_off);
 	free(m->str_len);
 	free(m->text);
@@ -312,9 +313,39 @@ void model_free(struct model *m)
 	free(m);
 }
 
+uint32_t model_find_process(const struct model *m, uint32_t file, uint32_t pid)
+{
+	/* files are loaded one after another, so a file's processes come together, after those
+	 * of the files before it: a backward scan stops at the first process of an earlier file
+	 * (a fleet of files loaded into one model holds many processes) */
+	for (uint32_t i = m->nprocesses; i-- > 0 && m->processes[i].file >= file;)
+		if (m->processes[i].file == file && m->processes[i].pid == pid)
+			return i;
+	return MODEL_NO_PROCESS;
+}
+
+uint32_t model_process(struct model *m, uint32_t file, uint32_t pid)
+{
+	uint32_t found = model_find_process(m, file, pid);
+	if (found != MODEL_NO_PROCESS)
+		return found;
+	if (m->nprocesses >= UINT32_MAX - 1 ||
+	    !grow_array32((void **)&m->processes, sizeof(*m->processes), &m->processes_cap,
+			  (uint64_t)m->nprocesses + 1)) {
+		m->oom = true;
+		return MODEL_NO_PROCESS;
+	}
+	m->processes[m->nprocesses] = (struct model_process){ file, pid, -1, 0, 0 };
+	return m->nprocesses++;
+}
+
 uint32_t model_add_track(struct model *m, uint32_t kind, uint32_t pid, uint64_t tid, uint32_t name)
 {
-	if (m->ntracks >= UINT32_MAX - 1 ||
+	uint32_t file = m->nfiles ? m->nfiles - 1 : 0;
+	uint32_t process =
+		kind == MODEL_TRACK_DEVICE ? MODEL_NO_PROCESS : model_process(m, file, pid);
+	if ((process == MODEL_NO_PROCESS && kind != MODEL_TRACK_DEVICE) ||
+	    m->ntracks >= UINT32_MAX - 1 ||
 	    !grow_array32((void **)&m->tracks, sizeof(*m->tracks), &m->tracks_cap,
 			  (uint64_t)m->ntracks + 1)) {
 		m->oom = true;
@@ -326,7 +357,8 @@ uint32_t model_add_track(struct model *m, uint32_t kind, uint32_t pid, uint64_t 
 	t->pid = pid;
 	t->tid = tid;
 	t->name = name;
-	t->file = m->nfiles ? m->nfiles - 1 : 0;
+	t->file = file;
+	t->process = process;
 	t->min_ns = INT64_MAX;
 	t->max_ns = INT64_MIN;
 	return m->ntracks++;

@@ -4,8 +4,9 @@
  * picks one by content) build it through the model_add_* functions and the columns below, and
  * more files append to the same model (one file per process or rank).
  *
- * Shape: a string table (id 0 is ""), tracks (host threads, per-process async tracks, later
- * device queues), and per track the events as columns (struct of arrays) sorted by start:
+ * Shape: a string table (id 0 is ""), processes (one per pid per file: the same pid in two
+ * files is two processes), tracks (host threads, per-process async tracks, later device
+ * queues), and per track the events as columns (struct of arrays) sorted by start:
  * ranges, instants, counter samples. Flows, typed arguments, process metadata, scoped-timer
  * statistics and drop marks are model-wide tables. Times are int64 nanoseconds of
  * CLOCK_MONOTONIC (ticks are mapped at load), durations are >= 0.
@@ -21,13 +22,30 @@
 
 #include "util/hashmap.h"
 
-#define MODEL_NONE     UINT64_MAX /* "no index" in index columns */
-#define MODEL_NO_TRACK UINT32_MAX
+#define MODEL_NONE	 UINT64_MAX /* "no index" in index columns */
+#define MODEL_NO_TRACK	 UINT32_MAX
+#define MODEL_NO_PROCESS UINT32_MAX /* a device track whose host process is not known */
 
 enum model_track_kind {
 	MODEL_TRACK_THREAD = 0, /* a host thread: ranges nest properly */
 	MODEL_TRACK_ASYNC = 1,	/* async ranges of one process: may overlap, depth 0 */
 	MODEL_TRACK_DEVICE = 2, /* a device queue (device, stream); from importers */
+};
+
+/*
+ * A process of one loaded file. Processes are per file: the same pid in two files (two hosts,
+ * two runs) is two processes. Filled by the .opscope loader from the file header (pid) and its
+ * METADATA ("program", "hostname" or "host", "rank"), and by the Kineto importer per pid of
+ * the trace (name from process_name; host from the top-level "host_name" or "hostname", for
+ * every process of the file; rank from distributedInfo.rank, for the trace's main process:
+ * the host pid with the most ranges).
+ */
+struct model_process {
+	uint32_t file; /* index in model.files of the file it came from */
+	uint32_t pid;  /* OS process id as recorded (Kineto string pids: a made-up 0xfXXXXXXX) */
+	int32_t rank;  /* distributed rank (torchrun, MPI), -1 if not known */
+	uint32_t host; /* string id of the host name, 0 if not known */
+	uint32_t name; /* string id of the program / process name, 0 if not known */
 };
 
 /* Track flags (what the recorder knew of a host thread; importers leave them 0). */
@@ -65,9 +83,15 @@ struct model_counters {
 };
 
 struct model_track {
-	uint32_t kind;	     /* enum model_track_kind */
-	uint32_t file;	     /* index in model.files of the file it came from */
-	uint32_t pid;	     /* process id (device id for device tracks) */
+	uint32_t kind; /* enum model_track_kind */
+	uint32_t file; /* index in model.files of the file it came from */
+	/* Index in model.processes of its process: the reference for new code. Host tracks always
+	 * have one; a device track the process that launched its work (Kineto: the file's main
+	 * process), or MODEL_NO_PROCESS. */
+	uint32_t process;
+	/* Legacy: process id (device id for device tracks), which the views, exporters, dump and
+	 * info still print; new code reads model.processes[process].pid. */
+	uint32_t pid;
 	uint64_t tid;	     /* OS thread id (stream id for device tracks; 0 for async) */
 	uint32_t name;	     /* string id of the thread name, 0 if unnamed */
 	uint32_t flags;	     /* MODEL_TRACKF_* */
@@ -111,6 +135,8 @@ struct model_flow {
 	uint64_t to_range;   /* range on to_track it enters, MODEL_NONE if outside any range */
 };
 
+/* Process metadata as loaded, keyed by pid (legacy: two files with the same pid share the
+ * keys; model.processes tells them apart and has the fields new code needs). */
 struct model_meta {
 	uint32_t pid;	/* process the key belongs to */
 	uint32_t key;	/* string id */
@@ -192,6 +218,9 @@ struct model {
 	size_t text_len, text_cap;
 	struct hindex str_index; /* string ids by their bytes */
 
+	uint32_t nprocesses, processes_cap;
+	struct model_process *processes; /* in order of first appearance; a file's together */
+
 	uint32_t ntracks, tracks_cap;
 	struct model_track *tracks;
 
@@ -239,7 +268,16 @@ uint32_t model_strlen(const struct model *m, uint32_t id);
 /* Intern `len` bytes; returns the id, 0 for "" or when out of memory (m->oom set). */
 uint32_t model_intern(struct model *m, const char *s, size_t len);
 
-/* Builders for importers (and the loader). Tracks get times in ns directly. */
+/* Builders for importers (and the loader). Tracks get times in ns directly. Out of memory:
+ * each sets m->oom and returns its "none" (MODEL_NONE, MODEL_NO_TRACK, ...). */
+
+/* The process `pid` of file `file` (index in m->files): its index in m->processes, made on
+ * first use (rank -1, host and name unknown); MODEL_NO_PROCESS when out of memory. */
+uint32_t model_process(struct model *m, uint32_t file, uint32_t pid);
+/* The same without making it: MODEL_NO_PROCESS when file has no process `pid`. */
+uint32_t model_find_process(const struct model *m, uint32_t file, uint32_t pid);
+/* A track of the latest file. A host track (thread, async) gets the process (file, pid); a
+ * device track none (MODEL_NO_PROCESS: its importer says which process launched its work). */
 uint32_t model_add_track(struct model *m, uint32_t kind, uint32_t pid, uint64_t tid, uint32_t name);
 /* Returns the range index, or MODEL_NONE when out of memory. Ranges must be added in start
  * order per track, or model_sort_track() called afterwards. */

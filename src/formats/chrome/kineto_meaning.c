@@ -155,8 +155,11 @@ static uint32_t track_get(struct kimport *K, const struct kev *ev, uint32_t kind
 	if (t == MODEL_NO_TRACK)
 		return t;
 	K->m->tracks[t].file_track = t - K->first_track;
-	if (pid_str && pid_sid)
+	if (pid_str && pid_sid) {
 		model_set_meta(K->m, mpid, model_intern(K->m, "name", 4), pid_sid);
+		if (K->m->tracks[t].process != MODEL_NO_PROCESS)
+			K->m->processes[K->m->tracks[t].process].name = pid_sid;
+	}
 	*s = (struct kslot){ pid, tid, kind, t };
 	K->nslots++;
 	return t;
@@ -778,11 +781,17 @@ static void build_flows(struct kimport *K)
 static void apply_names(struct kimport *K)
 {
 	struct model *m = K->m;
+	uint32_t name_key = model_find_str(m, "name");
 	for (uint64_t i = 0; i < K->nnames; i++) {
 		const struct kname *n = &K->names[i];
 		if (n->key) { /* process name or labels; string pids are named by their string */
-			if ((n->pid >> 63) == 0 && n->pid < 0xf0000000u)
+			if ((n->pid >> 63) == 0 && n->pid < 0xf0000000u) {
 				model_set_meta(m, (uint32_t)n->pid, n->key, n->value);
+				/* the name of a process of the trace (not of a device's pid) */
+				uint32_t p = model_find_process(m, K->fi, (uint32_t)n->pid);
+				if (p != MODEL_NO_PROCESS && n->key == name_key)
+					m->processes[p].name = n->value;
+			}
 			continue;
 		}
 		for (uint32_t kind = 0; kind <= MODEL_TRACK_DEVICE; kind++) {
@@ -815,6 +824,46 @@ static uint32_t main_pid(struct kimport *K)
 	return best;
 }
 
+/* A top-level metadata value (as parsed: a string's text, else canonical JSON), or NULL. */
+static const struct kmeta *kmeta_get(const struct kimport *K, const char *key)
+{
+	size_t n = strlen(key);
+	for (uint32_t i = K->nmeta; i-- > 0;) /* the last one wins, as in model_set_meta */
+		if (K->meta[i].key_len == n && memcmp(K->meta[i].key, key, n) == 0)
+			return &K->meta[i];
+	return NULL;
+}
+
+/* The process table's fields from the trace as a whole: the host it ran on (top-level
+ * "host_name" or "hostname", for every process of the file), the rank of its main process
+ * (distributedInfo.rank), and the main process for device tracks (it launched their work). */
+static void fill_processes(struct kimport *K, uint32_t main)
+{
+	struct model *m = K->m;
+	uint32_t mp = model_process(m, K->fi, main);
+	if (mp == MODEL_NO_PROCESS)
+		return;
+	const struct kmeta *rank = kmeta_get(K, "distributed.rank");
+	if (rank && rank->value_len && rank->value_len <= 10) {
+		int64_t r = 0;
+		size_t i = 0;
+		while (i < rank->value_len && rank->value[i] >= '0' && rank->value[i] <= '9')
+			r = r * 10 + (rank->value[i++] - '0');
+		if (i == rank->value_len && r <= INT32_MAX)
+			m->processes[mp].rank = (int32_t)r;
+	}
+	const struct kmeta *host = kmeta_get(K, "trace.host_name");
+	if (!host)
+		host = kmeta_get(K, "trace.hostname");
+	uint32_t host_id = host ? model_intern(m, host->value, host->value_len) : 0;
+	for (uint32_t p = 0; p < m->nprocesses; p++)
+		if (m->processes[p].file == K->fi && host_id)
+			m->processes[p].host = host_id;
+	for (uint32_t ti = K->first_track; ti < m->ntracks; ti++)
+		if (m->tracks[ti].kind == MODEL_TRACK_DEVICE)
+			m->tracks[ti].process = mp;
+}
+
 void kfinish(struct kimport *K)
 {
 	struct model *m = K->m;
@@ -844,6 +893,7 @@ void kfinish(struct kimport *K)
 	for (uint32_t i = 0; i < K->nmeta; i++)
 		model_set_meta(m, pid, model_intern(m, K->meta[i].key, K->meta[i].key_len),
 			       model_intern(m, K->meta[i].value, K->meta[i].value_len));
+	fill_processes(K, pid);
 	f->complete = true;
 	f->events = K->events;
 	f->records = K->events;

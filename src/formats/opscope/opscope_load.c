@@ -171,6 +171,38 @@ static uint32_t loader_async_track(struct loader *L, uint32_t pid)
 	return t;
 }
 
+/* A decimal rank ("3") as an int32, -1 for anything else. */
+static int32_t parse_rank(const char *v, uint32_t len)
+{
+	int64_t r = 0;
+	if (len == 0 || len > 10)
+		return -1;
+	for (uint32_t i = 0; i < len; i++) {
+		if (v[i] < '0' || v[i] > '9')
+			return -1;
+		r = r * 10 + (v[i] - '0');
+	}
+	return r <= INT32_MAX ? (int32_t)r : -1;
+}
+
+/* What the process table takes from a METADATA entry of the file's process (the runtime
+ * writes "program", "hostname" and "rank": docs/trace-format.md). */
+static void process_meta(struct loader *L, const char *k, uint32_t klen, const char *v,
+			 uint32_t vlen, uint32_t value)
+{
+	struct model *m = L->m;
+	uint32_t p = model_process(m, L->fi, L->dec.hdr.pid);
+	if (p == MODEL_NO_PROCESS)
+		return;
+	if (klen == 7 && memcmp(k, "program", 7) == 0)
+		m->processes[p].name = value;
+	else if ((klen == 8 && memcmp(k, "hostname", 8) == 0) ||
+		 (klen == 4 && memcmp(k, "host", 4) == 0))
+		m->processes[p].host = value;
+	else if (klen == 4 && memcmp(k, "rank", 4) == 0)
+		m->processes[p].rank = parse_rank(v, vlen);
+}
+
 static int load_metadata(struct loader *L, const struct decode_record *rec)
 {
 	struct cursor c;
@@ -183,8 +215,11 @@ static int load_metadata(struct loader *L, const struct decode_record *rec)
 		if (c.failed)
 			break;
 		uint32_t key = model_intern(L->m, k, klen);
-		if (key)
-			model_set_meta(L->m, L->dec.hdr.pid, key, model_intern(L->m, v, vlen));
+		if (key) {
+			uint32_t value = model_intern(L->m, v, vlen);
+			model_set_meta(L->m, L->dec.hdr.pid, key, value);
+			process_meta(L, k, klen, v, vlen, value);
+		}
 	}
 	if (c.failed)
 		return decode_fail(&L->dec, rec->offset, "METADATA payload is cut short");
@@ -243,7 +278,11 @@ static int load_thread(struct loader *L, const struct decode_record *rec)
 	uint32_t t = loader_track(L, p.track);
 	if (t == MODEL_NO_TRACK)
 		return loader_oom(L, rec->offset);
+	uint32_t process = model_process(L->m, L->fi, p.pid);
+	if (process == MODEL_NO_PROCESS)
+		return loader_oom(L, rec->offset);
 	struct model_track *tr = &L->m->tracks[t];
+	tr->process = process;
 	tr->pid = p.pid;
 	tr->tid = p.tid;
 	tr->flags = p.flags;
@@ -981,6 +1020,8 @@ static int loader_run(struct model *m, struct loader *L, char *err, size_t errsi
 	f->features = L->dec.hdr.features;
 	f->create_realtime_ns = L->dec.hdr.create_realtime_ns;
 	f->file_bytes = L->dec.size;
+	/* the file's own process, tracks or not */
+	(void)model_process(m, L->fi, L->dec.hdr.pid);
 	struct decode_record rec;
 	struct decode_ahead ahead;
 	bool ahead_on = loader_reads_ahead(L) && decode_ahead_start(&ahead, &L->dec) == 0;

@@ -1,0 +1,176 @@
+/*
+ * test_model_room.c: the parts of the event model made for what comes next (many ranks and
+ * hosts, a GPU collector, stack sampling): the process table from .opscope files (the same pid
+ * in two files is two processes; program, host and rank from METADATA) and from Kineto JSON
+ * (distributedInfo rank, host_name, process names, device tracks' process).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "opscope/opscope.h"
+
+#include "formats/import.h"
+#include "formats/opscope/opscope_load.h"
+#include "fuzz/model_check.h"
+#include "harness.h"
+#include "model/model.h"
+#include "tracebuild.h"
+
+/* A small .opscope file of process `pid` with one thread and one range, and metadata. */
+static void small_trace(struct tb *b, uint32_t pid, const char *host, const char *rank)
+{
+	tb_init_v2(b, pid);
+	tb_clock_identity(b);
+	tb_meta(b, "program", "train");
+	if (host)
+		tb_meta(b, "hostname", host);
+	if (rank)
+		tb_meta(b, "rank", rank);
+	uint32_t s_main = tb_str(b, "main"), s_step = tb_str(b, "step");
+	tb_thread(b, 0, pid, pid, s_main, OPS_THREADF_MAIN);
+	tb_events_begin(b, 0, 1000);
+	tb_ev_begin(b, 1000, OPSCOPE_CAT_PROFILE_STEP, s_step);
+	tb_ev_end(b, 2000, 0);
+	tb_events_end(b);
+	tb_end(b, 2, 0, 2500, 1);
+}
+
+static int load_tb(struct model *m, const struct tb *b, const char *name)
+{
+	char err[320] = "";
+	int rc = opscope_load_mem(m, name, b->out.data, b->out.len, err, sizeof(err));
+	if (rc)
+		printf("#   load: %s\n", err);
+	return rc;
+}
+
+static int load_json(struct model *m, const char *json)
+{
+	char err[320] = "";
+	int rc = import_load_mem(m, "t.json", json, strlen(json), err, sizeof(err));
+	if (rc)
+		printf("#   import: %s\n", err);
+	return rc;
+}
+
+TEST(processes_of_opscope_files)
+{
+	struct tb a, b;
+	small_trace(&a, 4242, "node-a", "0");
+	small_trace(&b, 4242, "node-b", "1");
+	struct model *m = model_new();
+	REQUIRE(m);
+	REQUIRE(load_tb(m, &a, "a.opscope") == 0);
+	REQUIRE(load_tb(m, &b, "b.opscope") == 0);
+	/* the same pid in two files: two processes, one per file */
+	REQUIRE(m->nprocesses == 2);
+	REQUIRE(m->ntracks == 2);
+	for (uint32_t f = 0; f < 2; f++) {
+		const struct model_process *p = &m->processes[f];
+		CHECK_EQ_U(p->file, f);
+		CHECK_EQ_U(p->pid, 4242);
+		CHECK_EQ_I(p->rank, (int64_t)f);
+		CHECK_STR(model_str(m, p->name), "train");
+		CHECK_STR(model_str(m, p->host), f ? "node-b" : "node-a");
+		CHECK_EQ_U(m->tracks[f].process, f);
+		CHECK_EQ_U(m->tracks[f].pid, 4242); /* the legacy field stays */
+	}
+	CHECK_EQ_U(model_find_process(m, 1, 4242), 1);
+	CHECK_EQ_U(model_find_process(m, 1, 4243), MODEL_NO_PROCESS);
+	fuzz_model_check(m);
+	model_free(m);
+	tb_free(&a);
+	tb_free(&b);
+
+	/* no rank in the metadata (or not a number): -1; a THREAD of another pid: its own */
+	small_trace(&a, 7, NULL, "x1");
+	m = model_new();
+	REQUIRE(load_tb(m, &a, "c.opscope") == 0);
+	REQUIRE(m->nprocesses == 1);
+	CHECK_EQ_I(m->processes[0].rank, -1);
+	CHECK_EQ_U(m->processes[0].host, 0);
+	model_free(m);
+	tb_free(&a);
+	tb_init_v2(&a, 7);
+	tb_clock_identity(&a);
+	tb_thread(&a, 0, 7, 7, 0, 0);
+	tb_thread(&a, 1, 8, 80, 0, 0);
+	tb_events_begin(&a, 1, 1000);
+	tb_ev_instant(&a, 1000, OPSCOPE_CAT_USER_DEFINED, 0);
+	tb_events_end(&a);
+	m = model_new();
+	REQUIRE(load_tb(m, &a, "d.opscope") == 0);
+	REQUIRE(m->nprocesses == 2);
+	REQUIRE(m->ntracks == 2);
+	CHECK_EQ_U(m->processes[m->tracks[0].process].pid, 7);
+	CHECK_EQ_U(m->processes[m->tracks[1].process].pid, 8);
+	model_free(m);
+	tb_free(&a);
+}
+
+static const char kineto_ranked[] =
+	"{\"schemaVersion\": 1, \"distributedInfo\": {\"backend\": \"nccl\", \"rank\": 3, "
+	"\"world_size\": 8}, \"host_name\": \"gpu-node-7\", \"traceEvents\": ["
+	"{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": 500, \"tid\": 0, "
+	"\"args\": {\"name\": \"python3\"}},"
+	"{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"pid\": 500, \"tid\": 501, "
+	"\"ts\": 10, \"dur\": 20},"
+	"{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 500, "
+	"\"tid\": 501, \"ts\": 12, \"dur\": 5, \"args\": {\"correlation\": 77}},"
+	"{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"loader\", \"pid\": 600, \"tid\": 601, "
+	"\"ts\": 11, \"dur\": 2},"
+	"{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"gemm\", \"pid\": 1, \"tid\": 7, "
+	"\"ts\": 30, \"dur\": 4, \"args\": {\"correlation\": 77, \"stream\": 7}},"
+	"{\"ph\": \"X\", \"cat\": \"gpu_memcpy\", \"name\": \"Memcpy HtoD\", \"pid\": 0, "
+	"\"tid\": 13, \"ts\": 40, \"dur\": 4, \"args\": {\"correlation\": 78}}"
+	"]}";
+
+TEST(processes_of_kineto_trace)
+{
+	struct model *m = model_new();
+	REQUIRE(m);
+	REQUIRE(load_json(m, kineto_ranked) == 0);
+	REQUIRE(m->nprocesses == 2);
+	uint32_t p500 = model_find_process(m, 0, 500), p600 = model_find_process(m, 0, 600);
+	REQUIRE(p500 != MODEL_NO_PROCESS && p600 != MODEL_NO_PROCESS);
+	/* distributedInfo.rank: the main process (the most ranges); host_name: every process */
+	CHECK_EQ_I(m->processes[p500].rank, 3);
+	CHECK_EQ_I(m->processes[p600].rank, -1);
+	CHECK_STR(model_str(m, m->processes[p500].host), "gpu-node-7");
+	CHECK_STR(model_str(m, m->processes[p600].host), "gpu-node-7");
+	CHECK_STR(model_str(m, m->processes[p500].name), "python3");
+	CHECK_EQ_U(m->processes[p600].name, 0);
+	uint32_t ndev = 0;
+	for (uint32_t t = 0; t < m->ntracks; t++) {
+		const struct model_track *tr = &m->tracks[t];
+		if (tr->kind == MODEL_TRACK_DEVICE) {
+			ndev++;
+			CHECK_EQ_U(tr->process, p500); /* launched by the main process */
+		} else {
+			REQUIRE(tr->process < m->nprocesses);
+			CHECK_EQ_U(m->processes[tr->process].pid, tr->pid);
+		}
+	}
+	CHECK_EQ_U(ndev, 2);
+	fuzz_model_check(m);
+
+	/* a second file with the same pids: processes of its own */
+	REQUIRE(load_json(m, kineto_ranked) == 0);
+	CHECK_EQ_U(m->nprocesses, 4);
+	CHECK_EQ_U(model_find_process(m, 1, 500), 2);
+	for (uint32_t t = 0; t < m->ntracks; t++)
+		if (m->tracks[t].file == 1)
+			CHECK_EQ_U(m->processes[m->tracks[t].process].file, 1);
+	model_free(m);
+
+	/* no distributedInfo, no host: unknown */
+	m = model_new();
+	REQUIRE(load_json(m, "[{\"ph\": \"X\", \"name\": \"a\", \"pid\": 9, \"tid\": 9, "
+			     "\"ts\": 1, \"dur\": 1}]") == 0);
+	REQUIRE(m->nprocesses == 1);
+	CHECK_EQ_I(m->processes[0].rank, -1);
+	CHECK_EQ_U(m->processes[0].host, 0);
+	model_free(m);
+}
+
+TEST_MAIN(processes_of_opscope_files, processes_of_kineto_trace)
