@@ -359,9 +359,22 @@ uint32_t model_add_track(struct model *m, uint32_t kind, uint32_t pid, uint64_t 
 	t->name = name;
 	t->file = file;
 	t->process = process;
+	if (kind == MODEL_TRACK_DEVICE) {
+		t->device = pid;
+		t->stream = tid;
+	}
 	t->min_ns = INT64_MAX;
 	t->max_ns = INT64_MIN;
 	return m->ntracks++;
+}
+
+uint32_t model_add_device_track(struct model *m, uint32_t device, uint64_t stream, uint32_t process,
+				uint32_t name)
+{
+	uint32_t t = model_add_track(m, MODEL_TRACK_DEVICE, device, stream, name);
+	if (t != MODEL_NO_TRACK)
+		m->tracks[t].process = process;
+	return t;
 }
 
 uint64_t model_add_range(struct model *m, uint32_t track, int64_t start_ns, int64_t dur_ns,

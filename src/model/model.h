@@ -5,8 +5,8 @@
  * more files append to the same model (one file per process or rank).
  *
  * Shape: a string table (id 0 is ""), processes (one per pid per file: the same pid in two
- * files is two processes), tracks (host threads, per-process async tracks, later device
- * queues), and per track the events as columns (struct of arrays) sorted by start:
+ * files is two processes), tracks (host threads, per-process async tracks, device queues),
+ * and per track the events as columns (struct of arrays) sorted by start:
  * ranges, instants, counter samples. Flows, typed arguments, process metadata, scoped-timer
  * statistics and drop marks are model-wide tables. Times are int64 nanoseconds of
  * CLOCK_MONOTONIC (ticks are mapped at load), durations are >= 0.
@@ -89,10 +89,13 @@ struct model_track {
 	 * have one; a device track the process that launched its work (Kineto: the file's main
 	 * process), or MODEL_NO_PROCESS. */
 	uint32_t process;
-	/* Legacy: process id (device id for device tracks), which the views, exporters, dump and
-	 * info still print; new code reads model.processes[process].pid. */
+	/* Legacy: process id, and for device tracks the device (as `device`), which the views,
+	 * exporters, dump and info still print; new code reads model.processes[process].pid. */
 	uint32_t pid;
-	uint64_t tid;	     /* OS thread id (stream id for device tracks; 0 for async) */
+	/* Legacy: OS thread id, and for device tracks the stream (as `stream`); 0 for async. */
+	uint64_t tid;
+	uint32_t device;     /* device index (MODEL_TRACK_DEVICE only, else 0) */
+	uint64_t stream;     /* stream (queue) id on the device (MODEL_TRACK_DEVICE only, else 0) */
 	uint32_t name;	     /* string id of the thread name, 0 if unnamed */
 	uint32_t flags;	     /* MODEL_TRACKF_* */
 	uint32_t file_track; /* track index inside its file */
@@ -277,8 +280,13 @@ uint32_t model_process(struct model *m, uint32_t file, uint32_t pid);
 /* The same without making it: MODEL_NO_PROCESS when file has no process `pid`. */
 uint32_t model_find_process(const struct model *m, uint32_t file, uint32_t pid);
 /* A track of the latest file. A host track (thread, async) gets the process (file, pid); a
- * device track none (MODEL_NO_PROCESS: its importer says which process launched its work). */
+ * device track gets device = pid and stream = tid, and no process (MODEL_NO_PROCESS: its
+ * importer says which process launched its work). */
 uint32_t model_add_track(struct model *m, uint32_t kind, uint32_t pid, uint64_t tid, uint32_t name);
+/* A device track (MODEL_TRACK_DEVICE) of queue `stream` of `device`, its work launched by
+ * process `process` (or MODEL_NO_PROCESS); pid and tid get device and stream (legacy). */
+uint32_t model_add_device_track(struct model *m, uint32_t device, uint64_t stream, uint32_t process,
+				uint32_t name);
 /* Returns the range index, or MODEL_NONE when out of memory. Ranges must be added in start
  * order per track, or model_sort_track() called afterwards. */
 uint64_t model_add_range(struct model *m, uint32_t track, int64_t start_ns, int64_t dur_ns,

@@ -2,7 +2,8 @@
  * test_model_room.c: the parts of the event model made for what comes next (many ranks and
  * hosts, a GPU collector, stack sampling): the process table from .opscope files (the same pid
  * in two files is two processes; program, host and rank from METADATA) and from Kineto JSON
- * (distributedInfo rank, host_name, process names, device tracks' process).
+ * (distributedInfo rank, host_name, process names, device tracks' process); device tracks'
+ * own device and stream ids.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -173,4 +174,44 @@ TEST(processes_of_kineto_trace)
 	model_free(m);
 }
 
-TEST_MAIN(processes_of_opscope_files, processes_of_kineto_trace)
+TEST(device_and_stream_of_gpu_tracks)
+{
+	struct model *m = model_new();
+	REQUIRE(m);
+	REQUIRE(load_json(m, kineto_ranked) == 0);
+	uint32_t found = 0;
+	for (uint32_t t = 0; t < m->ntracks; t++) {
+		const struct model_track *tr = &m->tracks[t];
+		if (tr->kind != MODEL_TRACK_DEVICE) {
+			CHECK_EQ_U(tr->device, 0);
+			CHECK_EQ_U(tr->stream, 0);
+			continue;
+		}
+		REQUIRE(tr->nranges == 1);
+		const char *name = model_str(m, tr->ranges.name[0]);
+		if (strcmp(name, "gemm") == 0) {
+			CHECK_EQ_U(tr->device, 1);
+			CHECK_EQ_U(tr->stream, 7);
+			found |= 1;
+		} else if (strcmp(name, "Memcpy HtoD") == 0) {
+			CHECK_EQ_U(tr->device, 0);
+			CHECK_EQ_U(tr->stream, 13);
+			found |= 2;
+		}
+		/* the legacy fields, which the outputs print, hold the same */
+		CHECK_EQ_U(tr->pid, tr->device);
+		CHECK_EQ_U(tr->tid, tr->stream);
+	}
+	CHECK_EQ_U(found, 3);
+	/* the builder */
+	uint32_t p = model_process(m, 0, 500);
+	uint32_t d = model_add_device_track(m, 2, 1ull << 40, p, 0);
+	REQUIRE(d != MODEL_NO_TRACK);
+	CHECK_EQ_U(m->tracks[d].kind, MODEL_TRACK_DEVICE);
+	CHECK_EQ_U(m->tracks[d].device, 2);
+	CHECK_EQ_U(m->tracks[d].stream, 1ull << 40);
+	CHECK_EQ_U(m->tracks[d].process, p);
+	model_free(m);
+}
+
+TEST_MAIN(processes_of_opscope_files, processes_of_kineto_trace, device_and_stream_of_gpu_tracks)

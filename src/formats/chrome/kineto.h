@@ -7,7 +7,7 @@
  * memory is the model plus a few windows of a few MB. What the model gets (docs/import-kineto.md
  * is the full contract):
  *   - X events become ranges; B/E pairs too. GPU events (kernel, gpu_memcpy, gpu_memset,
- *     gpu_user_annotation, ...) go to device tracks (pid = device, tid = stream), everything
+ *     gpu_user_annotation, ...) go to device tracks (device, stream: pid, tid), everything
  *     else to host thread tracks. Depths come from containment (model_nest_track).
  *   - Kineto categories map onto ours (cpu_op -> Operator, cuda_runtime -> CudaRuntime,
  *     kernel -> Kernel or Communication for NCCL kernels, ...), and a few names mark phases

@@ -151,7 +151,12 @@ static uint32_t track_get(struct kimport *K, const struct kev *ev, uint32_t kind
 	bool pid_str = pid_sid != UINT32_MAX, tid_str = tid_sid != UINT32_MAX;
 	uint32_t mpid = pid_str ? 0xf0000000u | (pid_sid & 0x0fffffffu) : (uint32_t)pid;
 	uint64_t mtid = tid_str ? tid_sid : tid;
-	uint32_t t = model_add_track(K->m, kind, mpid, mtid, tid_str ? tid_sid : 0);
+	/* a device queue: Kineto writes the device as the pid and the stream as the tid (its
+	 * process, the one that launched the work, is known at the end: fill_processes) */
+	uint32_t t = kind == MODEL_TRACK_DEVICE
+			     ? model_add_device_track(K->m, mpid, mtid, MODEL_NO_PROCESS,
+						      tid_str ? tid_sid : 0)
+			     : model_add_track(K->m, kind, mpid, mtid, tid_str ? tid_sid : 0);
 	if (t == MODEL_NO_TRACK)
 		return t;
 	K->m->tracks[t].file_track = t - K->first_track;
