@@ -1,7 +1,8 @@
 /*
  * modelbuild.h: building event models by hand in unit tests (the analysis, report, step and
  * export tests): S() interns a name, R() adds the range [s, e) to a track, with a
- * "correlation" argument when corr >= 0 (the launch link of runtime calls and GPU work).
+ * "correlation" argument and correlation id when corr >= 0 (the launch link of runtime calls
+ * and GPU work; 0 is no link).
  * Nest the tracks (model_nest_track) before analysing.
  */
 #ifndef OPSCOPE_TESTS_MODELBUILD_H
@@ -24,6 +25,7 @@ static inline uint64_t R(struct model *m, uint32_t t, int64_t s, int64_t e, cons
 		uint64_t a = model_add_arg(m, S(m, "correlation"), MODEL_ARG_I64, (uint64_t)corr);
 		m->tracks[t].ranges.first_arg[i] = a;
 		m->tracks[t].ranges.nargs[i] = 1;
+		model_set_correlation(m, t, i, (uint64_t)corr);
 	}
 	return i;
 }

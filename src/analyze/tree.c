@@ -80,19 +80,6 @@ static bool corr_index_build(struct corr_index *x, const struct corr_slot *calls
 	return true;
 }
 
-/* The correlation id of range i of track t, if it has one. */
-static bool range_corr(const struct model *m, uint32_t key, uint32_t t, uint64_t i, int64_t *v)
-{
-	if (!key)
-		return false;
-	uint64_t a = model_range_arg(m, t, i, key);
-	if (a == MODEL_NONE ||
-	    (m->args.type[a] != MODEL_ARG_I64 && m->args.type[a] != MODEL_ARG_U64))
-		return false;
-	*v = (int64_t)m->args.bits[a];
-	return true;
-}
-
 static bool alloc_track(struct tree_track *tt, const struct model_track *tr)
 {
 	uint64_t n = tr->nranges ? tr->nranges : 1;
@@ -146,20 +133,21 @@ static bool link_parents(struct tree_track *tt, const struct model_track *tr)
 }
 
 /* Launch links of one file: each device range to the runtime call of the file with its
- * correlation id. False when out of memory. */
-static bool link_launches(struct tree *t, uint32_t key, uint32_t file)
+ * correlation id (the model's correlation column: no argument lookups). False when out of
+ * memory. */
+static bool link_launches(struct tree *t, uint32_t file)
 {
 	const struct model *m = t->m;
 	struct corr_slot *calls = NULL;
 	uint64_t n = 0, cap = 0;
 	for (uint32_t ti = 0; ti < m->ntracks; ti++) {
 		const struct model_track *tr = &m->tracks[ti];
-		if (tr->file != file || tr->kind != MODEL_TRACK_THREAD)
+		const uint64_t *cc = tr->ranges.correlation;
+		if (tr->file != file || tr->kind != MODEL_TRACK_THREAD || !cc)
 			continue;
 		for (uint64_t i = 0; i < tr->nranges; i++) {
-			int64_t corr;
-			if (!tree_is_runtime(tr->ranges.category[i]) ||
-			    !range_corr(m, key, ti, i, &corr))
+			int64_t corr = (int64_t)cc[i];
+			if (!corr || !tree_is_runtime(tr->ranges.category[i]))
 				continue;
 			if (n == cap) {
 				uint64_t nc = cap ? cap * 2 : 1024;
@@ -181,13 +169,12 @@ static bool link_launches(struct tree *t, uint32_t key, uint32_t file)
 	free(calls);
 	for (uint32_t ti = 0; ti < m->ntracks && ok; ti++) {
 		const struct model_track *tr = &m->tracks[ti];
-		if (tr->file != file || tr->kind != MODEL_TRACK_DEVICE)
-			continue;
 		const struct model_ranges *r = &tr->ranges;
+		if (tr->file != file || tr->kind != MODEL_TRACK_DEVICE || !r->correlation)
+			continue;
 		for (uint64_t i = 0; i < tr->nranges; i++) {
-			int64_t corr;
-			if (!tree_is_device_work(r->category[i]) ||
-			    !range_corr(m, key, ti, i, &corr))
+			int64_t corr = (int64_t)r->correlation[i];
+			if (!corr || !tree_is_device_work(r->category[i]))
 				continue;
 			const struct corr_slot *e = corr_find(&x, corr);
 			if (!e || e->track == TREE_NONE)
@@ -268,14 +255,14 @@ int tree_build(struct tree *t, const struct model *m)
 	/* tracks on threads of their own (each writes only its arrays); launch links, which
 	 * write into the arrays of the calls' tracks, on this one */
 	unsigned threads = model_threads_for(m, 0);
-	uint32_t key = model_find_str(m, "correlation"), nfiles = 0;
+	uint32_t nfiles = 0;
 	parallel_for(m->ntracks, order, threads, setup_track, t);
 	for (uint32_t ti = 0; ti < m->ntracks; ti++) {
 		t->oom |= t->tracks[ti].oom;
 		nfiles = m->tracks[ti].file >= nfiles ? m->tracks[ti].file + 1 : nfiles;
 	}
 	for (uint32_t f = 0; f < nfiles && !t->oom; f++)
-		t->oom = !link_launches(t, key, f);
+		t->oom = !link_launches(t, f);
 	if (!t->oom)
 		parallel_for(m->ntracks, order, threads, sum_track, t);
 	free(order);

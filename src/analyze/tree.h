@@ -3,7 +3,8 @@
  * model, SPEC-seeds §2.1-2.2) over the event model:
  *   - host ranges nest by their depth on their thread: each gets its parent;
  *   - a runtime call (CudaRuntime/CudaDriver range) launched the device ranges (kernels,
- *     copies, memsets) whose "correlation" argument equals its own, in the same file;
+ *     copies, memsets) whose correlation id (model_range_correlation: the "correlation"
+ *     argument) equals its own, in the same file (0 is no id);
  *   - per host range: its self time (duration minus its children's), and the device time
  *     launched from inside it, kernels only (gpu) and all device work (general gpu).
  * Device ranges without a launching call (launched before the profiling window) belong to no

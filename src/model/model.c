@@ -278,6 +278,7 @@ static void track_free(struct model_track *t)
 	column_free(r->depth);
 	column_free(r->first_arg);
 	column_free(r->nargs);
+	column_free(r->correlation);
 	column_free(t->instants.ts_ns);
 	column_free(t->instants.name);
 	column_free(t->instants.category);
@@ -391,13 +392,16 @@ uint64_t model_add_range(struct model *m, uint32_t track, int64_t start_ns, int6
 		    !column(&r->flags, sizeof(*r->flags), n) ||
 		    !column(&r->depth, sizeof(*r->depth), n) ||
 		    !column(&r->first_arg, sizeof(*r->first_arg), n) ||
-		    !column(&r->nargs, sizeof(*r->nargs), n)) {
+		    !column(&r->nargs, sizeof(*r->nargs), n) ||
+		    (r->correlation && !column(&r->correlation, sizeof(*r->correlation), n))) {
 			m->oom = true;
 			return MODEL_NONE;
 		}
 		t->nranges_cap = n;
 	}
 	uint64_t i = t->nranges++;
+	if (r->correlation)
+		r->correlation[i] = 0;
 	r->start_ns[i] = start_ns;
 	r->dur_ns[i] = dur_ns;
 	r->name[i] = name;
@@ -407,6 +411,45 @@ uint64_t model_add_range(struct model *m, uint32_t track, int64_t start_ns, int6
 	r->first_arg[i] = 0;
 	r->nargs[i] = 0;
 	return i;
+}
+
+bool model_set_correlation(struct model *m, uint32_t track, uint64_t i, uint64_t corr)
+{
+	struct model_ranges *r = &m->tracks[track].ranges;
+	if (!r->correlation) {
+		if (corr == 0)
+			return true;
+		/* made with the room the other columns have (zero: no correlation) and grown with
+		 * them from now on */
+		if (!column(&r->correlation, sizeof(*r->correlation),
+			    m->tracks[track].nranges_cap)) {
+			m->oom = true;
+			return false;
+		}
+	}
+	r->correlation[i] = corr;
+	return true;
+}
+
+bool model_correlations_from_args(struct model *m, uint32_t first_track)
+{
+	uint32_t key = model_find_str(m, "correlation");
+	if (!key)
+		return true; /* no argument has the key: nothing to read */
+	for (uint32_t t = first_track; t < m->ntracks; t++) {
+		const struct model_track *tr = &m->tracks[t];
+		for (uint64_t i = 0; i < tr->nranges; i++) {
+			if (!tr->ranges.nargs[i])
+				continue;
+			uint64_t a = model_range_arg(m, t, i, key);
+			if (a == MODEL_NONE ||
+			    (m->args.type[a] != MODEL_ARG_I64 && m->args.type[a] != MODEL_ARG_U64))
+				continue;
+			if (!model_set_correlation(m, t, i, m->args.bits[a]))
+				return false;
+		}
+	}
+	return true;
 }
 
 uint64_t model_add_instant(struct model *m, uint32_t track, int64_t ts_ns, uint32_t name,

@@ -66,6 +66,12 @@ struct model_ranges {
 	uint32_t *depth;     /* nesting depth on the track, 0 = outermost */
 	uint64_t *first_arg; /* index of the first argument in model.args */
 	uint32_t *nargs;     /* arguments, consecutive from first_arg */
+	/* Correlation id (the launch link of a runtime call and the device work it launched),
+	 * 0 = none: the value of the range's first "correlation" argument when that is an
+	 * integer (the argument stays: exporters and dump print it). NULL while no range of
+	 * the track has one (host tracks without runtime calls, traces without GPU work): read
+	 * it with model_range_correlation(), write it with model_set_correlation(). */
+	uint64_t *correlation;
 };
 
 struct model_instants {
@@ -295,6 +301,18 @@ uint64_t model_add_instant(struct model *m, uint32_t track, int64_t ts_ns, uint3
 			   uint8_t category);
 uint64_t model_add_counter(struct model *m, uint32_t track, int64_t ts_ns, uint32_t name,
 			   double value);
+/* Set the correlation id of range i of `track` (0: none); the column is made at the first id
+ * other than 0. False when out of memory (m->oom set). */
+bool model_set_correlation(struct model *m, uint32_t track, uint64_t i, uint64_t corr);
+/* The correlation id of range i of track t, 0 if none. */
+static inline uint64_t model_range_correlation(const struct model_track *t, uint64_t i)
+{
+	return t->ranges.correlation ? t->ranges.correlation[i] : 0;
+}
+/* Set the correlation ids of the ranges of tracks [first_track, ntracks) from their
+ * "correlation" arguments (integers other than 0), for loaders that attach arguments
+ * afterwards. False when out of memory. */
+bool model_correlations_from_args(struct model *m, uint32_t first_track);
 /* Append an argument; returns its index or MODEL_NONE. */
 uint64_t model_add_arg(struct model *m, uint32_t key, uint8_t type, uint64_t bits);
 /* Room for n arguments in all, made now (address space only: nothing is touched), so that

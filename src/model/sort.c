@@ -172,6 +172,8 @@ static void permute_ranges(struct model *m, uint32_t track, struct sort_key *k, 
 		permute(r->depth, sizeof(*r->depth), k, n, inv);
 		permute(r->first_arg, sizeof(*r->first_arg), k, n, inv);
 		permute(r->nargs, sizeof(*r->nargs), k, n, inv);
+		if (r->correlation)
+			permute(r->correlation, sizeof(*r->correlation), k, n, inv);
 		for (uint64_t i = 0; i < n; i++)
 			inv[k[i].index] = i;
 		for (uint64_t f = 0; f < m->nflows; f++) {

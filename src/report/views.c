@@ -905,7 +905,7 @@ static int view_perf(struct report_ctx *c)
 
 /* Keep this list to what the views read: a report of a JSON trace loads no other argument
  * (tests/e2e compares reports with and without it on every corpus trace). */
-const char *const report_arg_keys[] = { "correlation", "num_samples", NULL };
+const char *const report_arg_keys[] = { "num_samples", NULL };
 
 const struct report_view report_views[] = {
 	{ "files", "each trace file: events, dropped, torn tail, complete (always shown)",

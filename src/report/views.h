@@ -55,8 +55,10 @@ struct report_view {
 
 /* Every view, in the order they print; ends with a NULL name. */
 extern const struct report_view report_views[];
-/* The argument keys the views and the event tree read ("correlation", "num_samples"; NULL
- * ends the list): set as model.keep_arg_keys before loading a trace for a report. */
+/* The argument keys the views read ("num_samples"; NULL ends the list): set as
+ * model.keep_arg_keys before loading a trace for a report. The event tree's launch links
+ * come from the model's correlation column, which the importer fills from the "correlation"
+ * argument whether it keeps the argument or not. */
 extern const char *const report_arg_keys[];
 const struct report_view *report_view_find(const char *name);
 /* Parse a sort key name (case-insensitive: CPUTotal ... GPUMin, Calls); -1 if unknown. */

@@ -3,7 +3,8 @@
  * hosts, a GPU collector, stack sampling): the process table from .opscope files (the same pid
  * in two files is two processes; program, host and rank from METADATA) and from Kineto JSON
  * (distributedInfo rank, host_name, process names, device tracks' process); device tracks'
- * own device and stream ids.
+ * own device and stream ids; the correlation column (equal to the "correlation" argument on
+ * every range of a real trace, filled by both loaders, kept aligned by sorting).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -214,4 +215,197 @@ TEST(device_and_stream_of_gpu_tracks)
 	model_free(m);
 }
 
-TEST_MAIN(processes_of_opscope_files, processes_of_kineto_trace, device_and_stream_of_gpu_tracks)
+/* The correlation id the column must hold: the first "correlation" argument if an integer. */
+static uint64_t corr_from_args(const struct model *m, uint32_t t, uint64_t i)
+{
+	uint32_t key = model_find_str(m, "correlation");
+	uint64_t a = key ? model_range_arg(m, t, i, key) : MODEL_NONE;
+	if (a == MODEL_NONE ||
+	    (m->args.type[a] != MODEL_ARG_I64 && m->args.type[a] != MODEL_ARG_U64))
+		return 0;
+	return m->args.bits[a];
+}
+
+/* Every range's column equals its argument; returns how many ranges have an id. */
+static uint64_t check_corr_column(const struct model *m)
+{
+	uint64_t with = 0, bad = 0;
+	for (uint32_t t = 0; t < m->ntracks; t++) {
+		const struct model_track *tr = &m->tracks[t];
+		for (uint64_t i = 0; i < tr->nranges; i++) {
+			uint64_t c = model_range_correlation(tr, i);
+			with += c != 0;
+			if (c != corr_from_args(m, t, i) && bad++ < 5)
+				printf("#   track %u range %llu: column %llu, argument %llu\n", t,
+				       (unsigned long long)i, (unsigned long long)c,
+				       (unsigned long long)corr_from_args(m, t, i));
+		}
+	}
+	CHECK_EQ_U(bad, 0);
+	return with;
+}
+
+TEST(correlation_column_of_real_trace)
+{
+	static const char *const paths[] = {
+		OPSCOPE_TEST_DATA_DIR
+		"/../../shared/data/kineto/tb_plugin/samples/"
+		"resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz",
+		OPSCOPE_TEST_DATA_DIR "/fuzz-corpus/kineto/full.json",
+	};
+	struct model *m = NULL;
+	const char *path = NULL;
+	char err[320] = "";
+	for (size_t k = 0; k < 2 && !path; k++) {
+		model_free(m);
+		m = model_new();
+		REQUIRE(m);
+		if (import_load_path(m, paths[k], err, sizeof(err)) == 0)
+			path = paths[k];
+	}
+	REQUIRE(path);
+	printf("#   %s\n", path);
+	uint64_t with = check_corr_column(m);
+	CHECK(with > 0);
+	fuzz_model_check(m);
+	/* the column does not depend on which arguments are kept */
+	static const char *const keep[] = { "num_samples", NULL };
+	struct model *k = model_new();
+	REQUIRE(k);
+	k->keep_arg_keys = keep;
+	REQUIRE(import_load_path(k, path, err, sizeof(err)) == 0);
+	REQUIRE(k->ntracks == m->ntracks);
+	uint64_t diff = 0, with_k = 0;
+	for (uint32_t t = 0; t < m->ntracks; t++) {
+		REQUIRE(k->tracks[t].nranges == m->tracks[t].nranges);
+		for (uint64_t i = 0; i < m->tracks[t].nranges; i++) {
+			diff += model_range_correlation(&k->tracks[t], i) !=
+				model_range_correlation(&m->tracks[t], i);
+			with_k += model_range_correlation(&k->tracks[t], i) != 0;
+		}
+	}
+	CHECK_EQ_U(diff, 0);
+	CHECK_EQ_U(with_k, with);
+	model_free(k);
+	model_free(m);
+
+	/* the small trace: the launch and the kernel share 77, the copy has 78 */
+	m = model_new();
+	REQUIRE(load_json(m, kineto_ranked) == 0);
+	CHECK_EQ_U(check_corr_column(m), 3);
+	model_free(m);
+}
+
+/* An .opscope trace whose runtime calls and device-like ranges carry "correlation" ARGs (as a
+ * GPU collector will write them), in and out of the loader's block loop. */
+static void corr_trace(struct tb *b)
+{
+	tb_init_v2(b, 300);
+	tb_clock_identity(b);
+	uint32_t s_launch = tb_str(b, "cudaLaunchKernel"), s_corr = tb_str(b, "correlation");
+	uint32_t s_op = tb_str(b, "op"), s_other = tb_str(b, "other");
+	tb_thread(b, 0, 300, 300, 0, 0);
+	tb_events_begin(b, 0, 1000);
+	uint64_t ts = 1000;
+	for (uint32_t i = 0; i < 100; i++) {
+		tb_ev_begin(b, ts, OPSCOPE_CAT_OPERATOR, s_op);
+		for (uint32_t j = 0; j < 20; j++) /* plain BEGIN/END: the block loop's */
+			tb_ev_begin(b, ts + 1 + j, OPSCOPE_CAT_OPERATOR, s_op),
+				tb_ev_end(b, ts + 1 + j, 0);
+		tb_ev_begin(b, ts + 30, OPSCOPE_CAT_CUDA_RUNTIME, s_launch);
+		tb_ev_arg_i64(b, s_other, 5);
+		if (i % 3 == 0)
+			tb_ev_arg_u64(b, s_corr, 1000 + i);
+		else if (i % 3 == 1)
+			tb_ev_arg_i64(b, s_corr, 1000 + i);
+		else
+			tb_ev_arg_f64(b, s_corr, 1.5); /* not an integer: no id */
+		tb_ev_end(b, ts + 40, 0);
+		tb_ev_end(b, ts + 50, 0);
+		ts += 100;
+	}
+	tb_events_end(b);
+	tb_end(b, 0, 0, ts, 1);
+}
+
+TEST(correlation_column_of_opscope_trace)
+{
+	struct tb b;
+	corr_trace(&b);
+	for (int general = 0; general < 2; general++) {
+		struct model *m = model_new();
+		REQUIRE(m);
+		m->general_only = general;
+		REQUIRE(load_tb(m, &b, "corr.opscope") == 0);
+		CHECK_EQ_U(check_corr_column(m), 67);
+		REQUIRE(m->ntracks == 1);
+		const struct model_track *tr = &m->tracks[0];
+		REQUIRE(tr->ranges.correlation);
+		uint64_t launches = 0;
+		for (uint64_t i = 0; i < tr->nranges; i++) {
+			if (tr->ranges.category[i] != OPSCOPE_CAT_CUDA_RUNTIME) {
+				CHECK_EQ_U(model_range_correlation(tr, i), 0);
+				continue;
+			}
+			uint64_t want = launches % 3 == 2 ? 0 : 1000 + launches;
+			CHECK_EQ_U(model_range_correlation(tr, i), want);
+			launches++;
+		}
+		CHECK_EQ_U(launches, 100);
+		fuzz_model_check(m);
+		model_free(m);
+	}
+	tb_free(&b);
+	/* no key anywhere: no column made */
+	small_trace(&b, 5, NULL, NULL);
+	struct model *m = model_new();
+	REQUIRE(load_tb(m, &b, "plain.opscope") == 0);
+	CHECK(m->tracks[0].ranges.correlation == NULL);
+	model_free(m);
+	tb_free(&b);
+}
+
+TEST(sorting_keeps_correlation_aligned)
+{
+	struct model *m = model_new();
+	REQUIRE(m);
+	uint32_t t = model_add_track(m, MODEL_TRACK_THREAD, 1, 1, 0);
+	/* out of order, nested, more than the radix sort's threshold; ids follow the start */
+	uint64_t n = 0;
+	for (int64_t k = 999; k >= 0; k--) {
+		uint64_t r = model_add_range(m, t, k * 100, 50, 0, 0, 0);
+		uint64_t c = model_add_range(m, t, k * 100 + 10, 20, 0, 0, 0);
+		REQUIRE(r != MODEL_NONE && c != MODEL_NONE);
+		if (k % 7) /* some without: 0 */
+			REQUIRE(model_set_correlation(m, t, r, (uint64_t)k * 100 + 1));
+		REQUIRE(model_set_correlation(m, t, c, (uint64_t)k * 100 + 11));
+		n += 2;
+	}
+	CHECK_EQ_U(model_nest_track(m, t), 0);
+	model_sort_track(m, t);
+	const struct model_track *tr = &m->tracks[t];
+	REQUIRE(tr->nranges == n);
+	uint64_t bad = 0;
+	for (uint64_t i = 0; i < n; i++) {
+		int64_t s = tr->ranges.start_ns[i];
+		uint64_t want = (s / 100) % 7 || s % 100 ? (uint64_t)s + 1 : 0;
+		bad += i && s < tr->ranges.start_ns[i - 1];
+		bad += model_range_correlation(tr, i) != want;
+		bad += tr->ranges.depth[i] != (s % 100 ? 1u : 0u);
+	}
+	CHECK_EQ_U(bad, 0);
+	/* ranges added after the column exists start with no id */
+	uint64_t last = model_add_range(m, t, 200000, 1, 0, 0, 0);
+	REQUIRE(last != MODEL_NONE);
+	CHECK_EQ_U(model_range_correlation(&m->tracks[t], last), 0);
+	/* 0 on a track without the column makes none */
+	uint32_t t2 = model_add_track(m, MODEL_TRACK_THREAD, 1, 2, 0);
+	uint64_t r2 = model_add_range(m, t2, 5, 1, 0, 0, 0);
+	CHECK(model_set_correlation(m, t2, r2, 0));
+	CHECK(m->tracks[t2].ranges.correlation == NULL);
+	model_free(m);
+}
+
+TEST_MAIN(processes_of_opscope_files, processes_of_kineto_trace, device_and_stream_of_gpu_tracks,
+	  correlation_column_of_real_trace, correlation_column_of_opscope_trace,
+	  sorting_keeps_correlation_aligned)

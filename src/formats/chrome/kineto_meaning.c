@@ -267,14 +267,23 @@ static uint8_t classify_ids(struct kimport *K, uint32_t cat_id, uint32_t name_id
 /* Committing one event to the model */
 
 /* Add the parsed args to the model (those it keeps: model.keep_arg_keys); *first and *n
- * say where they are. */
-static bool commit_args(struct kimport *K, const struct kev *ev, uint64_t *first, uint32_t *n)
+ * say where they are, *corr the value of the first "correlation" argument when it is an
+ * integer (kept or not), else 0. */
+static bool commit_args(struct kimport *K, const struct kev *ev, uint64_t *first, uint32_t *n,
+			uint64_t *corr)
 {
 	struct model *m = K->m;
+	bool corr_seen = false;
 	*first = m->nargs;
 	*n = 0;
+	*corr = 0;
 	for (uint32_t i = 0; i < ev->nargs; i++) {
 		const struct karg *a = &ev->args[i];
+		/* the length first: one compare for nearly every other key */
+		if (a->key.len == 11 && !corr_seen && memcmp(a->key.s, "correlation", 11) == 0) {
+			corr_seen = true;
+			*corr = a->type == MODEL_ARG_I64 ? (uint64_t)a->i : 0;
+		}
 		if (m->keep_arg_keys && !keep_arg(m->keep_arg_keys, a->key))
 			continue;
 		uint64_t bits;
@@ -448,8 +457,9 @@ static int commit_event(struct kimport *K, const struct kev *ev)
 		int64_t dur = ph == 'X' && ev->has_dur ? ev->dur : 0;
 		if (dur < 0)
 			dur = 0;
-		uint64_t r = model_add_range(m, t, ev->ts, dur, name, cat, 0);
-		if (r == MODEL_NONE || !commit_args(K, ev, &first, &n))
+		uint64_t r = model_add_range(m, t, ev->ts, dur, name, cat, 0), corr;
+		if (r == MODEL_NONE || !commit_args(K, ev, &first, &n, &corr) ||
+		    (corr && !model_set_correlation(m, t, r, corr)))
 			return -1;
 		m->tracks[t].ranges.first_arg[r] = first;
 		m->tracks[t].ranges.nargs[r] = n;
@@ -493,8 +503,8 @@ static int commit_event(struct kimport *K, const struct kev *ev)
 		uint32_t t = track_get(K, ev, MODEL_TRACK_THREAD);
 		if (t == MODEL_NO_TRACK)
 			return -1;
-		uint64_t i = model_add_instant(m, t, ev->ts, intern_span(K, ev->name), cat);
-		if (i == MODEL_NONE || !commit_args(K, ev, &first, &n))
+		uint64_t i = model_add_instant(m, t, ev->ts, intern_span(K, ev->name), cat), corr;
+		if (i == MODEL_NONE || !commit_args(K, ev, &first, &n, &corr))
 			return -1;
 		m->tracks[t].instants.first_arg[i] = first;
 		m->tracks[t].instants.nargs[i] = n;

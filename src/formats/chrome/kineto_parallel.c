@@ -236,7 +236,7 @@ void kpar_columns(struct kimport *K)
 {
 	struct kpar *X = K->par;
 	struct model *m = K->m;
-	uint64_t want = 3 + 8 * (uint64_t)(m->ntracks - K->first_track);
+	uint64_t want = 3 + 9 * (uint64_t)(m->ntracks - K->first_track);
 	uint64_t cap = X->cols_cap;
 	if (!grow_array((void **)&X->cols, sizeof(*X->cols), &cap, want))
 		return; /* no faulting ahead then; nothing else needs it */
@@ -264,6 +264,7 @@ void kpar_columns(struct kimport *K)
 		KPCOL(r->depth, tr->nranges, tr->nranges_cap);
 		KPCOL(r->first_arg, tr->nranges, tr->nranges_cap);
 		KPCOL(r->nargs, tr->nranges, tr->nranges_cap);
+		KPCOL(r->correlation, tr->nranges, tr->nranges_cap); /* NULL: nothing to do */
 	}
 #undef KPCOL
 	X->ncols = i;
@@ -276,6 +277,8 @@ static bool kpar_prefault(struct kimport *K)
 	struct kpar *X = K->par;
 	for (uint32_t i = 0; i < X->ncols; i++) {
 		struct kpcol *e = &X->cols[i];
+		if (!e->col)
+			continue; /* a correlation column not made (yet) */
 		/* ahead by a quarter of what the column holds, 64 KB to KPREFAULT: faulted in
 		 * but unused pages count in memory, and a column that grew by doubling has up to
 		 * as much room again as it holds */

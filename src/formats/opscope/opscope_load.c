@@ -973,6 +973,10 @@ static void loader_finish(struct loader *L)
 	}
 	for (uint64_t i = L->first_mark; i < m->ndrop_marks; i++)
 		m->drop_marks[i].ts_ns = clockmap_ns(&cm, &g, (uint64_t)m->drop_marks[i].ts_ns);
+	/* the correlation column from the ARGs (a GPU collector's launch links): one pass over
+	 * the ranges with arguments, none at all when no file of the model has the key */
+	if (!model_correlations_from_args(m, L->first_track))
+		m->oom = true;
 	for (uint32_t ti = L->first_track; ti < m->ntracks; ti++)
 		model_sort_track(m, ti);
 	clockmap_free(&cm);
