@@ -287,6 +287,9 @@ static void track_free(struct model_track *t)
 	column_free(t->counters.ts_ns);
 	column_free(t->counters.name);
 	column_free(t->counters.value);
+	column_free(t->samples.ts_ns);
+	column_free(t->samples.stack);
+	column_free(t->samples.weight);
 }
 
 void model_free(struct model *m)
@@ -300,6 +303,10 @@ void model_free(struct model *m)
 		free(m->files[i].clocks);
 	free(m->files);
 	free(m->processes);
+	free(m->frames); /* stacks.c's tables */
+	free(m->stacks);
+	free(m->frame_slots);
+	free(m->stack_slots);
 	free(m->str_off);
 	free(m->str_len);
 	free(m->text);
@@ -497,6 +504,28 @@ uint64_t model_add_counter(struct model *m, uint32_t track, int64_t ts_ns, uint3
 	r->ts_ns[i] = ts_ns;
 	r->name[i] = name;
 	r->value[i] = value;
+	return i;
+}
+
+uint64_t model_add_sample(struct model *m, uint32_t track, int64_t ts_ns, uint32_t stack,
+			  int64_t weight)
+{
+	struct model_track *t = &m->tracks[track];
+	struct model_samples *r = &t->samples;
+	if (t->nsamples == t->nsamples_cap) {
+		uint64_t n = t->nsamples_cap ? t->nsamples_cap * 2 : 64;
+		if (!column(&r->ts_ns, sizeof(*r->ts_ns), n) ||
+		    !column(&r->stack, sizeof(*r->stack), n) ||
+		    !column(&r->weight, sizeof(*r->weight), n)) {
+			m->oom = true;
+			return MODEL_NONE;
+		}
+		t->nsamples_cap = n;
+	}
+	uint64_t i = t->nsamples++;
+	r->ts_ns[i] = ts_ns;
+	r->stack[i] = stack;
+	r->weight[i] = weight;
 	return i;
 }
 
@@ -711,6 +740,11 @@ void model_finish_tracks(struct model *m, uint32_t first_track)
 		}
 		for (uint64_t j = 0; j < t->ncounters; j++) {
 			int64_t s = t->counters.ts_ns[j];
+			t->min_ns = s < t->min_ns ? s : t->min_ns;
+			t->max_ns = s > t->max_ns ? s : t->max_ns;
+		}
+		for (uint64_t j = 0; j < t->nsamples; j++) {
+			int64_t s = t->samples.ts_ns[j];
 			t->min_ns = s < t->min_ns ? s : t->min_ns;
 			t->max_ns = s > t->max_ns ? s : t->max_ns;
 		}

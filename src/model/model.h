@@ -7,8 +7,9 @@
  * Shape: a string table (id 0 is ""), processes (one per pid per file: the same pid in two
  * files is two processes), tracks (host threads, per-process async tracks, device queues),
  * and per track the events as columns (struct of arrays) sorted by start:
- * ranges, instants, counter samples. Flows, typed arguments, process metadata, scoped-timer
- * statistics and drop marks are model-wide tables. Times are int64 nanoseconds of
+ * ranges, instants, counter samples, stack samples. Flows, typed arguments, process metadata,
+ * scoped-timer statistics, drop marks, and the frames and stacks of stack samples are
+ * model-wide tables. Times are int64 nanoseconds of
  * CLOCK_MONOTONIC (ticks are mapped at load), durations are >= 0.
  *
  * Not thread-safe while loading; read-only use from many threads is fine.
@@ -25,6 +26,8 @@
 #define MODEL_NONE	 UINT64_MAX /* "no index" in index columns */
 #define MODEL_NO_TRACK	 UINT32_MAX
 #define MODEL_NO_PROCESS UINT32_MAX /* a device track whose host process is not known */
+#define MODEL_NO_FRAME	 UINT32_MAX /* no frame (out of memory) */
+#define MODEL_NO_STACK	 UINT32_MAX /* no stack entry: the parent of a root frame's entry */
 
 enum model_track_kind {
 	MODEL_TRACK_THREAD = 0, /* a host thread: ranges nest properly */
@@ -88,6 +91,41 @@ struct model_counters {
 	double *value;	/* sample value (may be any double, NaN included) */
 };
 
+/* Stack samples of one track (CPU stack sampling), as columns; index i is one sample, sorted
+ * by time. Empty until a sampler or an importer of samples lands: nothing fills them yet. */
+struct model_samples {
+	int64_t *ts_ns;	 /* time, ns */
+	uint32_t *stack; /* index in model.stacks of the entry of the innermost frame */
+	int64_t *weight; /* sample value: 1 per sample, or what it stands for (ns, bytes) */
+};
+
+enum model_frame_kind {
+	MODEL_FRAME_UNKNOWN = 0,
+	MODEL_FRAME_NATIVE = 1, /* compiled code of the process (an address in a binary) */
+	MODEL_FRAME_PYTHON = 2, /* a Python function (file and line) */
+	MODEL_FRAME_KERNEL = 3, /* the operating system's kernel */
+	MODEL_FRAME_DEVICE = 4, /* code on an accelerator (a GPU kernel's function) */
+};
+
+/* One frame of a stack; interned: equal frames share one index in model.frames. */
+struct model_frame {
+	uint32_t name;	  /* string id of the function name, 0 if not known */
+	uint32_t file;	  /* string id of the source file, 0 if not known */
+	int32_t line;	  /* source line, 0 if not known */
+	uint32_t module;  /* string id of the binary (shared object) or Python module, 0 unknown */
+	uint64_t address; /* instruction address (native frames), 0 if not known */
+	uint8_t kind;	  /* enum model_frame_kind */
+};
+
+/* One entry of the stack prefix tree (what pprof's samples and flame graphs fold into): a
+ * frame under the entry of its caller. Interned, so equal stacks share one index; a parent
+ * always has a smaller index than its children, so a pass in index order sees callers first. */
+struct model_stack {
+	uint32_t
+		parent; /* index in model.stacks of the caller's entry, MODEL_NO_STACK at the root */
+	uint32_t frame; /* index in model.frames of this frame */
+};
+
 struct model_track {
 	uint32_t kind; /* enum model_track_kind */
 	uint32_t file; /* index in model.files of the file it came from */
@@ -113,6 +151,8 @@ struct model_track {
 	struct model_instants instants;
 	uint64_t ncounters, ncounters_cap;
 	struct model_counters counters;
+	uint64_t nsamples, nsamples_cap;
+	struct model_samples samples;
 	int64_t min_ns; /* earliest time of any event on the track (INT64_MAX if none) */
 	int64_t max_ns; /* latest time, end of ranges included (INT64_MIN if none) */
 };
@@ -251,6 +291,15 @@ struct model {
 	uint32_t nfiles, files_cap;
 	struct model_file *files;
 
+	/* frames and the stack prefix tree of stack samples (stacks.c); empty until sampling
+	 * lands. Interned through open addressing over their indices (index + 1, 0 = empty). */
+	uint32_t nframes, frames_cap;
+	struct model_frame *frames;
+	uint32_t nstacks, stacks_cap;
+	struct model_stack *stacks;
+	uint32_t *frame_slots, *stack_slots;
+	uint32_t frame_slots_cap, stack_slots_cap; /* powers of two, 0 before first use */
+
 	uint64_t events_total;	/* encoded events of all files */
 	uint64_t dropped_total; /* events lost, all files */
 	bool complete;		/* every loaded file ended with an END record */
@@ -301,6 +350,18 @@ uint64_t model_add_instant(struct model *m, uint32_t track, int64_t ts_ns, uint3
 			   uint8_t category);
 uint64_t model_add_counter(struct model *m, uint32_t track, int64_t ts_ns, uint32_t name,
 			   double value);
+/* The frame (name, file, line, module, address, kind), interned: its index in m->frames, the
+ * same for equal frames; MODEL_NO_FRAME when out of memory. */
+uint32_t model_add_frame(struct model *m, uint32_t name, uint32_t file, int32_t line,
+			 uint32_t module, uint64_t address, uint8_t kind);
+/* The stack entry of `frame` called from entry `parent` (MODEL_NO_STACK for an outermost
+ * frame), interned: the same (parent, frame) gives the same index, so equal stacks share it.
+ * MODEL_NO_STACK when out of memory, or when parent or frame is not an index of the model. */
+uint32_t model_add_stack(struct model *m, uint32_t parent, uint32_t frame);
+/* Append a stack sample to a track (in time order, or model_sort_track() afterwards); returns
+ * its index or MODEL_NONE. */
+uint64_t model_add_sample(struct model *m, uint32_t track, int64_t ts_ns, uint32_t stack,
+			  int64_t weight);
 /* Set the correlation id of range i of `track` (0: none); the column is made at the first id
  * other than 0. False when out of memory (m->oom set). */
 bool model_set_correlation(struct model *m, uint32_t track, uint64_t i, uint64_t corr);
@@ -343,8 +404,8 @@ uint32_t model_find_str(const struct model *m, const char *s);
 void model_set_meta(struct model *m, uint32_t pid, uint32_t key, uint32_t value);
 /* The value of metadata `key` of process `pid`, or NULL. */
 const char *model_get_meta(const struct model *m, uint32_t pid, const char *key);
-/* Sort one track's ranges by (start, depth) and instants and counters by time, keeping
- * argument and flow references right. */
+/* Sort one track's ranges by (start, depth) and instants, counters and samples by time,
+ * keeping argument and flow references right (every column of an event moves with it). */
 void model_sort_track(struct model *m, uint32_t track);
 
 /* Sort the ranges of a track by start, longer first at equal starts, and set their depths

@@ -3,7 +3,7 @@
  * by start: model_sort_track() orders ranges by (start, depth) and instants and counters by
  * time (async tracks, whose begins come from many threads; imported tracks); model_nest_track()
  * orders ranges by start, longer first, and sets their depths from how they contain each other
- * (importers, whose ranges carry no depth); model_nest_tracks() does both on many tracks on
+ * (importers, whose ranges carry no depth), and stack samples by time; model_nest_tracks() does both on many tracks on
  * several threads. One sort serves all of them: a stable radix sort on start (sort_keys_by_start)
  * and a permutation of every column, flow references included (permute_ranges).
  *
@@ -232,6 +232,23 @@ static void sort_track(struct model *m, uint32_t track, bool *oom)
 			permute(co->ts_ns, sizeof(*co->ts_ns), k, n, tmp);
 			permute(co->name, sizeof(*co->name), k, n, tmp);
 			permute(co->value, sizeof(*co->value), k, n, tmp);
+		} else {
+			*oom = true;
+		}
+		free(tmp);
+		free(k);
+	}
+	struct model_samples *sa = &t->samples;
+	k = sort_keys(sa->ts_ns, NULL, t->nsamples, &sorted);
+	if (!sorted && !k)
+		*oom = true;
+	if (k) {
+		uint64_t n = t->nsamples;
+		uint64_t *tmp = malloc(n * sizeof(*tmp));
+		if (tmp) {
+			permute(sa->ts_ns, sizeof(*sa->ts_ns), k, n, tmp);
+			permute(sa->stack, sizeof(*sa->stack), k, n, tmp);
+			permute(sa->weight, sizeof(*sa->weight), k, n, tmp);
 		} else {
 			*oom = true;
 		}

@@ -4,7 +4,8 @@
  * in two files is two processes; program, host and rank from METADATA) and from Kineto JSON
  * (distributedInfo rank, host_name, process names, device tracks' process); device tracks'
  * own device and stream ids; the correlation column (equal to the "correlation" argument on
- * every range of a real trace, filled by both loaders, kept aligned by sorting).
+ * every range of a real trace, filled by both loaders, kept aligned by sorting); frames and
+ * stacks interned, and stack samples sorted with their track.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -406,6 +407,98 @@ TEST(sorting_keeps_correlation_aligned)
 	model_free(m);
 }
 
+TEST(frames_and_stacks_interned)
+{
+	struct model *m = model_new();
+	REQUIRE(m);
+	uint32_t s_main = model_intern(m, "main", 4), s_f = model_intern(m, "f", 1);
+	uint32_t s_py = model_intern(m, "train.py", 8);
+	uint32_t f_main = model_add_frame(m, s_main, 0, 0, 0, 0x401000, MODEL_FRAME_NATIVE);
+	uint32_t f_f = model_add_frame(m, s_f, s_py, 12, 0, 0, MODEL_FRAME_PYTHON);
+	REQUIRE(f_main != MODEL_NO_FRAME && f_f != MODEL_NO_FRAME);
+	CHECK(f_main != f_f);
+	CHECK_EQ_U(model_add_frame(m, s_main, 0, 0, 0, 0x401000, MODEL_FRAME_NATIVE), f_main);
+	/* any field differing: another frame */
+	CHECK(model_add_frame(m, s_f, s_py, 13, 0, 0, MODEL_FRAME_PYTHON) != f_f);
+	CHECK(model_add_frame(m, s_main, 0, 0, 0, 0x401004, MODEL_FRAME_NATIVE) != f_main);
+	CHECK_EQ_U(m->nframes, 4);
+	uint32_t root = model_add_stack(m, MODEL_NO_STACK, f_main);
+	uint32_t leaf = model_add_stack(m, root, f_f);
+	REQUIRE(root != MODEL_NO_STACK && leaf != MODEL_NO_STACK);
+	CHECK(root != leaf);
+	CHECK_EQ_U(model_add_stack(m, MODEL_NO_STACK, f_main), root);
+	CHECK_EQ_U(model_add_stack(m, root, f_f), leaf);
+	CHECK(model_add_stack(m, MODEL_NO_STACK, f_f) != leaf); /* same frame, other caller */
+	CHECK_EQ_U(m->stacks[leaf].parent, root);
+	CHECK_EQ_U(m->stacks[leaf].frame, f_f);
+	CHECK_EQ_U(m->nstacks, 3);
+	/* no such parent or frame */
+	CHECK_EQ_U(model_add_stack(m, 99, f_f), MODEL_NO_STACK);
+	CHECK_EQ_U(model_add_stack(m, root, 99), MODEL_NO_STACK);
+	CHECK(!m->oom);
+	/* many: the index grows and keeps every entry (deep chains and wide fans) */
+	uint32_t parent = MODEL_NO_STACK, first[2000];
+	for (uint32_t d = 0; d < 2000; d++) {
+		uint32_t f = model_add_frame(m, s_f, s_py, (int32_t)d, 0, 0, MODEL_FRAME_PYTHON);
+		REQUIRE(f != MODEL_NO_FRAME);
+		first[d] = parent = model_add_stack(m, parent, f);
+		REQUIRE(parent != MODEL_NO_STACK);
+		CHECK(model_add_stack(m, root, f) != MODEL_NO_STACK);
+	}
+	uint32_t nstacks = m->nstacks, nframes = m->nframes, bad = 0;
+	parent = MODEL_NO_STACK;
+	for (uint32_t d = 0; d < 2000; d++) {
+		uint32_t f = model_add_frame(m, s_f, s_py, (int32_t)d, 0, 0, MODEL_FRAME_PYTHON);
+		parent = model_add_stack(m, parent, f);
+		bad += parent != first[d];
+	}
+	CHECK_EQ_U(bad, 0);
+	CHECK_EQ_U(m->nstacks, nstacks);
+	CHECK_EQ_U(m->nframes, nframes);
+	for (uint32_t i = 0; i < m->nstacks; i++)
+		bad += m->stacks[i].parent != MODEL_NO_STACK && m->stacks[i].parent >= i;
+	CHECK_EQ_U(bad, 0);
+	fuzz_model_check(m);
+	model_free(m);
+}
+
+TEST(samples_sorted_with_track)
+{
+	struct model *m = model_new();
+	REQUIRE(m);
+	uint32_t t = model_add_track(m, MODEL_TRACK_THREAD, 1, 1, 0);
+	uint32_t stacks[10];
+	for (uint32_t k = 0; k < 10; k++) {
+		uint32_t f = model_add_frame(m, 0, 0, (int32_t)k, 0, 0, MODEL_FRAME_NATIVE);
+		stacks[k] = model_add_stack(m, MODEL_NO_STACK, f);
+		REQUIRE(stacks[k] != MODEL_NO_STACK);
+	}
+	/* out of time order: the stack and weight of a sample follow from its time */
+	for (int64_t i = 0; i < 1000; i++) {
+		int64_t ts = (i * 7919) % 1000 * 10;
+		uint64_t s = model_add_sample(m, t, ts, stacks[(ts / 10) % 10], ts + 1);
+		REQUIRE(s == (uint64_t)i);
+	}
+	model_add_range(m, t, 5000, 10, 0, 0, 0);
+	model_sort_track(m, t);
+	const struct model_track *tr = &m->tracks[t];
+	REQUIRE(tr->nsamples == 1000);
+	uint64_t bad = 0;
+	for (uint64_t i = 0; i < tr->nsamples; i++) {
+		int64_t ts = tr->samples.ts_ns[i];
+		bad += ts != (int64_t)i * 10;
+		bad += tr->samples.stack[i] != stacks[(ts / 10) % 10];
+		bad += tr->samples.weight[i] != ts + 1;
+	}
+	CHECK_EQ_U(bad, 0);
+	/* their times count in the track's span */
+	model_finish_tracks(m, 0);
+	CHECK_EQ_I(m->tracks[t].min_ns, 0);
+	CHECK_EQ_I(m->tracks[t].max_ns, 9990);
+	fuzz_model_check(m);
+	model_free(m);
+}
+
 TEST_MAIN(processes_of_opscope_files, processes_of_kineto_trace, device_and_stream_of_gpu_tracks,
 	  correlation_column_of_real_trace, correlation_column_of_opscope_trace,
-	  sorting_keeps_correlation_aligned)
+	  sorting_keeps_correlation_aligned, frames_and_stacks_interned, samples_sorted_with_track)
