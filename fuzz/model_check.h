@@ -1,6 +1,9 @@
 /*
  * model_check.h: invariants every loaded model keeps, whatever the input, for the fuzz
- * targets (and their corpus replays): a violation aborts, which libFuzzer reports. Also the
+ * targets (and their corpus replays): a violation aborts, which libFuzzer reports. The
+ * tables for what comes next too: every track's process, device ids only on device tracks,
+ * the correlation column against the "correlation" argument, stacks' parents before them,
+ * samples' stacks. Also the
  * comparison of two models that fuzz_trace and test_model use to hold the loader's fast
  * loops to the general path.
  */
@@ -13,11 +16,43 @@
 
 #include "model/model.h"
 
+/* The correlation id range i must have: its first "correlation" argument if an integer
+ * (key: that string's id, 0 if the model has none). */
+static inline uint64_t fuzz_corr_of_args(const struct model *m, uint32_t key, uint32_t t,
+					 uint64_t i)
+{
+	uint64_t a = key ? model_range_arg(m, t, i, key) : MODEL_NONE;
+	if (a == MODEL_NONE ||
+	    (m->args.type[a] != MODEL_ARG_I64 && m->args.type[a] != MODEL_ARG_U64))
+		return 0;
+	return m->args.bits[a];
+}
+
 static inline void fuzz_model_check(const struct model *m)
 {
+	uint32_t corr_key = model_find_str(m, "correlation");
+	for (uint32_t p = 0; p < m->nprocesses; p++) {
+		const struct model_process *pr = &m->processes[p];
+		if ((m->nfiles && pr->file >= m->nfiles) || pr->host >= m->nstrings ||
+		    pr->name >= m->nstrings || pr->rank < -1)
+			abort();
+	}
 	for (uint32_t t = 0; t < m->ntracks; t++) {
 		const struct model_track *tr = &m->tracks[t];
 		const struct model_ranges *r = &tr->ranges;
+		/* host tracks have a process of their own file and pid; device tracks one of
+		 * their file, or none */
+		if (tr->process == MODEL_NO_PROCESS) {
+			if (tr->kind != MODEL_TRACK_DEVICE)
+				abort();
+		} else if (tr->process >= m->nprocesses ||
+			   m->processes[tr->process].file != tr->file ||
+			   (tr->kind != MODEL_TRACK_DEVICE &&
+			    m->processes[tr->process].pid != tr->pid)) {
+			abort();
+		}
+		if (tr->kind != MODEL_TRACK_DEVICE && (tr->device || tr->stream))
+			abort();
 		for (uint64_t i = 0; i < tr->nranges; i++) {
 			if (r->dur_ns[i] < 0 || r->name[i] >= m->nstrings)
 				abort();
@@ -25,7 +60,21 @@ static inline void fuzz_model_check(const struct model *m)
 				abort();
 			if (i && r->start_ns[i] < r->start_ns[i - 1])
 				abort();
+			/* the column and the argument agree where both exist (an importer may drop
+			 * the argument: model.keep_arg_keys) */
+			uint64_t c = model_range_correlation(tr, i), a = 0;
+			if (r->nargs[i])
+				a = fuzz_corr_of_args(m, corr_key, t, i);
+			if (a && c != a)
+				abort();
+			if (c && r->nargs[i] && !a && corr_key &&
+			    model_range_arg(m, t, i, corr_key) != MODEL_NONE)
+				abort(); /* an argument that is no integer gives no id */
 		}
+		for (uint64_t i = 0; i < tr->nsamples; i++)
+			if (tr->samples.stack[i] >= m->nstacks ||
+			    (i && tr->samples.ts_ns[i] < tr->samples.ts_ns[i - 1]))
+				abort();
 		const struct model_instants *in = &tr->instants;
 		for (uint64_t i = 0; i < tr->ninstants; i++)
 			if (in->name[i] >= m->nstrings ||
@@ -39,6 +88,15 @@ static inline void fuzz_model_check(const struct model *m)
 		    m->args.bits[i] >= m->nstrings)
 			abort();
 	}
+	for (uint32_t f = 0; f < m->nframes; f++) {
+		const struct model_frame *fr = &m->frames[f];
+		if (fr->name >= m->nstrings || fr->file >= m->nstrings || fr->module >= m->nstrings)
+			abort();
+	}
+	for (uint32_t s = 0; s < m->nstacks; s++)
+		if ((m->stacks[s].parent != MODEL_NO_STACK && m->stacks[s].parent >= s) ||
+		    m->stacks[s].frame >= m->nframes)
+			abort();
 	for (uint64_t f = 0; f < m->nflows; f++) {
 		const struct model_flow *fl = &m->flows[f];
 		if (fl->from_track != MODEL_NO_TRACK &&
@@ -60,6 +118,9 @@ static inline void fuzz_model_check(const struct model *m)
 static inline bool fuzz_models_equal(const struct model *a, const struct model *b)
 {
 	if (a->ntracks != b->ntracks || a->nargs != b->nargs || a->nflows != b->nflows ||
+	    a->nprocesses != b->nprocesses ||
+	    (a->nprocesses &&
+	     memcmp(a->processes, b->processes, a->nprocesses * sizeof(*a->processes)) != 0) ||
 	    a->nstrings != b->nstrings || a->events_total != b->events_total ||
 	    a->nfiles != b->nfiles || a->ndrop_marks != b->ndrop_marks ||
 	    a->dropped_total != b->dropped_total || a->min_ns != b->min_ns ||
@@ -79,8 +140,11 @@ static inline bool fuzz_models_equal(const struct model *a, const struct model *
 		uint64_t n = x->nranges;
 		if (n != y->nranges || x->ninstants != y->ninstants ||
 		    x->ncounters != y->ncounters || x->events != y->events ||
-		    x->min_ns != y->min_ns || x->max_ns != y->max_ns)
+		    x->min_ns != y->min_ns || x->max_ns != y->max_ns || x->process != y->process)
 			return false;
+		for (uint64_t k = 0; k < n; k++)
+			if (model_range_correlation(x, k) != model_range_correlation(y, k))
+				return false;
 		const struct model_ranges *p = &x->ranges, *q = &y->ranges;
 		if (!FUZZ_SAME(p->start_ns, q->start_ns, n) ||
 		    !FUZZ_SAME(p->dur_ns, q->dur_ns, n) || !FUZZ_SAME(p->name, q->name, n) ||
