@@ -33,7 +33,9 @@ struct intern_entry {
 static pthread_mutex_t intern_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct intern_entry *_Atomic intern_pages[INTERN_MAX_PAGES];
 static _Atomic uint32_t intern_next = 1; /* next id; entries < intern_next are complete */
-/* hash table of ids (0 = empty), power-of-two size, under intern_lock */
+/* hash table of ids (0 = empty), power-of-two size, under intern_lock. Not util/hashmap.h:
+ * the runtime's table sits behind lock-free readers of the pages above and a fork handler,
+ * and grows with calloc while the lock is held; util/hashmap is single-threaded. */
 static uint32_t *intern_slots;
 static uint32_t intern_slots_mask;
 

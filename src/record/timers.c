@@ -63,10 +63,12 @@ struct timers_sum {
 static pthread_mutex_t timers_lock = PTHREAD_MUTEX_INITIALIZER;
 static const char *_Atomic timers_names[TIMERS_MAX]; /* id -> name; published with release */
 static uint32_t timers_next = 1;		     /* next id, under timers_lock */
-static uint32_t timers_hash[TIMERS_HASH_SIZE];	     /* ids by name hash, under timers_lock */
-static struct timers_sum *timers_retired;	     /* [TIMERS_MAX], under timers_lock */
-static struct timers_thread *timers_threads;	     /* live threads, under timers_lock */
-static _Atomic uint64_t timers_epoch;		     /* bumped by opscope_timers_reset */
+/* ids by name hash, under timers_lock: a fixed table (TIMERS_MAX ids), never allocated on
+ * the timer path, which util/hashmap.h's growing tables would do */
+static uint32_t timers_hash[TIMERS_HASH_SIZE];
+static struct timers_sum *timers_retired;    /* [TIMERS_MAX], under timers_lock */
+static struct timers_thread *timers_threads; /* live threads, under timers_lock */
+static _Atomic uint64_t timers_epoch;	     /* bumped by opscope_timers_reset */
 
 static pthread_once_t timers_once = PTHREAD_ONCE_INIT;
 static void timers_init(void); /* the thread-exit key and the fork handlers */

@@ -165,7 +165,8 @@ void format_inputs(const c10::ArrayRef<const c10::IValue> &inputs, std::string &
  * half full (so every probe ends at an empty slot), up to MaxSlots slots; after that it
  * hands out its one scratch entry for each new key instead, so a program that makes ever new
  * names or shapes keeps a bounded cache. Entries never move or go away: callers may keep
- * pointers to them, and check them by content.
+ * pointers to them, and check them by content. (Not util/hashmap.h: that is C for the tools,
+ * an index of entries that may move; here entries are C++ objects that stay put.)
  */
 template <class Entry, size_t MaxSlots> struct hash_table {
 	std::vector<std::unique_ptr<Entry>> slots = std::vector<std::unique_ptr<Entry>>(256);
