@@ -285,9 +285,10 @@ def test_summary_prints_the_report_tables(tmp_path, capsys):
     assert "-Model Summary-" not in text  # only the views asked for
     row = [l for l in text.splitlines() if l.startswith("work ")][0]
     calls, total = row.split()[1], float(row.split()[2])
-    assert calls == "3" and 30.0 <= total < 60.0  # three sleeps of 10 ms, in ms
+    # three sleeps of at least 10 ms, in ms; no upper bound: a loaded machine may take longer
+    assert calls == "3" and total >= 30.0
     ips = [l for l in text.splitlines() if l.startswith("ips ")][0]
-    assert 8 / 0.06 < float(ips.split()[1]) < 8 / 0.01
+    assert 0 < float(ips.split()[1]) < 8 / 0.01  # a step is at least one sleep
     with pytest.raises(ValueError):
         p.summary(time_unit="hours")
 
