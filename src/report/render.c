@@ -127,32 +127,21 @@ static int render_table_top(const struct render_ops *r, struct sbuf *b, const st
 	size_t cut = render_rows_shown(t, o), extra = 0;
 	for (size_t i = cut; i < t->nrows; i++)
 		extra += t->rows[i].summary;
-	if (extra == 0) {
-		r->table(b, t, index, o);
-		return 0;
-	}
-	struct rrow *rows = malloc((cut + extra) * sizeof(*rows));
+	struct rrow *rows = extra ? malloc((cut + extra) * sizeof(*rows)) : NULL;
 	if (!rows) {
 		r->table(b, t, index, o);
-		return -1;
+		return extra ? -1 : 0;
 	}
 	memcpy(rows, t->rows, cut * sizeof(*rows));
 	for (size_t i = cut, k = cut; i < t->nrows; i++)
 		if (t->rows[i].summary)
 			rows[k++] = t->rows[i];
-	struct rtable *view = malloc(sizeof(*view));
-	if (!view) {
-		free(rows);
-		r->table(b, t, index, o);
-		return -1;
-	}
-	*view = *t;
-	view->rows = rows;
-	view->nrows = view->rows_cap = cut + extra;
+	struct rtable view = *t; /* the same table but for its rows */
+	view.rows = rows;
+	view.nrows = view.rows_cap = cut + extra;
 	struct rformat_opts all = *o;
 	all.top = 0; /* the rows are chosen */
-	r->table(b, view, index, &all);
-	free(view);
+	r->table(b, &view, index, &all);
 	free(rows);
 	return 0;
 }
