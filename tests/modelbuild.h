@@ -2,8 +2,8 @@
  * modelbuild.h: building event models by hand in unit tests (the analysis, report, step and
  * export tests): S() interns a name, R() adds the range [s, e) to a track, with a
  * "correlation" argument and correlation id when corr >= 0 (the launch link of runtime calls
- * and GPU work; 0 is no link).
- * Nest the tracks (model_nest_track) before analysing.
+ * and GPU work; 0 is no link); nest() sets the depths of every host and device track, as an
+ * importer does, before analysing.
  */
 #ifndef OPSCOPE_TESTS_MODELBUILD_H
 #define OPSCOPE_TESTS_MODELBUILD_H
@@ -28,6 +28,13 @@ static inline uint64_t R(struct model *m, uint32_t t, int64_t s, int64_t e, cons
 		model_set_correlation(m, t, i, (uint64_t)corr);
 	}
 	return i;
+}
+
+static inline void nest(struct model *m)
+{
+	for (uint32_t t = 0; t < m->ntracks; t++)
+		if (m->tracks[t].kind != MODEL_TRACK_ASYNC)
+			model_nest_track(m, t);
 }
 
 #endif

@@ -24,13 +24,6 @@
 #include "model/model.h"
 #include "modelbuild.h"
 
-static void nest(struct model *m)
-{
-	for (uint32_t t = 0; t < m->ntracks; t++)
-		if (m->tracks[t].kind != MODEL_TRACK_ASYNC)
-			model_nest_track(m, t);
-}
-
 /* The top-level item of aggregation a named `name` (AGG_NONE if none). */
 static uint32_t top_item(const struct model *m, const struct agg *a, const char *name)
 {

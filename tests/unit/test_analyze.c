@@ -23,13 +23,6 @@
 #include "report/views.h"
 #include "reportcheck.h"
 
-static void nest(struct model *m)
-{
-	for (uint32_t t = 0; t < m->ntracks; t++)
-		if (m->tracks[t].kind != MODEL_TRACK_ASYNC)
-			model_nest_track(m, t);
-}
-
 /* Index of the range of track t named `name` starting at s. */
 static uint64_t idx(const struct model *m, uint32_t t, const char *name, int64_t s)
 {
