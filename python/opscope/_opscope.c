@@ -696,7 +696,8 @@ static PyObject *py_report(PyObject *mod, PyObject *args, PyObject *kw)
 	if (!PyArg_ParseTupleAndKeywords(args, kw, "s|zsppss", names, &path, &views, &sort,
 					 &op_detail, &thread_sep, &unit, &format))
 		return NULL;
-	struct report_opts ro = { SORT_CPU_TOTAL, op_detail != 0, thread_sep != 0 };
+	struct report_opts ro = { SORT_CPU_TOTAL, op_detail != 0, thread_sep != 0, views != NULL,
+				  REPORT_GROUP_NAME };
 	struct rformat_opts fo = { RFORMAT_TEXT, rformat_unit(unit), 0, NULL, 0 };
 	int key = report_sort_from_name(sort);
 	if (key < 0 || fo.unit < 0)
@@ -712,7 +713,7 @@ static PyObject *py_report(PyObject *mod, PyObject *args, PyObject *kw)
 	struct model *m = model_new();
 	if (!m)
 		return PyErr_NoMemory();
-	m->keep_arg_keys = report_arg_keys; /* what the views read, as opscope report */
+	m->keep_arg_keys = report_arg_keys_for(&ro); /* what the views read, as opscope report */
 	char err[512];
 	PyThreadState *ts = PyEval_SaveThread(); /* loading may take a while: let others run */
 	int rc = import_load_path(m, path, err, sizeof(err));

@@ -6,21 +6,23 @@
  */
 #include "analyze/aggregate.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "opscope/opscope.h"
 
-static uint64_t agg_hash(uint32_t parent, uint32_t name, uint8_t kind)
+static uint64_t agg_hash(uint32_t parent, uint32_t name, uint32_t group, uint8_t kind)
 {
 	uint64_t h = ((uint64_t)parent << 32 | name) * 0x9e3779b97f4a7c15ull ^ kind;
+	h ^= (uint64_t)group * 0xc2b2ae3d27d4eb4full;
 	return h ^ (h >> 31);
 }
 
 /* An aggregate looked up: the table and the key. */
 struct agg_key {
 	const struct agg *a;
-	uint32_t parent, name;
+	uint32_t parent, name, group;
 	uint8_t kind;
 };
 
@@ -29,20 +31,26 @@ static bool agg_eq(const void *ctx, uint32_t i)
 {
 	const struct agg_key *k = ctx;
 	const struct agg_item *it = &k->a->v[i];
-	return it->parent == k->parent && it->name == k->name && it->kind == k->kind;
+	return it->parent == k->parent && it->name == k->name && it->group == k->group &&
+	       it->kind == k->kind;
 }
 
 /* hindex_hash_fn: the hash of item i's key, for growing the index. */
 static uint64_t agg_item_hash(const void *ctx, uint32_t i)
 {
 	const struct agg_item *it = &((const struct agg *)ctx)->v[i];
-	return agg_hash(it->parent, it->name, it->kind);
+	return agg_hash(it->parent, it->name, it->group, it->kind);
 }
 
 uint32_t agg_get(struct agg *a, uint32_t parent, uint32_t name, uint8_t kind)
 {
-	uint64_t h = agg_hash(parent, name, kind);
-	struct agg_key key = { a, parent, name, kind };
+	return agg_get_group(a, parent, name, 0, kind);
+}
+
+uint32_t agg_get_group(struct agg *a, uint32_t parent, uint32_t name, uint32_t group, uint8_t kind)
+{
+	uint64_t h = agg_hash(parent, name, group, kind);
+	struct agg_key key = { a, parent, name, group, kind };
 	uint32_t found = hindex_find(&a->index, h, agg_eq, &key);
 	if (found != HINDEX_NONE)
 		return found;
@@ -67,6 +75,7 @@ uint32_t agg_get(struct agg *a, uint32_t parent, uint32_t name, uint8_t kind)
 	memset(it, 0, sizeof(*it));
 	it->name = name;
 	it->parent = parent;
+	it->group = group;
 	it->kind = kind;
 	it->cpu_min_ns = INT64_MAX;
 	it->gpu_min_ns = INT64_MAX;
@@ -122,20 +131,60 @@ static bool is_memcpy_name(const char *s)
 	       analysis_name_has(s, "memset");
 }
 
+#define MODULE_PREFIX  "nn.Module: "
+#define FORWARD_PREFIX "forward: "
+
+size_t agg_module_prefix_len(const char *name)
+{
+	if (strncmp(name, MODULE_PREFIX, sizeof(MODULE_PREFIX) - 1) == 0)
+		return sizeof(MODULE_PREFIX) - 1;
+	if (strncmp(name, FORWARD_PREFIX, sizeof(FORWARD_PREFIX) - 1) == 0)
+		return sizeof(FORWARD_PREFIX) - 1;
+	return 0;
+}
+
+bool agg_is_module(uint8_t cat, const char *name)
+{
+	if (strncmp(name, MODULE_PREFIX, sizeof(MODULE_PREFIX) - 1) == 0)
+		return true;
+	return cat == OPSCOPE_CAT_FORWARD &&
+	       strncmp(name, FORWARD_PREFIX, sizeof(FORWARD_PREFIX) - 1) == 0;
+}
+
 static bool selects(const struct model *m, enum agg_select sel, uint8_t cat, uint32_t name)
 {
 	switch (sel) {
 	case AGG_OPERATORS:
 		return cat == OPSCOPE_CAT_OPERATOR;
 	case AGG_USER_DEFINED:
-		return cat == OPSCOPE_CAT_PYTHON_USER_DEFINED &&
-		       !is_memcpy_name(model_str(m, name));
+		/* Paddle 2.3 counted the C++ UserDefined ranges too; the newer one only the
+		 * Python ones, which leaves C API ranges in no table */
+		return (cat == OPSCOPE_CAT_USER_DEFINED ||
+			cat == OPSCOPE_CAT_PYTHON_USER_DEFINED) &&
+		       !is_memcpy_name(model_str(m, name)) &&
+		       !agg_is_module(cat, model_str(m, name));
 	case AGG_MEMORY:
 		return (cat == OPSCOPE_CAT_USER_DEFINED ||
 			cat == OPSCOPE_CAT_PYTHON_USER_DEFINED) &&
 		       is_memcpy_name(model_str(m, name));
+	case AGG_PYTHON_FUNCTIONS:
+		return cat == OPSCOPE_CAT_PYTHON_FUNCTION &&
+		       !agg_is_module(cat, model_str(m, name));
 	}
 	return false;
+}
+
+/* The string id of the value of range i's argument `key` (a string, or JSON text as Kineto's
+ * "Input Dims"), 0 if it has none. */
+static uint32_t arg_group(const struct model *m, uint32_t t, uint64_t i, uint32_t key)
+{
+	if (!key)
+		return 0;
+	uint64_t a = model_range_arg(m, t, i, key);
+	if (a == MODEL_NONE)
+		return 0;
+	uint8_t type = m->args.type[a];
+	return type == MODEL_ARG_STR || type == MODEL_ARG_JSON ? (uint32_t)m->args.bits[a] : 0;
 }
 
 /* Device work launched by the direct runtime children of range i of track t: kernel items
@@ -170,7 +219,7 @@ static int agg_done(struct agg *a)
 }
 
 int agg_host_ranges(const struct analysis *an, enum agg_select sel, uint32_t track, bool detail,
-		    struct agg *out)
+		    uint32_t group_key, struct agg *out)
 {
 	const struct model *m = an->m;
 	memset(out, 0, sizeof(*out));
@@ -183,8 +232,12 @@ int agg_host_ranges(const struct analysis *an, enum agg_select sel, uint32_t tra
 		for (uint64_t i = 0; i < tr->nranges; i++) {
 			if (!selects(m, sel, r->category[i], r->name[i]))
 				continue;
-			uint32_t item = agg_get(out, AGG_NONE, r->name[i], AGG_KIND_RANGE);
+			uint32_t item =
+				agg_get_group(out, AGG_NONE, r->name[i],
+					      arg_group(m, tt, i, group_key), AGG_KIND_RANGE);
 			agg_add(out, item, r->dur_ns[i], tk->ggpu_ns[i]);
+			if (item != AGG_NONE)
+				out->v[item].self_ns += tk->self_ns[i];
 			if (!detail || item == AGG_NONE)
 				continue;
 			/* inner phases: direct children that are neither operators nor calls */
@@ -202,6 +255,155 @@ int agg_host_ranges(const struct analysis *an, enum agg_select sel, uint32_t tra
 		}
 	}
 	return agg_done(out);
+}
+
+/* The nearest enclosing module call of range i of a track (item_of: the item of each module
+ * call seen so far), AGG_NONE if none. */
+static uint32_t module_parent(const struct tree_track *tk, const uint32_t *item_of, uint64_t i)
+{
+	for (uint64_t p = tk->parent[i]; p != MODEL_NONE; p = tk->parent[p])
+		if (item_of[p] != AGG_NONE)
+			return item_of[p];
+	return AGG_NONE;
+}
+
+int agg_modules(const struct analysis *an, uint32_t track, struct agg *out)
+{
+	const struct model *m = an->m;
+	memset(out, 0, sizeof(*out));
+	for (uint32_t tt = 0; tt < m->ntracks && !out->oom; tt++) {
+		const struct model_track *tr = &m->tracks[tt];
+		if (tr->kind != MODEL_TRACK_THREAD || (track != MODEL_NO_TRACK && track != tt))
+			continue;
+		const struct tree_track *tk = &an->tree.tracks[tt];
+		const struct model_ranges *r = &tr->ranges;
+		uint32_t *item_of = NULL; /* per range: its item if a module call, else AGG_NONE */
+		for (uint64_t i = 0; i < tr->nranges; i++) {
+			if (!agg_is_module(r->category[i], model_str(m, r->name[i])))
+				continue;
+			if (!item_of) { /* the first module call of the track */
+				item_of = malloc(tr->nranges * sizeof(*item_of));
+				if (!item_of) {
+					out->oom = true;
+					break;
+				}
+				memset(item_of, 0xff,
+				       tr->nranges * sizeof(*item_of)); /* AGG_NONE */
+			}
+			/* parents come before their children in a track's order */
+			uint32_t parent = module_parent(tk, item_of, i);
+			uint32_t it = agg_get(out, parent, r->name[i], AGG_KIND_RANGE);
+			agg_add(out, it, r->dur_ns[i], tk->ggpu_ns[i]);
+			item_of[i] = it;
+		}
+		free(item_of);
+	}
+	/* self = total - the child modules' totals: every call of a child lies inside a call
+	 * of its parent item */
+	for (uint32_t i = 0; i < out->n; i++) {
+		struct agg_item *it = &out->v[i];
+		it->self_ns = it->cpu_ns;
+		it->gpu_self_ns = it->gpu_ns;
+		for (uint32_t c = it->first_child; c != AGG_NONE; c = out->v[c].next) {
+			it->self_ns -= out->v[c].cpu_ns;
+			it->gpu_self_ns -= out->v[c].gpu_ns;
+		}
+	}
+	return agg_done(out);
+}
+
+/* One NVTX range seen: its item and its duration, sorted by item then duration to take the
+ * medians. */
+struct nvtx_dur {
+	uint32_t item;
+	int64_t dur;
+};
+
+static int nvtx_dur_cmp(const void *x, const void *y)
+{
+	const struct nvtx_dur *a = x, *b = y;
+	if (a->item != b->item)
+		return a->item < b->item ? -1 : 1;
+	return (a->dur > b->dur) - (a->dur < b->dur);
+}
+
+void agg_nvtx_free(struct agg_nvtx *n)
+{
+	agg_free(&n->a);
+	free(n->median_ns);
+	free(n->stddev_ns);
+	memset(n, 0, sizeof(*n));
+}
+
+int agg_nvtx(const struct model *m, struct agg_nvtx *out)
+{
+	memset(out, 0, sizeof(*out));
+	uint32_t key = model_find_str(m, "domain");
+	uint64_t n = 0;
+	for (uint32_t tt = 0; tt < m->ntracks; tt++) {
+		const struct model_track *tr = &m->tracks[tt];
+		if (tr->kind == MODEL_TRACK_DEVICE)
+			continue;
+		for (uint64_t i = 0; i < tr->nranges; i++)
+			n += tr->ranges.category[i] == OPSCOPE_CAT_NVTX;
+	}
+	if (n == 0)
+		return 0;
+	struct nvtx_dur *d = malloc(n * sizeof(*d));
+	if (!d)
+		return OPSCOPE_ENOMEM;
+	uint64_t k = 0;
+	for (uint32_t tt = 0; tt < m->ntracks; tt++) {
+		const struct model_track *tr = &m->tracks[tt];
+		if (tr->kind == MODEL_TRACK_DEVICE)
+			continue;
+		uint8_t style =
+			tr->kind == MODEL_TRACK_ASYNC ? AGG_NVTX_STARTEND : AGG_NVTX_PUSHPOP;
+		const struct model_ranges *r = &tr->ranges;
+		for (uint64_t i = 0; i < tr->nranges; i++) {
+			if (r->category[i] != OPSCOPE_CAT_NVTX)
+				continue;
+			uint32_t dom = agg_get(&out->a, AGG_NONE, arg_group(m, tt, i, key),
+					       AGG_NVTX_DOMAIN);
+			uint32_t it = dom == AGG_NONE ? AGG_NONE
+						      : agg_get(&out->a, dom, r->name[i], style);
+			agg_add(&out->a, it, r->dur_ns[i], 0);
+			d[k++] = (struct nvtx_dur){ it, r->dur_ns[i] };
+			out->total_ns += r->dur_ns[i];
+		}
+	}
+	if (out->a.oom) {
+		free(d);
+		agg_nvtx_free(out);
+		return OPSCOPE_ENOMEM;
+	}
+	out->median_ns = calloc(out->a.n, sizeof(*out->median_ns));
+	out->stddev_ns = calloc(out->a.n, sizeof(*out->stddev_ns));
+	if (!out->median_ns || !out->stddev_ns) {
+		free(d);
+		agg_nvtx_free(out);
+		return OPSCOPE_ENOMEM;
+	}
+	qsort(d, n, sizeof(*d), nvtx_dur_cmp);
+	for (uint64_t s = 0, e; s < n; s = e) {
+		for (e = s; e < n && d[e].item == d[s].item; e++)
+			;
+		uint64_t c = e - s;
+		uint32_t it = d[s].item;
+		/* (a + b) / 2 without overflow, rounded down */
+		int64_t lo = d[s + (c - 1) / 2].dur, hi = d[s + c / 2].dur;
+		out->median_ns[it] = lo + (hi - lo) / 2;
+		if (c < 2)
+			continue;
+		double mean = (double)out->a.v[it].cpu_ns / (double)c, ss = 0;
+		for (uint64_t j = s; j < e; j++) {
+			double x = (double)d[j].dur - mean;
+			ss += x * x;
+		}
+		out->stddev_ns[it] = (int64_t)(sqrt(ss / (double)(c - 1)) + 0.5);
+	}
+	free(d);
+	return 0;
 }
 
 int agg_kernels(const struct model *m, struct agg *out, int64_t *total_ns)

@@ -2,8 +2,8 @@
  * aggregate.h: aggregation of ranges by name: per item the number of calls and the total /
  * max / min of a CPU and a GPU time, keyed by (parent item, name, kind) so that an item can
  * have children (an operator's inner phases and kernels), kept in the order they were first
- * seen; and the aggregations the report's operator, user-defined, memory manipulation, kernel
- * and nvprof tables are made of.
+ * seen; and the aggregations the report's operator, user-defined, memory manipulation, Python
+ * function, module, NVTX, kernel and nvprof tables are made of.
  *
  * Invariants: items are only appended, so an item's index never changes; the top-level items
  * and the children of each item are chained in first-seen order; a min is INT64_MAX until the
@@ -25,6 +25,8 @@
 struct agg_item {
 	uint32_t name;	      /* string id (or the caller's key: nvprof's copy kinds) */
 	uint32_t parent;      /* index of the parent item, AGG_NONE at the top */
+	uint32_t group;	      /* a second key besides the name: the string id of the value of
+			       * the argument grouped by (operators by input shapes), else 0 */
 	uint8_t kind;	      /* the caller's: e.g. inner phase or kernel */
 	uint64_t calls;	      /* ranges counted */
 	int64_t cpu_ns;	      /* sum of the CPU times, ns */
@@ -33,6 +35,9 @@ struct agg_item {
 	int64_t gpu_ns;	      /* sum of the GPU times, ns */
 	int64_t gpu_max_ns;   /* longest GPU time, ns */
 	int64_t gpu_min_ns;   /* shortest GPU time, ns (INT64_MAX before the first call) */
+	int64_t self_ns;      /* CPU self time where the aggregation has one, ns: Python
+			       * functions (duration - children), modules (- child modules) */
+	int64_t gpu_self_ns;  /* modules: GPU time less the child modules' GPU time, ns */
 	uint32_t first_child; /* first child item, AGG_NONE if none */
 	uint32_t last_child;  /* last child item, AGG_NONE if none */
 	uint32_t next;	      /* next sibling in first-seen order, AGG_NONE at the end */
@@ -50,6 +55,8 @@ struct agg {
 
 /* The item for (parent, name, kind), made on first use; AGG_NONE when out of memory. */
 uint32_t agg_get(struct agg *a, uint32_t parent, uint32_t name, uint8_t kind);
+/* The same with a second key, `group` (agg_item.group). */
+uint32_t agg_get_group(struct agg *a, uint32_t parent, uint32_t name, uint32_t group, uint8_t kind);
 /* Count one call with its CPU and GPU times. */
 void agg_add(struct agg *a, uint32_t item, int64_t cpu, int64_t gpu);
 void agg_free(struct agg *a);
@@ -59,11 +66,21 @@ void agg_top_sums(const struct agg *a, int64_t *cpu_ns, int64_t *gpu_ns);
 
 /* Which host ranges agg_host_ranges aggregates. */
 enum agg_select {
-	AGG_OPERATORS,	  /* Operator ranges */
-	AGG_USER_DEFINED, /* PythonUserDefined ranges not named like a copy (below) */
-	AGG_MEMORY,	  /* UserDefined and PythonUserDefined ranges named like memcpy,
+	AGG_OPERATORS,	      /* Operator ranges */
+	AGG_USER_DEFINED,     /* UserDefined (C API, C++) and PythonUserDefined ranges, neither
+			   * named like a copy (below) nor module calls (agg_is_module) */
+	AGG_MEMORY,	      /* UserDefined and PythonUserDefined ranges named like memcpy,
 			   * memorycopy or memset, any case */
+	AGG_PYTHON_FUNCTIONS, /* PythonFunction ranges that are not module calls */
 };
+
+/* Is a range of category `cat` named `name` an nn.Module call? Named "nn.Module: <class>"
+ * (opscope's PyTorch capture, Kineto's python_function events), or a Forward range named
+ * "forward: <class>" (opscope's capture names the outermost module call so). */
+bool agg_is_module(uint8_t cat, const char *name);
+/* Bytes of the prefix ("nn.Module: ", "forward: ") that agg_is_module recognised in name,
+ * 0 if none: the module's class is what follows. */
+size_t agg_module_prefix_len(const char *name);
 
 /* Item kinds of the aggregations below. */
 enum agg_kind {
@@ -73,13 +90,49 @@ enum agg_kind {
 };
 
 /* The selected host ranges of thread track `track` (MODEL_NO_TRACK: every thread), by name:
- * CPU time = duration, GPU time = all device time launched from inside (tree.h). With
- * `detail`, each item's children are its inner phases (direct children that are neither
- * operators nor runtime calls), each with the device work its runtime calls launched
- * (AGG_KIND_KERNEL, GPU time only), and the device work of the item's own runtime calls.
+ * CPU time = duration, GPU time = all device time launched from inside (tree.h), self time
+ * (agg_item.self_ns) = duration - the durations of its children. With `detail`, each item's
+ * children are its inner phases (direct children that are neither operators nor runtime
+ * calls), each with the device work its runtime calls launched (AGG_KIND_KERNEL, GPU time
+ * only), and the device work of the item's own runtime calls. With `group_key` (a string
+ * id, 0 for none), ranges are grouped by name and the value of their argument of that key
+ * too (agg_item.group: the value's string id, 0 for a range without the argument): the
+ * operators by "Input Dims", as torch's key_averages(group_by_input_shape=True).
  * 0, or OPSCOPE_ENOMEM (out is then empty). */
 int agg_host_ranges(const struct analysis *a, enum agg_select sel, uint32_t track, bool detail,
-		    struct agg *out);
+		    uint32_t group_key, struct agg *out);
+
+/* The module hierarchy of thread track `track` (MODEL_NO_TRACK: every thread): each module
+ * call (agg_is_module) is an item under the item of the module call that encloses it on its
+ * thread (none: at the top), keyed by name, so that the items form the tree of module paths
+ * (Net > Sequential > Conv2d), children in first-seen order. CPU = duration, GPU = all device
+ * time launched from inside; self_ns and gpu_self_ns = those less the child modules'. 0, or
+ * OPSCOPE_ENOMEM (out is then empty). */
+int agg_modules(const struct analysis *a, uint32_t track, struct agg *out);
+
+/* Item kinds of the NVTX aggregation. */
+enum agg_nvtx_kind {
+	AGG_NVTX_DOMAIN,   /* a domain: name = its string id, 0 for the default domain */
+	AGG_NVTX_PUSHPOP,  /* push/pop ranges of one name (thread tracks) */
+	AGG_NVTX_STARTEND, /* start/end ranges of one name (async tracks) */
+};
+
+/* NVTX ranges by domain and name, as `nsys stats -r nvtx_sum` sums them. */
+struct agg_nvtx {
+	struct agg a;	    /* the domains at the top (AGG_NVTX_DOMAIN, no calls), under each its
+			     * ranges by name and style (push/pop, start/end); CPU = duration */
+	int64_t *median_ns; /* per item index: the median duration (of an even count, the mean
+			     * of the two middle ones, rounded down), ns; 0 for domains */
+	int64_t *stddev_ns; /* per item index: the sample standard deviation (n - 1) of the
+			     * durations, rounded to the ns; 0 with one range */
+	int64_t total_ns;   /* the sum of every NVTX range's duration, ns */
+};
+
+/* Every range of category Nvtx, on thread tracks (push/pop) and async tracks (start/end), by
+ * its "domain" argument (the recorder's, for a non-default domain) and name. 0, or
+ * OPSCOPE_ENOMEM (out is then empty). */
+int agg_nvtx(const struct model *m, struct agg_nvtx *out);
+void agg_nvtx_free(struct agg_nvtx *n);
 
 /* Every kernel (NCCL kernels included) by name, GPU time = its duration; *total_ns = the sum
  * of their durations. 0, or OPSCOPE_ENOMEM (out is then empty). */

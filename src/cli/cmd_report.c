@@ -42,7 +42,10 @@ static const char report_usage[] =
 	"  -u, --time-unit U     s, ms (default), us or ns (text and CSV; JSON is always ns)\n"
 	"      --op-detail       inner phases and kernels under each operator (default)\n"
 	"      --no-op-detail    operators only\n"
-	"      --thread-sep      one operator / user-defined table per thread\n"
+	"      --thread-sep      one operator / user-defined / python / module table per thread\n"
+	"      --group-by KEY    operator rows by name (default) or by name and input shapes:\n"
+	"                        name, input-shape (an Input Shapes column; torch's\n"
+	"                        key_averages(group_by_input_shape=True))\n"
 	"  -n, --top N           at most N rows per table (rows under a kept row stay)\n"
 	"  -c, --columns LIST    only these columns (JSON/CSV keys, e.g. name,calls,cpu)\n"
 	"  -w, --width N         cut names longer than N characters (text)\n"
@@ -168,6 +171,7 @@ int cmd_report(int argc, char **argv)
 		{ "op-detail", no_argument, NULL, 'D' },
 		{ "no-op-detail", no_argument, NULL, 'N' },
 		{ "thread-sep", no_argument, NULL, 'T' },
+		{ "group-by", required_argument, NULL, 'G' },
 		{ "top", required_argument, NULL, 'n' },
 		{ "columns", required_argument, NULL, 'c' },
 		{ "width", required_argument, NULL, 'w' },
@@ -176,7 +180,7 @@ int cmd_report(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct report_opts ro = { SORT_CPU_TOTAL, true, false };
+	struct report_opts ro = { SORT_CPU_TOTAL, true, false, false, REPORT_GROUP_NAME };
 	struct rformat_opts fo = { RFORMAT_TEXT, 1, 0, NULL, 0 };
 	const char *views = NULL, *output = NULL;
 	int c;
@@ -192,6 +196,16 @@ int cmd_report(int argc, char **argv)
 				return cli_usage_error("report", msg);
 			}
 			views = optarg;
+			ro.views_explicit = true;
+			break;
+		case 'G':
+			if (strcmp(optarg, "input-shape") == 0)
+				ro.group_by = REPORT_GROUP_INPUT_SHAPE;
+			else if (strcmp(optarg, "name") == 0)
+				ro.group_by = REPORT_GROUP_NAME;
+			else
+				return cli_usage_error("report",
+						       "--group-by wants name or input-shape");
 			break;
 		case 'S': {
 			int s = report_sort_from_name(optarg);
@@ -259,7 +273,7 @@ int cmd_report(int argc, char **argv)
 	if (!m)
 		cli_die_oom();
 	if (!getenv("OPSCOPE_REPORT_ALL_ARGS")) /* the tests' way to compare with all of them */
-		m->keep_arg_keys = report_arg_keys;
+		m->keep_arg_keys = report_arg_keys_for(&ro);
 	struct progress prog;
 	progress_start(&prog);
 	for (int i = optind; i < argc; i++) {

@@ -42,6 +42,10 @@ static void render_csv_table(struct sbuf *b, const struct rtable *t, size_t inde
 	sb_printf(b, "# %s%s", t->title, t->group[0] ? ": " : "");
 	render_esc_text(b, t->group, strlen(t->group)); /* one line, whatever the file name */
 	sb_lit(b, "\n");
+	if (t->empty) { /* a view asked for with nothing to show: no header, no rows */
+		sb_printf(b, "# %s\n\n", t->empty);
+		return;
+	}
 	bool levels = render_has_levels(t);
 	bool first = true;
 	if (levels) {

@@ -103,6 +103,10 @@ static void render_json_table(struct sbuf *b, const struct rtable *t, const stru
 		sb_lit(b, "}");
 	}
 	sb_lit(b, "]");
+	if (t->empty) { /* a view asked for with nothing to show */
+		sb_lit(b, ",\"empty\":");
+		esc_json(b, t->empty, strlen(t->empty));
+	}
 	if (t->ntotals) {
 		sb_lit(b, ",\"totals\":{");
 		for (int i = 0; i < t->ntotals; i++)

@@ -295,6 +295,10 @@ static void render_text_table(struct sbuf *b, const struct rtable *t, size_t ind
 			      const struct rformat_opts *o)
 {
 	(void)index;
+	if (t->empty) { /* a view asked for with nothing to show: one line says so */
+		sb_printf(b, "%s\n\n\n", t->empty);
+		return;
+	}
 	if (t->style == RSTYLE_NVPROF)
 		render_text_nvprof(b, t, o);
 	else

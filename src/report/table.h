@@ -82,6 +82,8 @@ struct rtable {
 	size_t nrows;			   /* rows used */
 	size_t rows_cap;		   /* rows allocated */
 	const char *note;		   /* text only: a "Note:" paragraph after the rows */
+	const char *empty; /* a view asked for with nothing to show: the line that says so
+			    * (text: only that line; CSV: a comment; JSON: "empty"), else NULL */
 	struct {
 		const char *key; /* JSON key ("gpu_busy_ns") */
 		int64_t v;	 /* ns */

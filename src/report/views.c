@@ -122,6 +122,14 @@ int report_run_views(struct report_ctx *c, bool (*want)(const char *view, void *
 		struct view_job *j = &jobs[i];
 		if (j->rc && !rc)
 			rc = j->rc;
+		/* a view asked for by name that has nothing to show says so, in every format */
+		if (rc == 0 && j->ctx.ntables == 0 && c->o && c->o->views_explicit && want &&
+		    want(j->view->name, arg) && j->view->empty) {
+			struct rtable *t = ctx_table(c, j->view->name, j->view->title);
+			if (t)
+				t->empty = j->view->empty;
+			continue;
+		}
 		for (size_t t = 0; t < j->ctx.ntables; t++) {
 			if (rc == 0 && ctx_append(c, j->ctx.tables[t]) == 0)
 				continue;
@@ -578,7 +586,11 @@ static int view_agg_group(struct report_ctx *c, enum agg_select sel, uint32_t tr
 	const struct analysis *an = &c->an;
 	struct agg a;
 	bool detail = sel == AGG_OPERATORS && c->o->op_detail;
-	if (agg_host_ranges(an, sel, track, detail, &a) != 0)
+	/* operators by input shapes too (--group-by input-shape): the recorders' and Kineto's
+	 * "Input Dims" argument */
+	bool shapes = sel == AGG_OPERATORS && c->o->group_by == REPORT_GROUP_INPUT_SHAPE;
+	uint32_t group_key = shapes ? model_find_str(an->m, "Input Dims") : 0;
+	if (agg_host_ranges(an, sel, track, detail, group_key, &a) != 0)
 		return OPSCOPE_ENOMEM;
 	if (a.n == 0) {
 		agg_free(&a);
@@ -586,10 +598,12 @@ static int view_agg_group(struct report_ctx *c, enum agg_select sel, uint32_t tr
 	}
 	static const char *const titles[] = { [AGG_OPERATORS] = "Operator Summary",
 					      [AGG_USER_DEFINED] = "UserDefined Summary",
-					      [AGG_MEMORY] = "Memory Manipulation Summary" };
+					      [AGG_MEMORY] = "Memory Manipulation Summary",
+					      [AGG_PYTHON_FUNCTIONS] = "PythonFunction Summary" };
 	static const char *const views[] = { [AGG_OPERATORS] = "operator",
 					     [AGG_USER_DEFINED] = "userdefined",
-					     [AGG_MEMORY] = "memcpy" };
+					     [AGG_MEMORY] = "memcpy",
+					     [AGG_PYTHON_FUNCTIONS] = "python" };
 	struct rtable *t = ctx_table(c, views[sel], titles[sel]);
 	if (!t) {
 		agg_free(&a);
@@ -599,8 +613,13 @@ static int view_agg_group(struct report_ctx *c, enum agg_select sel, uint32_t tr
 		group_title(an->m, track, t->group, sizeof(t->group));
 	int cols[4];
 	cols[0] = rtable_col(t, "Name", "name", RCOL_TEXT, sel == AGG_OPERATORS ? 52 : 0);
+	int cshape = shapes ? rtable_col(t, "Input Shapes", "input_shapes", RCOL_TEXT, 12) : -1;
 	cols[1] = rtable_col(t, "Calls", "calls", RCOL_COUNT, 6);
 	cols[2] = rtable_col(t, "CPU Total / Avg / Max / Min / Ratio(%)", "cpu", RCOL_STATS, 40);
+	/* a Python function's own time, as pstats' tottime beside its cumtime */
+	int cself = sel == AGG_PYTHON_FUNCTIONS
+			    ? rtable_col(t, "Self CPU", "self_cpu_ns", RCOL_TIME, 10)
+			    : -1;
 	cols[3] = rtable_col(t, "GPU Total / Avg / Max / Min / Ratio(%)", "gpu", RCOL_STATS, 40);
 	uint32_t n;
 	uint32_t *top = sorted_top(&a, c->o->sort, sel != AGG_MEMORY, &n);
@@ -615,12 +634,20 @@ static int view_agg_group(struct report_ctx *c, enum agg_select sel, uint32_t tr
 		if (!r)
 			break;
 		set_text(r, cols[0], an->m, it->name);
+		if (cshape >= 0)
+			set_text(r, cshape, an->m, it->group); /* "" without shapes */
 		r->cells[cols[1]].i = (int64_t)it->calls;
 		set_item_stats(&r->cells[cols[2]], it, false, cpu_whole);
+		if (cself >= 0)
+			r->cells[cself].i = it->self_ns;
 		set_item_stats(&r->cells[cols[3]], it, true, gpu_whole);
 		if (detail)
 			detail_rows(an->m, t, &a, top[k], cols);
 	}
+	if (sel == AGG_PYTHON_FUNCTIONS)
+		t->note = "CPU: the calls' durations (a recursive function's nested calls count "
+			  "again, as in torch);\nSelf CPU: their durations less those of the "
+			  "ranges directly inside them. Ratio = / total time.";
 	int rc = !top || t->oom ? OPSCOPE_ENOMEM : 0;
 	free(top);
 	agg_free(&a);
@@ -657,6 +684,182 @@ static int view_userdefined(struct report_ctx *c)
 static int view_memcpy(struct report_ctx *c)
 {
 	return view_agg(c, AGG_MEMORY);
+}
+
+static int view_python(struct report_ctx *c)
+{
+	return view_agg(c, AGG_PYTHON_FUNCTIONS);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Module hierarchy */
+
+/* The items of the module tree in depth-first order (parents before children, siblings in
+ * first-seen order): the next item after i. */
+static uint32_t module_next(const struct agg *a, uint32_t i, int *depth)
+{
+	if (a->v[i].first_child != AGG_NONE) {
+		(*depth)++;
+		return a->v[i].first_child;
+	}
+	while (i != AGG_NONE && a->v[i].next == AGG_NONE) {
+		i = a->v[i].parent;
+		(*depth)--;
+	}
+	return i == AGG_NONE ? AGG_NONE : a->v[i].next;
+}
+
+static int view_module_group(struct report_ctx *c, uint32_t track)
+{
+	const struct analysis *an = &c->an;
+	struct agg a;
+	if (agg_modules(an, track, &a) != 0)
+		return OPSCOPE_ENOMEM;
+	if (a.n == 0) {
+		agg_free(&a);
+		return 0;
+	}
+	struct rtable *t = ctx_table(c, "module", "Module Summary");
+	if (!t) {
+		agg_free(&a);
+		return OPSCOPE_ENOMEM;
+	}
+	group_title(an->m, track, t->group, sizeof(t->group));
+	int cname = rtable_col(t, "Module", "name", RCOL_TEXT, 30);
+	int ccalls = rtable_col(t, "Calls", "calls", RCOL_COUNT, 6);
+	int ccpu = rtable_col(t, "CPU Total / Avg / Max / Min / Ratio(%)", "cpu", RCOL_STATS, 40);
+	int cself = rtable_col(t, "Self CPU", "self_cpu_ns", RCOL_TIME, 10);
+	int cgpu = rtable_col(t, "GPU Total / Avg / Max / Min / Ratio(%)", "gpu", RCOL_STATS, 40);
+	int cgself = rtable_col(t, "Self GPU", "self_gpu_ns", RCOL_TIME, 10);
+	int depth = 0;
+	for (uint32_t i = a.first_top; i != AGG_NONE; i = module_next(&a, i, &depth)) {
+		const struct agg_item *it = &a.v[i];
+		struct rrow *r = rtable_row(t, depth);
+		if (!r)
+			break;
+		const char *s = model_str(an->m, it->name);
+		size_t skip = agg_module_prefix_len(s); /* the class: "nn.Module: " is no news */
+		rcell_text(r, cname, s + skip, model_strlen(an->m, it->name) - skip);
+		r->cells[ccalls].i = (int64_t)it->calls;
+		set_item_stats(&r->cells[ccpu], it, false, an->total_ns);
+		r->cells[cself].i = it->self_ns;
+		set_item_stats(&r->cells[cgpu], it, true, an->step_device_ns);
+		r->cells[cgself].i = it->gpu_self_ns;
+	}
+	t->note = "Each row is a module path: a module's calls inside the calls of the module "
+		  "above it, in the order\nfirst called. CPU: the calls' durations; GPU: the "
+		  "device time launched inside them (ratio = /\nthe ProfileStep device time). "
+		  "Self: less the modules directly inside. CPU ratio = / total time.";
+	int rc = t->oom ? OPSCOPE_ENOMEM : 0;
+	agg_free(&a);
+	return rc;
+}
+
+static int view_module(struct report_ctx *c)
+{
+	const struct model *m = c->an.m;
+	if (!c->o->thread_sep)
+		return view_module_group(c, MODEL_NO_TRACK);
+	for (uint32_t t = 0; t < m->ntracks; t++) {
+		if (m->tracks[t].kind != MODEL_TRACK_THREAD)
+			continue;
+		int rc = view_module_group(c, t);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* NVTX */
+
+static int nvtx_cmp(const void *x, const void *y)
+{
+	const struct agg_item *a = &sort_agg->v[*(const uint32_t *)x];
+	const struct agg_item *b = &sort_agg->v[*(const uint32_t *)y];
+	if (a->cpu_ns != b->cpu_ns)
+		return a->cpu_ns > b->cpu_ns ? -1 : 1;
+	return *(const uint32_t *)x < *(const uint32_t *)y ? -1 : 1;
+}
+
+/* nsys stats' nvtx_sum: per domain and range name, sorted by total time. */
+static int view_nvtx(struct report_ctx *c)
+{
+	const struct model *m = c->an.m;
+	struct agg_nvtx nv;
+	if (agg_nvtx(m, &nv) != 0)
+		return OPSCOPE_ENOMEM;
+	uint32_t n = 0, *rows = malloc((nv.a.n ? nv.a.n : 1) * sizeof(*rows));
+	if (!rows) {
+		agg_nvtx_free(&nv);
+		return OPSCOPE_ENOMEM;
+	}
+	for (uint32_t i = 0; i < nv.a.n; i++)
+		if (nv.a.v[i].kind != AGG_NVTX_DOMAIN)
+			rows[n++] = i;
+	struct rtable *t = n ? ctx_table(c, "nvtx", "NVTX Range Summary") : NULL;
+	if (!t) {
+		free(rows);
+		agg_nvtx_free(&nv);
+		return n ? OPSCOPE_ENOMEM : 0;
+	}
+	sort_agg = &nv.a;
+	qsort(rows, n, sizeof(*rows), nvtx_cmp);
+	int cratio = rtable_col(t, "Time (%)", "ratio", RCOL_RATIO, 8);
+	int ctot = rtable_col(t, "Total Time", "total_ns", RCOL_TIME, 10);
+	int ccalls = rtable_col(t, "Instances", "instances", RCOL_COUNT, 9);
+	int cavg = rtable_col(t, "Avg", "avg_ns", RCOL_TIME, 8);
+	int cmed = rtable_col(t, "Med", "med_ns", RCOL_TIME, 8);
+	int cmin = rtable_col(t, "Min", "min_ns", RCOL_TIME, 8);
+	int cmax = rtable_col(t, "Max", "max_ns", RCOL_TIME, 8);
+	int csd = rtable_col(t, "StdDev", "stddev_ns", RCOL_TIME, 8);
+	int cstyle = rtable_col(t, "Style", "style", RCOL_TEXT, 8);
+	int crange = rtable_col(t, "Range", "range", RCOL_TEXT, 0);
+	int cdom = rtable_col(t, "Domain", "domain", RCOL_TEXT, 0);
+	int cname = rtable_col(t, "Name", "name", RCOL_TEXT, 0);
+	rtable_col_flags(t, cdom, RCOL_F_TEXT_HIDDEN);
+	rtable_col_flags(t, cname, RCOL_F_TEXT_HIDDEN);
+	for (uint32_t k = 0; k < n; k++) {
+		const struct agg_item *it = &nv.a.v[rows[k]];
+		struct rrow *r = rtable_row(t, 0);
+		if (!r)
+			break;
+		r->cells[cratio].ratio = ratio(it->cpu_ns, nv.total_ns);
+		r->cells[ctot].i = it->cpu_ns;
+		r->cells[ccalls].i = (int64_t)it->calls;
+		r->cells[cavg].i = it->calls ? it->cpu_ns / (int64_t)it->calls : 0;
+		r->cells[cmed].i = nv.median_ns[rows[k]];
+		r->cells[cmin].i = it->cpu_min_ns;
+		r->cells[cmax].i = it->cpu_max_ns;
+		r->cells[csd].i = nv.stddev_ns[rows[k]];
+		set_cstr(r, cstyle, it->kind == AGG_NVTX_STARTEND ? "StartEnd" : "PushPop");
+		uint32_t dom = nv.a.v[it->parent].name;
+		set_text(r, cdom, m, dom);
+		set_text(r, cname, m, it->name);
+		/* nsys names a range of a domain "domain:name" */
+		size_t dl = model_strlen(m, dom), nl = model_strlen(m, it->name);
+		char *s = dom ? malloc(dl + 1 + nl) : NULL;
+		if (s) {
+			memcpy(s, model_str(m, dom), dl);
+			s[dl] = ':';
+			memcpy(s + dl + 1, model_str(m, it->name), nl);
+			rcell_text(r, crange, rtable_str(t, s, dl + 1 + nl), dl + 1 + nl);
+			free(s);
+		} else if (dom) {
+			t->oom = true;
+		} else {
+			set_text(r, crange, m, it->name);
+		}
+	}
+	t->note = "Per NVTX domain and range name (\"domain:name\"; the default domain: the "
+		  "name alone), as\nnsys stats -r nvtx_sum. Time (%) = total / the total of every "
+		  "NVTX range. PushPop: push/pop\nranges; StartEnd: start/end ranges. Med: the "
+		  "median (an even count: the mean of the middle\ntwo); StdDev: the sample "
+		  "standard deviation.";
+	int rc = t->oom ? OPSCOPE_ENOMEM : 0;
+	free(rows);
+	agg_nvtx_free(&nv);
+	return rc;
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -903,32 +1106,56 @@ static int view_perf(struct report_ctx *c)
 /* ---------------------------------------------------------------------------------------- */
 /* Registry */
 
-/* Keep this list to what the views read: a report of a JSON trace loads no other argument
- * (tests/e2e compares reports with and without it on every corpus trace). */
-const char *const report_arg_keys[] = { "num_samples", NULL };
+/* Keep these lists to what the views read: a report of a JSON trace loads no other argument
+ * (tests/e2e compares reports with and without it on every corpus trace). "Input Dims" only
+ * when the operators are grouped by input shapes: most of a Kineto trace's operators carry
+ * one. */
+const char *const report_arg_keys[] = { "num_samples", "domain", NULL };
+static const char *const report_arg_keys_shapes[] = { "num_samples", "domain", "Input Dims", NULL };
 
+const char *const *report_arg_keys_for(const struct report_opts *o)
+{
+	return o && o->group_by == REPORT_GROUP_INPUT_SHAPE ? report_arg_keys_shapes
+							    : report_arg_keys;
+}
+
+/* Each row: name, help, function, cost, always, title, and the line a view asked for by
+ * name prints when it has nothing to show. */
 const struct report_view report_views[] = {
 	{ "files", "each trace file: events, dropped, torn tail, complete (always shown)",
-	  view_files, 0, true },
+	  view_files, 0, true, "Trace Files", "Trace Files: no file was read" },
 	{ "device", "utilization of the CPU (where recorded) and of each GPU", view_device, 0,
-	  false },
+	  false, "Device Summary", "Device: no CPU utilization recorded and no GPU in the trace" },
 	{ "overview", "time per event type, overlaps merged; GPU busy time", view_overview, 2,
-	  false },
-	{ "model", "Dataloader / Forward / Backward / Optimization / Others", view_model, 0,
-	  false },
-	{ "distributed", "communication, computation and their overlap", view_distributed, 1,
-	  false },
-	{ "operator", "operators, with their inner phases and kernels", view_operator, 1, false },
-	{ "kernel", "every GPU kernel by name", view_kernel, 0, false },
-	{ "memcpy", "memory manipulation ranges (memcpy, memset)", view_memcpy, 0, false },
-	{ "userdefined", "user-defined ranges (RecordEvent, record_function)", view_userdefined, 0,
-	  false },
-	{ "nvprof", "GPU activities and API calls, as nvprof prints them", view_nvprof, 0, false },
-	{ "step", "each step: time per kind of work, data wait, compute, tail", view_step, 3,
-	  false },
+	  false, "Overview Summary", "Overview: no events in the trace" },
+	{ "model", "Dataloader / Forward / Backward / Optimization / Others", view_model, 0, false,
+	  "Model Summary",
+	  "Model: no Dataloader, Forward, Backward or Optimization ranges in the trace" },
+	{ "distributed", "communication, computation and their overlap", view_distributed, 1, false,
+	  "Distribution Summary", "Distributed: no communication in the trace" },
+	{ "operator", "operators, with their inner phases and kernels", view_operator, 1, false,
+	  "Operator Summary", "Operator: no ranges of this kind in the trace" },
+	{ "kernel", "every GPU kernel by name", view_kernel, 0, false, "Kernel Summary",
+	  "Kernel: no GPU kernels in the trace" },
+	{ "memcpy", "memory manipulation ranges (memcpy, memset)", view_memcpy, 0, false,
+	  "Memory Manipulation Summary",
+	  "Memory Manipulation: no ranges of this kind in the trace" },
+	{ "userdefined", "user-defined ranges (C API, RecordEvent, record_function)",
+	  view_userdefined, 0, false, "UserDefined Summary",
+	  "UserDefined: no ranges of this kind in the trace" },
+	{ "nvtx", "NVTX ranges by domain and name (nsys stats' nvtx_sum)", view_nvtx, 0, false,
+	  "NVTX Range Summary", "NVTX: no ranges of this kind in the trace" },
+	{ "python", "Python functions by name (total and self time)", view_python, 0, false,
+	  "PythonFunction Summary", "PythonFunction: no ranges of this kind in the trace" },
+	{ "module", "the nn.Module hierarchy: calls, total and self time", view_module, 1, false,
+	  "Module Summary", "Module: no nn.Module calls in the trace" },
+	{ "nvprof", "GPU activities and API calls, as nvprof prints them", view_nvprof, 0, false,
+	  "GPU activities and API calls", "nvprof: no GPU activities or API calls in the trace" },
+	{ "step", "each step: time per kind of work, data wait, compute, tail", view_step, 3, false,
+	  "Step Summary", "Step: no steps in the trace" },
 	{ "perf", "reader cost, batch cost, throughput of steps with num_samples", view_perf, 0,
-	  false },
-	{ NULL, NULL, NULL, 0, false },
+	  false, "Perf Summary", "Perf: no ProfileStep ranges with num_samples in the trace" },
+	{ NULL, NULL, NULL, 0, false, NULL, NULL },
 };
 
 const struct report_view *report_view_find(const char *name)

@@ -28,10 +28,20 @@ enum report_sort {
 	SORT_CALLS,
 };
 
+/* What the operator table groups its rows by, besides the name. */
+enum report_group {
+	REPORT_GROUP_NAME,	  /* the name alone */
+	REPORT_GROUP_INPUT_SHAPE, /* name and input shapes ("Input Dims"), as torch's
+				   * key_averages(group_by_input_shape=True) */
+};
+
 struct report_opts {
 	enum report_sort sort; /* row order of the operator, user-defined and kernel tables */
 	bool op_detail;	       /* operator table: inner phases and kernels under each operator */
-	bool thread_sep;       /* operator / user-defined tables per thread, not merged */
+	bool thread_sep;       /* operator / user-defined / Python / module tables per thread */
+	bool views_explicit;   /* the views were asked for by name: one with nothing to show
+				* gives an empty table that says so (report_view.empty) */
+	enum report_group group_by; /* operator rows by name, or by name and input shapes */
 };
 
 /* What every view reads, computed once, and the tables they give. */
@@ -49,17 +59,22 @@ struct report_view {
 	const char *name;		 /* --views name */
 	const char *summary;		 /* one line of help */
 	int (*fn)(struct report_ctx *c); /* adds its tables to c; 0 or OPSCOPE_ENOMEM */
-	int cost;    /* rough rank of its time on a large trace: costlier views start first */
-	bool always; /* run whatever --views asks for (the files and what they lost) */
+	int cost;	   /* rough rank of its time on a large trace: costlier views start first */
+	bool always;	   /* run whatever --views asks for (the files and what they lost) */
+	const char *title; /* its table's title */
+	const char *empty; /* asked for by name with nothing to show: the line that says so
+			    * ("UserDefined: no ranges of this kind in the trace") */
 };
 
 /* Every view, in the order they print; ends with a NULL name. */
 extern const struct report_view report_views[];
-/* The argument keys the views read ("num_samples"; NULL ends the list): set as
+/* The argument keys the views read ("num_samples", "domain"; NULL ends the list): set as
  * model.keep_arg_keys before loading a trace for a report. The event tree's launch links
  * come from the model's correlation column, which the importer fills from the "correlation"
  * argument whether it keeps the argument or not. */
 extern const char *const report_arg_keys[];
+/* The same for a report with options o: "Input Dims" too when grouping by input shapes. */
+const char *const *report_arg_keys_for(const struct report_opts *o);
 const struct report_view *report_view_find(const char *name);
 /* Parse a sort key name (case-insensitive: CPUTotal ... GPUMin, Calls); -1 if unknown. */
 int report_sort_from_name(const char *name);

@@ -51,6 +51,23 @@ done
 total=$(awk '$3 == "range" && ($5 == "step" || $5 == "inner")' "$tmp/dump" | wc -l)
 [ "$total" -eq $((2 * threads * iters)) ] || fail "total ranges $total"
 
+echo "# the NVTX table (nsys stats' nvtx_sum): per domain and name, push/pop and start/end"
+"$OPSCOPE" report --views nvtx -f csv "$tmp/nvtx.opscope" >"$tmp/nvtx.csv"
+grep -q '^ratio,total_ms,instances,avg_ms,med_ms,min_ms,max_ms,stddev_ms,style,range,domain,name$' \
+	"$tmp/nvtx.csv" || fail "nvtx table header: $(head -3 "$tmp/nvtx.csv")"
+grep -Eq "^[0-9.]+,[0-9.]+,$((threads * iters)),.*,PushPop,step,,step$" "$tmp/nvtx.csv" ||
+	fail "nvtx table: step row"
+grep -Eq "^[0-9.]+,[0-9.]+,$((threads * iters)),.*,PushPop,inner,,inner$" "$tmp/nvtx.csv" ||
+	fail "nvtx table: inner row"
+grep -Eq ',1,.*,PushPop,mydomain:registered-range,mydomain,registered-range$' "$tmp/nvtx.csv" ||
+	fail "nvtx table: a range of a domain"
+grep -Eq ',1,.*,StartEnd,cross-thread,,cross-thread$' "$tmp/nvtx.csv" ||
+	fail "nvtx table: a start/end range"
+# Time (%) adds up to 100 % of the NVTX ranges' time
+awk -F, 'NR > 2 && NF > 1 { s += $1 } END { exit !(s > 0.999 && s < 1.001) }' "$tmp/nvtx.csv" ||
+	fail "nvtx table: ratios do not add up to 1"
+"$OPSCOPE" report "$tmp/nvtx.opscope" | grep -q "NVTX Range Summary" || fail "nvtx table by default"
+
 echo "# through NVTX_INJECTION64_PATH alone (no preload): the library starts when NVTX loads it"
 NVTX_INJECTION64_PATH=$OPSCOPE_LIB OPSCOPE_AUTOSTART=1 OPSCOPE_OUTPUT=$tmp/inject.opscope \
 	"$app" 2 500

@@ -404,7 +404,7 @@ TEST(aggregates_by_name)
 
 	/* operators of every thread, with detail */
 	struct agg a;
-	REQUIRE(agg_host_ranges(&an, AGG_OPERATORS, MODEL_NO_TRACK, true, &a) == 0);
+	REQUIRE(agg_host_ranges(&an, AGG_OPERATORS, MODEL_NO_TRACK, true, 0, &a) == 0);
 	uint32_t conv = top_item(m, &a, "conv");
 	REQUIRE(conv != AGG_NONE);
 	CHECK_EQ_U(a.v[conv].calls, 3);
@@ -430,7 +430,7 @@ TEST(aggregates_by_name)
 	agg_free(&a);
 
 	/* one thread, no detail: thread 2's conv only, no children */
-	REQUIRE(agg_host_ranges(&an, AGG_OPERATORS, h2, false, &a) == 0);
+	REQUIRE(agg_host_ranges(&an, AGG_OPERATORS, h2, false, 0, &a) == 0);
 	REQUIRE(a.n == 1);
 	CHECK_EQ_U(a.v[0].calls, 1);
 	CHECK_EQ_I(a.v[0].cpu_ns, 60);
@@ -438,11 +438,11 @@ TEST(aggregates_by_name)
 	agg_free(&a);
 
 	/* user-defined ranges named like a copy are memory manipulation, not user-defined */
-	REQUIRE(agg_host_ranges(&an, AGG_USER_DEFINED, MODEL_NO_TRACK, false, &a) == 0);
+	REQUIRE(agg_host_ranges(&an, AGG_USER_DEFINED, MODEL_NO_TRACK, false, 0, &a) == 0);
 	CHECK_EQ_U(a.n, 1);
 	CHECK(top_item(m, &a, "my_block") != AGG_NONE);
 	agg_free(&a);
-	REQUIRE(agg_host_ranges(&an, AGG_MEMORY, MODEL_NO_TRACK, false, &a) == 0);
+	REQUIRE(agg_host_ranges(&an, AGG_MEMORY, MODEL_NO_TRACK, false, 0, &a) == 0);
 	CHECK_EQ_U(a.n, 1);
 	CHECK(top_item(m, &a, "MemcpyToGPU") != AGG_NONE);
 	agg_free(&a);
@@ -529,5 +529,168 @@ TEST(throughput_of_steps)
 	model_free(m);
 }
 
+/* A string argument key = value on range i of track t (its only argument). */
+static void str_arg(struct model *m, uint32_t t, uint64_t i, const char *key, const char *value)
+{
+	uint64_t a = model_add_arg(m, S(m, key), MODEL_ARG_STR, S(m, value));
+	m->tracks[t].ranges.first_arg[i] = a;
+	m->tracks[t].ranges.nargs[i] = 1;
+}
+
+/*
+ * Every kind of range a user records has its aggregation (issue 16.12):
+ * thread 1: ProfileStep [0,1000)
+ *             c_block (UserDefined, the C API) [0,100), py_block (PythonUserDefined) [100,200)
+ *             train (PythonFunction) [200,600) > step [250,350), step [400,500)
+ *             forward: Net (Forward) [600,900) > nn.Module: Seq [610,800)
+ *                                                  > nn.Module: Conv [620,700)
+ *                                                      > cudaLaunchKernel [630,640) -> k 50 ns
+ *                                              > nn.Module: Conv [810,850)
+ * thread 2: Nvtx a [0,10) [20,50) [60,61), Nvtx b in domain "dom" [100,140)
+ * async:    Nvtx c (start/end) [0,100) [50,350)
+ */
+TEST(ranges_of_every_kind)
+{
+	struct model *m = model_new();
+	model_add_file(m, "x", "test");
+	uint32_t h = model_add_track(m, MODEL_TRACK_THREAD, 1, 1, 0);
+	uint32_t h2 = model_add_track(m, MODEL_TRACK_THREAD, 1, 2, 0);
+	uint32_t as = model_add_track(m, MODEL_TRACK_ASYNC, 1, 0, 0);
+	uint32_t d = model_add_track(m, MODEL_TRACK_DEVICE, 0, 1, 0);
+	R(m, h, 0, 1000, "ProfileStep#1", OPSCOPE_CAT_PROFILE_STEP, -1);
+	R(m, h, 0, 100, "c_block", OPSCOPE_CAT_USER_DEFINED, -1);
+	R(m, h, 100, 200, "py_block", OPSCOPE_CAT_PYTHON_USER_DEFINED, -1);
+	R(m, h, 200, 600, "train", OPSCOPE_CAT_PYTHON_FUNCTION, -1);
+	R(m, h, 250, 350, "step", OPSCOPE_CAT_PYTHON_FUNCTION, -1);
+	R(m, h, 400, 500, "step", OPSCOPE_CAT_PYTHON_FUNCTION, -1);
+	R(m, h, 600, 900, "forward: Net", OPSCOPE_CAT_FORWARD, -1);
+	R(m, h, 610, 800, "nn.Module: Seq", OPSCOPE_CAT_USER_DEFINED, -1);
+	R(m, h, 620, 700, "nn.Module: Conv", OPSCOPE_CAT_USER_DEFINED, -1);
+	R(m, h, 630, 640, "cudaLaunchKernel", OPSCOPE_CAT_CUDA_RUNTIME, 1);
+	R(m, h, 810, 850, "nn.Module: Conv", OPSCOPE_CAT_PYTHON_FUNCTION, -1);
+	R(m, d, 650, 700, "k", OPSCOPE_CAT_KERNEL, 1);
+	R(m, h2, 0, 10, "a", OPSCOPE_CAT_NVTX, -1);
+	R(m, h2, 20, 50, "a", OPSCOPE_CAT_NVTX, -1);
+	R(m, h2, 60, 61, "a", OPSCOPE_CAT_NVTX, -1);
+	str_arg(m, h2, R(m, h2, 100, 140, "b", OPSCOPE_CAT_NVTX, -1), "domain", "dom");
+	R(m, as, 0, 100, "c", OPSCOPE_CAT_NVTX, -1);
+	R(m, as, 50, 350, "c", OPSCOPE_CAT_NVTX, -1);
+	nest(m);
+	struct analysis an;
+	REQUIRE(analysis_run(&an, m) == 0);
+
+	/* user-defined: the C API's and Python's, not the module calls */
+	struct agg a;
+	REQUIRE(agg_host_ranges(&an, AGG_USER_DEFINED, MODEL_NO_TRACK, false, 0, &a) == 0);
+	CHECK_EQ_U(a.n, 2);
+	CHECK(top_item(m, &a, "c_block") != AGG_NONE);
+	CHECK(top_item(m, &a, "py_block") != AGG_NONE);
+	agg_free(&a);
+
+	/* Python functions: inclusive and self time, not the module calls among them */
+	REQUIRE(agg_host_ranges(&an, AGG_PYTHON_FUNCTIONS, MODEL_NO_TRACK, false, 0, &a) == 0);
+	CHECK_EQ_U(a.n, 2);
+	uint32_t it = top_item(m, &a, "train");
+	REQUIRE(it != AGG_NONE);
+	CHECK_EQ_I(a.v[it].cpu_ns, 400);
+	CHECK_EQ_I(a.v[it].self_ns, 200);
+	it = top_item(m, &a, "step");
+	REQUIRE(it != AGG_NONE);
+	CHECK_EQ_U(a.v[it].calls, 2);
+	CHECK_EQ_I(a.v[it].cpu_ns, 200);
+	CHECK_EQ_I(a.v[it].self_ns, 200);
+	agg_free(&a);
+
+	/* modules: a tree of paths; self = less the child modules */
+	REQUIRE(agg_modules(&an, MODEL_NO_TRACK, &a) == 0);
+	CHECK_EQ_U(a.n, 4);
+	uint32_t net = top_item(m, &a, "forward: Net");
+	REQUIRE(net != AGG_NONE);
+	CHECK(a.v[net].next == AGG_NONE); /* the only top-level module */
+	CHECK_EQ_I(a.v[net].cpu_ns, 300);
+	CHECK_EQ_I(a.v[net].self_ns, 300 - 190 - 40);
+	CHECK_EQ_I(a.v[net].gpu_ns, 50);
+	CHECK_EQ_I(a.v[net].gpu_self_ns, 0);
+	uint32_t seq = child_item(m, &a, net, "nn.Module: Seq");
+	uint32_t conv2 = child_item(m, &a, net, "nn.Module: Conv");
+	REQUIRE(seq != AGG_NONE && conv2 != AGG_NONE);
+	CHECK_EQ_I(a.v[seq].self_ns, 190 - 80);
+	CHECK_EQ_I(a.v[conv2].cpu_ns, 40);
+	uint32_t conv1 = child_item(m, &a, seq, "nn.Module: Conv");
+	REQUIRE(conv1 != AGG_NONE);
+	CHECK(conv1 != conv2); /* one class, two places in the tree */
+	CHECK_EQ_I(a.v[conv1].cpu_ns, 80);
+	CHECK_EQ_I(a.v[conv1].gpu_self_ns, 50);
+	CHECK(a.v[seq].first_child == conv1); /* Seq > Conv, and Net's children: Seq, Conv */
+	CHECK(a.v[net].first_child == seq && a.v[seq].next == conv2);
+	CHECK_EQ_U(agg_module_prefix_len("nn.Module: Seq"), 11);
+	CHECK_EQ_U(agg_module_prefix_len("forward: Net"), 9);
+	CHECK(!agg_is_module(OPSCOPE_CAT_FORWARD, "forward"));
+	agg_free(&a);
+
+	/* NVTX: per domain and name and style, with median and sample standard deviation */
+	struct agg_nvtx nv;
+	REQUIRE(agg_nvtx(m, &nv) == 0);
+	CHECK_EQ_I(nv.total_ns, 10 + 30 + 1 + 40 + 100 + 300);
+	uint32_t dflt = top_item(m, &nv.a, ""), dom = top_item(m, &nv.a, "dom");
+	REQUIRE(dflt != AGG_NONE && dom != AGG_NONE);
+	CHECK(nv.a.v[dflt].kind == AGG_NVTX_DOMAIN && nv.a.v[dom].kind == AGG_NVTX_DOMAIN);
+	it = child_item(m, &nv.a, dflt, "a");
+	REQUIRE(it != AGG_NONE);
+	CHECK(nv.a.v[it].kind == AGG_NVTX_PUSHPOP);
+	CHECK_EQ_U(nv.a.v[it].calls, 3);
+	CHECK_EQ_I(nv.a.v[it].cpu_ns, 41);
+	CHECK_EQ_I(nv.a.v[it].cpu_min_ns, 1);
+	CHECK_EQ_I(nv.a.v[it].cpu_max_ns, 30);
+	CHECK_EQ_I(nv.median_ns[it], 10);
+	CHECK_EQ_I(nv.stddev_ns[it], 15); /* sqrt(((10-41/3)^2 + (30-41/3)^2 + (1-41/3)^2) / 2) */
+	it = child_item(m, &nv.a, dflt, "c");
+	REQUIRE(it != AGG_NONE);
+	CHECK(nv.a.v[it].kind == AGG_NVTX_STARTEND);
+	CHECK_EQ_I(nv.median_ns[it], 200); /* (100 + 300) / 2 */
+	CHECK_EQ_I(nv.stddev_ns[it], 141);
+	it = child_item(m, &nv.a, dom, "b");
+	REQUIRE(it != AGG_NONE);
+	CHECK_EQ_I(nv.median_ns[it], 40);
+	CHECK_EQ_I(nv.stddev_ns[it], 0); /* one range */
+	CHECK(child_item(m, &nv.a, dflt, "b") == AGG_NONE);
+	agg_nvtx_free(&nv);
+	analysis_free(&an);
+	model_free(m);
+}
+
+/* Operators by name and input shapes ("Input Dims"), as key_averages(group_by_input_shape). */
+TEST(operators_by_input_shape)
+{
+	struct model *m = model_new();
+	model_add_file(m, "x", "test");
+	uint32_t h = model_add_track(m, MODEL_TRACK_THREAD, 1, 1, 0);
+	str_arg(m, h, R(m, h, 0, 10, "mm", OPSCOPE_CAT_OPERATOR, -1), "Input Dims", "[[2, 3]]");
+	str_arg(m, h, R(m, h, 20, 50, "mm", OPSCOPE_CAT_OPERATOR, -1), "Input Dims", "[[4, 4]]");
+	str_arg(m, h, R(m, h, 60, 80, "mm", OPSCOPE_CAT_OPERATOR, -1), "Input Dims", "[[2, 3]]");
+	R(m, h, 90, 95, "mm", OPSCOPE_CAT_OPERATOR, -1); /* no shapes recorded */
+	nest(m);
+	struct analysis an;
+	REQUIRE(analysis_run(&an, m) == 0);
+	struct agg a;
+	REQUIRE(agg_host_ranges(&an, AGG_OPERATORS, MODEL_NO_TRACK, false, 0, &a) == 0);
+	CHECK_EQ_U(a.n, 1);
+	agg_free(&a);
+	REQUIRE(agg_host_ranges(&an, AGG_OPERATORS, MODEL_NO_TRACK, false,
+				model_find_str(m, "Input Dims"), &a) == 0);
+	REQUIRE(a.n == 3);
+	CHECK(strcmp(model_str(m, a.v[0].group), "[[2, 3]]") == 0);
+	CHECK_EQ_U(a.v[0].calls, 2);
+	CHECK_EQ_I(a.v[0].cpu_ns, 30);
+	CHECK(strcmp(model_str(m, a.v[1].group), "[[4, 4]]") == 0);
+	CHECK_EQ_I(a.v[1].cpu_ns, 30);
+	CHECK_EQ_U(a.v[2].group, 0);
+	CHECK_EQ_I(a.v[2].cpu_ns, 5);
+	agg_free(&a);
+	analysis_free(&an);
+	model_free(m);
+}
+
 TEST_MAIN(analysis_totals, device_busy_is_the_union, overview_unions, phases_outermost,
-	  distributed_overlap, aggregates_by_name, throughput_of_steps)
+	  distributed_overlap, aggregates_by_name, throughput_of_steps, ranges_of_every_kind,
+	  operators_by_input_shape)

@@ -354,7 +354,7 @@ TEST(no_devices_no_steps)
 	R(m, h, 300, 400, "block", OPSCOPE_CAT_PYTHON_USER_DEFINED, -1);
 	R(m, h2, 150, 250, "conv", OPSCOPE_CAT_OPERATOR, -1);
 	nest(m);
-	struct report_opts o = { SORT_CPU_TOTAL, true, false };
+	struct report_opts o = { .sort = SORT_CPU_TOTAL, .op_detail = true };
 	struct report_ctx *c = run(m, &o);
 	REQUIRE(c != NULL);
 	CHECK(!c->an.has_steps);
@@ -465,7 +465,7 @@ TEST(overview_model_device)
 	R(m, s2, 25, 75, "k", OPSCOPE_CAT_KERNEL, -1);
 	R(m, s2, 75, 100, "Memcpy DtoH (Device -> Pageable)", OPSCOPE_CAT_MEMCPY, -1);
 	nest(m);
-	struct report_opts o = { SORT_CPU_TOTAL, true, false };
+	struct report_opts o = { .sort = SORT_CPU_TOTAL, .op_detail = true };
 	struct report_ctx *c = run(m, &o);
 	REQUIRE(c != NULL);
 	CHECK_EQ_I(c->an.total_ns, 300); /* [0,200) + [300,400) */
@@ -554,7 +554,7 @@ TEST(distributed)
 	R(m, d, 80, 120, "k2", OPSCOPE_CAT_KERNEL, 2);
 	R(m, d, 100, 130, "ncclDevKernel_AllReduce", OPSCOPE_CAT_COMMUNICATION, -1);
 	nest(m);
-	struct report_opts o = { SORT_CPU_TOTAL, true, false };
+	struct report_opts o = { .sort = SORT_CPU_TOTAL, .op_detail = true };
 	struct report_ctx *c = run(m, &o);
 	REQUIRE(c != NULL);
 	const struct rtable *di = find_table(c, "distributed");
@@ -618,7 +618,7 @@ TEST(memcpy_userdefined_nvprof)
 	R(m, d, 230, 236, "a strange copy", OPSCOPE_CAT_MEMCPY, -1);
 	R(m, d, 240, 242, "Memcpy DtoD (Device -> Device)", OPSCOPE_CAT_MEMCPY, -1);
 	nest(m);
-	struct report_opts o = { SORT_CPU_TOTAL, true, false };
+	struct report_opts o = { .sort = SORT_CPU_TOTAL, .op_detail = true };
 	struct report_ctx *c = run(m, &o);
 	REQUIRE(c != NULL);
 	/* memory manipulation: first-seen order, general GPU ratio of the step's (30+10+4) */
@@ -632,8 +632,12 @@ TEST(memcpy_userdefined_nvprof)
 	CHECK_NEAR(mm->rows[1].cells[col(mm, "cpu")].st.ratio, 50.0 / 1000.0, 1e-12);
 	const struct rtable *ud = find_table(c, "userdefined");
 	REQUIRE(ud != NULL);
-	CHECK_EQ_U(ud->nrows, 1); /* "block" only: C++ UserDefined ranges are not listed */
-	CHECK(row(ud, "name", "block", NULL) != NULL);
+	/* C API / C++ UserDefined ranges are listed with the Python ones (issue 16.12), by CPU
+	 * total; the copies are the memory manipulation table's */
+	REQUIRE(ud->nrows == 2);
+	CHECK(cell_is(&ud->rows[0].cells[col(ud, "name")], "block"));
+	CHECK(cell_is(&ud->rows[1].cells[col(ud, "name")], "other"));
+	CHECK_NEAR(ud->rows[1].cells[col(ud, "cpu")].st.ratio, 10.0 / 1000.0, 1e-12);
 
 	const struct rtable *nv = find_table(c, "nvprof");
 	REQUIRE(nv != NULL);
@@ -719,6 +723,120 @@ TEST(kernel_display_name)
 	}
 }
 
+/* The tables of every kind of range (issue 16.12): NVTX as nsys' nvtx_sum, Python functions
+ * with self time, the module tree with its levels; and a view asked for by name with nothing
+ * to show gives an empty table that says so. */
+TEST(range_kind_views)
+{
+	struct model *m = model_new();
+	model_add_file(m, "x", "test");
+	uint32_t h = model_add_track(m, MODEL_TRACK_THREAD, 1, 1, 0);
+	uint32_t as = model_add_track(m, MODEL_TRACK_ASYNC, 1, 0, 0);
+	R(m, h, 0, 100, "outer", OPSCOPE_CAT_PYTHON_FUNCTION, -1);
+	R(m, h, 10, 30, "inner", OPSCOPE_CAT_PYTHON_FUNCTION, -1);
+	R(m, h, 100, 400, "forward: Net", OPSCOPE_CAT_FORWARD, -1);
+	R(m, h, 110, 200, "nn.Module: Linear", OPSCOPE_CAT_USER_DEFINED, -1);
+	R(m, h, 200, 210, "nvtx_a", OPSCOPE_CAT_NVTX, -1);
+	uint64_t b = R(m, h, 220, 250, "nvtx_b", OPSCOPE_CAT_NVTX, -1);
+	uint64_t arg = model_add_arg(m, S(m, "domain"), MODEL_ARG_STR, S(m, "lib"));
+	m->tracks[h].ranges.first_arg[b] = arg;
+	m->tracks[h].ranges.nargs[b] = 1;
+	R(m, as, 0, 60, "nvtx_a", OPSCOPE_CAT_NVTX, -1);
+	nest(m);
+	struct report_opts o = { .sort = SORT_CPU_TOTAL, .op_detail = true };
+	struct report_ctx *c = run(m, &o);
+	REQUIRE(c != NULL);
+
+	const struct rtable *t = find_table(c, "nvtx");
+	REQUIRE(t != NULL);
+	REQUIRE(t->nrows == 3);
+	/* by total: the start/end nvtx_a (60), "lib:nvtx_b" (30), the push/pop nvtx_a (10) */
+	CHECK(cell_is(&t->rows[0].cells[col(t, "style")], "StartEnd"));
+	CHECK(cell_is(&t->rows[1].cells[col(t, "range")], "lib:nvtx_b"));
+	CHECK(cell_is(&t->rows[1].cells[col(t, "domain")], "lib"));
+	CHECK(cell_is(&t->rows[1].cells[col(t, "name")], "nvtx_b"));
+	CHECK(cell_is(&t->rows[2].cells[col(t, "range")], "nvtx_a"));
+	CHECK(cell_is(&t->rows[2].cells[col(t, "style")], "PushPop"));
+	CHECK_NEAR(t->rows[0].cells[col(t, "ratio")].ratio, 60.0 / 100.0, 1e-12);
+	CHECK_EQ_I(t->rows[1].cells[col(t, "med_ns")].i, 30);
+	CHECK_EQ_I(t->rows[1].cells[col(t, "instances")].i, 1);
+
+	t = find_table(c, "python");
+	REQUIRE(t != NULL);
+	REQUIRE(t->nrows == 2);
+	CHECK(cell_is(&t->rows[0].cells[col(t, "name")], "outer"));
+	CHECK_EQ_I(t->rows[0].cells[col(t, "cpu")].st.total, 100);
+	CHECK_EQ_I(t->rows[0].cells[col(t, "self_cpu_ns")].i, 80);
+
+	t = find_table(c, "module");
+	REQUIRE(t != NULL);
+	REQUIRE(t->nrows == 2);
+	CHECK(cell_is(&t->rows[0].cells[col(t, "name")], "Net")); /* the class alone */
+	CHECK_EQ_I(t->rows[0].indent, 0);
+	CHECK_EQ_I(t->rows[0].cells[col(t, "self_cpu_ns")].i, 300 - 90);
+	CHECK(cell_is(&t->rows[1].cells[col(t, "name")], "Linear"));
+	CHECK_EQ_I(t->rows[1].indent, 1);
+	/* the module calls are not user-defined ranges; nothing else is: no table */
+	CHECK(find_table(c, "userdefined") == NULL);
+	report_ctx_free(c);
+
+	/* asked for by name: an empty table that says so; not asked for: nothing */
+	struct report_ctx ctx;
+	o.views_explicit = true;
+	REQUIRE(report_ctx_init(&ctx, m, &o) == 0);
+	REQUIRE(report_run_views(&ctx, report_view_listed, (void *)"userdefined,nvtx") == 0);
+	t = find_table(&ctx, "userdefined");
+	REQUIRE(t != NULL);
+	CHECK_EQ_U(t->nrows, 0);
+	CHECK(t->empty &&
+	      strcmp(t->empty, "UserDefined: no ranges of this kind in the trace") == 0);
+	t = find_table(&ctx, "nvtx");
+	REQUIRE(t != NULL);
+	CHECK(t->empty == NULL && t->nrows == 3);
+	CHECK(find_table(&ctx, "operator") == NULL);
+	report_ctx_free(&ctx);
+	model_free(m);
+}
+
+/* --group-by input-shape: an Input Shapes column, one row per operator and shapes. */
+TEST(operator_input_shapes)
+{
+	struct model *m = model_new();
+	model_add_file(m, "x", "test");
+	uint32_t h = model_add_track(m, MODEL_TRACK_THREAD, 1, 1, 0);
+	const char *dims[] = { "[[1, 2]]", "[[3]]", "[[1, 2]]" };
+	for (int k = 0; k < 3; k++) {
+		uint64_t i = R(m, h, k * 100, k * 100 + 10 * (k + 1), "aten::add",
+			       OPSCOPE_CAT_OPERATOR, -1);
+		uint64_t a = model_add_arg(m, S(m, "Input Dims"), MODEL_ARG_STR, S(m, dims[k]));
+		m->tracks[h].ranges.first_arg[i] = a;
+		m->tracks[h].ranges.nargs[i] = 1;
+	}
+	nest(m);
+	struct report_opts o = { .sort = SORT_CPU_TOTAL, .op_detail = true };
+	struct report_ctx *c = run(m, &o);
+	REQUIRE(c != NULL);
+	const struct rtable *t = find_table(c, "operator");
+	REQUIRE(t != NULL);
+	CHECK_EQ_U(t->nrows, 1);
+	CHECK(col(t, "input_shapes") < 0);
+	report_ctx_free(c);
+	o.group_by = REPORT_GROUP_INPUT_SHAPE;
+	c = run(m, &o);
+	REQUIRE(c != NULL);
+	t = find_table(c, "operator");
+	REQUIRE(t != NULL);
+	REQUIRE(t->nrows == 2);
+	int shapes = col(t, "input_shapes");
+	REQUIRE(shapes >= 0);
+	CHECK(cell_is(&t->rows[0].cells[shapes], "[[1, 2]]")); /* 10 + 30 */
+	CHECK_EQ_I(t->rows[0].cells[col(t, "calls")].i, 2);
+	CHECK(cell_is(&t->rows[1].cells[shapes], "[[3]]"));
+	CHECK_EQ_I(t->rows[1].cells[col(t, "cpu")].st.total, 20);
+	report_ctx_free(c);
+	model_free(m);
+}
+
 TEST_MAIN(interval_rules, interval_sort_matches_qsort, tree_links, tree_links_sparse_ids,
 	  no_devices_no_steps, overview_model_device, distributed, memcpy_userdefined_nvprof,
-	  kernel_display_name)
+	  kernel_display_name, range_kind_views, operator_input_shapes)

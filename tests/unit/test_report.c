@@ -141,7 +141,7 @@ TEST(tree)
 TEST(overview_model_distributed)
 {
 	struct model *m = build();
-	struct report_opts o = { SORT_CPU_TOTAL, true, false };
+	struct report_opts o = { .sort = SORT_CPU_TOTAL, .op_detail = true };
 	struct report_ctx *c = run(m, &o);
 	REQUIRE(c != NULL);
 	CHECK_EQ_I(c->an.total_ns, 1000);
@@ -202,7 +202,7 @@ TEST(overview_model_distributed)
 TEST(operator_tree_and_sort)
 {
 	struct model *m = build();
-	struct report_opts o = { SORT_CPU_TOTAL, true, false };
+	struct report_opts o = { .sort = SORT_CPU_TOTAL, .op_detail = true };
 	struct report_ctx *c = run(m, &o);
 	REQUIRE(c != NULL);
 	const struct rtable *op = find_table(c, "operator");
@@ -264,7 +264,7 @@ TEST(operator_tree_and_sort)
 TEST(kernel_and_nvprof)
 {
 	struct model *m = build();
-	struct report_opts o = { SORT_CPU_TOTAL, true, false };
+	struct report_opts o = { .sort = SORT_CPU_TOTAL, .op_detail = true };
 	struct report_ctx *c = run(m, &o);
 	REQUIRE(c != NULL);
 	const struct rtable *k = find_table(c, "kernel");
@@ -329,7 +329,7 @@ static char *render(struct report_ctx *c, enum rformat f, const char *columns)
 TEST(renderings_escape)
 {
 	struct model *m = build();
-	struct report_opts o = { SORT_CPU_TOTAL, true, false };
+	struct report_opts o = { .sort = SORT_CPU_TOTAL, .op_detail = true };
 	struct report_ctx *c = run(m, &o);
 	REQUIRE(c != NULL);
 	char *json = render(c, RFORMAT_JSON, NULL);
