@@ -74,6 +74,45 @@ def test_phases_ops_shapes_steps(tmp_path, cli, run_record):
 
 
 @pytest.mark.record
+def test_module_and_input_shape_tables(tmp_path, cli, run_record):
+    """The module hierarchy has its table (module paths, calls, self time), module calls are
+    not user-defined ranges, and the operators group by input shapes on request (issue 16,
+    points 12 and 13)."""
+    out = tmp_path / "digits.opscope"
+    record(run_record, out, "--epochs", "1", "--batch", "64")
+    t = report(cli, out, "module,userdefined")
+    rows = t["module"]["rows"]
+    top = {r["name"]: r for r in rows if r.get("level", 0) == 0}
+    assert top["DigitsNet"]["calls"] == 29 and top["CrossEntropyLoss"]["calls"] == 29
+    # DigitsNet's children follow it, one level deeper: its two Conv2d calls a step are one row
+    i = rows.index(top["DigitsNet"])
+    kids = {}
+    for r in rows[i + 1:]:
+        if r.get("level", 0) == 0:
+            break
+        kids[r["name"]] = r
+    assert kids["Conv2d"]["calls"] == 2 * 29 and kids["Conv2d"]["level"] == 1
+    assert kids["Linear"]["calls"] == 29
+    net = top["DigitsNet"]
+    assert 0 <= net["self_cpu_ns"] <= net["cpu_total_ns"]
+    assert net["self_cpu_ns"] == net["cpu_total_ns"] - sum(
+        r["cpu_total_ns"] for r in kids.values() if r["level"] == 1)
+    ud = t.get("userdefined", {"rows": []})["rows"]
+    assert not any("nn.Module" in r["name"] for r in ud)
+    r = subprocess.run([cli, "report", "--format", "json", "--views", "operator",
+                        "--group-by", "input-shape", "--no-op-detail", str(out)],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    ops = [x for x in json.loads(r.stdout)["tables"] if x["view"] == "operator"][0]["rows"]
+    conv = {x["input_shapes"]: x["calls"] for x in ops if x["name"] == "aten::conv2d"}
+    # conv1 on 28 full batches of 64 and a last one of 5; conv2 likewise
+    assert conv["[[64, 1, 8, 8], [16, 1, 3, 3], [16], [], [], [], []]"] == 28
+    assert conv["[[5, 1, 8, 8], [16, 1, 3, 3], [16], [], [], [], []]"] == 1
+    assert conv["[[64, 16, 8, 8], [32, 16, 3, 3], [32], [], [], [], []]"] == 28
+    assert sum(conv.values()) == 2 * 29
+
+
+@pytest.mark.record
 def test_forward_backward_link(tmp_path, cli, run_record):
     """Backward functions carry the sequence number of the forward op that created them."""
     out = tmp_path / "d.opscope"
