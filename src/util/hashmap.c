@@ -38,6 +38,27 @@ bool hindex_reserve(struct hindex *x, hindex_hash_fn *hash, const void *ctx)
 	return true;
 }
 
+void hindex_remove(struct hindex *x, uint64_t h, uint32_t entry, hindex_hash_fn *hash,
+		   const void *ctx)
+{
+	uint32_t mask = x->cap - 1;
+	uint32_t i = (uint32_t)h & mask;
+	while (x->slots[i] != entry + 1)
+		i = (i + 1) & mask;
+	/* i is the hole; an entry after it stays only if its home lies cyclically in (i, j],
+	 * where a lookup from its home reaches it without passing the hole */
+	for (uint32_t j = (i + 1) & mask; x->slots[j]; j = (j + 1) & mask) {
+		uint32_t home = (uint32_t)hash(ctx, x->slots[j] - 1) & mask;
+		bool stays = i <= j ? home > i && home <= j : home > i || home <= j;
+		if (!stays) {
+			x->slots[i] = x->slots[j];
+			i = j;
+		}
+	}
+	x->slots[i] = 0;
+	x->count--;
+}
+
 void hindex_free(struct hindex *x)
 {
 	free(x->slots);

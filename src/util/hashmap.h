@@ -1,16 +1,19 @@
 /*
  * hashmap.h: the tools' open-addressing hash tables (model, formats, analyze), in two shapes
  * that share one probing scheme (linear probing, a power-of-two number of slots, at most half
- * full, no deletion):
+ * full):
  *
  *   struct hindex: an index of uint32_t entries into the caller's own array (string ids,
  *   aggregate items). The caller hashes its keys and says when an entry matches; the index
  *   stores only entry + 1 per slot (0 = empty), so a key lives once, in the caller's array.
  *   Lookups are static inline with an equality callback that the compiler inlines where the
- *   callback is a known function, so that hot loops pay no indirect call.
+ *   callback is a known function, so that hot loops pay no indirect call. Entries can be
+ *   removed (backward-shift deletion: no tombstones, so lookups stay as short as if the
+ *   removed entry had never been added), for tables of things that come and go.
  *
  *   struct hmap: a map u64 key -> u64 value, keys and values in the slots. Every key is
  *   allowed: UINT64_MAX marks empty slots, and that key itself is kept beside the slots.
+ *   No removal.
  *
  * Single-threaded: a table is read and written by one thread at a time (the recording
  * runtime's lock-free tables are not this). Allocation failure leaves a table as it was.
@@ -81,6 +84,12 @@ static inline void hindex_insert(struct hindex *x, uint64_t h, uint32_t entry)
 	x->slots[i] = entry + 1;
 	x->count++;
 }
+
+/* Remove `entry` (held, with hash h): the entries after it in its probe run that could not
+ * otherwise be reached move back (hash(ctx, e) says where each one belongs). The caller's
+ * array is untouched: the entry's index is not reused by the index. */
+void hindex_remove(struct hindex *x, uint64_t h, uint32_t entry, hindex_hash_fn *hash,
+		   const void *ctx);
 
 void hindex_free(struct hindex *x);
 

@@ -1,7 +1,8 @@
 /*
  * test_hashmap.c: util/hashmap.h. The index over the caller's array through growth, with a
  * constant hash (every entry in one probe chain, across rehashes) and against a linear-search
- * reference on random keys; the u64 map through growth, with the reserved key UINT64_MAX and
+ * reference on random keys; removal against a reference, with hashes that cluster at the end
+ * of the slots so that probe runs wrap around; the u64 map through growth, with the reserved key UINT64_MAX and
  * 0, replacement of values, and against a sorted reference on random keys.
  */
 #include <stdint.h>
@@ -129,6 +130,92 @@ TEST(hindex_random_against_reference)
 	free(k.v);
 }
 
+/* The removal test's hash: spread, or crowded into the last slots of the first allocation
+ * (HINDEX_MIN_CAP slots: the test keeps fewer than half that many entries), so that runs
+ * wrap past the end and backward shifts cross it. */
+struct live_keys {
+	uint64_t *v;
+	bool crowded;
+};
+
+struct live_probe {
+	const struct live_keys *k;
+	uint64_t key;
+};
+
+static uint64_t live_hash(const struct live_keys *k, uint64_t key)
+{
+	return k->crowded ? HINDEX_MIN_CAP - 6 + key % 9 : hash_u64(key);
+}
+
+static bool live_eq(const void *ctx, uint32_t e)
+{
+	const struct live_probe *p = ctx;
+	return p->k->v[e] == p->key;
+}
+
+static uint64_t live_hash_fn(const void *ctx, uint32_t e)
+{
+	const struct live_keys *k = ctx;
+	return live_hash(k, k->v[e]);
+}
+
+static void removal(bool crowded)
+{
+	enum { KEYS = 100, OPS = 40000 };
+	struct live_keys k = { malloc(OPS * sizeof(uint64_t)), crowded };
+	uint32_t entry_of[KEYS]; /* reference: key's live entry, or HINDEX_NONE */
+	REQUIRE(k.v);
+	for (int i = 0; i < KEYS; i++)
+		entry_of[i] = HINDEX_NONE;
+	struct hindex x = { 0 };
+	uint32_t n = 0, live = 0;
+	uint64_t s = 5;
+	int bad = 0;
+	for (int op = 0; op < OPS; op++) {
+		s = s * 6364136223846793005ull + 1442695040888963407ull;
+		uint64_t key = (s >> 33) % KEYS;
+		struct live_probe p = { &k, key };
+		uint64_t h = live_hash(&k, key);
+		uint32_t e = hindex_find(&x, h, live_eq, &p);
+		bad += e != entry_of[key];
+		if (e == HINDEX_NONE) {
+			REQUIRE(hindex_reserve(&x, live_hash_fn, &k));
+			k.v[n] = key;
+			hindex_insert(&x, h, n);
+			entry_of[key] = n++;
+			live++;
+		} else {
+			hindex_remove(&x, h, e, live_hash_fn, &k);
+			k.v[e] = UINT64_MAX - 1; /* the array keeps the entry; no key matches it */
+			entry_of[key] = HINDEX_NONE;
+			live--;
+		}
+		if (op % 97 == 0) /* every key, not only the one touched */
+			for (uint64_t q = 0; q < KEYS; q++) {
+				struct live_probe pq = { &k, q };
+				bad += hindex_find(&x, live_hash(&k, q), live_eq, &pq) !=
+				       entry_of[q];
+			}
+	}
+	CHECK_EQ_I(bad, 0);
+	CHECK_EQ_U(x.count, live);
+	if (crowded)
+		CHECK_EQ_U(x.cap, HINDEX_MIN_CAP); /* the runs did wrap: never grew */
+	hindex_free(&x);
+	free(k.v);
+}
+
+TEST(hindex_remove_spread)
+{
+	removal(false);
+}
+
+TEST(hindex_remove_wrapping)
+{
+	removal(true);
+}
+
 TEST(hmap_basics)
 {
 	struct hmap h = { 0 };
@@ -200,4 +287,4 @@ TEST(hmap_random_against_reference)
 }
 
 TEST_MAIN(hindex_empty, hindex_growth, hindex_constant_hash, hindex_random_against_reference,
-	  hmap_basics, hmap_random_against_reference)
+	  hindex_remove_spread, hindex_remove_wrapping, hmap_basics, hmap_random_against_reference)
