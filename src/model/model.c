@@ -305,8 +305,8 @@ void model_free(struct model *m)
 	free(m->processes);
 	free(m->frames); /* stacks.c's tables */
 	free(m->stacks);
-	free(m->frame_slots);
-	free(m->stack_slots);
+	hindex_free(&m->frame_index);
+	hindex_free(&m->stack_index);
 	free(m->str_off);
 	free(m->str_len);
 	free(m->text);

@@ -292,13 +292,12 @@ struct model {
 	struct model_file *files;
 
 	/* frames and the stack prefix tree of stack samples (stacks.c); empty until sampling
-	 * lands. Interned through open addressing over their indices (index + 1, 0 = empty). */
+	 * lands. Interned through an index over each array. */
 	uint32_t nframes, frames_cap;
 	struct model_frame *frames;
 	uint32_t nstacks, stacks_cap;
 	struct model_stack *stacks;
-	uint32_t *frame_slots, *stack_slots;
-	uint32_t frame_slots_cap, stack_slots_cap; /* powers of two, 0 before first use */
+	struct hindex frame_index, stack_index;
 
 	uint64_t events_total;	/* encoded events of all files */
 	uint64_t dropped_total; /* events lost, all files */

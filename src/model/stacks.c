@@ -7,15 +7,15 @@
  * sampler and pprof and folded-stack importers will.
  *
  * Invariants: a stack entry's parent is MODEL_NO_STACK or a smaller index, and its frame a
- * valid frame index; the index tables hold index + 1 per used slot (0 = empty) and are at most
- * half full. Growth is amortized; out of memory leaves the tables as they were and sets oom.
+ * valid frame index; each array has an index (util/hashmap.h) of its entries by value. Growth
+ * is amortized; out of memory leaves the tables as they were and sets oom.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "model/model.h"
 #include "util/grow.h"
-#include "util/zeroed.h"
+#include "util/hashmap.h"
 
 static uint64_t mix(uint64_t h, uint64_t v)
 {
@@ -30,85 +30,66 @@ static uint64_t frame_hash(const struct model_frame *f)
 	return mix(mix(h, f->address), f->kind);
 }
 
-static bool frame_same(const struct model_frame *a, const struct model_frame *b)
-{
-	return a->name == b->name && a->file == b->file && a->line == b->line &&
-	       a->module == b->module && a->address == b->address && a->kind == b->kind;
-}
-
 static uint64_t stack_hash(uint32_t parent, uint32_t frame)
 {
 	return mix(0xbf58476d1ce4e5b9ull, (uint64_t)parent << 32 | frame);
 }
 
-/* Rebuild an index table of `cap` slots (a power of two) over n entries, hashed by hash(i). */
-static uint32_t *index_build(uint32_t cap, uint32_t n,
-			     uint64_t (*hash)(const struct model *, uint32_t),
-			     const struct model *m)
+/* A frame or stack entry looked for, with the model holding the arrays. */
+struct frame_key {
+	const struct model *m;
+	struct model_frame f;
+};
+
+struct stack_key {
+	const struct model *m;
+	uint32_t parent, frame;
+};
+
+/* hindex_eq_fn: is frame i the key's? */
+static bool frame_eq(const void *ctx, uint32_t i)
 {
-	uint32_t *slots = zeroed_table(cap, sizeof(*slots));
-	if (!slots)
-		return NULL;
-	for (uint32_t i = 0; i < n; i++) {
-		uint64_t s = hash(m, i) & (cap - 1);
-		while (slots[s])
-			s = (s + 1) & (cap - 1);
-		slots[s] = i + 1;
-	}
-	return slots;
+	const struct frame_key *k = ctx;
+	const struct model_frame *a = &k->m->frames[i], *b = &k->f;
+	return a->name == b->name && a->file == b->file && a->line == b->line &&
+	       a->module == b->module && a->address == b->address && a->kind == b->kind;
 }
 
-static uint64_t frame_hash_at(const struct model *m, uint32_t i)
+/* hindex_hash_fn: the hash of frame i, for growing the index. */
+static uint64_t frame_hash_at(const void *ctx, uint32_t i)
 {
+	const struct model *m = ctx;
 	return frame_hash(&m->frames[i]);
 }
 
-static uint64_t stack_hash_at(const struct model *m, uint32_t i)
+static bool stack_eq(const void *ctx, uint32_t i)
 {
-	return stack_hash(m->stacks[i].parent, m->stacks[i].frame);
+	const struct stack_key *k = ctx;
+	return k->m->stacks[i].parent == k->parent && k->m->stacks[i].frame == k->frame;
 }
 
-/* Room in *slots (cap *cap) for one more of n entries; false if out of memory. */
-static bool index_room(struct model *m, uint32_t **slots, uint32_t *cap, uint32_t n,
-		       uint64_t (*hash)(const struct model *, uint32_t))
+static uint64_t stack_hash_at(const void *ctx, uint32_t i)
 {
-	if (((uint64_t)n + 1) * 2 <= *cap)
-		return true;
-	if (*cap >= (1u << 31))
-		return false;
-	uint32_t ncap = *cap ? *cap * 2 : 256;
-	uint32_t *s = index_build(ncap, n, hash, m);
-	if (!s)
-		return false;
-	free(*slots);
-	*slots = s;
-	*cap = ncap;
-	return true;
+	const struct model *m = ctx;
+	return stack_hash(m->stacks[i].parent, m->stacks[i].frame);
 }
 
 uint32_t model_add_frame(struct model *m, uint32_t name, uint32_t file, int32_t line,
 			 uint32_t module, uint64_t address, uint8_t kind)
 {
-	struct model_frame f = { name, file, line, module, address, kind };
-	uint64_t h = frame_hash(&f);
-	uint32_t mask = m->frame_slots_cap - 1, s;
-	if (m->frame_slots_cap) {
-		for (s = (uint32_t)(h & mask); m->frame_slots[s]; s = (s + 1) & mask)
-			if (frame_same(&m->frames[m->frame_slots[s] - 1], &f))
-				return m->frame_slots[s] - 1;
-	}
-	if (m->nframes >= UINT32_MAX - 1 ||
-	    !index_room(m, &m->frame_slots, &m->frame_slots_cap, m->nframes, frame_hash_at) ||
+	struct frame_key key = { m, { name, file, line, module, address, kind } };
+	uint64_t h = frame_hash(&key.f);
+	uint32_t found = hindex_find(&m->frame_index, h, frame_eq, &key);
+	if (found != HINDEX_NONE)
+		return found;
+	if (m->nframes >= UINT32_MAX - 1 || !hindex_reserve(&m->frame_index, frame_hash_at, m) ||
 	    !grow_array32((void **)&m->frames, sizeof(*m->frames), &m->frames_cap,
 			  (uint64_t)m->nframes + 1)) {
 		m->oom = true;
 		return MODEL_NO_FRAME;
 	}
-	mask = m->frame_slots_cap - 1;
-	for (s = (uint32_t)(h & mask); m->frame_slots[s];)
-		s = (s + 1) & mask;
-	m->frames[m->nframes] = f;
-	m->frame_slots[s] = m->nframes + 1;
+	m->frames[m->nframes] = key.f;
+	hindex_insert(&m->frame_index, h, m->nframes);
 	return m->nframes++;
 }
 
@@ -116,26 +97,18 @@ uint32_t model_add_stack(struct model *m, uint32_t parent, uint32_t frame)
 {
 	if (frame >= m->nframes || (parent != MODEL_NO_STACK && parent >= m->nstacks))
 		return MODEL_NO_STACK;
+	struct stack_key key = { m, parent, frame };
 	uint64_t h = stack_hash(parent, frame);
-	uint32_t mask = m->stack_slots_cap - 1, s;
-	if (m->stack_slots_cap) {
-		for (s = (uint32_t)(h & mask); m->stack_slots[s]; s = (s + 1) & mask) {
-			const struct model_stack *e = &m->stacks[m->stack_slots[s] - 1];
-			if (e->parent == parent && e->frame == frame)
-				return m->stack_slots[s] - 1;
-		}
-	}
-	if (m->nstacks >= UINT32_MAX - 1 ||
-	    !index_room(m, &m->stack_slots, &m->stack_slots_cap, m->nstacks, stack_hash_at) ||
+	uint32_t found = hindex_find(&m->stack_index, h, stack_eq, &key);
+	if (found != HINDEX_NONE)
+		return found;
+	if (m->nstacks >= UINT32_MAX - 1 || !hindex_reserve(&m->stack_index, stack_hash_at, m) ||
 	    !grow_array32((void **)&m->stacks, sizeof(*m->stacks), &m->stacks_cap,
 			  (uint64_t)m->nstacks + 1)) {
 		m->oom = true;
 		return MODEL_NO_STACK;
 	}
-	mask = m->stack_slots_cap - 1;
-	for (s = (uint32_t)(h & mask); m->stack_slots[s];)
-		s = (s + 1) & mask;
 	m->stacks[m->nstacks] = (struct model_stack){ parent, frame };
-	m->stack_slots[s] = m->nstacks + 1;
+	hindex_insert(&m->stack_index, h, m->nstacks);
 	return m->nstacks++;
 }
