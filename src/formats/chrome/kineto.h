@@ -43,6 +43,7 @@
 #include "formats/chrome/json.h"
 #include "model/model.h"
 #include "util/grow.h"
+#include "util/hashmap.h"
 
 /* A pid, tid or id as written: a number or a string. */
 struct kid {
@@ -121,10 +122,11 @@ struct kwindow {
 	uint32_t pins;
 };
 
-struct kslot {
+/* The model track of a (pid, tid, kind), indexed by kimport.track_index. */
+struct ktrack_key {
 	uint64_t pid, tid; /* keys as normalised by kid_key */
 	uint32_t kind;
-	uint32_t track; /* MODEL_NO_TRACK = empty slot */
+	uint32_t track;
 };
 
 /* A flow whose ends wait for the tracks to be complete: paired by (category, id) as the
@@ -135,21 +137,6 @@ struct kflow {
 	bool has_from, has_to;
 	uint64_t from_pid, from_tid, to_pid, to_tid;
 	int64_t from_ts, to_ts;
-};
-
-/* (category, id) -> index in flows of a flow still missing an end; 0 = empty, else i + 1. */
-struct kflow_slot {
-	uint64_t id;
-	uint32_t cat;
-	uint64_t flow;
-};
-
-/* A memo of classify(): (category id << 32 | name id) -> result. */
-struct kclass {
-	uint64_t key;
-	uint8_t category;
-	bool device;
-	bool used;
 };
 
 /* Recently interned strings (argument keys, names, categories): most events repeat the
@@ -191,16 +178,17 @@ struct kimport {
 	uint32_t first_track;
 	uint64_t first_flow;
 
-	struct kslot *slots;
-	uint32_t slots_cap, nslots;
+	struct ktrack_key *track_keys;
+	uint32_t ntrack_keys, track_keys_cap;
+	struct hindex track_index; /* track_keys by (pid, tid, kind) */
 
 	struct kflow *flows;
 	uint64_t nflows, flows_cap;
-	struct kflow_slot *open_flows;
-	uint64_t open_flows_cap, nopen_flows;
+	/* flows still missing an end, by (category, id): a few at a time (Kineto writes a
+	 * launch's two ends close together), so the index stays small enough for the cache */
+	struct hindex open_flows;
 	struct kcache_entry cache[KCACHE_SIZE];
-	struct kclass *classes;
-	uint64_t class_cap, nclass;
+	struct hmap classes; /* memo of classify(): category id << 32 | name id -> class_memo */
 	struct kname *names;
 	uint64_t nnames, names_cap;
 	struct kopen *open;

@@ -18,7 +18,6 @@
 
 #include "formats/chrome/kineto.h"
 #include "util/bytes.h"
-#include "util/zeroed.h"
 
 /* ---------------------------------------------------------------------------------------- */
 /* Small helpers */
@@ -83,54 +82,39 @@ static uint64_t kid_key(struct kimport *K, const struct kid *id, uint32_t *str_i
 	return (1ull << 63) | *str_id;
 }
 
-static uint64_t slot_hash(uint64_t pid, uint64_t tid, uint32_t kind)
+static uint64_t track_key_hash(uint64_t pid, uint64_t tid, uint32_t kind)
 {
-	uint64_t h =
-		pid * 0x9e3779b97f4a7c15ull ^ (tid + 0x632be59bd9b4e019ull) * 0xbf58476d1ce4e5b9ull;
-	h ^= kind;
-	h ^= h >> 31;
-	return h * 0x94d049bb133111ebull;
+	return hash_u64(hash_u64(pid ^ (uint64_t)kind << 56) ^ tid);
 }
 
-static struct kslot *slot_find(struct kimport *K, uint64_t pid, uint64_t tid, uint32_t kind)
+struct track_probe {
+	const struct kimport *K;
+	uint64_t pid, tid;
+	uint32_t kind;
+};
+
+/* hindex_eq_fn: is track_keys[i] the probe's (pid, tid, kind)? */
+static bool track_key_eq(const void *ctx, uint32_t i)
 {
-	if (!K->slots_cap)
-		return NULL;
-	uint32_t mask = K->slots_cap - 1;
-	for (uint32_t i = (uint32_t)slot_hash(pid, tid, kind) & mask;; i = (i + 1) & mask) {
-		struct kslot *s = &K->slots[i];
-		if (s->track == MODEL_NO_TRACK)
-			return s;
-		if (s->pid == pid && s->tid == tid && s->kind == kind)
-			return s;
-	}
+	const struct track_probe *p = ctx;
+	const struct ktrack_key *k = &p->K->track_keys[i];
+	return k->pid == p->pid && k->tid == p->tid && k->kind == p->kind;
 }
 
-static bool slots_grow(struct kimport *K)
+/* hindex_hash_fn: the hash of track_keys[i], for growing the index. */
+static uint64_t track_key_hash_at(const void *ctx, uint32_t i)
 {
-	uint32_t cap = K->slots_cap ? K->slots_cap * 2 : 64;
-	struct kslot *old = K->slots;
-	uint32_t oldcap = K->slots_cap;
-	K->slots = malloc(cap * sizeof(*K->slots));
-	if (!K->slots) {
-		K->slots = old;
-		return false;
-	}
-	for (uint32_t i = 0; i < cap; i++)
-		K->slots[i].track = MODEL_NO_TRACK;
-	K->slots_cap = cap;
-	for (uint32_t i = 0; i < oldcap; i++)
-		if (old[i].track != MODEL_NO_TRACK)
-			*slot_find(K, old[i].pid, old[i].tid, old[i].kind) = old[i];
-	free(old);
-	return true;
+	const struct kimport *K = ctx;
+	const struct ktrack_key *k = &K->track_keys[i];
+	return track_key_hash(k->pid, k->tid, k->kind);
 }
 
 /* The existing track for (pid, tid, kind), or MODEL_NO_TRACK. */
 static uint32_t track_lookup(struct kimport *K, uint64_t pid, uint64_t tid, uint32_t kind)
 {
-	struct kslot *s = slot_find(K, pid, tid, kind);
-	return s ? s->track : MODEL_NO_TRACK;
+	struct track_probe p = { K, pid, tid, kind };
+	uint32_t i = hindex_find(&K->track_index, track_key_hash(pid, tid, kind), track_key_eq, &p);
+	return i == HINDEX_NONE ? MODEL_NO_TRACK : K->track_keys[i].track;
 }
 
 /* The track of an event, made on first use. */
@@ -139,14 +123,13 @@ static uint32_t track_get(struct kimport *K, const struct kev *ev, uint32_t kind
 	uint32_t pid_sid, tid_sid;
 	uint64_t pid = kid_key(K, &ev->pid, &pid_sid);
 	uint64_t tid = kid_key(K, &ev->tid, &tid_sid);
-	struct kslot *s = slot_find(K, pid, tid, kind);
-	if (s && s->track != MODEL_NO_TRACK)
-		return s->track;
-	if ((K->nslots + 1) * 2 > K->slots_cap) {
-		if (!slots_grow(K))
-			return MODEL_NO_TRACK;
-		s = slot_find(K, pid, tid, kind);
-	}
+	uint32_t known = track_lookup(K, pid, tid, kind);
+	if (known != MODEL_NO_TRACK)
+		return known;
+	if (!hindex_reserve(&K->track_index, track_key_hash_at, K) ||
+	    !grow_array32((void **)&K->track_keys, sizeof(*K->track_keys), &K->track_keys_cap,
+			  (uint64_t)K->ntrack_keys + 1))
+		return MODEL_NO_TRACK;
 	/* string pids get a made-up process id with the string as its name */
 	bool pid_str = pid_sid != UINT32_MAX, tid_str = tid_sid != UINT32_MAX;
 	uint32_t mpid = pid_str ? 0xf0000000u | (pid_sid & 0x0fffffffu) : (uint32_t)pid;
@@ -165,8 +148,8 @@ static uint32_t track_get(struct kimport *K, const struct kev *ev, uint32_t kind
 		if (K->m->tracks[t].process != MODEL_NO_PROCESS)
 			K->m->processes[K->m->tracks[t].process].name = pid_sid;
 	}
-	*s = (struct kslot){ pid, tid, kind, t };
-	K->nslots++;
+	K->track_keys[K->ntrack_keys] = (struct ktrack_key){ pid, tid, kind, t };
+	hindex_insert(&K->track_index, track_key_hash(pid, tid, kind), K->ntrack_keys++);
 	return t;
 }
 
@@ -225,42 +208,20 @@ static uint8_t classify(struct json_span cat, struct json_span name, bool *devic
 }
 
 /* classify() for interned (category, name): it depends on nothing else, and an event's pair
- * is nearly always one seen before (its kernel name is long: the scan for "nccl" adds up). */
+ * is nearly always one seen before (its kernel name is long: the scan for "nccl" adds up).
+ * The memo's value: the category, and bit 8 for "runs on a device". */
 static uint8_t classify_ids(struct kimport *K, uint32_t cat_id, uint32_t name_id,
 			    struct json_span cat, struct json_span name, bool *device)
 {
 	uint64_t key = (uint64_t)cat_id << 32 | name_id;
-	if ((K->nclass + 1) * 2 > K->class_cap) {
-		uint64_t cap = K->class_cap ? K->class_cap * 2 : 1024;
-		struct kclass *nt = zeroed_table(cap, sizeof(*nt));
-		if (!nt) { /* no memo: still right, only slower */
-			return classify(cat, name, device);
-		}
-		for (uint64_t i = 0; i < K->class_cap; i++) {
-			if (!K->classes[i].used)
-				continue;
-			uint64_t j = (K->classes[i].key * 0x9e3779b97f4a7c15ull >> 20) & (cap - 1);
-			while (nt[j].used)
-				j = (j + 1) & (cap - 1);
-			nt[j] = K->classes[i];
-		}
-		free(K->classes);
-		K->classes = nt;
-		K->class_cap = cap;
+	const uint64_t *memo = hmap_find(&K->classes, key);
+	if (memo) {
+		*device = *memo >> 8 & 1;
+		return (uint8_t)*memo;
 	}
-	uint64_t mask = K->class_cap - 1;
-	uint64_t j = (key * 0x9e3779b97f4a7c15ull >> 20) & mask;
-	while (K->classes[j].used && K->classes[j].key != key)
-		j = (j + 1) & mask;
-	struct kclass *e = &K->classes[j];
-	if (!e->used) {
-		e->used = true;
-		e->key = key;
-		e->category = classify(cat, name, &e->device);
-		K->nclass++;
-	}
-	*device = e->device;
-	return e->category;
+	uint8_t category = classify(cat, name, device);
+	(void)hmap_put(&K->classes, key, category | (uint64_t)*device << 8); /* OOM: no memo */
+	return category;
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -328,66 +289,27 @@ static bool add_name(struct kimport *K, const struct kev *ev, uint32_t key)
 
 static uint64_t flow_hash(uint64_t id, uint32_t cat)
 {
-	uint64_t h = (id ^ (uint64_t)cat << 40) * 0x9e3779b97f4a7c15ull;
-	return h ^ (h >> 31);
+	return hash_u64(id ^ (uint64_t)cat << 40);
 }
 
-/* The slot of (cat, id) in the open-flow map: its flow, or the empty slot to fill. */
-static struct kflow_slot *flow_slot(struct kimport *K, uint64_t id, uint32_t cat)
+struct flow_probe {
+	const struct kimport *K;
+	uint64_t id;
+	uint32_t cat;
+};
+
+/* hindex_eq_fn: is flows[i] the probe's (category, id)? */
+static bool flow_eq(const void *ctx, uint32_t i)
 {
-	uint64_t mask = K->open_flows_cap - 1;
-	for (uint64_t i = flow_hash(id, cat) & mask;; i = (i + 1) & mask) {
-		struct kflow_slot *sl = &K->open_flows[i];
-		if (!sl->flow || (sl->id == id && sl->cat == cat))
-			return sl;
-	}
+	const struct flow_probe *p = ctx;
+	return p->K->flows[i].id == p->id && p->K->flows[i].cat == p->cat;
 }
 
-/* Empty the slot of a flow that has both ends now, so that the map holds only flows still
- * waiting for an end (a few: Kineto writes a launch's two ends close together) and stays
- * small enough for the cache. Backward-shift deletion: entries after it that probed past it
- * move back, so lookups need no tombstones. */
-static void flow_slot_remove(struct kimport *K, struct kflow_slot *sl)
+/* hindex_hash_fn: the hash of flows[i], for growing and removal. */
+static uint64_t flow_hash_at(const void *ctx, uint32_t i)
 {
-	uint64_t mask = K->open_flows_cap - 1;
-	uint64_t i = (uint64_t)(sl - K->open_flows);
-	for (uint64_t j = (i + 1) & mask;; j = (j + 1) & mask) {
-		struct kflow_slot *n = &K->open_flows[j];
-		if (!n->flow)
-			break;
-		uint64_t home = flow_hash(n->id, n->cat) & mask;
-		/* n stays if its home is cyclically in (i, j]: a lookup reaches it without i */
-		bool stays = i <= j ? (home > i && home <= j) : (home > i || home <= j);
-		if (!stays) {
-			K->open_flows[i] = *n;
-			i = j;
-		}
-	}
-	K->open_flows[i] = (struct kflow_slot){ 0, 0, 0 };
-	K->nopen_flows--;
-}
-
-static bool open_flows_grow(struct kimport *K)
-{
-	uint64_t cap = K->open_flows_cap ? K->open_flows_cap * 2 : 1024;
-	struct kflow_slot *old = K->open_flows;
-	uint64_t oldcap = K->open_flows_cap;
-	K->open_flows = zeroed_table(cap, sizeof(*K->open_flows));
-	if (!K->open_flows) {
-		K->open_flows = old;
-		return false;
-	}
-	K->open_flows_cap = cap;
-	uint64_t n = 0;
-	for (uint64_t i = 0; i < oldcap; i++)
-		if (old[i].flow && !(K->flows[old[i].flow - 1].has_from &&
-				     K->flows[old[i].flow - 1].has_to)) { /* drop paired ones */
-			*flow_slot(K, old[i].id, old[i].cat) = old[i];
-			n++;
-		}
-	K->nopen_flows = n;
-	free(old);
-	return true;
+	const struct kimport *K = ctx;
+	return flow_hash(K->flows[i].id, K->flows[i].cat);
 }
 
 /* One end of a flow: pairs with the other end of the same (category, id) still waiting. */
@@ -398,23 +320,30 @@ static bool add_flow_end(struct kimport *K, const struct kev *ev, char phase)
 	uint64_t id =
 		ev->id.is_str ? (1ull << 63) | kid_key(K, &ev->id, &is) : (uint64_t)ev->id.num;
 	bool from = phase == 's';
-	if ((K->nopen_flows + 1) * 2 > K->open_flows_cap && !open_flows_grow(K))
-		return false;
-	struct kflow_slot *sl = flow_slot(K, id, cat);
-	struct kflow *f = sl->flow ? &K->flows[sl->flow - 1] : NULL;
-	if (f && (from ? f->has_from : f->has_to))
-		f = NULL; /* that end is taken: the id was reused, a new flow starts */
+	uint64_t h = flow_hash(id, cat);
+	struct flow_probe p = { K, id, cat };
+	uint32_t open = hindex_find(&K->open_flows, h, flow_eq, &p);
+	struct kflow *f = open != HINDEX_NONE ? &K->flows[open] : NULL;
+	if (f && (from ? f->has_from : f->has_to)) {
+		/* that end is taken: the id was reused, a new flow starts, the old one stays
+		 * with one end (dropped at the end, as unpaired) */
+		hindex_remove(&K->open_flows, h, open, flow_hash_at, K);
+		f = NULL;
+	}
 	if (!f) {
-		if (!grow_array((void **)&K->flows, sizeof(*K->flows), &K->flows_cap,
+		/* the index holds 32-bit entries: past 4 G flows, the import stops as if out
+		 * of memory */
+		if (K->nflows >= UINT32_MAX - 1 ||
+		    !hindex_reserve(&K->open_flows, flow_hash_at, K) ||
+		    !grow_array((void **)&K->flows, sizeof(*K->flows), &K->flows_cap,
 				K->nflows + 1))
 			return false;
-		f = &K->flows[K->nflows++];
+		open = (uint32_t)K->nflows++;
+		f = &K->flows[open];
 		memset(f, 0, sizeof(*f));
 		f->id = id;
 		f->cat = cat;
-		if (!sl->flow)
-			K->nopen_flows++;
-		*sl = (struct kflow_slot){ id, cat, K->nflows };
+		hindex_insert(&K->open_flows, h, open);
 	}
 	if (from) {
 		f->has_from = true;
@@ -428,7 +357,7 @@ static bool add_flow_end(struct kimport *K, const struct kev *ev, char phase)
 		f->to_ts = ev->ts;
 	}
 	if (f->has_from && f->has_to)
-		flow_slot_remove(K, sl);
+		hindex_remove(&K->open_flows, h, open, flow_hash_at, K);
 	return true;
 }
 
@@ -478,8 +407,7 @@ static int commit_event(struct kimport *K, const struct kev *ev)
 		uint64_t pid = kid_key(K, &ev->pid, &ps), tid = kid_key(K, &ev->tid, &ts);
 		for (uint64_t i = K->nopen; i-- > 0;) {
 			uint32_t t = K->open[i].track;
-			struct kslot *s = slot_find(K, pid, tid, m->tracks[t].kind);
-			if (!s || s->track != t)
+			if (track_lookup(K, pid, tid, m->tracks[t].kind) != t)
 				continue;
 			struct model_ranges *r = &m->tracks[t].ranges;
 			uint64_t ri = K->open[i].range;

@@ -226,10 +226,11 @@ static void kfree(struct kimport *K)
 	json_in_close(&K->in);
 	for (int i = 0; i < KWINDOWS; i++)
 		free(K->windows[i].buf);
-	free(K->slots);
+	free(K->track_keys);
+	hindex_free(&K->track_index);
 	free(K->flows);
-	free(K->open_flows);
-	free(K->classes);
+	hindex_free(&K->open_flows);
+	hmap_free(&K->classes);
 	free(K->names);
 	free(K->open);
 	for (uint32_t i = 0; i < K->nmeta; i++) {
