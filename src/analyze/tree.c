@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/hashmap.h"
 #include "util/parallel.h"
 
 /* A runtime call with a correlation id: where it is. track == TREE_NONE marks a free slot. */
@@ -21,40 +22,33 @@ struct corr_slot {
  * usually fill a dense range: then the slots are an array indexed by id - lo, which the
  * device ranges, listed in about the order they were launched, read nearly in sequence (a
  * hash map missed the cache on every lookup: half of tree_build on a 1 GB trace). Sparse ids
- * fall back to open addressing. */
+ * fall back to a map from id to the call's place in the caller's list. */
 struct corr_index {
-	struct corr_slot *slots;
-	uint64_t cap; /* dense: ids lo .. lo + cap - 1; hashed: a power of two */
+	struct corr_slot *slots; /* dense: ids lo .. lo + cap - 1 */
+	uint64_t cap;
 	int64_t lo;
 	bool dense;
+	const struct corr_slot *calls; /* sparse: the calls, and by_id into them */
+	struct hmap by_id;
 };
 
-static uint64_t corr_hash(int64_t corr)
-{
-	uint64_t h = (uint64_t)corr * 0x9e3779b97f4a7c15ull;
-	return h ^ (h >> 29);
-}
-
-/* The slot of id corr: its call, or a free slot (NULL when a dense index has no room for
- * it, which means no call has it). */
-static struct corr_slot *corr_find(struct corr_index *x, int64_t corr)
+/* The call with id corr, or NULL (or, dense, a free slot) when no call has it. */
+static const struct corr_slot *corr_find(struct corr_index *x, int64_t corr)
 {
 	if (x->dense) {
 		uint64_t at = (uint64_t)corr - (uint64_t)x->lo;
 		return corr >= x->lo && at < x->cap ? &x->slots[at] : NULL;
 	}
-	uint64_t mask = x->cap - 1;
-	for (uint64_t i = corr_hash(corr) & mask;; i = (i + 1) & mask) {
-		struct corr_slot *e = &x->slots[i];
-		if (e->track == TREE_NONE || e->corr == corr)
-			return e;
-	}
+	const uint64_t *i = hmap_find(&x->by_id, (uint64_t)corr);
+	return i ? &x->calls[*i] : NULL;
 }
 
 /* Index the calls (in track order, then range order: the last call with an id wins, as in
- * Paddle). False when out of memory. */
+ * Paddle); a sparse index points into calls, which must outlive it. False when out of
+ * memory. */
 static bool corr_index_build(struct corr_index *x, const struct corr_slot *calls, uint64_t n)
 {
+	*x = (struct corr_index){ 0 };
 	int64_t lo = calls[0].corr, hi = calls[0].corr;
 	for (uint64_t i = 1; i < n; i++) {
 		lo = calls[i].corr < lo ? calls[i].corr : lo;
@@ -62,22 +56,29 @@ static bool corr_index_build(struct corr_index *x, const struct corr_slot *calls
 	}
 	uint64_t span = (uint64_t)hi - (uint64_t)lo; /* no overflow in unsigned arithmetic */
 	x->dense = span < 4 * n + 4096;
-	x->lo = lo;
-	if (x->dense) {
-		x->cap = span + 1;
-	} else {
-		x->cap = 1024;
-		while (x->cap < 2 * n)
-			x->cap *= 2;
+	if (!x->dense) {
+		x->calls = calls;
+		for (uint64_t i = 0; i < n; i++)
+			if (!hmap_put(&x->by_id, (uint64_t)calls[i].corr, i))
+				return false;
+		return true;
 	}
+	x->lo = lo;
+	x->cap = span + 1;
 	x->slots = malloc(x->cap * sizeof(*x->slots));
 	if (!x->slots)
 		return false;
 	for (uint64_t i = 0; i < x->cap; i++)
 		x->slots[i].track = TREE_NONE;
 	for (uint64_t i = 0; i < n; i++)
-		*corr_find(x, calls[i].corr) = calls[i];
+		x->slots[(uint64_t)calls[i].corr - (uint64_t)lo] = calls[i];
 	return true;
+}
+
+static void corr_index_free(struct corr_index *x)
+{
+	free(x->slots);
+	hmap_free(&x->by_id);
 }
 
 static bool alloc_track(struct tree_track *tt, const struct model_track *tr)
@@ -166,7 +167,6 @@ static bool link_launches(struct tree *t, uint32_t file)
 		return true;
 	struct corr_index x;
 	bool ok = corr_index_build(&x, calls, n);
-	free(calls);
 	for (uint32_t ti = 0; ti < m->ntracks && ok; ti++) {
 		const struct model_track *tr = &m->tracks[ti];
 		const struct model_ranges *r = &tr->ranges;
@@ -202,7 +202,8 @@ static bool link_launches(struct tree *t, uint32_t file)
 			t->tracks[ti].launched[i] = true;
 		}
 	}
-	free(x.slots);
+	corr_index_free(&x);
+	free(calls);
 	return ok;
 }
 
