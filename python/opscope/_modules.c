@@ -21,27 +21,22 @@
 #include <string.h>
 
 #include "_opscope.h"
+#include "util/hashmap.h"
 
 /* Module calls open on this thread: the outermost one is the Forward phase. */
 static __thread size_t mh_depth;
 
 /* ---------------------------------------------------------------------------------------- */
-/* Range names per module type: an open-addressing table, under the GIL. */
+/* Range names per module type: a map (util/hashmap.h) from the type's address to its two
+ * interned names, under the GIL. Each type in it holds a strong reference, so that its
+ * address is never reused by another type. */
 
 struct mh_names {
-	PyTypeObject *type; /* strong */
-	uint32_t forward;   /* interned "forward: <class>" */
-	uint32_t module;    /* interned "nn.Module: <class>" */
+	uint32_t forward; /* interned "forward: <class>" */
+	uint32_t module;  /* interned "nn.Module: <class>" */
 };
 
-static struct mh_names *mh_table;
-static size_t mh_table_cap, mh_table_n;
-
-static size_t mh_slot(PyTypeObject *type, size_t cap)
-{
-	uintptr_t p = (uintptr_t)type;
-	return (size_t)((p >> 4) ^ (p >> 12)) & (cap - 1);
-}
+static struct hmap mh_table; /* (uintptr_t)type -> forward | (uint64_t)module << 32 */
 
 /* The interned id of prefix + name; 0 when out of memory. */
 static uint32_t mh_intern(const char *prefix, const char *name)
@@ -57,52 +52,26 @@ static uint32_t mh_intern(const char *prefix, const char *name)
 	return id;
 }
 
-static int mh_table_grow(void)
+/* The names of `type`, made on first use; false when out of memory. */
+static bool mh_names_of(PyTypeObject *type, struct mh_names *n)
 {
-	size_t cap = mh_table_cap ? mh_table_cap * 2 : 64;
-	struct mh_names *t = calloc(cap, sizeof *t);
-	if (!t)
-		return -1;
-	for (size_t i = 0; i < mh_table_cap; i++) {
-		if (!mh_table[i].type)
-			continue;
-		size_t j = mh_slot(mh_table[i].type, cap);
-		while (t[j].type)
-			j = (j + 1) & (cap - 1);
-		t[j] = mh_table[i];
+	uint64_t key = (uint64_t)(uintptr_t)type;
+	const uint64_t *v = hmap_find(&mh_table, key);
+	if (!v) {
+		/* the class name as type(m).__name__ gives it: the part after the last dot */
+		const char *name = type->tp_name;
+		const char *dot = strrchr(name, '.');
+		if (dot)
+			name = dot + 1;
+		uint64_t names = mh_intern("forward: ", name) |
+				 (uint64_t)mh_intern("nn.Module: ", name) << 32;
+		if ((uint32_t)names == 0 || names >> 32 == 0 || !hmap_put(&mh_table, key, names))
+			return false;
+		Py_INCREF(type);
+		v = hmap_find(&mh_table, key);
 	}
-	free(mh_table);
-	mh_table = t;
-	mh_table_cap = cap;
-	return 0;
-}
-
-/* The names of `type`, made on first use; NULL when out of memory. */
-static const struct mh_names *mh_names_of(PyTypeObject *type)
-{
-	if (mh_table_cap) {
-		for (size_t j = mh_slot(type, mh_table_cap); mh_table[j].type;
-		     j = (j + 1) & (mh_table_cap - 1))
-			if (mh_table[j].type == type)
-				return &mh_table[j];
-	}
-	if ((mh_table_n + 1) * 2 > mh_table_cap && mh_table_grow() != 0)
-		return NULL;
-	/* the class name as type(m).__name__ gives it: the part after the last dot */
-	const char *name = type->tp_name;
-	const char *dot = strrchr(name, '.');
-	if (dot)
-		name = dot + 1;
-	struct mh_names n = { type, mh_intern("forward: ", name), mh_intern("nn.Module: ", name) };
-	if (!n.forward || !n.module)
-		return NULL;
-	Py_INCREF(type);
-	size_t j = mh_slot(type, mh_table_cap);
-	while (mh_table[j].type)
-		j = (j + 1) & (mh_table_cap - 1);
-	mh_table[j] = n;
-	mh_table_n++;
-	return &mh_table[j];
+	*n = (struct mh_names){ (uint32_t)*v, (uint32_t)(*v >> 32) };
+	return true;
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -128,13 +97,13 @@ static PyObject *mc_vectorcall(PyObject *callable, PyObject *const *args, size_t
 	Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
 	uint64_t w = nargs > 0 ? mh_word() : 0;
 	if (w) {
-		const struct mh_names *n = mh_names_of(Py_TYPE(args[0]));
-		if (n && mh_depth == 0)
-			py_runtime.range_begin_id(OPSCOPE_CAT_FORWARD, n->forward);
-		else if (n)
-			py_runtime.range_begin_id(OPSCOPE_CAT_USER_DEFINED, n->module);
-		else
+		struct mh_names n;
+		if (!mh_names_of(Py_TYPE(args[0]), &n))
 			w = 0;
+		else if (mh_depth == 0)
+			py_runtime.range_begin_id(OPSCOPE_CAT_FORWARD, n.forward);
+		else
+			py_runtime.range_begin_id(OPSCOPE_CAT_USER_DEFINED, n.module);
 	}
 	mh_depth++;
 	PyObject *res = PyObject_Vectorcall(mc->orig, args, nargsf, kwnames);
