@@ -184,11 +184,15 @@ def test_timer_only_reader_cost(tmp_path, capfd):
     prof.stop()
     s = prof.bench_summary()
     assert s["steps"] == 12
-    assert 0.8 * sleep_reader <= s["reader_avg_s"] <= 3 * sleep_reader
+    # bounds that hold however loaded the machine is (no wall-clock upper bounds): a sleep
+    # lasts at least its time, a batch holds its reader wait, and the average of per-step
+    # rates is at least the rate of the average batch (1/x is convex)
+    assert s["reader_avg_s"] >= 0.8 * sleep_reader
     batch = sleep_reader + sleep_step
-    assert 0.8 * batch <= s["batch_avg_s"] <= 3 * batch
+    assert s["batch_avg_s"] >= 0.8 * batch
+    assert s["batch_avg_s"] >= s["reader_avg_s"]
     assert s["samples_mode"]
-    assert 0.8 * 8 / (3 * batch) <= s["ips_avg"] <= 8 / (0.8 * batch) * 1.01
+    assert 8 / s["batch_avg_s"] * 0.99 <= s["ips_avg"] <= 8 / (0.8 * batch) * 1.01
     assert "reader_cost" in infos[-1] and "images/s" in infos[-1]
     assert not os.path.exists(str(tmp_path / "no"))  # timer_only writes no files
     assert "Perf Summary" in capfd.readouterr().out
