@@ -72,9 +72,16 @@ struct session {
 	pid_t pid;			/* process that owns the session (not a vfork child) */
 	uint64_t gen;			/* generation of the current/last session */
 	struct opscope_options opts;	/* resolved options */
-	char path[PATH_MAX];		/* trace file */
+	char path[PATH_MAX];		/* trace file (before it opens: the first name to try) */
+	char base[PATH_MAX];		/* the configured output (file or directory) */
+	char name_stem[PATH_MAX];	/* what file names derive from (see session_name) */
+	int plain_name;			/* name_stem itself may be the file (not only with a pid) */
+	int root_file;			/* the root file of `opscope record` (see exec below) */
+	int base_from_env;		/* base came from OPSCOPE_OUTPUT, not the caller */
 	int lazy_open;			/* open the file only when there are events (fork child) */
 	int exclusive;			/* create the file with O_EXCL */
+	int file_created;		/* the session created its file (path) */
+	int exec_removed_root;		/* an exec removed the empty root file (see exec) */
 	pthread_t writer;		/* the writer thread */
 	int writer_running;		/* writer was started and not joined */
 	sem_t wake;			/* posted to wake the writer early */
@@ -238,6 +245,8 @@ static void writer_pending_metadata(void)
 		writer_record(OPS_REC_METADATA, 1);
 }
 
+static int session_name(char *dst, size_t size, int attempt);
+
 static int writer_open(void)
 {
 	if (the_session.file_open || the_session.file_failed)
@@ -246,14 +255,15 @@ static int writer_open(void)
 	int level = 0;
 	if (the_session.opts.compression != OPSCOPE_COMPRESS_NONE && OPSCOPE_HAVE_ZSTD)
 		level = the_session.opts.compression_level ? the_session.opts.compression_level : 1;
-	char path[PATH_MAX + 16];
+	char path[PATH_MAX];
 	int rc = -EEXIST;
-	/* Exclusive names (children) get ".1", ".2", ... if taken. */
+	/* Exclusive: the next name while one is taken (another image of this pid, or a process
+	 * of an earlier pid's); never another's file. */
 	for (int attempt = 0; attempt < 100 && rc == -EEXIST; attempt++) {
-		if (attempt == 0)
-			snprintf(path, sizeof(path), "%s", the_session.path);
-		else
-			snprintf(path, sizeof(path), "%s.%d", the_session.path, attempt);
+		if (session_name(path, sizeof(path), attempt) != 0) {
+			rc = -ENAMETOOLONG;
+			break;
+		}
 		rc = tracefile_open(&the_session.tf, path, the_session.exclusive, features, level,
 				    (uint32_t)getpid(), clock_realtime_ns());
 		if (rc != 0)
@@ -266,10 +276,9 @@ static int writer_open(void)
 		the_session.open_errno = -rc;
 		return 0;
 	}
-	memcpy(the_session.path, path,
-	       sizeof(the_session.path) - 1); /* the_session.path is a prefix of path plus ".N" */
-	the_session.path[sizeof(the_session.path) - 1] = '\0';
+	memcpy(the_session.path, path, sizeof(the_session.path));
 	the_session.file_open = 1;
+	the_session.file_created = 1;
 	writer_process_metadata();
 	writer_clock();
 	return 1;
@@ -722,15 +731,39 @@ static void mkdir_p(const char *dir)
 	mkdir(tmp, 0755);
 }
 
-/* "out.opscope" -> "out.<pid>.opscope" (a second process of a recorded program). */
-static void path_with_pid(char *dst, size_t size, const char *path, int pid)
+/* "out.opscope" + "<tag>" -> "out.<tag>.opscope" ("out" -> "out.<tag>"). 0, or -1 when it
+ * does not fit in `size`. */
+static int path_with_tag(char *dst, size_t size, const char *path, const char *tag)
 {
 	const char *slash = strrchr(path, '/');
 	const char *dot = strrchr(path, '.');
+	int n;
 	if (!dot || (slash && dot < slash) || dot == (slash ? slash + 1 : path))
-		snprintf(dst, size, "%s.%d", path, pid);
+		n = snprintf(dst, size, "%s.%s", path, tag);
 	else
-		snprintf(dst, size, "%.*s.%d%s", (int)(dot - path), path, pid, dot);
+		n = snprintf(dst, size, "%.*s.%s%s", (int)(dot - path), path, tag, dot);
+	return n >= 0 && (size_t)n < size ? 0 : -1;
+}
+
+/* The attempt-th file name this process tries (exclusive files go on while one is taken):
+ * the plain name when allowed (`run.opscope`), then `run.<pid>.opscope`,
+ * `run.<pid>.1.opscope`, `run.<pid>.2.opscope`, ... The pid is read now, so a fork child
+ * that inherited the names gets its own. 0, or -1 when the name is too long. */
+static int session_name(char *dst, size_t size, int attempt)
+{
+	if (the_session.plain_name) {
+		if (attempt == 0) {
+			int n = snprintf(dst, size, "%s", the_session.name_stem);
+			return n >= 0 && (size_t)n < size ? 0 : -1;
+		}
+		attempt--;
+	}
+	char tag[32];
+	if (attempt == 0)
+		snprintf(tag, sizeof(tag), "%d", (int)getpid());
+	else
+		snprintf(tag, sizeof(tag), "%d.%d", (int)getpid(), attempt);
+	return path_with_tag(dst, size, the_session.name_stem, tag);
 }
 
 /* The program's name as started (argv[0] without directories; comm is cut at 15 bytes),
@@ -747,28 +780,40 @@ static const char *program_name(char *buf, size_t size)
 	return buf;
 }
 
-/* Decide the file of this process. `base` is the configured output (file or directory).
- * A process other than the root of an `opscope record` (OPSCOPE_ROOT_PID) never takes the
- * root's file name: it gets its pid in the name, created exclusively. */
-static int session_resolve_path(const char *base, int force_child)
+/* Decide the names of this process's file (session_name). `base` is the configured output
+ * (file or directory), from the caller or, when `from_env`, from OPSCOPE_OUTPUT. Under
+ * `opscope record` (OPSCOPE_ROOT_PID set) only the root process may take the output's own
+ * name, and when that name is record's (from the environment) even the root takes it only
+ * if it is free (O_EXCL): another image of the root's pid, after an exec, finds it taken
+ * and goes on to the pid names. Every other process gets its pid in the name, created
+ * exclusively. Without `opscope record`, the caller's file is overwritten, as asked.
+ * Returns whether this process is not the root (its file is then created lazily). */
+static int session_resolve_path(const char *base, int from_env, int force_child)
 {
 	int pid = (int)getpid();
 	const char *root = getenv("OPSCOPE_ROOT_PID");
 	int child = force_child || (root && atoi(root) != pid);
 	char prog[128];
+	if (base != the_session.base)
+		snprintf(the_session.base, sizeof(the_session.base), "%s", base);
+	the_session.base_from_env = from_env;
+	the_session.root_file = 0;
 	if (path_is_dir(base)) {
 		mkdir_p(base);
 		size_t n = strlen(base);
-		snprintf(the_session.path, sizeof(the_session.path), "%s%s%s.%d.opscope", base,
-			 n && base[n - 1] == '/' ? "" : "/", program_name(prog, sizeof(prog)), pid);
-		the_session.exclusive = 1;
-	} else if (child) {
-		path_with_pid(the_session.path, sizeof(the_session.path), base, pid);
+		snprintf(the_session.name_stem, sizeof(the_session.name_stem), "%s%s%s.opscope",
+			 base, n && base[n - 1] == '/' ? "" : "/",
+			 program_name(prog, sizeof(prog)));
+		the_session.plain_name = 0;
 		the_session.exclusive = 1;
 	} else {
-		snprintf(the_session.path, sizeof(the_session.path), "%s", base);
-		the_session.exclusive = 0;
+		snprintf(the_session.name_stem, sizeof(the_session.name_stem), "%s", base);
+		the_session.plain_name = !child;
+		the_session.root_file = !child && root && from_env;
+		the_session.exclusive = child || the_session.root_file;
 	}
+	if (session_name(the_session.path, sizeof(the_session.path), 0) != 0)
+		snprintf(the_session.path, sizeof(the_session.path), "%s", base); /* in errors */
 	return child;
 }
 
@@ -810,6 +855,7 @@ static int session_launch(void)
 				atomic_load_explicit(&t->dropped, memory_order_relaxed);
 	atomic_store(&the_session.threads_announced, 0);
 	the_session.file_open = 0;
+	the_session.file_created = 0;
 	the_session.file_failed = 0;
 	the_session.strings_written = 0;
 	buf_init(&the_session.rec);
@@ -879,15 +925,18 @@ OPSCOPE_API int opscope_session_start(const struct opscope_options *opts)
 			       the_session.opts.buffer_bytes);
 		goto out;
 	}
-	const char *base = opts && opts->output ? opts->output : getenv("OPSCOPE_OUTPUT");
+	int from_env = !(opts && opts->output);
+	const char *base = from_env ? getenv("OPSCOPE_OUTPUT") : opts->output;
 	char def[64];
 	if (!base || !*base) {
 		snprintf(def, sizeof(def), "opscope.%d.opscope", (int)getpid());
 		base = def;
+		from_env = 0;
 	}
 	/* Another process of a recorded program creates its file only if it records something:
 	 * a build or a shell that runs many tools leaves no empty files behind. */
-	the_session.lazy_open = session_resolve_path(base, 0);
+	the_session.lazy_open = session_resolve_path(base, from_env, 0);
+	the_session.exec_removed_root = 0;
 	rc = session_launch();
 out:
 	pthread_mutex_unlock(&the_session.lock);
@@ -1039,12 +1088,8 @@ void session_fork_child(void)
 				 __ATOMIC_RELEASE);
 		return;
 	}
-	char parent_path[PATH_MAX];
-	snprintf(parent_path, sizeof(parent_path), "%s", the_session.path);
-	/* The parent's file may be a ".N" variant or a pid variant; derive from the original
-	 * output when we know it. */
-	const char *base = getenv("OPSCOPE_OUTPUT");
-	session_resolve_path(base && *base ? base : parent_path, 1);
+	/* Names derive from the parent's configured output, not from the file it got. */
+	session_resolve_path(the_session.base, the_session.base_from_env, 1);
 	the_session.lazy_open = 1;
 	pthread_mutex_lock(&the_session.lock);
 	session_launch();
@@ -1070,4 +1115,43 @@ void session_stop_from_signal(int sig)
 int session_owned_here(void)
 {
 	return the_session.active && the_session.pid == getpid();
+}
+
+/* exec() keeps the pid and replaces the image: its buffers, its writer thread and its atexit
+ * handlers are gone without a word. So the session is stopped first, as at exit (final round,
+ * every thread's committed events included, END, file closed), and the new image, which
+ * starts its own session from the environment, never reuses the name (session_name). One
+ * exception: the root file of `opscope record` that holds nothing is removed, so that the
+ * program run by a wrapper that records nothing and execs (`env`, `sh -c 'exec ...'`,
+ * `numactl`) gets the name the user chose. */
+int session_exec_prepare(const char *program)
+{
+	if (!session_owned_here())
+		return 0;
+	record_metadata("exec", program);
+	if (opscope_session_stop() == OPSCOPE_ENOTACTIVE)
+		return 0;
+	pthread_mutex_lock(&the_session.lock);
+	the_session.exec_removed_root = 0;
+	if (the_session.root_file && the_session.file_created && !the_session.file_failed &&
+	    atomic_load(&the_session.events_written) == 0 && writer_total_drops() == 0)
+		the_session.exec_removed_root = unlink(the_session.path) == 0;
+	pthread_mutex_unlock(&the_session.lock);
+	return 1;
+}
+
+/* The exec failed and the program goes on: so does its recording, into a new file (the
+ * finished one is never reopened), created once there are events, or at once when the exec
+ * removed the root file (the root always has its file). */
+void session_exec_failed(void)
+{
+	pthread_mutex_lock(&the_session.lock);
+	if (!the_session.active) {
+		session_resolve_path(the_session.base, the_session.base_from_env, 0);
+		the_session.exclusive = 1;
+		the_session.lazy_open = !the_session.exec_removed_root;
+		the_session.exec_removed_root = 0;
+		session_launch();
+	}
+	pthread_mutex_unlock(&the_session.lock);
 }
