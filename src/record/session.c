@@ -797,7 +797,8 @@ static int session_resolve_path(const char *base, int from_env, int force_child)
 	if (base != the_session.base)
 		snprintf(the_session.base, sizeof(the_session.base), "%s", base);
 	the_session.base_from_env = from_env;
-	the_session.root_file = 0;
+	/* record's own output, in the root: the file an exec may remove when empty */
+	the_session.root_file = !child && root && from_env;
 	if (path_is_dir(base)) {
 		mkdir_p(base);
 		size_t n = strlen(base);
@@ -809,7 +810,6 @@ static int session_resolve_path(const char *base, int from_env, int force_child)
 	} else {
 		snprintf(the_session.name_stem, sizeof(the_session.name_stem), "%s", base);
 		the_session.plain_name = !child;
-		the_session.root_file = !child && root && from_env;
 		the_session.exclusive = child || the_session.root_file;
 	}
 	if (session_name(the_session.path, sizeof(the_session.path), 0) != 0)

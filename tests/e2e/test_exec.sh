@@ -77,4 +77,10 @@ mkdir "$tmp/wrap"
 	"$PROGRAMS/prog_api_threads" 2 100
 [ "$(ls "$tmp/wrap")" = "run.opscope" ] || fail "wrapper: $(ls "$tmp/wrap")"
 [ "$(count_ranges "$tmp/wrap/run.opscope" work)" -eq 200 ] || fail "wrapper: work ranges"
+mkdir "$tmp/wrapdir"
+"$OPSCOPE" record -q -o "$tmp/wrapdir/" -- env "$PROGRAMS/prog_api_threads" 2 100
+[ "$(ls "$tmp/wrapdir" | grep -c .)" -eq 1 ] || fail "wrapper, directory: $(ls "$tmp/wrapdir")"
+ls "$tmp/wrapdir" | grep -q '^prog_api_threads\.[0-9]*\.opscope$' ||
+	fail "wrapper, directory: $(ls "$tmp/wrapdir")"
+
 echo "ok"
