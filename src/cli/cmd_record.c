@@ -249,9 +249,10 @@ static int record_check_output(const char *path, int is_dir, int force)
 	return unlink(path);
 }
 
-/* Print one line per trace file the command produced: the root file, then its siblings
- * "<stem>.<pid>.opscope" (other processes). Returns whether there were such files and all of
- * them hold no event at all (not even a dropped one). */
+/* Print one line per trace file the command produced: the root file and its siblings
+ * "<stem>.<pid>[.N].opscope" (other processes, and images after an exec), or one line saying
+ * there is none. Returns whether there were such files and all of them hold no event at all
+ * (not even a dropped one). */
 static bool record_report(const char *path, int is_dir)
 {
 	int files = 0, empty = 0;
@@ -314,6 +315,11 @@ static bool record_report(const char *path, int is_dir)
 		}
 	}
 	closedir(d);
+	if (files == 0) /* the runtime never ran: nothing but the preload could have made one */
+		fprintf(stderr,
+			"opscope: no trace file was written: opscope's runtime did not run in the "
+			"command (a static or setuid program, or LD_PRELOAD taken out of its "
+			"environment)\n");
 	return files > 0 && empty == files;
 }
 

@@ -83,4 +83,9 @@ mkdir "$tmp/wrapdir"
 ls "$tmp/wrapdir" | grep -q '^prog_api_threads\.[0-9]*\.opscope$' ||
 	fail "wrapper, directory: $(ls "$tmp/wrapdir")"
 
+echo "# ... and when what it execs never loads the runtime, record says there is no file"
+mkdir "$tmp/none"
+"$OPSCOPE" record -o "$tmp/none/run.opscope" -- env -u LD_PRELOAD true 2>"$tmp/none.err"
+[ -z "$(ls "$tmp/none")" ] || fail "no runtime: $(ls "$tmp/none")"
+grep -q "^opscope: no trace file was written" "$tmp/none.err" || fail "no runtime: $(cat "$tmp/none.err")"
 echo "ok"
