@@ -4,7 +4,9 @@
  * Runs COMMAND with libopscope preloaded (LD_PRELOAD) and registered as its NVTX injection
  * library (NVTX_INJECTION64_PATH), with OPSCOPE_AUTOSTART=1 so the runtime records from
  * before main() to exit. The root process writes the output file; every other process of
- * the command (forks, exec'd children) writes "<stem>.<pid>.opscope" beside it. Signals
+ * the command (forks, exec'd children) writes "<stem>.<pid>.opscope" beside it; a program
+ * that a process execs (same pid) takes the next free "<stem>.<pid>.N.opscope" after the old
+ * image finished its file (src/record/exec.c). Signals
  * that would stop us (SIGINT, SIGTERM, SIGHUP, SIGQUIT) are forwarded to the command, and our
  * exit status is the command's (128 + signal when it was killed).
  */
@@ -37,7 +39,8 @@ static const char record_usage[] =
 	"usage: opscope record [options] -- COMMAND [ARGS...]\n"
 	"\n"
 	"Run COMMAND and record it: ranges of instrumented programs (C API, NVTX) and\n"
-	"every process it starts, each into its own trace file.\n"
+	"every process it starts (and every program a process execs), each into its own\n"
+	"trace file.\n"
 	"\n"
 	"options:\n"
 	"  -o, --output PATH     trace file of the command's first process, or a directory\n"

@@ -13,6 +13,7 @@
  * shares its parent's memory, they exit at once.
  *
  * fork(): the child continues recording into a file of its own (session_fork_child).
+ * exec(): exec.c finishes the file first; the new image starts here again, with a new file.
  * Fatal and terminating signals whose disposition is the default get a handler that has the
  * writer finish the file (bounded wait), then re-raises the signal with the default action,
  * so the process dies the way it would have, with its trace intact. SIGKILL cannot be
