@@ -46,16 +46,11 @@ void escape_json(struct esc_sink o, const char *s, size_t n, unsigned flags)
 	escape_json_inline(o, s, n, flags);
 }
 
-/* CSV field: ASCII other than " and valid UTF-8 go in runs; " doubled; invalid bytes as
- * U+FFFD; quoted when a separator, quote or line break is inside. */
-void escape_csv(struct esc_sink o, const char *s, size_t n)
+/* CSV field body: ASCII other than " and valid UTF-8 go in runs; " doubled; invalid bytes
+ * as U+FFFD. */
+static void csv_body(struct esc_sink o, const char *s, size_t n)
 {
 	const uint8_t *u = (const uint8_t *)s;
-	bool quote = false;
-	for (size_t i = 0; i < n && !quote; i++)
-		quote = u[i] == ',' || u[i] == '"' || u[i] == '\n' || u[i] == '\r';
-	if (quote)
-		o.put(o.ctx, "\"", 1);
 	size_t run = 0;
 	for (size_t i = 0; i < n;) {
 		uint8_t c = u[i];
@@ -80,8 +75,60 @@ void escape_csv(struct esc_sink o, const char *s, size_t n)
 	}
 	if (n > run)
 		o.put(o.ctx, s + run, n - run);
+}
+
+/* CSV field: quoted when a separator, quote or line break is inside. */
+void escape_csv(struct esc_sink o, const char *s, size_t n)
+{
+	const uint8_t *u = (const uint8_t *)s;
+	bool quote = false;
+	for (size_t i = 0; i < n && !quote; i++)
+		quote = u[i] == ',' || u[i] == '"' || u[i] == '\n' || u[i] == '\r';
 	if (quote)
 		o.put(o.ctx, "\"", 1);
+	csv_body(o, s, n);
+	if (quote)
+		o.put(o.ctx, "\"", 1);
+}
+
+/* Is s[0..n) a plain decimal number: [+-]digits[.digits][e[+-]digits], a digit at least
+ * before the exponent? (Not strtod: no locale, no "inf", "nan" or hex.) */
+static bool csv_is_number(const char *s, size_t n)
+{
+	size_t i = 0, digits = 0;
+	if (i < n && (s[i] == '+' || s[i] == '-'))
+		i++;
+	for (; i < n && s[i] >= '0' && s[i] <= '9'; i++)
+		digits++;
+	if (i < n && s[i] == '.')
+		for (i++; i < n && s[i] >= '0' && s[i] <= '9'; i++)
+			digits++;
+	if (!digits)
+		return false;
+	if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+		i++;
+		if (i < n && (s[i] == '+' || s[i] == '-'))
+			i++;
+		size_t exp = 0;
+		for (; i < n && s[i] >= '0' && s[i] <= '9'; i++)
+			exp++;
+		if (!exp)
+			return false;
+	}
+	return i == n;
+}
+
+/* A cell a spreadsheet would run as a formula starts with one of these (OWASP, "CSV
+ * Injection"): it gets a ' first, inside quotes, unless it is a plain number. */
+void escape_csv_cell(struct esc_sink o, const char *s, size_t n)
+{
+	if (n == 0 || s[0] == '\0' || !strchr("=+-@\t\r", s[0]) || csv_is_number(s, n)) {
+		escape_csv(o, s, n);
+		return;
+	}
+	o.put(o.ctx, "\"'", 2);
+	csv_body(o, s, n);
+	o.put(o.ctx, "\"", 1);
 }
 
 /* Terminal: printable ASCII but \ and valid UTF-8 other than C1 controls go in runs, one

@@ -94,6 +94,11 @@ static inline void escape_json_inline(struct esc_sink o, const char *s, size_t n
 /* s[0..n) as one CSV field (RFC 4180): quoted when it holds , " CR or LF, quotes doubled,
  * each invalid UTF-8 byte as U+FFFD; other bytes (controls too) as they are. */
 void escape_csv(struct esc_sink o, const char *s, size_t n);
+/* escape_csv for a cell that a spreadsheet will open: a text starting with = + - @, a tab or
+ * a carriage return would be run as a formula (OWASP "CSV Injection"), so it is written
+ * quoted with a ' first ("'=1+2"), which spreadsheets show as text; a plain decimal number
+ * ("-1.5", "+3", "2e-3") stays as it is, a number. */
+void escape_csv_cell(struct esc_sink o, const char *s, size_t n);
 
 /* escape_terminal flags. Default (0): \\ as \\\\, \n \t as \n \t, every other control
  * (C0, DEL, and C1 = U+0080..U+009F, both of its bytes) and each invalid UTF-8 byte as \xNN

@@ -319,4 +319,38 @@ TEST(random_against_reference)
 	buf_free(&got);
 }
 
-TEST_MAIN(json, csv, terminal, utf8_repair, file_sink, random_against_reference)
+/* A cell a spreadsheet would run as a formula is quoted text with a ' first; numbers stay. */
+TEST(csv_cell)
+{
+	static const struct {
+		const char *in, *want;
+	} cases[] = {
+		{ "=1+2", "\"'=1+2\"" },
+		{ "+cmd|' /C calc'!A0", "\"'+cmd|' /C calc'!A0\"" },
+		{ "-2+3", "\"'-2+3\"" },
+		{ "@SUM(A1)", "\"'@SUM(A1)\"" },
+		{ "\tx", "\"'\tx\"" },
+		{ "\rx", "\"'\rx\"" },
+		{ "=HYPERLINK(\"http://x\",\"y\")", "\"'=HYPERLINK(\"\"http://x\"\",\"\"y\"\")\"" },
+		{ "-", "\"'-\"" },
+		{ "-e5", "\"'-e5\"" },
+		{ "-1.5", "-1.5" },
+		{ "+3", "+3" },
+		{ "-2e-3", "-2e-3" },
+		{ "-.5", "-.5" },
+		{ "conv2d", "conv2d" },
+		{ "a,b", "\"a,b\"" },
+		{ "a=b", "a=b" },
+		{ "", "" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct buf b;
+		buf_init(&b);
+		escape_csv_cell(esc_sink_buf(&b), cases[i].in, strlen(cases[i].in));
+		buf_u8(&b, 0);
+		CHECK_STR((const char *)b.data, cases[i].want);
+		buf_free(&b);
+	}
+}
+
+TEST_MAIN(json, csv, csv_cell, terminal, utf8_repair, file_sink, random_against_reference)
