@@ -47,7 +47,7 @@ static const char report_usage[] =
 	"                        name, input-shape (an Input Shapes column; torch's\n"
 	"                        key_averages(group_by_input_shape=True))\n"
 	"  -n, --top N           at most N rows per table (rows under a kept row stay)\n"
-	"  -c, --columns LIST    only these columns (JSON/CSV keys, e.g. name,calls,cpu)\n"
+	"  -c, --columns LIST    only these columns, in this order (JSON/CSV keys: name,calls)\n"
 	"  -w, --width N         cut names longer than N characters (text)\n"
 	"  -f, --format F        text (default), csv or json\n"
 	"  -o, --output FILE     write to FILE instead of stdout\n"

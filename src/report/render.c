@@ -49,13 +49,45 @@ void sb_printf(struct sbuf *b, const char *fmt, ...)
 /* ---------------------------------------------------------------------------------------- */
 /* Column selection, row limits, units */
 
+/* The key --columns names a column by: the kernel table's unprefixed GPU statistics answer
+ * to "gpu". */
+static const char *col_key(const struct rcol *c)
+{
+	return c->key[0] ? c->key : "gpu";
+}
+
 bool render_col_shown(const struct rformat_opts *o, const struct rcol *c)
 {
 	if (o->format == RFORMAT_TEXT && (c->flags & RCOL_F_TEXT_HIDDEN))
 		return false;
-	/* the kernel table's unprefixed GPU statistics answer to "gpu" */
-	const char *key = c->key[0] ? c->key : "gpu";
+	const char *key = col_key(c);
 	return !o->columns || strlist_has(o->columns, key, strlen(key));
+}
+
+int render_col_order(const struct rtable *t, const struct rformat_opts *o,
+		     int order[RTABLE_MAX_COLS])
+{
+	int n = 0;
+	if (!o->columns) {
+		for (int c = 0; c < t->ncols; c++)
+			if (render_col_shown(o, &t->cols[c]))
+				order[n++] = c;
+		return n;
+	}
+	/* the order of the list; a key named twice keeps its first place */
+	bool taken[RTABLE_MAX_COLS] = { false };
+	const char *list = o->columns, *item;
+	size_t len;
+	while ((len = strlist_next(&list, &item)) != (size_t)-1)
+		for (int c = 0; c < t->ncols; c++) {
+			const char *key = col_key(&t->cols[c]);
+			if (taken[c] || strlen(key) != len || memcmp(key, item, len) != 0 ||
+			    !render_col_shown(o, &t->cols[c]))
+				continue;
+			taken[c] = true;
+			order[n++] = c;
+		}
+	return n;
 }
 
 const char *rformat_unknown_column(const char *columns, struct rtable *const *tables, size_t n,
@@ -67,8 +99,7 @@ const char *rformat_unknown_column(const char *columns, struct rtable *const *ta
 		bool found = false;
 		for (size_t i = 0; i < n && !found; i++)
 			for (int c = 0; c < tables[i]->ncols && !found; c++) {
-				const char *key = tables[i]->cols[c].key;
-				key = key[0] ? key : "gpu";
+				const char *key = col_key(&tables[i]->cols[c]);
 				found = strlen(key) == len && memcmp(key, item, len) == 0;
 			}
 		if (!found) {

@@ -49,6 +49,12 @@ static inline size_t render_esc_text(struct sbuf *b, const char *s, size_t n)
 
 /* Is column c shown (--columns, and RCOL_F_TEXT_HIDDEN in text)? */
 bool render_col_shown(const struct rformat_opts *o, const struct rcol *c);
+/* The columns of t to show, as indexes into t->cols, in the order to show them: the order
+ * of --columns when it is given (as the user asked; a key named twice counts once), else the
+ * table's own. Returns how many. Every renderer goes through this, so that text, CSV and JSON
+ * show the same columns in the same order. */
+int render_col_order(const struct rtable *t, const struct rformat_opts *o,
+		     int order[RTABLE_MAX_COLS]);
 /* Rows to print: the first `top` rows at level 0 and the rows under them. */
 size_t render_rows_shown(const struct rtable *t, const struct rformat_opts *o);
 /* Has the table rows under rows (a "level" column in CSV and JSON)? */

@@ -2,8 +2,8 @@
  * render_csv.c: the CSV rendering of the report's tables (RFC 4180): per table a "# Title"
  * line, a header of column keys (times in the chosen unit: "total_ms"), one line per row and
  * a blank line. A statistics column is five (total, avg, max, min, ratio); a table with
- * sub-rows gets a "level" column first. Text is quoted when needed, invalid UTF-8 becomes
- * U+FFFD.
+ * sub-rows gets a "level" column first. Columns follow --columns' order when it is given.
+ * Text is quoted when needed, invalid UTF-8 becomes U+FFFD.
  */
 #include <inttypes.h>
 #include <string.h>
@@ -53,17 +53,17 @@ static void render_csv_table(struct sbuf *b, const struct rtable *t, size_t inde
 		first = false;
 	}
 	static const char *const stat_sfx[] = { "_total", "_avg", "_max", "_min", "_ratio" };
-	for (int c = 0; c < t->ncols; c++) {
-		const struct rcol *col = &t->cols[c];
-		if (!render_col_shown(o, col))
-			continue;
+	int order[RTABLE_MAX_COLS];
+	int ncols = render_col_order(t, o, order);
+	for (int k = 0; k < ncols; k++) {
+		const struct rcol *col = &t->cols[order[k]];
 		if (col->kind == RCOL_STATS) {
-			for (int k = 0; k < 5; k++) {
+			for (int s = 0; s < 5; s++) {
 				if (!first)
 					sb_lit(b, ",");
 				first = false;
-				csv_key(b, col->key, col->key[0] ? stat_sfx[k] : stat_sfx[k] + 1,
-					o->unit, k < 4);
+				csv_key(b, col->key, col->key[0] ? stat_sfx[s] : stat_sfx[s] + 1,
+					o->unit, s < 4);
 			}
 			continue;
 		}
@@ -80,11 +80,9 @@ static void render_csv_table(struct sbuf *b, const struct rtable *t, size_t inde
 			sb_printf(b, "%d", t->rows[r].indent);
 			first = false;
 		}
-		for (int c = 0; c < t->ncols; c++) {
-			const struct rcol *col = &t->cols[c];
-			const struct rcell *x = &t->rows[r].cells[c];
-			if (!render_col_shown(o, col))
-				continue;
+		for (int k = 0; k < ncols; k++) {
+			const struct rcol *col = &t->cols[order[k]];
+			const struct rcell *x = &t->rows[r].cells[order[k]];
 			if (!first)
 				sb_lit(b, ",");
 			first = false;

@@ -44,6 +44,8 @@ static void render_json_table(struct sbuf *b, const struct rtable *t, const stru
 	sb_lit(b, ",\"rows\":[");
 	bool levels = render_has_levels(t);
 	size_t nrows = render_rows_shown(t, o);
+	int order[RTABLE_MAX_COLS];
+	int ncols = render_col_order(t, o, order);
 	for (size_t r = 0; r < nrows; r++) {
 		sb_put(b, r ? ",{" : "{", r ? 2 : 1);
 		bool first = true;
@@ -51,11 +53,9 @@ static void render_json_table(struct sbuf *b, const struct rtable *t, const stru
 			sb_printf(b, "\"level\":%d", t->rows[r].indent);
 			first = false;
 		}
-		for (int c = 0; c < t->ncols; c++) {
-			const struct rcol *col = &t->cols[c];
-			const struct rcell *x = &t->rows[r].cells[c];
-			if (!render_col_shown(o, col))
-				continue;
+		for (int k = 0; k < ncols; k++) {
+			const struct rcol *col = &t->cols[order[k]];
+			const struct rcell *x = &t->rows[r].cells[order[k]];
 			if (col->kind == RCOL_STATS) {
 				bool has = !x->empty, full = has && !x->st.only_total;
 				sb_printf(b, "%s\"%s%s\":", first ? "" : ",", col->key,

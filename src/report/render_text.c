@@ -116,6 +116,9 @@ static void render_text_paddle(struct sbuf *b, const struct rtable *t, const str
 	int nc = t->ncols;
 	size_t nrows = render_rows_shown(t, o);
 	size_t width[RTABLE_MAX_COLS] = { 0 };
+	int order[RTABLE_MAX_COLS];
+	int nshown = render_col_order(t, o, order);
+	int lead = nshown ? order[0] : 0; /* the column printed first */
 	/* cell texts, computed once: rows x cols */
 	struct sbuf *cells = calloc(nrows * (size_t)nc + 1, sizeof(*cells));
 	size_t *cols = calloc(nrows * (size_t)nc + 1, sizeof(*cols));
@@ -162,19 +165,15 @@ static void render_text_paddle(struct sbuf *b, const struct rtable *t, const str
 			}
 			cols[r * (size_t)nc + (size_t)c] = w;
 			if (col->kind == RCOL_TEXT && t->cols[c].width && w > width[c] && !limit &&
-			    c == 0)
+			    c == 0 && c == lead)
 				continue; /* long names overflow their column, as in Paddle */
 			if (w > width[c])
 				width[c] = w;
 		}
 	}
 	size_t line = 0;
-	int shown = 0;
-	for (int c = 0; c < nc; c++)
-		if (render_col_shown(o, &t->cols[c])) {
-			line += width[c] + (shown ? 2 : 0);
-			shown++;
-		}
+	for (int k = 0; k < nshown; k++)
+		line += width[order[k]] + (k ? 2 : 0);
 	put_title(b, t->title, line);
 	if (t->group[0])
 		put_title(b, t->group, line);
@@ -186,37 +185,28 @@ static void render_text_paddle(struct sbuf *b, const struct rtable *t, const str
 		sb_printf(b, "Time unit: %s\n", rformat_unit_name(o->unit));
 	/* separator, header, separator */
 	for (int pass = 0; pass < 3; pass++) {
-		bool first = true;
-		for (int c = 0; c < nc; c++) {
-			if (!render_col_shown(o, &t->cols[c]))
-				continue;
-			if (!first)
+		for (int k = 0; k < nshown; k++) {
+			int c = order[k];
+			if (k)
 				sb_lit(b, "  ");
-			first = false;
 			if (pass == 1) {
 				size_t n = strlen(t->cols[c].title);
 				put_padded(b, t->cols[c].title, n, n, width[c]);
 			} else {
-				for (size_t k = 0; k < width[c]; k++)
+				for (size_t i = 0; i < width[c]; i++)
 					sb_lit(b, "-");
 			}
 		}
 		sb_lit(b, "\n");
 	}
 	for (size_t r = 0; r < nrows; r++) {
-		bool first = true;
-		int last = nc - 1;
-		while (last > 0 && !render_col_shown(o, &t->cols[last]))
-			last--;
-		for (int c = 0; c < nc; c++) {
-			if (!render_col_shown(o, &t->cols[c]))
-				continue;
-			if (!first)
+		for (int k = 0; k < nshown; k++) {
+			int c = order[k];
+			if (k)
 				sb_lit(b, "  ");
-			first = false;
 			struct sbuf *cb = &cells[r * (size_t)nc + (size_t)c];
 			put_padded(b, cb->s ? cb->s : "", cb->len, cols[r * (size_t)nc + (size_t)c],
-				   c == last ? 0 : width[c]);
+				   k == nshown - 1 ? 0 : width[c]);
 		}
 		sb_lit(b, "\n");
 	}
