@@ -3,7 +3,8 @@
  * line, a header of column keys (times in the chosen unit: "total_ms"), one line per row and
  * a blank line. A statistics column is five (total, avg, max, min, ratio); a table with
  * sub-rows gets a "level" column first. Columns follow --columns' order when it is given.
- * Text is quoted when needed, invalid UTF-8 becomes U+FFFD.
+ * Text is quoted when needed, invalid UTF-8 becomes U+FFFD, and a name a spreadsheet would
+ * run as a formula (= + - @ tab CR first) gets a ' first (escape_csv_cell).
  */
 #include <inttypes.h>
 #include <string.h>
@@ -88,8 +89,8 @@ static void render_csv_table(struct sbuf *b, const struct rtable *t, size_t inde
 			first = false;
 			switch (col->kind) {
 			case RCOL_TEXT:
-				escape_csv(sb_sink(b), x->text ? x->text : "",
-					   x->text ? x->len : 0);
+				escape_csv_cell(sb_sink(b), x->text ? x->text : "",
+						x->text ? x->len : 0);
 				break;
 			case RCOL_COUNT:
 				if (!x->empty)

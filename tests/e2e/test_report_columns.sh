@@ -54,4 +54,29 @@ check "a key named twice is shown once, at its first place" \
 check "no --columns: the table's own order" \
 	'grep -q "^name,calls,cpu_total_ms," "$T/all.csv"'
 
+# --- formulas are not run; numbers stay numbers
+"$PY" - "$T/all.csv" <<'PYEOF' >"$T/py" 2>&1
+import csv, sys
+text = open(sys.argv[1], newline="").read()
+op = [b for b in text.split("\n\n") if b.startswith("# Operator Summary")][0]
+rows = list(csv.DictReader(op.split("\n", 1)[1].splitlines(keepends=True)))
+names = {r["name"] for r in rows}
+guarded = {"'=1+2", "'@SUM(A1)", "'+cmd|' /C calc'!A0", "'\tTAB", "'\rCR", "'-2+3"}
+assert guarded <= names, names
+assert {"-1.5", "+7", "plain"} <= names, names
+# no cell of the block starts with a formula character, but the numbers
+for r in rows:
+    v = r["name"]
+    assert v[:1] not in ("=", "+", "-", "@", "\t", "\r") or v in ("-1.5", "+7"), v
+# the numbers are written bare, as numbers, not quoted text
+lines = op.splitlines()
+assert any(l.startswith("-1.5,") for l in lines), lines
+assert any(l.startswith("+7,") for l in lines), lines
+float("-1.5")
+print("ok")
+PYEOF
+check "CSV: formula-like names get a ' first, numbers stay bare" 'grep -qx ok "$T/py" || { cat "$T/py"; false; }'
+"$OPSCOPE" report --views operator "$T/ops.json" >"$T/all.txt"
+check "text keeps the names as they are" 'grep -q "^=1+2 " "$T/all.txt" && grep -q "^-2+3 " "$T/all.txt"'
+
 tap_done
