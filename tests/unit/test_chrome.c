@@ -46,7 +46,7 @@ TEST(sample_events)
 	CHECK(strstr(j, "{\"ph\":\"M\",\"pid\":100,\"tid\":0,\"name\":\"process_name\","
 			"\"args\":{\"name\":\"train\"}}") != NULL);
 	CHECK(strstr(j, "{\"ph\":\"M\",\"pid\":100,\"tid\":100,\"name\":\"thread_name\","
-			"\"args\":{\"name\":\"main\"}}") != NULL);
+			"\"args\":{\"name\":\"main\",\"opscope_track\":\"thread\"}}") != NULL);
 	CHECK(strstr(j, "{\"ph\":\"X\",\"pid\":100,\"tid\":100,\"cat\":\"Operator\","
 			"\"name\":\"conv2d\",\"ts\":1.200,\"dur\":0.100,\"args\":{\"shape\":"
 			"\"[1,3,224,224]\",\"count\":-3,\"idx\":7}}") != NULL);

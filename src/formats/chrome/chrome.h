@@ -29,4 +29,8 @@ int chrome_export(const struct model *m, FILE *out, char *err, size_t errsize);
 int chrome_export_window(const struct model *m, FILE *out, int64_t from, int64_t to, char *err,
 			 size_t errsize);
 
+/* The Chrome "cname" (a fixed palette of reserved colour names) nearest to an ARGB colour
+ * such as NVTX's; the exporter writes it next to the exact ARGB, which stays in the args. */
+const char *chrome_cname(uint32_t argb);
+
 #endif

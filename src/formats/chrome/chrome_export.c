@@ -2,7 +2,9 @@
  * chrome_export.c: export the model as Chrome / Perfetto trace JSON, object format:
  * {"traceEvents":[...],"displayTimeUnit":"ns","otherData":{...}}.
  *
- * Mapping: 'M' process_name / thread_name; ranges of thread tracks as 'X' (complete) events,
+ * Mapping: 'M' process_name (the program; "GPU n" for a device) / thread_name ("stream s" for
+ * a device queue, with "opscope_track": "thread" | "device" for our importer); the category's
+ * name as "cat" (read back as that category); ranges of thread tracks as 'X' (complete) events,
  * which nest properly per tid because the model keeps them nested; async ranges as nestable
  * async 'b'/'e' pairs with one id each, so overlapping ones never share a track; instants as
  * 'i' with "s":"t"; counter samples as 'C'; flows as 's' (inside the source range, at the
@@ -12,7 +14,9 @@
  * Invariants of the output: valid JSON whatever the names contain (every string is escaped:
  * quotes, backslashes, control characters as \u00XX, invalid UTF-8 as U+FFFD); numbers are
  * always finite (non-finite argument values become strings, non-finite counter samples are
- * left out); ts and dur are microseconds with exactly three decimals, i.e. the model's ns.
+ * left out); ts and dur are microseconds with exactly three decimals, i.e. the model's ns;
+ * other floats in their shortest round-trip form (numfmt_double). An integer "color" argument
+ * (NVTX's ARGB) stays exact in args and adds the nearest Chrome "cname".
  */
 #include <math.h>
 #include <stdbool.h>
@@ -26,6 +30,7 @@
 #include "opscope_config.h"
 #include "util/bytes.h"
 #include "util/escape.h"
+#include "util/numfmt.h"
 
 #define JW_BUF_BYTES (1 << 16)
 
@@ -35,6 +40,7 @@ struct jw {
 	size_t len;		/* bytes in buf */
 	bool failed;		/* a write failed */
 	bool first;		/* no event written yet (no comma needed) */
+	uint32_t color_key;	/* string id of "color" (NVTX's ARGB argument), 0 if none */
 	char buf[JW_BUF_BYTES]; /* pending output */
 };
 
@@ -97,13 +103,11 @@ static void jw_us(struct jw *w, int64_t ns)
 	jw_raw(w, frac, 4);
 }
 
-/* A finite double as the shortest of %.15g / %.17g that reads back exactly. */
+/* A finite double, shortest round trip (numfmt_double): 0.074074, not 0.074074000000000001. */
 static void jw_f64(struct jw *w, double v)
 {
 	char tmp[40];
-	int n = snprintf(tmp, sizeof(tmp), "%.15g", v);
-	if (strtod(tmp, NULL) != v)
-		n = snprintf(tmp, sizeof(tmp), "%.17g", v);
+	int n = numfmt_double(tmp, sizeof(tmp), v);
 	jw_raw(w, tmp, (size_t)n);
 }
 
@@ -151,6 +155,80 @@ static void jw_cat(struct jw *w, uint8_t category)
 {
 	jw_lit(w, ",\"cat\":");
 	jw_cstr(w, opscope_category_name(category));
+}
+
+/* The colour names a Chrome JSON "cname" may take (catapult's reserved colours; Perfetto
+ * ignores cname and picks its own), with their RGB. */
+static const struct {
+	const char *name;
+	uint8_t r, g, b;
+} cnames[] = {
+	{ "thread_state_uninterruptible", 182, 125, 143 },
+	{ "thread_state_iowait", 255, 140, 0 },
+	{ "thread_state_running", 126, 200, 148 },
+	{ "thread_state_runnable", 133, 160, 210 },
+	{ "thread_state_sleeping", 240, 240, 240 },
+	{ "thread_state_unknown", 199, 155, 125 },
+	{ "background_memory_dump", 0, 180, 180 },
+	{ "light_memory_dump", 0, 0, 180 },
+	{ "detailed_memory_dump", 180, 0, 180 },
+	{ "vsync_highlight_color", 0, 0, 255 },
+	{ "generic_work", 125, 125, 125 },
+	{ "good", 0, 125, 0 },
+	{ "bad", 180, 125, 0 },
+	{ "terrible", 180, 0, 0 },
+	{ "black", 0, 0, 0 },
+	{ "grey", 221, 221, 221 },
+	{ "white", 255, 255, 255 },
+	{ "yellow", 255, 255, 0 },
+	{ "olive", 100, 100, 0 },
+	{ "rail_response", 67, 135, 253 },
+	{ "rail_animation", 244, 74, 63 },
+	{ "rail_idle", 238, 142, 0 },
+	{ "rail_load", 13, 168, 97 },
+	{ "startup", 230, 230, 0 },
+	{ "cq_build_running", 255, 255, 119 },
+	{ "cq_build_passed", 153, 238, 102 },
+	{ "cq_build_failed", 238, 136, 136 },
+	{ "cq_build_abandoned", 187, 187, 187 },
+	{ "cq_build_attempt_passed", 103, 218, 35 },
+	{ "cq_build_attempt_failed", 197, 81, 81 },
+};
+
+/* The reserved colour nearest to an ARGB colour (alpha ignored; squared RGB distance). */
+const char *chrome_cname(uint32_t argb)
+{
+	int r = (int)(argb >> 16 & 0xff), g = (int)(argb >> 8 & 0xff), b = (int)(argb & 0xff);
+	size_t best = 0;
+	long best_d = -1;
+	for (size_t i = 0; i < sizeof(cnames) / sizeof(cnames[0]); i++) {
+		long dr = r - cnames[i].r, dg = g - cnames[i].g, db = b - cnames[i].b;
+		long d = dr * dr + dg * dg + db * db;
+		if (best_d < 0 || d < best_d) {
+			best_d = d;
+			best = i;
+		}
+	}
+	return cnames[best].name;
+}
+
+/* ,"cname":"..." for an event whose "color" argument holds an ARGB colour (NVTX's
+ * attributes: the argument itself stays, exact, among the args). */
+static void jw_cname(struct jw *w, const struct model *m, uint64_t first, uint32_t n)
+{
+	uint32_t key = w->color_key;
+	if (!key)
+		return;
+	for (uint64_t i = first; i < first + n && i < m->nargs; i++) {
+		if (m->args.key[i] != key ||
+		    (m->args.type[i] != MODEL_ARG_U64 && m->args.type[i] != MODEL_ARG_I64) ||
+		    m->args.bits[i] > UINT32_MAX)
+			continue;
+		jw_lit(w, ",\"cname\":\"");
+		jw_lit(w, chrome_cname((uint32_t)m->args.bits[i]));
+		jw_raw(w, "\"", 1);
+		return;
+	}
 }
 
 /* The value of argument i. */
@@ -209,21 +287,61 @@ static void jw_args(struct jw *w, const struct model *m, uint64_t first, uint32_
 	jw_raw(w, "}", 1);
 }
 
+/* The name of process `pid`: the program of its process table entry (the .opscope file's
+ * "program", a Chrome trace's process_name), else its "program" or "name" metadata, else
+ * "process <pid>". */
+static const char *process_name(const struct model *m, uint32_t pid, char *tmp, size_t size)
+{
+	for (uint32_t p = 0; p < m->nprocesses; p++)
+		if (m->processes[p].pid == pid && m->processes[p].name &&
+		    model_strlen(m, m->processes[p].name))
+			return model_str(m, m->processes[p].name);
+	const char *keys[] = { "program", "name" };
+	for (size_t k = 0; k < 2; k++) {
+		const char *v = model_get_meta(m, pid, keys[k]);
+		if (v && *v)
+			return v;
+	}
+	snprintf(tmp, size, "process %u", pid);
+	return tmp;
+}
+
+/* One 'M' naming event: {"ph":"M",...,"name":"<what>","args":{"name":<name>}}, and for
+ * thread_name the kind of the track ("opscope_track": "thread" or "device"), which our
+ * importer reads back so that a device queue stays one whatever its categories. */
+static void jw_name_event(struct jw *w, const char *what, uint32_t pid, uint64_t tid,
+			  const char *name, size_t len, const char *kind)
+{
+	jw_event(w, "M", pid, tid);
+	jw_lit(w, ",\"name\":\"");
+	jw_lit(w, what);
+	jw_lit(w, "\",\"args\":{\"name\":");
+	jw_str(w, name, len);
+	if (kind) {
+		jw_lit(w, ",\"opscope_track\":\"");
+		jw_lit(w, kind);
+		jw_raw(w, "\"", 1);
+	}
+	jw_lit(w, "}}");
+}
+
+/* Is pid one of the first n of pids? */
+static bool pid_seen(const uint32_t *pids, uint32_t n, uint32_t pid)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (pids[i] == pid)
+			return true;
+	return false;
+}
+
 static void chrome_metadata(struct jw *w, const struct model *m)
 {
 	uint32_t pids[256];
 	uint32_t np = model_pids(m, pids, 256);
+	char tmp[64];
 	for (uint32_t i = 0; i < np && i < 256; i++) {
-		jw_event(w, "M", pids[i], 0);
-		jw_lit(w, ",\"name\":\"process_name\",\"args\":{\"name\":");
-		const char *prog = model_get_meta(m, pids[i], "program");
-		char tmp[64];
-		if (!prog || !*prog) {
-			snprintf(tmp, sizeof(tmp), "process %u", pids[i]);
-			prog = tmp;
-		}
-		jw_cstr(w, prog);
-		jw_lit(w, "}}");
+		const char *prog = process_name(m, pids[i], tmp, sizeof(tmp));
+		jw_name_event(w, "process_name", pids[i], 0, prog, strlen(prog), NULL);
 		const char *rank = model_get_meta(m, pids[i], "rank");
 		if (rank && *rank) {
 			jw_event(w, "M", pids[i], 0);
@@ -234,20 +352,36 @@ static void chrome_metadata(struct jw *w, const struct model *m)
 			jw_lit(w, "}}");
 		}
 	}
+	/* devices: one process each (pid = the device), named as the trace named it or "GPU n" */
+	uint32_t devs[256], nd = 0;
+	for (uint32_t t = 0; t < m->ntracks && nd < 256; t++) {
+		const struct model_track *tr = &m->tracks[t];
+		if (tr->kind != MODEL_TRACK_DEVICE || pid_seen(devs, nd, tr->pid))
+			continue;
+		devs[nd++] = tr->pid;
+		const char *name = model_get_meta(m, tr->pid, "name");
+		if (!name || !*name || pid_seen(pids, np < 256 ? np : 256, tr->pid)) {
+			snprintf(tmp, sizeof(tmp), "GPU %u", tr->device);
+			name = tmp;
+		}
+		jw_name_event(w, "process_name", tr->pid, 0, name, strlen(name), NULL);
+	}
 	for (uint32_t t = 0; t < m->ntracks; t++) {
 		const struct model_track *tr = &m->tracks[t];
 		if (tr->kind == MODEL_TRACK_ASYNC)
 			continue;
-		jw_event(w, "M", tr->pid, tr->tid);
-		jw_lit(w, ",\"name\":\"thread_name\",\"args\":{\"name\":");
+		bool device = tr->kind == MODEL_TRACK_DEVICE;
+		const char *kind = device ? "device" : "thread";
 		if (tr->name) {
-			jw_sid(w, m, tr->name);
-		} else {
-			char tmp[64];
-			snprintf(tmp, sizeof(tmp), "thread %llu", (unsigned long long)tr->tid);
-			jw_cstr(w, tmp);
+			jw_name_event(w, "thread_name", tr->pid, tr->tid, model_str(m, tr->name),
+				      model_strlen(m, tr->name), kind);
+			continue;
 		}
-		jw_lit(w, "}}");
+		if (device)
+			snprintf(tmp, sizeof(tmp), "stream %llu", (unsigned long long)tr->stream);
+		else
+			snprintf(tmp, sizeof(tmp), "thread %llu", (unsigned long long)tr->tid);
+		jw_name_event(w, "thread_name", tr->pid, tr->tid, tmp, strlen(tmp), kind);
 	}
 }
 
@@ -275,6 +409,7 @@ static void chrome_track(struct jw *w, const struct model *m, uint32_t t, uint64
 			jw_lit(w, ",\"id\":");
 			jw_u64(w, id);
 			jw_cat(w, r->category[i]);
+			jw_cname(w, m, r->first_arg[i], r->nargs[i]);
 			jw_lit(w, ",\"name\":");
 			jw_sid(w, m, r->name[i]);
 			jw_ts(w, ",\"ts\":", r->start_ns[i]);
@@ -292,6 +427,7 @@ static void chrome_track(struct jw *w, const struct model *m, uint32_t t, uint64
 		}
 		jw_event(w, "X", tr->pid, tr->tid);
 		jw_cat(w, r->category[i]);
+		jw_cname(w, m, r->first_arg[i], r->nargs[i]);
 		jw_lit(w, ",\"name\":");
 		jw_sid(w, m, r->name[i]);
 		jw_ts(w, ",\"ts\":", r->start_ns[i]);
@@ -306,6 +442,7 @@ static void chrome_track(struct jw *w, const struct model *m, uint32_t t, uint64
 		jw_event(w, "i", tr->pid, tr->tid);
 		jw_lit(w, ",\"s\":\"t\"");
 		jw_cat(w, in->category[i]);
+		jw_cname(w, m, in->first_arg[i], in->nargs[i]);
 		jw_lit(w, ",\"name\":");
 		jw_sid(w, m, in->name[i]);
 		jw_ts(w, ",\"ts\":", in->ts_ns[i]);
@@ -425,6 +562,7 @@ int chrome_export_window(const struct model *m, FILE *out, int64_t from, int64_t
 	w->len = 0;
 	w->failed = false;
 	w->first = true;
+	w->color_key = model_find_str(m, "color");
 	jw_lit(w, "{\"traceEvents\":[");
 	chrome_metadata(w, m);
 	uint64_t async_id = 0;
