@@ -12,6 +12,10 @@
  *   - Kineto categories map onto ours (cpu_op -> Operator, cuda_runtime -> CudaRuntime,
  *     kernel -> Kernel or Communication for NCCL kernels, ...), and a few names mark phases
  *     (ProfilerStep#N -> ProfileStep, enumerate(DataLoader)... -> Dataloader, ...).
+ *   - Paddle's categories are our names (ProfileStep, Forward, ...: the same words), and its
+ *     "name[1.234 ms]" loses the duration; our own export (thread_name events carrying
+ *     "opscope_track") is read back exactly: category by name, track kind as marked, range
+ *     flags and per-process metadata (otherData.processes) restored.
  *   - every member of "args" is kept as a typed argument ("correlation" links a GPU event to
  *     the runtime call that launched it); arrays and objects as compact JSON text.
  *   - i/I instants, C counters, s/f flows (ac2g launches, fwdbwd), M names.
@@ -125,9 +129,13 @@ struct kwindow {
 /* The model track of a (pid, tid, kind), indexed by kimport.track_index. */
 struct ktrack_key {
 	uint64_t pid, tid; /* keys as normalised by kid_key */
-	uint32_t kind;
-	uint32_t track;
+	uint32_t kind;	   /* enum model_track_kind, or KTRACK_HINT */
+	uint32_t track;	   /* KTRACK_HINT: the kind the track has */
 };
+
+/* A key kind: the track kind our own export wrote for (pid, tid) ("opscope_track" of its
+ * thread_name), which decides the kind of the track when the events come. */
+#define KTRACK_HINT 3u
 
 /* A flow whose ends wait for the tracks to be complete: paired by (category, id) as the
  * events come, resolved to tracks at the end. */
@@ -161,6 +169,7 @@ struct kname {
 struct kmeta {
 	char *key, *value;
 	size_t key_len, value_len;
+	int64_t pid; /* the process it describes (our export's otherData), -1: the main one */
 };
 
 /* Open B events of a track. */
@@ -213,6 +222,10 @@ struct kimport {
 	int parse_rc;
 	atomic_bool commit_failed;
 	struct kpar *par; /* parsing in chunks (kineto_parallel.c's own), or NULL */
+
+	/* our own export (chrome_export.c) is being read back: its thread_name events carry
+	 * "opscope_track", its "cat" is our category's name, range flags are args */
+	bool opscope_export;
 
 	int64_t base_ns;
 	bool events_seen;

@@ -153,13 +153,109 @@ static uint32_t track_get(struct kimport *K, const struct kev *ev, uint32_t kind
 	return t;
 }
 
+/* Note the kind our export gave the track (pid, tid): an entry of the track index of kind
+ * KTRACK_HINT whose "track" is that kind. False when out of memory. */
+static bool hint_set(struct kimport *K, uint64_t pid, uint64_t tid, uint32_t kind)
+{
+	struct track_probe p = { K, pid, tid, KTRACK_HINT };
+	uint32_t i = hindex_find(&K->track_index, track_key_hash(pid, tid, KTRACK_HINT),
+				 track_key_eq, &p);
+	if (i != HINDEX_NONE) {
+		K->track_keys[i].track = kind;
+		return true;
+	}
+	if (!hindex_reserve(&K->track_index, track_key_hash_at, K) ||
+	    !grow_array32((void **)&K->track_keys, sizeof(*K->track_keys), &K->track_keys_cap,
+			  (uint64_t)K->ntrack_keys + 1))
+		return false;
+	K->track_keys[K->ntrack_keys] = (struct ktrack_key){ pid, tid, KTRACK_HINT, kind };
+	hindex_insert(&K->track_index, track_key_hash(pid, tid, KTRACK_HINT), K->ntrack_keys++);
+	return true;
+}
+
+/* The kind of the track of an event of our own export: as its thread_name said, else a
+ * host thread. */
+static uint32_t hint_kind(struct kimport *K, const struct kev *ev)
+{
+	uint32_t ps, ts;
+	uint64_t pid = kid_key(K, &ev->pid, &ps), tid = kid_key(K, &ev->tid, &ts);
+	uint32_t kind = track_lookup(K, pid, tid, KTRACK_HINT);
+	return kind == MODEL_NO_TRACK ? MODEL_TRACK_THREAD : kind;
+}
+
+/* A thread_name of our own export: {"name": ..., "opscope_track": "thread" | "device"}.
+ * The first one switches the import to reading our export back (K->opscope_export). */
+static bool track_hint(struct kimport *K, const struct kev *ev)
+{
+	for (uint32_t i = 0; i < ev->nargs; i++) {
+		const struct karg *a = &ev->args[i];
+		if (a->type != MODEL_ARG_STR || !span_is(a->key, "opscope_track"))
+			continue;
+		if (!K->opscope_export) {
+			K->opscope_export = true;
+			/* classify's memo was filled by the other rules: start it again */
+			hmap_free(&K->classes);
+			K->classes = (struct hmap){ 0 };
+		}
+		uint32_t ps, ts;
+		return hint_set(K, kid_key(K, &ev->pid, &ps), kid_key(K, &ev->tid, &ts),
+				span_is(a->s, "device") ? MODEL_TRACK_DEVICE : MODEL_TRACK_THREAD);
+	}
+	return true;
+}
+
 /* ---------------------------------------------------------------------------------------- */
 /* Categories */
 
-/* Our category for a Kineto category and event name, and whether it runs on a device. */
-static uint8_t classify(struct json_span cat, struct json_span name, bool *device)
+/* Paddle writes a duration into every name: "matmul[1.234 ms]", "ProfileStep#3[870.251 us]".
+ * Without it the calls of one operator share their name again. Only for Paddle's types:
+ * Kineto's names are left as they are. */
+static struct json_span paddle_name(struct json_span cat, struct json_span name)
+{
+	if (name.len < 7 || name.s[name.len - 1] != ']' || name.s[name.len - 4] != ' ' ||
+	    (name.s[name.len - 3] != 'm' && name.s[name.len - 3] != 'u') ||
+	    name.s[name.len - 2] != 's')
+		return name;
+	size_t i = name.len - 4, digits = 0;
+	while (i > 0 && ((name.s[i - 1] >= '0' && name.s[i - 1] <= '9') || name.s[i - 1] == '.')) {
+		digits += name.s[i - 1] != '.';
+		i--;
+	}
+	if (i < 2 || name.s[i - 1] != '[' || !digits)
+		return name; /* "[1.2 ms]" alone stays a name */
+	int c = -1;
+	for (int k = 0; k < OPSCOPE_CAT_COUNT_ && c < 0; k++)
+		if (span_is(cat, opscope_category_name(k)))
+			c = k;
+	if (c < 0 && !span_is(cat, "DygraphKernelLaunch") && !span_is(cat, "StaticKernelLaunch") &&
+	    !span_is(cat, "MluRuntime"))
+		return name;
+	name.len = i - 1;
+	return name;
+}
+
+/* Our category whose name is exactly `cat` ("ProfileStep", "Kernel", ...), or -1. These are
+ * also the names Paddle's profiler writes (TracerEventType), and our export's "cat". */
+static int category_named(struct json_span cat)
+{
+	if (!cat.len)
+		return -1;
+	for (int i = 0; i < OPSCOPE_CAT_COUNT_; i++) {
+		const char *n = opscope_category_name(i);
+		if (n[0] == cat.s[0] && span_is(cat, n))
+			return i;
+	}
+	return -1;
+}
+
+/* Our category for a Kineto category and event name, and whether it runs on a device. Read
+ * back from our own export (opscope), the category is the one named, nothing else. */
+static uint8_t classify(struct json_span cat, struct json_span name, bool opscope, bool *device)
 {
 	*device = false;
+	int named = category_named(cat);
+	if (opscope)
+		return named >= 0 ? (uint8_t)named : OPSCOPE_CAT_USER_DEFINED;
 	uint8_t c = OPSCOPE_CAT_USER_DEFINED;
 	if (span_is(cat, "mtia_ccp_events") && span_is(name, "dma_request")) {
 		*device = true; /* MTIA's DMA transfers are copies */
@@ -185,8 +281,16 @@ static uint8_t classify(struct json_span cat, struct json_span name, bool *devic
 		return OPSCOPE_CAT_USER_DEFINED;
 	}
 	if (span_is(cat, "cuda_runtime") || span_is(cat, "Runtime") ||
-	    span_is(cat, "cuda_driver") || span_is(cat, "mtia_runtime"))
+	    span_is(cat, "cuda_driver") || span_is(cat, "mtia_runtime") ||
+	    span_is(cat, "MluRuntime"))
 		return OPSCOPE_CAT_CUDA_RUNTIME;
+	/* Paddle's host types, named as ours (Operator goes on: torch 1.8 wrote it too, with
+	 * its phases marked by name); the kernel-launch spans of its newer versions are the
+	 * inside of an operator */
+	if (named >= 0 && named != OPSCOPE_CAT_OPERATOR)
+		return (uint8_t)named;
+	if (span_is(cat, "DygraphKernelLaunch") || span_is(cat, "StaticKernelLaunch"))
+		return OPSCOPE_CAT_OPERATOR_INNER;
 	if (span_is(cat, "cpu_op") || span_is(cat, "Operator"))
 		c = OPSCOPE_CAT_OPERATOR;
 	else if (span_is(cat, "user_annotation"))
@@ -219,7 +323,7 @@ static uint8_t classify_ids(struct kimport *K, uint32_t cat_id, uint32_t name_id
 		*device = *memo >> 8 & 1;
 		return (uint8_t)*memo;
 	}
-	uint8_t category = classify(cat, name, device);
+	uint8_t category = classify(cat, name, K->opscope_export, device);
 	(void)hmap_put(&K->classes, key, category | (uint64_t)*device << 8); /* OOM: no memo */
 	return category;
 }
@@ -231,7 +335,7 @@ static uint8_t classify_ids(struct kimport *K, uint32_t cat_id, uint32_t name_id
  * say where they are, *corr the value of the first "correlation" argument when it is an
  * integer (kept or not), else 0. */
 static bool commit_args(struct kimport *K, const struct kev *ev, uint64_t *first, uint32_t *n,
-			uint64_t *corr)
+			uint64_t *corr, uint8_t *flags)
 {
 	struct model *m = K->m;
 	bool corr_seen = false;
@@ -240,8 +344,23 @@ static bool commit_args(struct kimport *K, const struct kev *ev, uint64_t *first
 	*corr = 0;
 	for (uint32_t i = 0; i < ev->nargs; i++) {
 		const struct karg *a = &ev->args[i];
+		/* our export writes a range's flags as arguments: flags again */
+		if (K->opscope_export && flags && a->key.len > 8 &&
+		    memcmp(a->key.s, "opscope_", 8) == 0) {
+			if (span_is(a->key, "opscope_unclosed")) {
+				*flags |= MODEL_RANGEF_UNCLOSED;
+				continue;
+			}
+			if (span_is(a->key, "opscope_closed_by_outer_end")) {
+				*flags |= MODEL_RANGEF_MISMATCH;
+				continue;
+			}
+		}
 		/* the length first: one compare for nearly every other key */
-		if (a->key.len == 11 && !corr_seen && memcmp(a->key.s, "correlation", 11) == 0) {
+		/* Paddle writes "correlation id" */
+		if (!corr_seen && (a->key.len == 11 || a->key.len == 14) &&
+		    memcmp(a->key.s, "correlation", 11) == 0 &&
+		    (a->key.len == 11 || memcmp(a->key.s + 11, " id", 3) == 0)) {
 			corr_seen = true;
 			*corr = a->type == MODEL_ARG_I64 ? (uint64_t)a->i : 0;
 		}
@@ -378,18 +497,24 @@ static int commit_event(struct kimport *K, const struct kev *ev)
 			K->skipped++;
 			return 0;
 		}
-		uint32_t name = intern_span(K, ev->name);
-		cat = classify_ids(K, intern_span(K, ev->cat), name, ev->cat, ev->name, &device);
-		uint32_t t = track_get(K, ev, device ? MODEL_TRACK_DEVICE : MODEL_TRACK_THREAD);
+		struct json_span nm = K->opscope_export ? ev->name : paddle_name(ev->cat, ev->name);
+		uint32_t name = intern_span(K, nm);
+		cat = classify_ids(K, intern_span(K, ev->cat), name, ev->cat, nm, &device);
+		uint32_t kind = K->opscope_export ? hint_kind(K, ev)
+				: device	  ? MODEL_TRACK_DEVICE
+						  : MODEL_TRACK_THREAD;
+		uint32_t t = track_get(K, ev, kind);
 		if (t == MODEL_NO_TRACK)
 			return -1;
 		int64_t dur = ph == 'X' && ev->has_dur ? ev->dur : 0;
 		if (dur < 0)
 			dur = 0;
+		uint8_t flags = 0;
 		uint64_t r = model_add_range(m, t, ev->ts, dur, name, cat, 0), corr;
-		if (r == MODEL_NONE || !commit_args(K, ev, &first, &n, &corr) ||
+		if (r == MODEL_NONE || !commit_args(K, ev, &first, &n, &corr, &flags) ||
 		    (corr && !model_set_correlation(m, t, r, corr)))
 			return -1;
+		m->tracks[t].ranges.flags[r] |= flags;
 		m->tracks[t].ranges.first_arg[r] = first;
 		m->tracks[t].ranges.nargs[r] = n;
 		m->tracks[t].events++;
@@ -426,13 +551,15 @@ static int commit_event(struct kimport *K, const struct kev *ev)
 			K->skipped++;
 			return 0;
 		}
-		cat = span_is(ev->name, "[memory]") ? OPSCOPE_CAT_MEMORY
-						    : classify(ev->cat, ev->name, &device);
-		uint32_t t = track_get(K, ev, MODEL_TRACK_THREAD);
+		cat = span_is(ev->name, "[memory]") && !K->opscope_export
+			      ? OPSCOPE_CAT_MEMORY
+			      : classify(ev->cat, ev->name, K->opscope_export, &device);
+		uint32_t t =
+			track_get(K, ev, K->opscope_export ? hint_kind(K, ev) : MODEL_TRACK_THREAD);
 		if (t == MODEL_NO_TRACK)
 			return -1;
 		uint64_t i = model_add_instant(m, t, ev->ts, intern_span(K, ev->name), cat), corr;
-		if (i == MODEL_NONE || !commit_args(K, ev, &first, &n, &corr))
+		if (i == MODEL_NONE || !commit_args(K, ev, &first, &n, &corr, NULL))
 			return -1;
 		m->tracks[t].instants.first_arg[i] = first;
 		m->tracks[t].instants.nargs[i] = n;
@@ -472,7 +599,7 @@ static int commit_event(struct kimport *K, const struct kev *ev)
 	}
 	case 'M':
 		if (span_is(ev->name, "thread_name"))
-			return add_name(K, ev, 0) ? 0 : -1;
+			return add_name(K, ev, 0) && track_hint(K, ev) ? 0 : -1;
 		if (span_is(ev->name, "process_name"))
 			return add_name(K, ev, model_intern(m, "name", 4)) ? 0 : -1;
 		if (span_is(ev->name, "process_labels"))
@@ -506,8 +633,10 @@ bool kbatch_commit(struct kimport *K, struct kbatch *b)
 /* ---------------------------------------------------------------------------------------- */
 /* Top-level metadata */
 
-/* Metadata for the main process of the file, applied when it is known. */
-static bool add_meta(struct kimport *K, const char *key, size_t keylen, struct json_span value)
+/* Metadata for process `pid` (-1: the main process of the file, applied when it is
+ * known). */
+static bool add_meta_pid(struct kimport *K, int64_t pid, const char *key, size_t keylen,
+			 struct json_span value)
 {
 	uint64_t cap = K->meta_cap;
 	if (!grow_array((void **)&K->meta, sizeof(*K->meta), &cap, (uint64_t)K->nmeta + 1))
@@ -525,8 +654,14 @@ static bool add_meta(struct kimport *K, const char *key, size_t keylen, struct j
 	memcpy(e->value, value.s, value.len);
 	e->key_len = keylen;
 	e->value_len = value.len;
+	e->pid = pid;
 	K->nmeta++;
 	return true;
+}
+
+static bool add_meta(struct kimport *K, const char *key, size_t keylen, struct json_span value)
+{
+	return add_meta_pid(K, -1, key, keylen, value);
 }
 
 /* A parsed member of a small metadata object. */
@@ -630,8 +765,78 @@ static int device_props(struct kimport *K, struct json_cur *c)
 	return JSON_OK;
 }
 
+/* otherData of our own export: {"generator": ..., "processes": {"<pid>": {key: value, ...}}}
+ * -> the metadata of each process (program, hostname, rank, cpu.*_utilization, ...), applied
+ * at the end if the file is our export. Parsed whole before anything is kept: a refill
+ * parses the value again. */
+#define KOTHER_MAX 1024 /* metadata entries kept; more are parsed and dropped */
+
+static int other_data(struct kimport *K, struct json_cur *c)
+{
+	struct kpair *pairs = malloc(KOTHER_MAX * sizeof(*pairs));
+	int64_t *pids = malloc(KOTHER_MAX * sizeof(*pids));
+	struct kpair one[KPAIRS_MAX];
+	int n = 0;
+	if (!pairs || !pids) {
+		free(pairs);
+		free(pids);
+		c->err = "out of memory";
+		c->errpos = c->p;
+		return JSON_ERR;
+	}
+	int rc = json_expect(c, '{', "expected an object");
+	bool first = true;
+	struct json_span k;
+	while (rc == JSON_OK && (rc = json_member(c, &first, &k)) == JSON_OK) {
+		if ((rc = json_ws(c)) != JSON_OK)
+			break;
+		if (!span_is(k, "processes") || *c->p != '{') { /* not ours: not an error */
+			rc = json_skip(c, 0);
+			continue;
+		}
+		bool pfirst = true;
+		struct json_span pk;
+		rc = json_expect(c, '{', "expected an object");
+		while (rc == JSON_OK && (rc = json_member(c, &pfirst, &pk)) == JSON_OK) {
+			int np = 0;
+			if ((rc = json_ws(c)) != JSON_OK)
+				break;
+			if (*c->p != '{') {
+				rc = json_skip(c, 0);
+				continue;
+			}
+			if ((rc = parse_pairs(c, one, &np)) != JSON_OK)
+				break;
+			int64_t pid = 0;
+			for (size_t i = 0; i < pk.len && pid <= UINT32_MAX; i++)
+				pid = pk.s[i] >= '0' && pk.s[i] <= '9' ? pid * 10 + (pk.s[i] - '0')
+								       : UINT32_MAX + 1ll;
+			for (int i = 0; i < np && n < KOTHER_MAX && pk.len && pid <= UINT32_MAX;
+			     i++, n++) {
+				pairs[n] = one[i];
+				pids[n] = pid;
+			}
+		}
+		if (rc == JSON_END)
+			rc = JSON_OK;
+	}
+	if (rc == JSON_END)
+		rc = JSON_OK;
+	for (int i = 0; rc == JSON_OK && i < n; i++)
+		if (!add_meta_pid(K, pids[i], pairs[i].k.s, pairs[i].k.len, pairs[i].v)) {
+			c->err = "out of memory";
+			c->errpos = c->p;
+			rc = JSON_ERR;
+		}
+	free(pairs);
+	free(pids);
+	return rc;
+}
+
 int ktop_member(struct kimport *K, struct json_cur *c, struct json_span key)
 {
+	if (span_is(key, "otherData"))
+		return other_data(K, c);
 	if (span_is(key, "deviceProperties"))
 		return device_props(K, c);
 	if (span_is(key, "distributedInfo"))
@@ -807,6 +1012,38 @@ static void fill_processes(struct kimport *K, uint32_t main)
 			m->tracks[ti].process = mp;
 }
 
+/* Our export read back: each process's metadata as it was written (otherData), and the
+ * process table's fields from it, as the .opscope loader takes them (program, hostname,
+ * rank). */
+static void restore_processes(struct kimport *K)
+{
+	struct model *m = K->m;
+	for (uint32_t i = 0; i < K->nmeta; i++) {
+		const struct kmeta *e = &K->meta[i];
+		if (e->pid < 0)
+			continue;
+		uint32_t pid = (uint32_t)e->pid;
+		uint32_t value = model_intern(m, e->value, e->value_len);
+		model_set_meta(m, pid, model_intern(m, e->key, e->key_len), value);
+		uint32_t p = model_find_process(m, K->fi, pid);
+		if (p == MODEL_NO_PROCESS)
+			continue;
+		struct json_span k = { e->key, e->key_len };
+		if (span_is(k, "program")) {
+			m->processes[p].name = value;
+		} else if (span_is(k, "hostname") || span_is(k, "host")) {
+			m->processes[p].host = value;
+		} else if (span_is(k, "rank") && e->value_len && e->value_len <= 10) {
+			int64_t r = 0;
+			size_t j = 0;
+			while (j < e->value_len && e->value[j] >= '0' && e->value[j] <= '9')
+				r = r * 10 + (e->value[j++] - '0');
+			if (j == e->value_len && r <= INT32_MAX)
+				m->processes[p].rank = (int32_t)r;
+		}
+	}
+}
+
 void kfinish(struct kimport *K)
 {
 	struct model *m = K->m;
@@ -834,9 +1071,12 @@ void kfinish(struct kimport *K)
 	uint32_t pid = main_pid(K);
 	f->pid = pid;
 	for (uint32_t i = 0; i < K->nmeta; i++)
-		model_set_meta(m, pid, model_intern(m, K->meta[i].key, K->meta[i].key_len),
-			       model_intern(m, K->meta[i].value, K->meta[i].value_len));
+		if (K->meta[i].pid < 0)
+			model_set_meta(m, pid, model_intern(m, K->meta[i].key, K->meta[i].key_len),
+				       model_intern(m, K->meta[i].value, K->meta[i].value_len));
 	fill_processes(K, pid);
+	if (K->opscope_export)
+		restore_processes(K);
 	f->complete = true;
 	f->events = K->events;
 	f->records = K->events;

@@ -88,7 +88,7 @@ static int parse_time(struct json_cur *c, int64_t *ns, const char *key_msg)
 }
 
 /* The arguments go to the batch's array after those of the events before; with `keep`, only
- * those whose key it lists, and "correlation" (the others are validated, as json_value_text
+ * those whose key it lists, and "correlation" or "correlation id" (the others are validated, as json_value_text
  * would, and skipped). */
 static int parse_args(struct kbatch *b, struct json_cur *c, struct kev *ev, const char *const *keep)
 {
@@ -108,10 +108,11 @@ static int parse_args(struct kbatch *b, struct json_cur *c, struct kev *ev, cons
 		 * two 8-byte stores, which stalls: a tenth of the parser's samples sat on it */
 		if ((rc = json_member(c, &first, &a->key)) != JSON_OK)
 			break;
-		/* "correlation" always: the model's correlation column is filled from it whether
-		 * the argument is kept or not (commit_args) */
+		/* "correlation" (Paddle: "correlation id") always: the model's correlation column
+		 * is filled from it whether the argument is kept or not (commit_args) */
 		if (keep && !keep_arg(keep, a->key) &&
-		    !(a->key.len == 11 && memcmp(a->key.s, "correlation", 11) == 0)) {
+		    !((a->key.len == 11 || a->key.len == 14) &&
+		      memcmp(a->key.s, "correlation", 11) == 0)) {
 			rc = json_skip(c, 0);
 			continue;
 		}
