@@ -271,8 +271,8 @@ static uint64_t nest_track(struct model *m, uint32_t track, bool *oom)
 	struct model_track *t = &m->tracks[track];
 	struct model_ranges *r = &t->ranges;
 	uint64_t n = t->nranges;
-	if (n == 0)
-		return 0;
+	if (n == 0 || t->kind == MODEL_TRACK_ASYNC)
+		return 0; /* async ranges may overlap: depth 0 each, sorted by model_sort_track */
 	/* order: start ascending, then longer first (a parent before its children); recorded
 	 * and most imported tracks are in that order already, and then no keys are made */
 	bool sorted = true;

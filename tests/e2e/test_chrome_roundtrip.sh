@@ -55,12 +55,17 @@ roundtrip() { # NAME TRACE [VIEW...]: export, read back, compare the reports
 "$PROGRAMS/make_trace" "$T/noend.opscope" --no-end
 "$PROGRAMS/make_trace" "$T/v2.opscope" --v2
 "$PROGRAMS/make_trace" "$T/long.opscope" --long
-roundtrip sample "$T/sample.opscope" overview model step operator
+roundtrip sample "$T/sample.opscope" overview model step operator nvtx
 roundtrip noend "$T/noend.opscope" overview model step
 roundtrip v2 "$T/v2.opscope" overview model step
 roundtrip long "$T/long.opscope" overview
 "$OPSCOPE" record -q -o "$T/train.opscope" -- "$BIN/example_train_loop" >/dev/null 2>&1
 roundtrip train "$T/train.opscope" device overview model step operator
+# NVTX push/pop and start/end (async) ranges, when the toolkit's headers were there
+if [ -x "$PROGRAMS/prog_nvtx_app" ]; then
+	"$OPSCOPE" record -q -o "$T/nvtx.opscope" -- "$PROGRAMS/prog_nvtx_app" 2 50 >/dev/null
+	roundtrip nvtx "$T/nvtx.opscope" nvtx
+fi
 for f in sample train; do
 	"$OPSCOPE" report --views overview,model,step "$T/$f.opscope" >"$T/$f.a.txt"
 	"$OPSCOPE" report --views overview,model,step "$T/$f.json" >"$T/$f.b.txt"

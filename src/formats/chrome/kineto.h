@@ -15,7 +15,7 @@
  *   - Paddle's categories are our names (ProfileStep, Forward, ...: the same words), and its
  *     "name[1.234 ms]" loses the duration; our own export (thread_name events carrying
  *     "opscope_track") is read back exactly: category by name, track kind as marked, range
- *     flags and per-process metadata (otherData.processes) restored.
+ *     flags, async b/e pairs and per-process metadata (otherData.processes) restored.
  *   - every member of "args" is kept as a typed argument ("correlation" links a GPU event to
  *     the runtime call that launched it); arrays and objects as compact JSON text.
  *   - i/I instants, C counters, s/f flows (ac2g launches, fwdbwd), M names.
@@ -178,6 +178,13 @@ struct kopen {
 	uint64_t range;
 };
 
+/* Open async ranges ('b' of our export, waiting for the 'e' of the same id). */
+struct kopen_async {
+	uint64_t id; /* the events' "id" */
+	uint32_t track;
+	uint64_t range;
+};
+
 struct kimport {
 	struct model *m;
 	struct json_in in;
@@ -202,6 +209,8 @@ struct kimport {
 	uint64_t nnames, names_cap;
 	struct kopen *open;
 	uint64_t nopen, open_cap;
+	struct kopen_async *aopen; /* our export's async ranges not closed yet */
+	uint64_t naopen, aopen_cap;
 	struct kmeta *meta; /* top-level metadata, applied to the main process at the end */
 	uint32_t nmeta, meta_cap;
 

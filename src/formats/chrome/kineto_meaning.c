@@ -480,6 +480,49 @@ static bool add_flow_end(struct kimport *K, const struct kev *ev, char phase)
 	return true;
 }
 
+/* An async range of our own export: 'b' opens it on the async track of its process, the 'e'
+ * of the same id closes it (our export gives each range its own id). False when out of
+ * memory. */
+static bool async_event(struct kimport *K, const struct kev *ev, char ph)
+{
+	struct model *m = K->m;
+	if (ph == 'e') {
+		for (uint64_t i = K->naopen; i-- > 0;) {
+			struct kopen_async *o = &K->aopen[i];
+			if (o->id != (uint64_t)ev->id.num)
+				continue;
+			struct model_ranges *r = &m->tracks[o->track].ranges;
+			r->dur_ns[o->range] =
+				ev->ts > r->start_ns[o->range] ? ev->ts - r->start_ns[o->range] : 0;
+			*o = K->aopen[--K->naopen];
+			return true;
+		}
+		K->unmatched_ends++;
+		return true;
+	}
+	bool device;
+	uint8_t cat = classify(ev->cat, ev->name, true, &device);
+	uint32_t t = track_get(K, ev, MODEL_TRACK_ASYNC);
+	if (t == MODEL_NO_TRACK)
+		return false;
+	if (!m->tracks[t].name)
+		m->tracks[t].name =
+			model_intern(m, "async", 5); /* as the .opscope loader names it */
+	uint64_t first, corr;
+	uint32_t n;
+	uint8_t flags = 0;
+	uint64_t r = model_add_range(m, t, ev->ts, 0, intern_span(K, ev->name), cat, 0);
+	if (r == MODEL_NONE || !commit_args(K, ev, &first, &n, &corr, &flags) ||
+	    !grow_array((void **)&K->aopen, sizeof(*K->aopen), &K->aopen_cap, K->naopen + 1))
+		return false;
+	m->tracks[t].ranges.flags[r] |= flags;
+	m->tracks[t].ranges.first_arg[r] = first;
+	m->tracks[t].ranges.nargs[r] = n;
+	m->tracks[t].events++;
+	K->aopen[K->naopen++] = (struct kopen_async){ (uint64_t)ev->id.num, t, r };
+	return true;
+}
+
 /* 0, or -1 when out of memory. Events the model has no place for are counted as skipped. */
 static int commit_event(struct kimport *K, const struct kev *ev)
 {
@@ -605,6 +648,13 @@ static int commit_event(struct kimport *K, const struct kev *ev)
 		if (span_is(ev->name, "process_labels"))
 			return add_name(K, ev, model_intern(m, "labels", 6)) ? 0 : -1;
 		return 0; /* sort indexes: order is the viewer's business */
+	case 'b':
+	case 'e':
+		if (!K->opscope_export || !ev->has_ts || !ev->id.present || ev->id.is_str) {
+			K->skipped++; /* others' async events: not read (docs/import-kineto.md) */
+			return 0;
+		}
+		return async_event(K, ev, ph) ? 0 : -1;
 	case 's':
 	case 'f':
 		if (!ev->has_ts || !ev->id.present) {
@@ -1059,6 +1109,19 @@ void kfinish(struct kimport *K)
 		}
 		r->dur_ns[K->open[i].range] = last - r->start_ns[K->open[i].range];
 		r->flags[K->open[i].range] |= MODEL_RANGEF_UNCLOSED;
+	}
+	/* async ranges without their 'e': the same */
+	for (uint64_t i = 0; i < K->naopen; i++) {
+		struct model_track *t = &m->tracks[K->aopen[i].track];
+		struct model_ranges *r = &t->ranges;
+		uint64_t ri = K->aopen[i].range;
+		int64_t last = r->start_ns[ri];
+		for (uint64_t j = 0; j < t->nranges; j++) {
+			int64_t e = r->start_ns[j] + r->dur_ns[j];
+			last = e > last ? e : last;
+		}
+		r->dur_ns[ri] = last - r->start_ns[ri];
+		r->flags[ri] |= MODEL_RANGEF_UNCLOSED;
 	}
 	if (K->base_ns)
 		shift_times(K, K->base_ns);

@@ -233,6 +233,7 @@ static void kfree(struct kimport *K)
 	hmap_free(&K->classes);
 	free(K->names);
 	free(K->open);
+	free(K->aopen);
 	for (uint32_t i = 0; i < K->nmeta; i++) {
 		free(K->meta[i].key);
 		free(K->meta[i].value);
