@@ -36,10 +36,11 @@ int analysis_run(struct analysis *a, const struct model *m)
 	}
 	ivec_merge(&steps);
 	a->has_steps = steps.n > 0;
-	a->total_ns = a->has_steps ? ivec_sum(&steps) : hi > lo ? hi - lo : 0;
-	bool oom = steps.oom;
-	ivec_free(&steps);
-	if (oom) {
+	if (!a->has_steps && hi > lo)
+		ivec_push(&steps, lo, hi);
+	a->total = steps;
+	a->total_ns = ivec_sum(&steps);
+	if (steps.oom) {
 		analysis_free(a);
 		return OPSCOPE_ENOMEM;
 	}
@@ -49,6 +50,7 @@ int analysis_run(struct analysis *a, const struct model *m)
 void analysis_free(struct analysis *a)
 {
 	tree_free(&a->tree);
+	ivec_free(&a->total);
 	memset(a, 0, sizeof(*a));
 }
 

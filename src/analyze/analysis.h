@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "analyze/intervals.h"
 #include "analyze/tree.h"
 #include "model/model.h"
 
@@ -22,6 +23,8 @@ struct analysis {
 	struct tree tree;	/* its event tree: parents, self times, launches */
 	int64_t total_ns;	/* ns: the union of the ProfileStep ranges; without any, the span
 				 * of the host ranges (first start to last end) */
+	struct ivec total;	/* the intervals total_ns is the length of (merged): the tables
+				 * that partition the total clip what they count to them */
 	bool has_steps;		/* ProfileStep ranges exist */
 	int64_t step_kernel_ns; /* ns: kernel time launched from inside the ProfileStep ranges */
 	int64_t step_device_ns; /* ns: all device time (kernels, copies, memsets) launched from

@@ -186,6 +186,22 @@ int64_t ivec_sum_within(const struct ivec *a, int64_t s, int64_t e)
 	return sum;
 }
 
+bool ivec_touches(const struct ivec *a, int64_t s, int64_t e)
+{
+	size_t lo = 0, hi = a->n; /* first interval ending at or after s */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (a->v[mid].e < s)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i < a->n && a->v[i].s <= e; i++)
+		if (s < e ? s < a->v[i].e && e > a->v[i].s : s >= a->v[i].s)
+			return true;
+	return false;
+}
+
 int64_t ivec_sum(const struct ivec *a)
 {
 	int64_t sum = 0;
@@ -199,4 +215,117 @@ void ivec_free(struct ivec *a)
 	free(a->v);
 	a->v = NULL;
 	a->n = a->cap = 0;
+}
+
+bool livl_push_clipped(struct livl **v, size_t *n, size_t *cap, int64_t s, int64_t e,
+		       uint32_t label, const struct ivec *clip)
+{
+	size_t lo = 0, hi = clip->n; /* first clip interval ending after s */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (clip->v[mid].e <= s)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i < clip->n && clip->v[i].s < e; i++) {
+		int64_t x = clip->v[i].s > s ? clip->v[i].s : s;
+		int64_t y = clip->v[i].e < e ? clip->v[i].e : e;
+		if (y <= x)
+			continue;
+		if (*n == *cap) {
+			size_t c = *cap ? *cap * 2 : 256;
+			struct livl *nv = realloc(*v, c * sizeof(*nv));
+			if (!nv)
+				return false;
+			*v = nv;
+			*cap = c;
+		}
+		(*v)[(*n)++] = (struct livl){ x, y, label };
+	}
+	return true;
+}
+
+/* A boundary of a labelled interval: at `t`, `label` starts (open) or ends. */
+struct lbound {
+	int64_t t;
+	uint32_t label;
+	bool open;
+};
+
+static int lbound_cmp(const void *x, const void *y)
+{
+	const struct lbound *a = x, *b = y;
+	return (a->t > b->t) - (a->t < b->t);
+}
+
+/* The labels open at an instant form a min-heap; closed ones leave it lazily (their count
+ * drops to 0 and they are popped when they reach the top). */
+static void heap_push(uint32_t *h, size_t *n, uint32_t x)
+{
+	size_t i = (*n)++;
+	while (i && h[(i - 1) / 2] > x) {
+		h[i] = h[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	h[i] = x;
+}
+
+static void heap_pop(uint32_t *h, size_t *n)
+{
+	uint32_t x = h[--(*n)];
+	size_t i = 0;
+	for (;;) {
+		size_t c = 2 * i + 1;
+		if (c >= *n)
+			break;
+		if (c + 1 < *n && h[c + 1] < h[c])
+			c++;
+		if (h[c] >= x)
+			break;
+		h[i] = h[c];
+		i = c;
+	}
+	if (*n)
+		h[i] = x;
+}
+
+int livl_partition(struct livl *v, size_t n, uint32_t nlabels, int64_t *share)
+{
+	if (!n)
+		return 0;
+	struct lbound *b = malloc(2 * n * sizeof(*b));
+	uint32_t *open = calloc(nlabels ? nlabels : 1, sizeof(*open));
+	uint32_t *heap = malloc(n * sizeof(*heap));
+	if (!b || !open || !heap) {
+		free(b);
+		free(open);
+		free(heap);
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		b[2 * i] = (struct lbound){ v[i].s, v[i].label, true };
+		b[2 * i + 1] = (struct lbound){ v[i].e, v[i].label, false };
+	}
+	qsort(b, 2 * n, sizeof(*b), lbound_cmp);
+	size_t nh = 0;
+	for (size_t i = 0; i < 2 * n;) {
+		int64_t t = b[i].t;
+		for (; i < 2 * n && b[i].t == t; i++) {
+			if (b[i].open) {
+				if (open[b[i].label]++ == 0)
+					heap_push(heap, &nh, b[i].label);
+			} else {
+				open[b[i].label]--;
+			}
+		}
+		while (nh && open[heap[0]] == 0)
+			heap_pop(heap, &nh);
+		if (nh && i < 2 * n)
+			share[heap[0]] += b[i].t - t;
+	}
+	free(b);
+	free(open);
+	free(heap);
+	return 0;
 }

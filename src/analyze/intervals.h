@@ -37,8 +37,27 @@ void ivec_intersect(const struct ivec *a, const struct ivec *b, struct ivec *out
 void ivec_subtract(const struct ivec *a, const struct ivec *b, struct ivec *out);
 /* Covered length of merged list a inside [s, e). */
 int64_t ivec_sum_within(const struct ivec *a, int64_t s, int64_t e);
+/* Does [s, e) lie at least partly inside merged list a (a range of no length: on it)? */
+bool ivec_touches(const struct ivec *a, int64_t s, int64_t e);
 /* Covered length of merged list a. */
 int64_t ivec_sum(const struct ivec *a);
 void ivec_free(struct ivec *a);
+
+/* An interval that belongs to someone: `label` (a small integer) says who. */
+struct livl {
+	int64_t s, e;
+	uint32_t label;
+};
+
+/* Push onto v (grown with grow.h-style doubling, *cap its capacity) the parts of [s, e)
+ * inside merged list `clip`; false when out of memory. */
+bool livl_push_clipped(struct livl **v, size_t *n, size_t *cap, int64_t s, int64_t e,
+		       uint32_t label, const struct ivec *clip);
+
+/* Share the union of the n labelled intervals out: every instant covered goes to the
+ * smallest label covering it, so that the shares add up to the union and none counts an
+ * instant twice. share[label] += its part (share has a slot per label < nlabels, and every
+ * label is below it). Sorts v. 0, or -1 when out of memory. */
+int livl_partition(struct livl *v, size_t n, uint32_t nlabels, int64_t *share);
 
 #endif

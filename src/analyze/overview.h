@@ -1,14 +1,16 @@
 /*
  * overview.h: time per event type (Paddle's Overview Summary), on the host and on the GPU.
  *
- * A type's time is the union of its ranges: overlapping ranges of one type (nested, on other
- * threads or streams) count once, so the time is how long something of that type ran. Types
- * overlap each other; their times do not add up to the total. Exceptions: the phases
- * (Dataloader, Forward, Backward, Optimization) count their outermost ranges, summed
- * (phases.h); Communication is the ranges of the distributed analysis (distributed.h), with
- * calls = distinct ranges (Paddle's cpu_calls / gpu_calls). On the GPU, NCCL kernels count as
- * kernels, and the annotations on device tracks (not GPU work) not at all. Async tracks are
- * left out.
+ * A type's time is the union of its ranges inside the total time (analysis.h: the steps):
+ * overlapping ranges of one type (nested, on other threads or streams) count once, and what
+ * ran outside the steps not at all, so the time is how long something of that type ran
+ * during the steps, never more than the total. Types overlap each other; their times do not
+ * add up to the total. The phases (Dataloader, Forward, Backward, Optimization) count their
+ * calls (phases.h: a phase nested in another is none); Communication is the ranges of the
+ * distributed analysis (distributed.h). Calls are the ranges (or calls) that lie at least
+ * partly inside the total time; Communication counts distinct ranges (Paddle's cpu_calls /
+ * gpu_calls). On the GPU, NCCL kernels count as kernels, and the annotations on device tracks
+ * (not GPU work) not at all. Async tracks are left out.
  */
 #ifndef OPSCOPE_ANALYZE_OVERVIEW_H
 #define OPSCOPE_ANALYZE_OVERVIEW_H
@@ -20,12 +22,11 @@
 #include "analyze/analysis.h"
 
 struct overview_type {
-	uint64_t ranges; /* ranges of the type (0: the type does not occur); Communication:
-			  * distinct ranges */
-	uint64_t calls;	 /* calls: as ranges, but the phases count their outermost ranges only
+	uint64_t ranges; /* ranges of the type anywhere (0: the type does not occur);
+			  * Communication: distinct ranges */
+	uint64_t calls;	 /* those inside the total time; the phases count their calls only
 			  * (a phase nested in another phase has ranges but may have no calls) */
-	int64_t time_ns; /* ns: the union of its ranges; phases: the summed durations of the
-			  * outermost ones */
+	int64_t time_ns; /* ns: the union of its ranges (phases: calls) inside the total time */
 };
 
 struct overview {

@@ -3,10 +3,14 @@
  * Dataloader, Forward, Backward and Optimization ranges inside the steps, each with its calls
  * and its CPU and GPU time; Others is what the steps spent outside the four phases.
  *
- * A phase range nested in another phase range (Forward inside Forward, or inside Backward)
- * is counted by neither this nor the overview (overview.h): only the outermost phases count,
- * so that no time is counted twice. Every ProfileStep range counts. GPU time is the kernel
- * time launched from inside a range (tree.h), streams summed, not merged.
+ * The four phases and Others partition the total time (analysis.h): a phase's CPU time is
+ * what its calls cover of the steps (ranges clipped to the steps, overlapping calls counted
+ * once); an instant covered by calls of two phases goes to the first in Dataloader, Forward,
+ * Backward, Optimization order, and Others is what no call covers. So no row is negative and
+ * the rows add up to the total. A phase range nested in another phase range (Forward inside
+ * Forward, or inside Backward) is no call of its own: only the outermost phases count. Every
+ * ProfileStep range counts. GPU time is the kernel time launched from inside a range
+ * (tree.h), streams summed, not merged.
  */
 #ifndef OPSCOPE_ANALYZE_PHASES_H
 #define OPSCOPE_ANALYZE_PHASES_H
@@ -29,10 +33,11 @@ enum phase {
 
 struct phase_time {
 	uint8_t category;   /* OPSCOPE_CAT_* of the phase */
-	uint64_t calls;	    /* ranges counted (0: the phase does not occur) */
-	int64_t cpu_ns;	    /* ns: their summed durations */
-	int64_t cpu_max_ns; /* ns: the longest */
-	int64_t cpu_min_ns; /* ns: the shortest (INT64_MAX when calls is 0) */
+	uint64_t calls;	    /* calls inside the total time (0: the phase does not occur) */
+	int64_t cpu_ns;	    /* ns: the phase's share of the total time (ProfileStep: the total
+			     * time) */
+	int64_t cpu_max_ns; /* ns: the largest share of one call (ProfileStep: duration) */
+	int64_t cpu_min_ns; /* ns: the smallest (INT64_MAX when calls is 0) */
 	int64_t gpu_ns;	    /* ns: kernel time launched from inside them, summed */
 	int64_t gpu_max_ns; /* ns: the most of one range */
 	int64_t gpu_min_ns; /* ns: the least of one range (INT64_MAX when calls is 0) */
@@ -42,7 +47,8 @@ struct phases {
 	struct phase_time phase[PHASE_COUNT]; /* indexed by enum phase */
 	uint32_t nphases;      /* phases other than ProfileStep that occur (0: Paddle prints
 			       * no Model Summary) */
-	int64_t others_cpu_ns; /* ns: the analysis's total time - the four phases' CPU time */
+	int64_t others_cpu_ns; /* ns: the analysis's total time - the four phases' CPU time
+				* (what no phase call covers, >= 0) */
 	int64_t others_gpu_ns; /* ns: ProfileStep GPU time - the four phases' GPU time */
 };
 
@@ -53,10 +59,26 @@ static inline bool phases_is_phase(uint8_t category)
 	       category == OPSCOPE_CAT_BACKWARD || category == OPSCOPE_CAT_OPTIMIZATION;
 }
 
+/* The category of a phase. */
+uint8_t phases_category(enum phase k);
+
 /* Is range i of host track t outermost among the phases (no phase range above it)? */
 bool phases_outermost(const struct tree *tree, uint32_t t, uint64_t i);
 
-/* The phases of a's model. Needs no memory: always 0. */
+/* One call of a phase: an outermost phase range of a host thread. */
+struct phase_call {
+	uint8_t phase;	/* enum phase, never PHASE_PROFILE_STEP */
+	uint32_t track; /* the host track */
+	uint64_t range; /* its range */
+	int64_t s, e;	/* ns: the time it spans */
+};
+
+/* Every phase call of a's model, sorted by phase, then track, then start (so an index is a
+ * priority: the lower one wins an instant two calls cover). *out is malloc'd (NULL when
+ * n is 0). 0, or OPSCOPE_ENOMEM. */
+int phases_calls(const struct analysis *a, struct phase_call **out, size_t *n);
+
+/* The phases of a's model. 0, or OPSCOPE_ENOMEM. */
 int phases_analyze(const struct analysis *a, struct phases *out);
 
 #endif

@@ -381,10 +381,11 @@ static int view_overview(struct report_ctx *c)
 	t->note =
 		a->has_steps
 			? "Overlapping events of one type are merged before they are summed, so a "
-			  "type's time is the time\nsomething of that type ran. Types may overlap "
-			  "each other: ratios do not add up to 100%.\nRatio = time / total time "
-			  "(the union of the ProfileStep ranges). Dataloader, Forward, Backward\nand "
-			  "Optimization count their outermost ranges (summed, not merged)."
+			  "type's time is the time\nsomething of that type ran during the steps "
+			  "(what ran outside them is not counted).\nTypes may overlap each other: "
+			  "ratios do not add up to 100%. Ratio = time / total time\n(the union of "
+			  "the ProfileStep ranges). Dataloader, Forward, Backward and Optimization "
+			  "count\ntheir outermost ranges."
 			: "Overlapping events of one type are merged before they are summed. There "
 			  "are no ProfileStep\nranges: ratio = time / the span of the host ranges.";
 	return t->oom ? OPSCOPE_ENOMEM : 0;
@@ -434,10 +435,11 @@ static int view_model(struct report_ctx *c)
 			ph.others_gpu_ns, 0, 0, 0, ratio(ph.others_gpu_ns, step_gpu), true
 		};
 	}
-	t->note = "CPU ratio = time / total time (the ProfileStep ranges). GPU: kernel time "
-		  "launched from inside the\nranges; GPU ratio = kernel time / the ProfileStep "
-		  "kernel time. Kernels on different streams\nare summed, not merged. Others = "
-		  "total - the four phases.";
+	t->note = "CPU: the time of the steps each phase covers (overlaps counted once, the first "
+		  "phase\nlisted wins); the phases and Others add up to the total time. CPU ratio "
+		  "= time / total time\n(the ProfileStep ranges). GPU: kernel time launched from "
+		  "inside the ranges; GPU ratio =\nkernel time / the ProfileStep kernel time. "
+		  "Kernels on different streams are summed, not merged.";
 	return t->oom ? OPSCOPE_ENOMEM : 0;
 }
 

@@ -1,0 +1,198 @@
+/*
+ * test_analyze_partition.c: properties of the tables whose rows docs/report.md says partition
+ * a total, over many random traces (a seeded generator, so a failure names the seed that
+ * reproduces it): the Model Summary's phases and Others add up to the total time with no
+ * negative row, and no Overview ratio exceeds 100 %. The traces mix what broke these before:
+ * phase ranges outside the steps, phases on several threads that overlap, nested phases,
+ * gaps between steps, no steps at all, kernels on several streams.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "opscope/opscope.h"
+
+#include "analyze/analysis.h"
+#include "analyze/overview.h"
+#include "analyze/phases.h"
+#include "analyze/steps.h"
+#include "harness.h"
+#include "model/model.h"
+#include "modelbuild.h"
+
+/* xorshift64*: the same seed gives the same trace on every machine. */
+static uint64_t rng_state;
+
+static uint64_t rnd(uint64_t n)
+{
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return n ? (rng_state * 0x2545F4914F6CDD1DULL >> 11) % n : 0;
+}
+
+struct gen {
+	struct model *m;
+	uint32_t dev[2];     /* device tracks (streams) */
+	int64_t dev_free[2]; /* where the next kernel may start on each */
+	int64_t corr;
+};
+
+static const uint8_t inner_cats[] = {
+	OPSCOPE_CAT_DATALOADER,	  OPSCOPE_CAT_FORWARD,	    OPSCOPE_CAT_BACKWARD,
+	OPSCOPE_CAT_OPTIMIZATION, OPSCOPE_CAT_OPERATOR,	    OPSCOPE_CAT_OPERATOR,
+	OPSCOPE_CAT_USER_DEFINED, OPSCOPE_CAT_CUDA_RUNTIME, OPSCOPE_CAT_CUDA_RUNTIME,
+};
+
+/* A runtime call [s, e) that launches a kernel on a random stream, after the call starts. */
+static void launch(struct gen *g, uint32_t t, int64_t s, int64_t e)
+{
+	int64_t c = ++g->corr;
+	R(g->m, t, s, e, "cudaLaunchKernel", OPSCOPE_CAT_CUDA_RUNTIME, c);
+	int k = (int)rnd(2);
+	int64_t ks = s + (int64_t)rnd(30);
+	ks = ks > g->dev_free[k] ? ks : g->dev_free[k];
+	int64_t ke = ks + 1 + (int64_t)rnd(60);
+	R(g->m, g->dev[k], ks, ke, rnd(8) ? "gemm" : "ncclKernel_AllReduce",
+	  rnd(8) ? OPSCOPE_CAT_KERNEL : OPSCOPE_CAT_COMMUNICATION, c);
+	g->dev_free[k] = ke;
+}
+
+/* Children of [s, e) on track t, in start order, nested to `depth` more levels. */
+static void children(struct gen *g, uint32_t t, int64_t s, int64_t e, int depth)
+{
+	int64_t at = s;
+	while (depth > 0 && at < e && rnd(4)) {
+		int64_t cs = at + (int64_t)rnd((uint64_t)(e - at) / 2 + 1);
+		int64_t ce = cs + (int64_t)rnd((uint64_t)(e - cs) + 1);
+		if (ce > e)
+			ce = e;
+		uint8_t cat = inner_cats[rnd(sizeof(inner_cats))];
+		if (cat == OPSCOPE_CAT_CUDA_RUNTIME) {
+			launch(g, t, cs, ce);
+		} else {
+			R(g->m, t, cs, ce, opscope_category_name(cat), cat, -1);
+			children(g, t, cs, ce, depth - 1);
+		}
+		at = ce + (int64_t)rnd(5);
+	}
+}
+
+/* A random trace: 1 to 3 host threads, the first with ProfileStep ranges (or none),
+ * top-level ranges on the others (phases among them) anywhere, in the steps or not. */
+static struct model *random_trace(void)
+{
+	struct gen g;
+	memset(&g, 0, sizeof(g));
+	g.m = model_new();
+	model_add_file(g.m, "random", "test");
+	int threads = 1 + (int)rnd(3);
+	uint32_t host[3];
+	for (int k = 0; k < threads; k++)
+		host[k] = model_add_track(g.m, MODEL_TRACK_THREAD, 1, (uint32_t)(k + 1), 0);
+	g.dev[0] = model_add_track(g.m, MODEL_TRACK_DEVICE, 0, 7, 0);
+	g.dev[1] = model_add_track(g.m, MODEL_TRACK_DEVICE, 0, 8, 0);
+	bool steps = rnd(5) != 0;
+	int64_t at = (int64_t)rnd(50);
+	for (int k = 0; k < 1 + (int)rnd(5); k++) { /* main thread: steps, with ranges between */
+		int64_t len = 20 + (int64_t)rnd(300);
+		uint8_t cat = steps && rnd(4) ? OPSCOPE_CAT_PROFILE_STEP
+					      : inner_cats[rnd(sizeof(inner_cats) - 2)];
+		char name[32];
+		snprintf(name, sizeof(name), "ProfileStep#%d", k);
+		R(g.m, host[0], at, at + len,
+		  cat == OPSCOPE_CAT_PROFILE_STEP ? name : opscope_category_name(cat), cat, -1);
+		children(&g, host[0], at, at + len, 3);
+		at += len + (int64_t)rnd(3) * (int64_t)rnd(40);
+	}
+	for (int k = 1; k < threads; k++)
+		children(&g, host[k], (int64_t)rnd(100), at + (int64_t)rnd(100), 3);
+	nest(g.m);
+	return g.m;
+}
+
+/* Check the partitions of the trace of one seed. */
+static void check_trace(uint64_t seed)
+{
+	rng_state = seed * 0x9E3779B97F4A7C15ULL + 1;
+	struct model *m = random_trace();
+	struct analysis a;
+	REQUIRE(analysis_run(&a, m) == 0);
+	struct phases ph;
+	REQUIRE(phases_analyze(&a, &ph) == 0);
+	int64_t cpu = ph.others_cpu_ns;
+	bool ok = ph.others_cpu_ns >= 0;
+	for (int k = PHASE_DATALOADER; k < PHASE_COUNT; k++) {
+		const struct phase_time *p = &ph.phase[k];
+		ok = ok && p->cpu_ns >= 0 && p->cpu_ns <= a.total_ns;
+		ok = ok && (!p->calls || (p->cpu_max_ns <= p->cpu_ns && p->cpu_min_ns >= 0));
+		cpu += p->cpu_ns;
+	}
+	ok = ok && cpu == a.total_ns;
+	struct overview ov;
+	REQUIRE(overview_analyze(&a, &ov) == 0);
+	for (int k = 0; k < OPSCOPE_CAT_COUNT_; k++)
+		ok = ok && ov.host[k].time_ns >= 0 && ov.host[k].time_ns <= a.total_ns &&
+		     ov.gpu[k].time_ns >= 0 && ov.gpu[k].time_ns <= a.total_ns &&
+		     ov.host[k].calls <= ov.host[k].ranges;
+	if (!ok)
+		fprintf(stderr, "# seed %llu: total %lld, others cpu %lld, phases sum %lld\n",
+			(unsigned long long)seed, (long long)a.total_ns,
+			(long long)ph.others_cpu_ns, (long long)cpu);
+	CHECK(ok);
+	analysis_free(&a);
+	model_free(m);
+}
+
+TEST(random_traces_partition)
+{
+	for (uint64_t seed = 1; seed <= 2000; seed++)
+		check_trace(seed);
+}
+
+/*
+ * Steps [0,100) and [100,200) on thread 1; Forward [10,60) and Backward [60,120) on thread 1,
+ * Forward [40,90) on thread 2 (overlapping the first); the DataLoader's last next() [200,260)
+ * after the last step. Total 200. Forward: [10,90) = 80 (thread 1's call 50, thread 2's the
+ * rest, 30); Backward: what Forward leaves of [60,120), [90,120) = 30; Dataloader: outside
+ * the steps, no call; Others 200 - 110 = 90. Before, Others was 200 - 60 - 100 - 60 = -20.
+ */
+TEST(phases_clipped_and_merged)
+{
+	struct model *m = model_new();
+	model_add_file(m, "x", "test");
+	uint32_t h1 = model_add_track(m, MODEL_TRACK_THREAD, 1, 1, 0);
+	uint32_t h2 = model_add_track(m, MODEL_TRACK_THREAD, 1, 2, 0);
+	R(m, h1, 0, 100, "ProfileStep#1", OPSCOPE_CAT_PROFILE_STEP, -1);
+	R(m, h1, 10, 60, "fwd", OPSCOPE_CAT_FORWARD, -1);
+	R(m, h1, 60, 120, "bwd", OPSCOPE_CAT_BACKWARD, -1);
+	R(m, h1, 100, 200, "ProfileStep#2", OPSCOPE_CAT_PROFILE_STEP, -1);
+	R(m, h1, 200, 260, "next", OPSCOPE_CAT_DATALOADER, -1);
+	R(m, h2, 40, 90, "fwd", OPSCOPE_CAT_FORWARD, -1);
+	nest(m);
+	struct analysis a;
+	REQUIRE(analysis_run(&a, m) == 0);
+	struct phases ph;
+	REQUIRE(phases_analyze(&a, &ph) == 0);
+	CHECK_EQ_I(a.total_ns, 200);
+	CHECK_EQ_U(ph.phase[PHASE_FORWARD].calls, 2);
+	CHECK_EQ_I(ph.phase[PHASE_FORWARD].cpu_ns, 80);
+	CHECK_EQ_I(ph.phase[PHASE_FORWARD].cpu_max_ns, 50);
+	CHECK_EQ_I(ph.phase[PHASE_FORWARD].cpu_min_ns, 30);
+	CHECK_EQ_U(ph.phase[PHASE_BACKWARD].calls, 1);
+	CHECK_EQ_I(ph.phase[PHASE_BACKWARD].cpu_ns, 30);
+	CHECK_EQ_U(ph.phase[PHASE_DATALOADER].calls, 0);
+	CHECK_EQ_I(ph.phase[PHASE_DATALOADER].cpu_ns, 0);
+	CHECK_EQ_I(ph.others_cpu_ns, 90);
+	struct overview ov;
+	REQUIRE(overview_analyze(&a, &ov) == 0);
+	CHECK_EQ_I(ov.host[OPSCOPE_CAT_FORWARD].time_ns, 80);
+	CHECK_EQ_U(ov.host[OPSCOPE_CAT_FORWARD].calls, 2);
+	CHECK_EQ_I(ov.host[OPSCOPE_CAT_BACKWARD].time_ns, 60);
+	CHECK_EQ_I(ov.host[OPSCOPE_CAT_DATALOADER].time_ns, 0);
+	CHECK_EQ_U(ov.host[OPSCOPE_CAT_DATALOADER].calls, 0);
+	analysis_free(&a);
+	model_free(m);
+}
+
+TEST_MAIN(random_traces_partition, phases_clipped_and_merged)
