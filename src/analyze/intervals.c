@@ -217,6 +217,12 @@ void ivec_free(struct ivec *a)
 	a->n = a->cap = 0;
 }
 
+int livl_start_cmp(const void *x, const void *y)
+{
+	const struct livl *a = x, *b = y;
+	return (a->s > b->s) - (a->s < b->s);
+}
+
 bool livl_push_clipped(struct livl **v, size_t *n, size_t *cap, int64_t s, int64_t e,
 		       uint32_t label, const struct ivec *clip)
 {

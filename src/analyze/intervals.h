@@ -49,6 +49,9 @@ struct livl {
 	uint32_t label;
 };
 
+/* qsort order of labelled intervals: by start. */
+int livl_start_cmp(const void *x, const void *y);
+
 /* Push onto v (grown with grow.h-style doubling, *cap its capacity) the parts of [s, e)
  * inside merged list `clip`; false when out of memory. */
 bool livl_push_clipped(struct livl **v, size_t *n, size_t *cap, int64_t s, int64_t e,

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyze/steps.h"
+
 static const uint8_t phase_category[PHASE_COUNT] = {
 	[PHASE_PROFILE_STEP] = OPSCOPE_CAT_PROFILE_STEP,
 	[PHASE_DATALOADER] = OPSCOPE_CAT_DATALOADER,
@@ -50,6 +52,89 @@ static int call_cmp(const void *x, const void *y)
 	return (a->s > b->s) - (a->s < b->s);
 }
 
+static bool push_call(struct phase_call **v, size_t *n, size_t *cap, struct phase_call c)
+{
+	if (*n == *cap) {
+		size_t nc = *cap ? *cap * 2 : 64;
+		struct phase_call *nw = realloc(*v, nc * sizeof(*nw));
+		if (!nw)
+			return false;
+		*v = nw;
+		*cap = nc;
+	}
+	(*v)[(*n)++] = c;
+	return true;
+}
+
+/* Is a range of this name the autograd engine's work (a backward function)? */
+static bool autograd_name(const char *name)
+{
+	return strstr(name, "Backward") || strncmp(name, "torch::autograd::", 17) == 0 ||
+	       strncmp(name, "autograd::", 10) == 0;
+}
+
+/* The autograd engine's thread of older Kineto traces runs backward functions
+ * (`NllLossBackward`, `torch::autograd::AccumulateGrad`) in no phase range: a host thread
+ * with no phase or ProfileStep range and such a range gets, per step of its file, a Backward
+ * call spanning its top-level ranges that start in the step. */
+static int autograd_calls(const struct analysis *a, struct phase_call **v, size_t *nv, size_t *cap)
+{
+	const struct model *m = a->m;
+	for (uint32_t tt = 0; tt < m->ntracks; tt++) {
+		const struct model_track *tr = &m->tracks[tt];
+		if (tr->kind != MODEL_TRACK_THREAD)
+			continue;
+		const struct model_ranges *r = &tr->ranges;
+		bool autograd = false, phased = false;
+		for (uint64_t i = 0; i < tr->nranges && !phased; i++) {
+			phased = phases_is_phase(r->category[i]) ||
+				 r->category[i] == OPSCOPE_CAT_PROFILE_STEP;
+			autograd = autograd || autograd_name(model_str(m, r->name[i]));
+		}
+		if (!autograd || phased)
+			continue;
+		/* the steps of its file, by start (ProfileStep ranges on its other threads) */
+		struct ivec steps = { 0 };
+		for (uint32_t u = 0; u < m->ntracks; u++) {
+			const struct model_track *su = &m->tracks[u];
+			if (su->kind != MODEL_TRACK_THREAD || su->file != tr->file)
+				continue;
+			for (uint64_t i = 0; i < su->nranges; i++)
+				if (su->ranges.category[i] == OPSCOPE_CAT_PROFILE_STEP)
+					ivec_push(&steps, su->ranges.start_ns[i],
+						  su->ranges.start_ns[i] + su->ranges.dur_ns[i]);
+		}
+		ivec_merge(&steps);
+		if (steps.oom)
+			return OPSCOPE_ENOMEM;
+		size_t k = 0, open = SIZE_MAX;
+		for (uint64_t i = 0; i < tr->nranges; i++) {
+			if (a->tree.tracks[tt].parent[i] != MODEL_NONE)
+				continue;
+			int64_t s = r->start_ns[i], e = s + r->dur_ns[i];
+			while (k < steps.n && steps.v[k].e <= s)
+				k++;
+			if (k == steps.n || s < steps.v[k].s)
+				continue;
+			e = e < steps.v[k].e ? e : steps.v[k].e;
+			if (open == k) {
+				struct phase_call *c = &(*v)[*nv - 1];
+				c->e = e > c->e ? e : c->e;
+				continue;
+			}
+			open = k;
+			if (!push_call(
+				    v, nv, cap,
+				    (struct phase_call){ PHASE_BACKWARD, tt, MODEL_NONE, s, e })) {
+				ivec_free(&steps);
+				return OPSCOPE_ENOMEM;
+			}
+		}
+		ivec_free(&steps);
+	}
+	return 0;
+}
+
 int phases_calls(const struct analysis *a, struct phase_call **out, size_t *n)
 {
 	const struct model *m = a->m;
@@ -64,19 +149,17 @@ int phases_calls(const struct analysis *a, struct phase_call **out, size_t *n)
 			int k = phase_of(r->category[i]);
 			if (k < 0 || !phases_outermost(&a->tree, tt, i))
 				continue;
-			if (nv == cap) {
-				size_t c = cap ? cap * 2 : 64;
-				struct phase_call *nw = realloc(v, c * sizeof(*nw));
-				if (!nw) {
-					free(v);
-					return OPSCOPE_ENOMEM;
-				}
-				v = nw;
-				cap = c;
+			if (!push_call(&v, &nv, &cap,
+				       (struct phase_call){ (uint8_t)k, tt, i, r->start_ns[i],
+							    r->start_ns[i] + r->dur_ns[i] })) {
+				free(v);
+				return OPSCOPE_ENOMEM;
 			}
-			v[nv++] = (struct phase_call){ (uint8_t)k, tt, i, r->start_ns[i],
-						       r->start_ns[i] + r->dur_ns[i] };
 		}
+	}
+	if (autograd_calls(a, &v, &nv, &cap) != 0) {
+		free(v);
+		return OPSCOPE_ENOMEM;
 	}
 	if (nv)
 		qsort(v, nv, sizeof(*v), call_cmp);
@@ -96,6 +179,189 @@ static void phase_add(struct phase_time *p, int64_t cpu, int64_t gpu)
 	p->gpu_min_ns = gpu < p->gpu_min_ns ? gpu : p->gpu_min_ns;
 }
 
+/* The calls per host track, by start: where a launch finds its call. */
+struct call_ref {
+	uint32_t track;
+	uint32_t call; /* index in the calls */
+	int64_t s;
+};
+
+struct call_index {
+	const struct phase_call *calls;
+	struct call_ref *order; /* by track, then start */
+	size_t *first;		/* per track: its first entry in order; first[ntracks] = ncalls */
+};
+
+static int by_track_cmp(const void *x, const void *y)
+{
+	const struct call_ref *a = x, *b = y;
+	if (a->track != b->track)
+		return a->track < b->track ? -1 : 1;
+	return (a->s > b->s) - (a->s < b->s);
+}
+
+/* The call on track t running at time `at` (a call of no length: starting then), or
+ * UINT32_MAX. The calls of one track do not overlap (they are outermost). */
+static uint32_t call_at(const struct call_index *ix, uint32_t t, int64_t at)
+{
+	size_t lo = ix->first[t], hi = ix->first[t + 1];
+	while (lo < hi) { /* first call starting after `at` */
+		size_t mid = lo + (hi - lo) / 2;
+		if (ix->order[mid].s <= at)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == ix->first[t])
+		return UINT32_MAX;
+	const struct phase_call *c = &ix->calls[ix->order[lo - 1].call];
+	return at < c->e || at == c->s ? ix->order[lo - 1].call : UINT32_MAX;
+}
+
+static int label_cmp(const void *x, const void *y)
+{
+	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+	return (a > b) - (a < b);
+}
+
+/* Share the kernel time of one step (its pieces, v[0..n)) out among the labels: global
+ * labels are renumbered in order to 0..distinct-1 for the partition. */
+static int share_step(struct livl *v, size_t n, const struct phase_call *calls, size_t ncalls,
+		      int64_t *gpu_share, struct phase_step *st)
+{
+	uint32_t *labels = malloc((n ? n : 1) * sizeof(*labels));
+	int64_t *share = calloc(n ? n : 1, sizeof(*share));
+	if (!labels || !share) {
+		free(labels);
+		free(share);
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++)
+		labels[i] = v[i].label;
+	qsort(labels, n, sizeof(*labels), label_cmp);
+	size_t nl = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!nl || labels[nl - 1] != labels[i])
+			labels[nl++] = labels[i];
+	for (size_t i = 0; i < n; i++) {
+		uint32_t *p = bsearch(&v[i].label, labels, nl, sizeof(*labels), label_cmp);
+		v[i].label = (uint32_t)(p - labels);
+	}
+	int rc = livl_partition(v, n, (uint32_t)(nl ? nl : 1), share);
+	for (size_t l = 0; l < nl && rc == 0; l++) {
+		st->gpu_ns += share[l];
+		gpu_share[labels[l]] += share[l];
+		if (labels[l] < ncalls)
+			st->phase_gpu_ns[calls[labels[l]].phase] += share[l];
+		else
+			st->others_gpu_ns += share[l];
+	}
+	free(labels);
+	free(share);
+	return rc;
+}
+
+/* The GPU side of one file: its steps (the step view's spans) and each call's share of
+ * their kernel time, added to gpu_share (one slot per call, and one for Others). */
+static int file_gpu(const struct analysis *a, uint32_t f, const struct call_index *ix,
+		    size_t ncalls, int64_t *gpu_share, struct phases *out)
+{
+	const struct model *m = a->m;
+	const struct tree *tree = &a->tree;
+	struct step_table st;
+	if (steps_analyze(tree, f, &st) != 0)
+		return OPSCOPE_ENOMEM;
+	struct ivec spans = { 0 };
+	for (uint32_t k = 0; k < st.nspans; k++)
+		ivec_push(&spans, st.spans[k].s, st.spans[k].e);
+	struct livl *pieces = NULL;
+	size_t np = 0, cap = 0;
+	uint8_t **seen = calloc(m->ntracks ? m->ntracks : 1, sizeof(*seen));
+	bool ok = seen && !spans.oom;
+	uint32_t others = (uint32_t)ncalls;
+	/* kernels launched in a step: the call of the launch's thread, or of the step's */
+	for (uint32_t t = 0; t < m->ntracks && ok && st.nspans; t++) {
+		const struct model_track *tr = &m->tracks[t];
+		if (tr->file != f || tr->kind != MODEL_TRACK_THREAD)
+			continue;
+		const struct model_ranges *r = &tr->ranges;
+		for (uint64_t i = 0; i < tr->nranges && ok; i++) {
+			uint32_t l0 = tree->tracks[t].launches[i];
+			if (l0 == TREE_NONE)
+				continue;
+			int64_t cs = r->start_ns[i], ce = cs + r->dur_ns[i];
+			uint32_t k = steps_find(&st, cs, ce), label = others;
+			if (k < st.nspans) {
+				uint32_t c = call_at(ix, t, cs);
+				uint32_t home = st.spans[k].track;
+				if (c == UINT32_MAX && home != UINT32_MAX && home != t)
+					c = call_at(ix, home, cs);
+				label = c == UINT32_MAX ? others : c;
+			}
+			for (uint32_t l = l0; l != TREE_NONE && ok; l = tree->launches[l].next) {
+				const struct tree_launch *la = &tree->launches[l];
+				const struct model_ranges *d = &m->tracks[la->track].ranges;
+				if (d->category[la->range] != OPSCOPE_CAT_KERNEL)
+					continue;
+				if (!seen[la->track])
+					seen[la->track] = calloc(m->tracks[la->track].nranges, 1);
+				if (!seen[la->track]) {
+					ok = false;
+					break;
+				}
+				seen[la->track][la->range] = 1;
+				int64_t s = d->start_ns[la->range], e = s + d->dur_ns[la->range];
+				ok = livl_push_clipped(&pieces, &np, &cap, s, e, label, &spans);
+			}
+		}
+	}
+	/* kernels no call of a step launched: Others */
+	for (uint32_t t = 0; t < m->ntracks && ok && st.nspans; t++) {
+		const struct model_track *tr = &m->tracks[t];
+		if (tr->file != f || tr->kind != MODEL_TRACK_DEVICE)
+			continue;
+		const struct model_ranges *d = &tr->ranges;
+		for (uint64_t i = 0; i < tr->nranges && ok; i++) {
+			if (d->category[i] != OPSCOPE_CAT_KERNEL || (seen[t] && seen[t][i]))
+				continue;
+			ok = livl_push_clipped(&pieces, &np, &cap, d->start_ns[i],
+					       d->start_ns[i] + d->dur_ns[i], others, &spans);
+		}
+	}
+	/* per step: its pieces (each lies in one span: the spans do not overlap) */
+	struct phase_step *steps = NULL;
+	if (ok && st.nspans) {
+		steps = realloc(out->steps, (out->nsteps + st.nspans) * sizeof(*steps));
+		ok = steps != NULL;
+		if (ok)
+			out->steps = steps;
+	}
+	if (ok && np)
+		qsort(pieces, np, sizeof(*pieces), livl_start_cmp);
+	size_t p = 0;
+	for (uint32_t k = 0; k < st.nspans && ok; k++) {
+		struct phase_step *ps = &out->steps[out->nsteps++];
+		memset(ps, 0, sizeof(*ps));
+		ps->file = f;
+		ps->s = st.spans[k].s;
+		ps->e = st.spans[k].e;
+		while (p < np && pieces[p].s < ps->s)
+			p++;
+		size_t q = p;
+		while (q < np && pieces[q].s < ps->e)
+			q++;
+		ok = share_step(pieces + p, q - p, ix->calls, ncalls, gpu_share, ps) == 0;
+		p = q;
+	}
+	for (uint32_t t = 0; seen && t < m->ntracks; t++)
+		free(seen[t]);
+	free(seen);
+	free(pieces);
+	ivec_free(&spans);
+	steps_free(&st);
+	return ok ? 0 : OPSCOPE_ENOMEM;
+}
+
 int phases_analyze(const struct analysis *a, struct phases *out)
 {
 	const struct model *m = a->m;
@@ -105,49 +371,82 @@ int phases_analyze(const struct analysis *a, struct phases *out)
 		out->phase[k].cpu_min_ns = INT64_MAX;
 		out->phase[k].gpu_min_ns = INT64_MAX;
 	}
-	/* ProfileStep: every range; its CPU total is the total time */
-	for (uint32_t tt = 0; tt < m->ntracks; tt++) {
-		const struct model_track *tr = &m->tracks[tt];
-		if (tr->kind != MODEL_TRACK_THREAD)
-			continue;
-		for (uint64_t i = 0; i < tr->nranges; i++)
-			if (tr->ranges.category[i] == OPSCOPE_CAT_PROFILE_STEP)
-				phase_add(&out->phase[PHASE_PROFILE_STEP], tr->ranges.dur_ns[i],
-					  a->tree.tracks[tt].gpu_ns[i]);
-	}
-	if (out->phase[PHASE_PROFILE_STEP].calls)
-		out->phase[PHASE_PROFILE_STEP].cpu_ns = a->total_ns;
-	/* the phases: each call's share of the total time */
 	struct phase_call *calls;
 	size_t ncalls;
 	if (phases_calls(a, &calls, &ncalls) != 0)
 		return OPSCOPE_ENOMEM;
 	struct livl *pieces = NULL;
 	size_t npieces = 0, cap = 0;
-	int64_t *share = calloc(ncalls ? ncalls : 1, sizeof(*share));
-	bool oom = !share;
+	int64_t *share = calloc(ncalls + 1, sizeof(*share));
+	int64_t *gpu_share = calloc(ncalls + 1, sizeof(*gpu_share));
+	struct call_index ix = { calls, malloc((ncalls ? ncalls : 1) * sizeof(struct call_ref)),
+				 calloc(m->ntracks + 1, sizeof(size_t)) };
+	bool oom = !share || !gpu_share || !ix.order || !ix.first;
+	/* CPU: each call's share of the total time */
 	for (size_t c = 0; c < ncalls && !oom; c++)
 		oom = !livl_push_clipped(&pieces, &npieces, &cap, calls[c].s, calls[c].e,
 					 (uint32_t)c, &a->total);
 	if (!oom)
-		oom = livl_partition(pieces, npieces, (uint32_t)(ncalls ? ncalls : 1), share) != 0;
+		oom = livl_partition(pieces, npieces, (uint32_t)(ncalls + 1), share) != 0;
+	/* GPU: each call's share of its steps' kernel time, file by file */
+	for (size_t c = 0; c < ncalls && !oom; c++) {
+		ix.order[c] = (struct call_ref){ calls[c].track, (uint32_t)c, calls[c].s };
+		ix.first[calls[c].track + 1]++;
+	}
+	for (uint32_t t = 0; t < m->ntracks && !oom; t++)
+		ix.first[t + 1] += ix.first[t];
+	if (!oom && ncalls)
+		qsort(ix.order, ncalls, sizeof(*ix.order), by_track_cmp);
+	for (uint32_t f = 0; f < m->nfiles && !oom; f++)
+		oom = file_gpu(a, f, &ix, ncalls, gpu_share, out) != 0;
 	int64_t phase_cpu = 0, phase_gpu = 0;
 	for (size_t c = 0; c < ncalls && !oom; c++) {
-		if (!ivec_touches(&a->total, calls[c].s, calls[c].e))
+		if (!ivec_touches(&a->total, calls[c].s, calls[c].e) && !gpu_share[c])
 			continue;
-		phase_add(&out->phase[calls[c].phase], share[c],
-			  a->tree.tracks[calls[c].track].gpu_ns[calls[c].range]);
+		phase_add(&out->phase[calls[c].phase], share[c], gpu_share[c]);
 		phase_cpu += share[c];
-		phase_gpu += a->tree.tracks[calls[c].track].gpu_ns[calls[c].range];
+		phase_gpu += gpu_share[c];
 	}
 	free(pieces);
 	free(share);
+	free(gpu_share);
+	free(ix.order);
+	free(ix.first);
 	free(calls);
-	if (oom)
+	if (oom) {
+		phases_free(out);
 		return OPSCOPE_ENOMEM;
+	}
+	/* ProfileStep: every range; CPU total = the total time, GPU = its steps' kernel time */
+	struct phase_time *ps = &out->phase[PHASE_PROFILE_STEP];
+	for (uint32_t tt = 0; tt < m->ntracks; tt++) {
+		const struct model_track *tr = &m->tracks[tt];
+		if (tr->kind != MODEL_TRACK_THREAD)
+			continue;
+		for (uint64_t i = 0; i < tr->nranges; i++)
+			if (tr->ranges.category[i] == OPSCOPE_CAT_PROFILE_STEP)
+				phase_add(ps, tr->ranges.dur_ns[i], 0);
+	}
+	if (ps->calls)
+		ps->cpu_ns = a->total_ns;
+	ps->gpu_max_ns = 0;
+	ps->gpu_min_ns = INT64_MAX;
+	for (uint32_t k = 0; k < out->nsteps; k++) {
+		int64_t g = out->steps[k].gpu_ns;
+		ps->gpu_ns += g;
+		ps->gpu_max_ns = g > ps->gpu_max_ns ? g : ps->gpu_max_ns;
+		ps->gpu_min_ns = g < ps->gpu_min_ns ? g : ps->gpu_min_ns;
+	}
 	for (int k = PHASE_DATALOADER; k < PHASE_COUNT; k++)
 		out->nphases += out->phase[k].calls > 0;
 	out->others_cpu_ns = a->total_ns - phase_cpu;
-	out->others_gpu_ns = out->phase[PHASE_PROFILE_STEP].gpu_ns - phase_gpu;
+	out->others_gpu_ns = ps->gpu_ns - phase_gpu;
 	return 0;
+}
+
+void phases_free(struct phases *p)
+{
+	free(p->steps);
+	p->steps = NULL;
+	p->nsteps = 0;
 }

@@ -9,8 +9,17 @@
  * Backward, Optimization order, and Others is what no call covers. So no row is negative and
  * the rows add up to the total. A phase range nested in another phase range (Forward inside
  * Forward, or inside Backward) is no call of its own: only the outermost phases count. Every
- * ProfileStep range counts. GPU time is the kernel time launched from inside a range
- * (tree.h), streams summed, not merged.
+ * ProfileStep range counts.
+ *
+ * GPU time partitions each step's kernel time the same way: a step's GPU time is the time
+ * its span (the step view's, steps.h) had a kernel running (NCCL kernels are Communication,
+ * not counted), exactly the step view's Kernel column; each instant goes to the phase call
+ * that launched the kernel running then (the first by phase and call when several ran),
+ * else to Others. A kernel's launch belongs to a call when the runtime call that launched
+ * it lies in a step (steps.h's rule) and inside the call on its own thread, or, when its
+ * thread has no call then, inside the call of the step's own thread running then. The
+ * autograd engine's thread has no phase ranges in older Kineto traces: per step, the span
+ * of its top-level ranges is a Backward call there.
  */
 #ifndef OPSCOPE_ANALYZE_PHASES_H
 #define OPSCOPE_ANALYZE_PHASES_H
@@ -43,6 +52,17 @@ struct phase_time {
 	int64_t gpu_min_ns; /* ns: the least of one range (INT64_MAX when calls is 0) */
 };
 
+/* The GPU time of one step (steps.h: the step view's spans, the steps it drops included),
+ * shared out among the phases. */
+struct phase_step {
+	uint32_t file;			   /* the step's file */
+	int64_t s, e;			   /* ns: its span, stretched to its GPU work */
+	int64_t gpu_ns;			   /* ns: the kernels that ran in the span, overlaps once
+					 * (the step view's Kernel column) */
+	int64_t phase_gpu_ns[PHASE_COUNT]; /* ns: its share per phase (ProfileStep: 0) */
+	int64_t others_gpu_ns;		   /* ns: what no phase launched */
+};
+
 struct phases {
 	struct phase_time phase[PHASE_COUNT]; /* indexed by enum phase */
 	uint32_t nphases;      /* phases other than ProfileStep that occur (0: Paddle prints
@@ -50,6 +70,8 @@ struct phases {
 	int64_t others_cpu_ns; /* ns: the analysis's total time - the four phases' CPU time
 				* (what no phase call covers, >= 0) */
 	int64_t others_gpu_ns; /* ns: ProfileStep GPU time - the four phases' GPU time */
+	uint32_t nsteps;       /* steps of every file, as the step view forms them */
+	struct phase_step *steps;
 };
 
 /* Is the category one of the four phases inside a step (ProfileStep is not)? */
@@ -69,7 +91,8 @@ bool phases_outermost(const struct tree *tree, uint32_t t, uint64_t i);
 struct phase_call {
 	uint8_t phase;	/* enum phase, never PHASE_PROFILE_STEP */
 	uint32_t track; /* the host track */
-	uint64_t range; /* its range */
+	uint64_t range; /* its range (MODEL_NONE: the autograd engine's Backward, made of
+			 * the thread's top-level ranges in a step) */
 	int64_t s, e;	/* ns: the time it spans */
 };
 
@@ -78,7 +101,8 @@ struct phase_call {
  * n is 0). 0, or OPSCOPE_ENOMEM. */
 int phases_calls(const struct analysis *a, struct phase_call **out, size_t *n);
 
-/* The phases of a's model. 0, or OPSCOPE_ENOMEM. */
+/* The phases of a's model. 0, or OPSCOPE_ENOMEM. phases_free releases the steps. */
 int phases_analyze(const struct analysis *a, struct phases *out);
+void phases_free(struct phases *p);
 
 #endif

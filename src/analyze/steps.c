@@ -48,6 +48,7 @@ struct rt_call {
 struct named_step {
 	int64_t s, e;
 	uint32_t name;
+	uint32_t track;
 };
 
 static int named_cmp(const void *x, const void *y)
@@ -152,7 +153,7 @@ static void collect(struct steps_ctx *X)
 					X->named = n;
 					X->named_cap = cap;
 				}
-				X->named[X->nnamed++] = (struct named_step){ s, e, r->name[i] };
+				X->named[X->nnamed++] = (struct named_step){ s, e, r->name[i], t };
 			} else if (c == OPSCOPE_CAT_DATALOADER) {
 				ivec_add(&X->roles[STEP_DATALOADER], s, e);
 				ivec_add(&X->dataloaders, s, e);
@@ -370,6 +371,22 @@ int steps_analyze(const struct tree *tree, uint32_t file, struct step_table *out
 		out->rows = calloc(keep, sizeof(*out->rows));
 		X.oom = !out->rows;
 	}
+	if (!X.oom && ns) {
+		out->spans = malloc(ns * sizeof(*out->spans));
+		X.oom = !out->spans;
+	}
+	for (size_t k = 0; k < ns && !X.oom; k++) {
+		int64_t before = k ? out->spans[k - 1].max_host_e : INT64_MIN;
+		out->spans[k] = (struct step_span){
+			X.steps.v[k].s,
+			X.steps.v[k].e,
+			host[k].s,
+			host[k].e,
+			before > host[k].e ? before : host[k].e,
+			X.nnamed ? X.named[k].track : UINT32_MAX,
+		};
+		out->nspans = (uint32_t)(k + 1);
+	}
 	for (size_t k = 0; k < keep && !X.oom; k++) {
 		struct step_row *row = &out->rows[k];
 		int64_t s = X.steps.v[k].s, e = X.steps.v[k].e;
@@ -439,6 +456,24 @@ int steps_analyze(const struct tree *tree, uint32_t file, struct step_table *out
 void steps_free(struct step_table *t)
 {
 	free(t->rows);
+	free(t->spans);
 	t->rows = NULL;
+	t->spans = NULL;
 	t->nrows = 0;
+	t->nspans = 0;
+}
+
+uint32_t steps_find(const struct step_table *t, int64_t s, int64_t e)
+{
+	uint32_t lo = 0, hi = t->nspans; /* as call_step, over the host spans */
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		int64_t me = t->spans[mid].max_host_e;
+		if (me < s || (me == s && e > s))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < t->nspans && s >= t->spans[lo].host_s && e <= t->spans[lo].host_e ? lo
+										      : t->nspans;
 }

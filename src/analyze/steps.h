@@ -44,8 +44,21 @@ struct step_row {
 	int64_t tail_ns;	      /* end of backward -> step end */
 };
 
+/* A step as the partition sees it, for every step, the dropped ones too (phases.c shares
+ * its kernel time out among the phases over the same spans). */
+struct step_span {
+	int64_t s, e;		/* ns: the step as analysed (stretched to its GPU work) */
+	int64_t host_s, host_e; /* ns: its ProfileStep range (the trace's span without one) */
+	int64_t max_host_e;	/* ns: the latest host_e of this step and those before it */
+	uint32_t track;		/* host track of the ProfileStep range (MODEL_NONE-like
+				 * UINT32_MAX without one) */
+};
+
 struct step_table {
-	uint32_t file;	  /* index in model.files */
+	uint32_t file;	 /* index in model.files */
+	uint32_t nspans; /* every step, kept or dropped, in start order (rows are the first
+			   * nrows of them) */
+	struct step_span *spans;
 	uint32_t nrows;	  /* steps kept */
 	uint32_t dropped; /* trailing steps dropped: their GPU work was not all captured */
 	struct step_row *rows;
@@ -54,6 +67,10 @@ struct step_table {
 
 /* Role names as table headers ("Kernel", ..., "CPU Exec", "Other"). */
 const char *step_role_name(enum step_role r);
+
+/* The step whose host span holds a runtime call [s, e) entirely, as the partition decides
+ * (docs/report.md, step rule 2), or t->nspans for none. */
+uint32_t steps_find(const struct step_table *t, int64_t s, int64_t e);
 
 /* The step table of file `file` of the tree's model (the launch links come from the tree).
  * Returns 0 or OPSCOPE_ENOMEM. */

@@ -400,11 +400,15 @@ static int view_model(struct report_ctx *c)
 	struct phases ph;
 	if (phases_analyze(a, &ph) != 0)
 		return OPSCOPE_ENOMEM;
-	if (ph.nphases == 0) /* only ProfileStep (or nothing): Paddle prints no model table */
+	if (ph.nphases == 0) { /* only ProfileStep (or nothing): Paddle prints no model table */
+		phases_free(&ph);
 		return 0;
+	}
 	struct rtable *t = ctx_table(c, "model", "Model Summary");
-	if (!t)
+	if (!t) {
+		phases_free(&ph);
 		return OPSCOPE_ENOMEM;
+	}
 	int cname = rtable_col(t, "Name", "name", RCOL_TEXT, 15);
 	int ccalls = rtable_col(t, "Calls", "calls", RCOL_COUNT, 6);
 	int ccpu = rtable_col(t, "CPU Total / Avg / Max / Min / Ratio(%)", "cpu", RCOL_STATS, 40);
@@ -437,9 +441,11 @@ static int view_model(struct report_ctx *c)
 	}
 	t->note = "CPU: the time of the steps each phase covers (overlaps counted once, the first "
 		  "phase\nlisted wins); the phases and Others add up to the total time. CPU ratio "
-		  "= time / total time\n(the ProfileStep ranges). GPU: kernel time launched from "
-		  "inside the ranges; GPU ratio =\nkernel time / the ProfileStep kernel time. "
-		  "Kernels on different streams are summed, not merged.";
+		  "= time / total time\n(the ProfileStep ranges). GPU: the time a kernel ran in "
+		  "the steps (the Step Summary's Kernel),\neach instant to the phase that "
+		  "launched the kernel then (launched from any thread);\nGPU ratio = / the "
+		  "ProfileStep GPU time. The rows add up to it.";
+	phases_free(&ph);
 	return t->oom ? OPSCOPE_ENOMEM : 0;
 }
 

@@ -95,6 +95,10 @@ if [ -f "$R0" ]; then
 		'grep -q "^void cudnn::detail::dgrad_engine<float, 512, 6, 5, 3, 3, 3, false> *162 *80.76 / 0.50 / 1.02 / 0.32 / " "$T/r0.txt"'
 	check "ResNet-50: average step 177.59 ms with 98.59 ms of kernels" \
 		'grep -q "^Average *177.59 *98.59 " "$T/r0.txt"'
+	check "ResNet-50 Model Summary: ProfileStep GPU 98.59 ms a step, the Step table's kernels" \
+		'grep -q "^ProfileStep *6 .*  591.53 / 98.59 / " "$T/r0.txt"'
+	check "ResNet-50 Model Summary: the autograd thread's kernels are Backward's" \
+		'grep -q "^  Backward *6 " "$T/r0.txt"'
 	"$OPSCOPE" report --format json --views kernel "$R0" | "$PY" -c '
 import json, sys
 d = json.load(sys.stdin)

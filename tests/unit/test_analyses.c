@@ -288,6 +288,7 @@ TEST(phases_outermost)
 	CHECK_EQ_I(ph.others_gpu_ns, 0);
 	CHECK(phases_is_phase(OPSCOPE_CAT_DATALOADER) &&
 	      !phases_is_phase(OPSCOPE_CAT_PROFILE_STEP));
+	phases_free(&ph);
 	analysis_free(&a);
 
 	/* only ProfileStep ranges: no phase (Paddle prints no Model Summary) */
@@ -300,6 +301,7 @@ TEST(phases_outermost)
 	REQUIRE(phases_analyze(&a, &ph) == 0);
 	CHECK_EQ_U(ph.nphases, 0);
 	CHECK_EQ_U(ph.phase[PHASE_PROFILE_STEP].calls, 1);
+	phases_free(&ph);
 	analysis_free(&a);
 	model_free(m);
 	model_free(n);

@@ -10,12 +10,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <dirent.h>
+
 #include "opscope/opscope.h"
 
 #include "analyze/analysis.h"
 #include "analyze/overview.h"
 #include "analyze/phases.h"
 #include "analyze/steps.h"
+#include "formats/import.h"
 #include "harness.h"
 #include "model/model.h"
 #include "modelbuild.h"
@@ -140,6 +143,7 @@ static void check_trace(uint64_t seed)
 			(unsigned long long)seed, (long long)a.total_ns,
 			(long long)ph.others_cpu_ns, (long long)cpu);
 	CHECK(ok);
+	phases_free(&ph);
 	analysis_free(&a);
 	model_free(m);
 }
@@ -191,8 +195,141 @@ TEST(phases_clipped_and_merged)
 	CHECK_EQ_I(ov.host[OPSCOPE_CAT_BACKWARD].time_ns, 60);
 	CHECK_EQ_I(ov.host[OPSCOPE_CAT_DATALOADER].time_ns, 0);
 	CHECK_EQ_U(ov.host[OPSCOPE_CAT_DATALOADER].calls, 0);
+	phases_free(&ph);
 	analysis_free(&a);
 	model_free(m);
 }
 
-TEST_MAIN(random_traces_partition, phases_clipped_and_merged)
+/* Per step of a trace: the Model rows' GPU time adds up to the step's, which is the Step
+ * table's Kernel column, for the steps that table keeps; nothing negative. Returns the steps
+ * checked. */
+static void check_model_against_steps(const struct model *m, const char *what, uint32_t *checked)
+{
+	struct analysis a;
+	REQUIRE(analysis_run(&a, m) == 0);
+	struct phases ph;
+	REQUIRE(phases_analyze(&a, &ph) == 0);
+	uint32_t k = 0;
+	int64_t others = 0;
+	for (uint32_t f = 0; f < m->nfiles; f++) {
+		struct step_table st;
+		REQUIRE(steps_analyze(&a.tree, f, &st) == 0);
+		REQUIRE(k + st.nspans <= ph.nsteps);
+		for (uint32_t r = 0; r < st.nrows; r++) {
+			const struct phase_step *ps = &ph.steps[k + r];
+			int64_t sum = ps->others_gpu_ns;
+			bool ok =
+				ps->others_gpu_ns >= 0 && ps->phase_gpu_ns[PHASE_PROFILE_STEP] == 0;
+			for (int p = PHASE_DATALOADER; p < PHASE_COUNT; p++) {
+				ok = ok && ps->phase_gpu_ns[p] >= 0;
+				sum += ps->phase_gpu_ns[p];
+			}
+			ok = ok && ps->s == st.rows[r].start_ns && sum == ps->gpu_ns &&
+			     ps->gpu_ns == st.rows[r].role_ns[STEP_KERNEL];
+			if (!ok)
+				printf("#   %s step %u: model rows %lld, step kernel %lld\n", what,
+				       r, (long long)sum,
+				       (long long)st.rows[r].role_ns[STEP_KERNEL]);
+			CHECK(ok);
+			(*checked)++;
+		}
+		k += st.nspans;
+		steps_free(&st);
+	}
+	CHECK_EQ_U(k, ph.nsteps);
+	int64_t step_gpu = 0;
+	for (uint32_t i = 0; i < ph.nsteps; i++) {
+		step_gpu += ph.steps[i].gpu_ns;
+		others += ph.steps[i].others_gpu_ns;
+	}
+	CHECK_EQ_I(ph.phase[PHASE_PROFILE_STEP].gpu_ns, step_gpu);
+	CHECK_EQ_I(ph.others_gpu_ns, others);
+	phases_free(&ph);
+	analysis_free(&a);
+}
+
+/* Every real trace under ../shared/data with steps: the Model rows' GPU time per step is the
+ * Step table's kernel time. */
+static uint32_t walk(const char *dir, uint32_t *traces)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return 0;
+	uint32_t steps = 0;
+	struct dirent *de;
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.')
+			continue;
+		char path[1024];
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		size_t n = strlen(path);
+		if (de->d_type == DT_DIR) {
+			steps += walk(path, traces);
+			continue;
+		}
+		if (!(n > 5 && strcmp(path + n - 5, ".json") == 0) &&
+		    !(n > 8 && strcmp(path + n - 8, ".json.gz") == 0))
+			continue;
+		struct model *m = model_new();
+		char err[512];
+		if (import_load_path(m, path, err, sizeof(err)) == 0) {
+			uint32_t k = 0;
+			check_model_against_steps(m, path, &k);
+			steps += k;
+			*traces += k > 0;
+		}
+		model_free(m);
+	}
+	closedir(d);
+	return steps;
+}
+
+TEST(real_traces_model_gpu_is_step_kernel)
+{
+	const char *dir = OPSCOPE_TEST_DATA_DIR "/../../shared/data/kineto";
+	DIR *d = opendir(dir);
+	if (!d) {
+		SKIP("shared data not present");
+		return;
+	}
+	closedir(d);
+	uint32_t traces = 0, steps = walk(dir, &traces);
+	printf("#   %u steps of %u traces\n", steps, traces);
+	CHECK(traces >= 10);
+}
+
+/* ResNet-50 on a V100: the autograd thread's kernels are Backward's, and the ProfileStep GPU
+ * time is the Step table's 98.59 ms of kernels a step (it was 34.24: the main thread's
+ * launches only). */
+TEST(resnet50_backward_kernels)
+{
+	const char *path = OPSCOPE_TEST_DATA_DIR
+		"/../../shared/data/kineto/tb_plugin/samples/"
+		"resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz";
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		SKIP("shared data not present");
+		return;
+	}
+	fclose(f);
+	struct model *m = model_new();
+	char err[512];
+	REQUIRE(import_load_path(m, path, err, sizeof(err)) == 0);
+	struct analysis a;
+	REQUIRE(analysis_run(&a, m) == 0);
+	struct phases ph;
+	REQUIRE(phases_analyze(&a, &ph) == 0);
+	const struct phase_time *ps = &ph.phase[PHASE_PROFILE_STEP];
+	CHECK_EQ_U(ps->calls, 6);
+	/* 98598 + 98570 + 98596 + 98623 + 98504 + 98641 us, to the ns */
+	CHECK_EQ_I(ps->gpu_ns / 6 / 1000, 98588);
+	CHECK_EQ_U(ph.phase[PHASE_BACKWARD].calls, 6);
+	CHECK(ph.phase[PHASE_BACKWARD].gpu_ns > ps->gpu_ns / 2);
+	CHECK(ph.others_gpu_ns >= 0 && ph.others_gpu_ns < ps->gpu_ns / 2);
+	phases_free(&ph);
+	analysis_free(&a);
+	model_free(m);
+}
+
+TEST_MAIN(random_traces_partition, phases_clipped_and_merged, real_traces_model_gpu_is_step_kernel,
+	  resnet50_backward_kernels)
