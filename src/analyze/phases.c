@@ -135,6 +135,90 @@ static int autograd_calls(const struct analysis *a, struct phase_call **v, size_
 	return 0;
 }
 
+static int track_start_cmp(const void *x, const void *y)
+{
+	const struct phase_call *a = x, *b = y;
+	if (a->track != b->track)
+		return a->track < b->track ? -1 : 1;
+	return (a->s > b->s) - (a->s < b->s);
+}
+
+/* (file, start) pairs of step starts, in order. */
+static int pair_cmp(const void *x, const void *y)
+{
+	const int64_t *a = x, *b = y;
+	if (a[0] != b[0])
+		return a[0] < b[0] ? -1 : 1;
+	return (a[1] > b[1]) - (a[1] < b[1]);
+}
+
+/* Does a step of file f start in (after, upto]? */
+static bool step_starts_in(const int64_t *starts, size_t ns, uint32_t f, int64_t after,
+			   int64_t upto)
+{
+	size_t lo = 0, hi = ns; /* first pair after (f, after) */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const int64_t *p = &starts[2 * mid];
+		if (p[0] < (int64_t)f || (p[0] == (int64_t)f && p[1] <= after))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < ns && starts[2 * lo] == (int64_t)f && starts[2 * lo + 1] <= upto;
+}
+
+/* One Forward: the outermost module calls of a training step are one forward pass (the
+ * model, then the loss module). On each thread, Forward calls that follow each other with
+ * no other phase call and no step start between them become one call, from the first one's
+ * start to the last one's end. v is sorted by track, then start. */
+static int merge_forwards(const struct analysis *a, struct phase_call *v, size_t *nv)
+{
+	const struct model *m = a->m;
+	int64_t *starts = NULL; /* (file, start) of the ProfileStep ranges, sorted */
+	size_t ns = 0, cap = 0;
+	for (uint32_t t = 0; t < m->ntracks; t++) {
+		const struct model_track *tr = &m->tracks[t];
+		if (tr->kind != MODEL_TRACK_THREAD)
+			continue;
+		for (uint64_t i = 0; i < tr->nranges; i++) {
+			if (tr->ranges.category[i] != OPSCOPE_CAT_PROFILE_STEP)
+				continue;
+			if (ns == cap) {
+				cap = cap ? cap * 2 : 64;
+				int64_t *n = realloc(starts, cap * 2 * sizeof(*n));
+				if (!n) {
+					free(starts);
+					return OPSCOPE_ENOMEM;
+				}
+				starts = n;
+			}
+			starts[2 * ns] = (int64_t)tr->file;
+			starts[2 * ns + 1] = tr->ranges.start_ns[i];
+			ns++;
+		}
+	}
+	if (ns)
+		qsort(starts, ns, 2 * sizeof(*starts), pair_cmp);
+	size_t o = 0, open = SIZE_MAX;
+	for (size_t i = 0; i < *nv; i++) {
+		struct phase_call c = v[i];
+		if (open != SIZE_MAX && (v[open].track != c.track || c.phase != PHASE_FORWARD))
+			open = SIZE_MAX;
+		if (c.phase == PHASE_FORWARD && open != SIZE_MAX &&
+		    !step_starts_in(starts, ns, m->tracks[c.track].file, v[open].e, c.s)) {
+			v[open].e = c.e > v[open].e ? c.e : v[open].e;
+			continue;
+		}
+		v[o] = c;
+		open = c.phase == PHASE_FORWARD ? o : SIZE_MAX;
+		o++;
+	}
+	*nv = o;
+	free(starts);
+	return 0;
+}
+
 int phases_calls(const struct analysis *a, struct phase_call **out, size_t *n)
 {
 	const struct model *m = a->m;
@@ -157,7 +241,9 @@ int phases_calls(const struct analysis *a, struct phase_call **out, size_t *n)
 			}
 		}
 	}
-	if (autograd_calls(a, &v, &nv, &cap) != 0) {
+	if (nv)
+		qsort(v, nv, sizeof(*v), track_start_cmp);
+	if (merge_forwards(a, v, &nv) != 0 || autograd_calls(a, &v, &nv, &cap) != 0) {
 		free(v);
 		return OPSCOPE_ENOMEM;
 	}

@@ -331,5 +331,52 @@ TEST(resnet50_backward_kernels)
 	model_free(m);
 }
 
-TEST_MAIN(random_traces_partition, phases_clipped_and_merged, real_traces_model_gpu_is_step_kernel,
-	  resnet50_backward_kernels)
+/*
+ * One Forward per forward pass. Step 1 [0,100): module calls Net [0,30) and CrossEntropyLoss
+ * [32,40), Backward [40,80), Optimization [80,95). Step 2 [100,200): Net [100,130), loss
+ * [131,140), Backward [140,170), then a second pass (gradient accumulation): Net [170,180),
+ * Backward [180,190). Step 3 [200,300): Net [200,220); step 4 [300,400): Net [300,320) (a
+ * step starts between them: two passes). Forward calls: [0,40), [100,140), [170,180),
+ * [200,220), [300,320): 5 (each module call was one: 7), 40 + 40 + 10 + 20 + 20 = 130.
+ */
+TEST(one_forward_per_pass)
+{
+	struct model *m = model_new();
+	model_add_file(m, "x", "test");
+	uint32_t h = model_add_track(m, MODEL_TRACK_THREAD, 1, 1, 0);
+	R(m, h, 0, 100, "ProfileStep#1", OPSCOPE_CAT_PROFILE_STEP, -1);
+	R(m, h, 0, 30, "Net", OPSCOPE_CAT_FORWARD, -1);
+	R(m, h, 32, 40, "CrossEntropyLoss", OPSCOPE_CAT_FORWARD, -1);
+	R(m, h, 40, 80, "backward", OPSCOPE_CAT_BACKWARD, -1);
+	R(m, h, 80, 95, "Optimizer.step", OPSCOPE_CAT_OPTIMIZATION, -1);
+	R(m, h, 100, 200, "ProfileStep#2", OPSCOPE_CAT_PROFILE_STEP, -1);
+	R(m, h, 100, 130, "Net", OPSCOPE_CAT_FORWARD, -1);
+	R(m, h, 131, 140, "CrossEntropyLoss", OPSCOPE_CAT_FORWARD, -1);
+	R(m, h, 140, 170, "backward", OPSCOPE_CAT_BACKWARD, -1);
+	R(m, h, 170, 180, "Net", OPSCOPE_CAT_FORWARD, -1);
+	R(m, h, 180, 190, "backward", OPSCOPE_CAT_BACKWARD, -1);
+	R(m, h, 200, 300, "ProfileStep#3", OPSCOPE_CAT_PROFILE_STEP, -1);
+	R(m, h, 200, 220, "Net", OPSCOPE_CAT_FORWARD, -1);
+	R(m, h, 300, 400, "ProfileStep#4", OPSCOPE_CAT_PROFILE_STEP, -1);
+	R(m, h, 300, 320, "Net", OPSCOPE_CAT_FORWARD, -1);
+	nest(m);
+	struct analysis a;
+	REQUIRE(analysis_run(&a, m) == 0);
+	struct phases ph;
+	REQUIRE(phases_analyze(&a, &ph) == 0);
+	CHECK_EQ_U(ph.phase[PHASE_FORWARD].calls, 5);
+	CHECK_EQ_I(ph.phase[PHASE_FORWARD].cpu_ns, 130);
+	CHECK_EQ_I(ph.phase[PHASE_FORWARD].cpu_max_ns, 40);
+	CHECK_EQ_I(ph.phase[PHASE_FORWARD].cpu_min_ns, 10);
+	CHECK_EQ_U(ph.phase[PHASE_BACKWARD].calls, 3);
+	struct overview ov;
+	REQUIRE(overview_analyze(&a, &ov) == 0);
+	CHECK_EQ_U(ov.host[OPSCOPE_CAT_FORWARD].calls, 5);
+	CHECK_EQ_I(ov.host[OPSCOPE_CAT_FORWARD].time_ns, 130);
+	phases_free(&ph);
+	analysis_free(&a);
+	model_free(m);
+}
+
+TEST_MAIN(random_traces_partition, one_forward_per_pass, phases_clipped_and_merged,
+	  real_traces_model_gpu_is_step_kernel, resnet50_backward_kernels)
