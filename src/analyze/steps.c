@@ -320,12 +320,14 @@ static int64_t last_end_within(const struct ivec *a, int64_t s, int64_t e, int64
 	return r;
 }
 
-static int64_t first_start_within(const struct ivec *a, int64_t s, int64_t e, int64_t dflt)
+/* Latest start of the merged ranges of `a` that start in [s, e), or `dflt`. */
+static int64_t last_start_within(const struct ivec *a, int64_t s, int64_t e, int64_t dflt)
 {
+	int64_t r = dflt;
 	for (size_t i = 0; i < a->n && a->v[i].s < e; i++)
 		if (a->v[i].s >= s)
-			return a->v[i].s;
-	return dflt;
+			r = a->v[i].s;
+	return r;
 }
 
 int steps_analyze(const struct tree *tree, uint32_t file, struct step_table *out)
@@ -398,16 +400,21 @@ int steps_analyze(const struct tree *tree, uint32_t file, struct step_table *out
 		for (int r = 0; r < STEP_NROLES; r++)
 			row->role_ns[r] = ivec_sum_within(&cost[r], s, e);
 		row->gpu_events = gpu_events[k];
-		/* step trace: compute starts when the step's data is there, ends with backward */
+		/* step trace: compute starts when the step's data is there, ends with backward
+		 * (without a Backward range: where the last optimizer call starts; zero_grad
+		 * often comes before the backward pass) */
 		int64_t fp = last_end_within(&X.dataloaders, host[k].s, host[k].e, s);
 		fp = fp < s ? s : fp;
 		int64_t bp = last_end_within(&X.backwards, host[k].s, host[k].e, INT64_MIN);
 		if (bp == INT64_MIN)
-			bp = first_start_within(&X.optimizers, host[k].s, host[k].e, e);
+			bp = last_start_within(&X.optimizers, host[k].s, host[k].e, e);
 		bp = bp < fp ? fp : bp > e ? e : bp;
+		/* the host step ends the tail; the GPU may still run the step's work after */
+		int64_t he = host[k].e < bp ? bp : host[k].e > e ? e : host[k].e;
 		row->gap_ns = fp - s;
 		row->compute_ns = bp - fp;
-		row->tail_ns = e - bp;
+		row->tail_ns = he - bp;
+		row->drain_ns = e - he;
 	}
 	if (!X.oom && keep) {
 		out->nrows = (uint32_t)keep;
@@ -423,6 +430,7 @@ int steps_analyze(const struct tree *tree, uint32_t file, struct step_table *out
 			a->gap_ns += row->gap_ns;
 			a->compute_ns += row->compute_ns;
 			a->tail_ns += row->tail_ns;
+			a->drain_ns += row->drain_ns;
 		}
 		a->end_ns /= n;
 		for (int r = 0; r < STEP_NROLES; r++)
@@ -431,6 +439,7 @@ int steps_analyze(const struct tree *tree, uint32_t file, struct step_table *out
 		a->gap_ns /= n;
 		a->compute_ns /= n;
 		a->tail_ns /= n;
+		a->drain_ns /= n;
 	}
 	for (int r = 0; r < STEP_NROLES; r++) {
 		free(X.roles[r].v);

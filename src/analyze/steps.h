@@ -8,7 +8,9 @@
  *     for the step whose host span launched it, and a step is stretched to the end of the GPU
  *     work it launched (docs/report.md has the exact rules);
  *   - MindSpore's step trace: the gap before the step's compute (waiting for data), the
- *     compute (forward and backward), and the tail (optimizer, gradient all-reduce).
+ *     compute (forward and backward), and the tail (optimizer, gradient all-reduce) up to
+ *     the end of the host step; then the GPU drain, from there to the end of the GPU work
+ *     the step launched.
  * Without ProfileStep ranges the whole trace is one step.
  */
 #ifndef OPSCOPE_ANALYZE_STEPS_H
@@ -41,7 +43,10 @@ struct step_row {
 	uint64_t gpu_events;	      /* kernels, copies, memsets launched from inside the step */
 	int64_t gap_ns;		      /* step start -> compute start (data wait) */
 	int64_t compute_ns;	      /* compute start -> end of backward */
-	int64_t tail_ns;	      /* end of backward -> step end */
+	int64_t tail_ns;	      /* end of backward -> end of the host step (optimizer,
+				       * gradient all-reduce) */
+	int64_t drain_ns;	      /* end of the host step -> step end: the GPU finishing
+				       * the work the step queued */
 };
 
 /* A step as the partition sees it, for every step, the dropped ones too (phases.c shares

@@ -1037,6 +1037,7 @@ static int view_step(struct report_ctx *c)
 		int cgap = rtable_col(t, "Gap", "gap_ns", RCOL_TIME, 8);
 		int ccomp = rtable_col(t, "Compute", "compute_ns", RCOL_TIME, 8);
 		int ctail = rtable_col(t, "Tail", "tail_ns", RCOL_TIME, 8);
+		int cdrain = rtable_col(t, "GPU Drain", "drain_ns", RCOL_TIME, 9);
 		int cev = rtable_col(t, "GPU events", "gpu_events", RCOL_COUNT, 10);
 		for (uint32_t k = 0; k <= st.nrows; k++) {
 			const struct step_row *row = k < st.nrows ? &st.rows[k] : &st.avg;
@@ -1054,6 +1055,7 @@ static int view_step(struct report_ctx *c)
 			r->cells[cgap].i = row->gap_ns;
 			r->cells[ccomp].i = row->compute_ns;
 			r->cells[ctail].i = row->tail_ns;
+			r->cells[cdrain].i = row->drain_ns;
 			r->cells[cev].i = (int64_t)row->gpu_events;
 		}
 		if (st.dropped)

@@ -99,6 +99,8 @@ if [ -f "$R0" ]; then
 		'grep -q "^ProfileStep *6 .*  591.53 / 98.59 / " "$T/r0.txt"'
 	check "ResNet-50 Model Summary: the autograd thread's kernels are Backward's" \
 		'grep -q "^  Backward *6 " "$T/r0.txt"'
+	check "ResNet-50 step trace: Tail 18.84 ms (the optimizer step), GPU Drain 13.38 ms" \
+		'grep -q "^Average .* 58.75 *86.62 *18.84 *13.38 *1516" "$T/r0.txt"'
 	"$OPSCOPE" report --format json --views kernel "$R0" | "$PY" -c '
 import json, sys
 d = json.load(sys.stdin)

@@ -78,10 +78,12 @@ TEST(synthetic_partition)
 	CHECK_EQ_I(st.rows[1].role_ns[STEP_OTHER], 50);
 	CHECK_EQ_U(st.rows[0].gpu_events, 1);
 	CHECK_EQ_U(st.rows[1].gpu_events, 1);
-	/* step trace of step 1: data until 30, backward ends at 70, step ends at 130 */
+	/* step trace of step 1: data until 30, backward ends at 70, the host step at 100, its
+	 * GPU work at 130 */
 	CHECK_EQ_I(st.rows[0].gap_ns, 30);
 	CHECK_EQ_I(st.rows[0].compute_ns, 40);
-	CHECK_EQ_I(st.rows[0].tail_ns, 60);
+	CHECK_EQ_I(st.rows[0].tail_ns, 30);
+	CHECK_EQ_I(st.rows[0].drain_ns, 30);
 	/* averages */
 	CHECK_EQ_I(st.avg.end_ns, (130 + 70) / 2);
 	CHECK_EQ_I(st.avg.role_ns[STEP_KERNEL], (75 + 10) / 2);
@@ -225,5 +227,51 @@ TEST(hta_gpu_events_per_step)
 	model_free(m);
 }
 
-TEST_MAIN(synthetic_partition, no_steps_one_span, calls_at_step_edges, resnet50_v100_oracle,
-	  hta_gpu_events_per_step)
+/*
+ * The worked example of docs/report.md (Step Summary, the step trace). One step, host
+ * [0,100): Dataloader [0,20); Forward [20,40) launching kernel A [30,60); zero_grad
+ * (Optimization) [40,45); Backward [45,75) launching B [60,110); Optimizer.step [75,95)
+ * launching C [110,130). The step runs to 130 (C's end). Gap 0->20 = 20, Compute 20->75 = 55,
+ * Tail 75->100 = 25 (the optimizer step and what follows it on the host), GPU Drain 100->130
+ * = 30. Without the Backward range (older Kineto traces: backward runs on the autograd
+ * thread), compute ends where the last optimizer call starts, 75 too, not at zero_grad (40).
+ */
+TEST(step_trace_worked_example)
+{
+	for (int with_backward = 1; with_backward >= 0; with_backward--) {
+		struct model *m = model_new();
+		CHECK(model_add_file(m, "worked", "test") == 0);
+		uint32_t h = model_add_track(m, MODEL_TRACK_THREAD, 1, 1, 0);
+		uint32_t d = model_add_track(m, MODEL_TRACK_DEVICE, 0, 7, 0);
+		R(m, h, 0, 100, "ProfilerStep#1", OPSCOPE_CAT_PROFILE_STEP, -1);
+		R(m, h, 0, 20, "enumerate(DataLoader)", OPSCOPE_CAT_DATALOADER, -1);
+		R(m, h, 20, 40, "Net", OPSCOPE_CAT_FORWARD, -1);
+		R(m, h, 25, 30, "cudaLaunchKernel", OPSCOPE_CAT_CUDA_RUNTIME, 1);
+		R(m, h, 40, 45, "Optimizer.zero_grad#SGD.zero_grad", OPSCOPE_CAT_OPTIMIZATION, -1);
+		if (with_backward)
+			R(m, h, 45, 75, "backward", OPSCOPE_CAT_BACKWARD, -1);
+		R(m, h, 50, 55, "cudaLaunchKernel", OPSCOPE_CAT_CUDA_RUNTIME, 2);
+		R(m, h, 75, 95, "Optimizer.step#SGD.step", OPSCOPE_CAT_OPTIMIZATION, -1);
+		R(m, h, 80, 85, "cudaLaunchKernel", OPSCOPE_CAT_CUDA_RUNTIME, 3);
+		R(m, d, 30, 60, "A", OPSCOPE_CAT_KERNEL, 1);
+		R(m, d, 60, 110, "B", OPSCOPE_CAT_KERNEL, 2);
+		R(m, d, 110, 130, "C", OPSCOPE_CAT_KERNEL, 3);
+		nest(m);
+		struct step_table st;
+		REQUIRE(analyze(m, 0, &st) == 0);
+		REQUIRE(st.nrows == 1);
+		const struct step_row *r = &st.rows[0];
+		CHECK_EQ_I(r->end_ns - r->start_ns, 130);
+		CHECK_EQ_I(r->gap_ns, 20);
+		CHECK_EQ_I(r->compute_ns, 55);
+		CHECK_EQ_I(r->tail_ns, 25);
+		CHECK_EQ_I(r->drain_ns, 30);
+		CHECK_EQ_I(r->gap_ns + r->compute_ns + r->tail_ns + r->drain_ns, 130);
+		CHECK_EQ_I(r->role_ns[STEP_KERNEL], 100);
+		steps_free(&st);
+		model_free(m);
+	}
+}
+
+TEST_MAIN(synthetic_partition, step_trace_worked_example, no_steps_one_span, calls_at_step_edges,
+	  resnet50_v100_oracle, hta_gpu_events_per_step)
