@@ -148,7 +148,8 @@ OPSCOPE_API int opscope_session_get_stats(struct opscope_session_stats *out);
 
 /* Mark a training-step boundary: ends the current "ProfileStep#N" range and begins
  * "ProfileStep#N+1". num_samples < 0 means "not given". Also feeds the benchmark of an
- * active profiler (see below). */
+ * active profiler (see below). Without a profiler, call it at the start or at the end of
+ * each iteration: both give one step per iteration (docs/profiler.md). */
 OPSCOPE_API void opscope_step(int64_t num_samples);
 /* Without a profiler: end the current step range (with its num_samples, < 0 for none) and
  * begin none, e.g. when the data runs out at the end of an epoch. */

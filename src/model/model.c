@@ -420,6 +420,38 @@ uint64_t model_add_range(struct model *m, uint32_t track, int64_t start_ns, int6
 	return i;
 }
 
+/* Move column entries i + 1 .. n - 1 down one place. */
+#define REMOVE_AT(col, i, n) memmove(&(col)[i], &(col)[(i) + 1], ((n) - (i)-1) * sizeof(*(col)))
+
+void model_remove_range(struct model *m, uint32_t track, uint64_t i)
+{
+	struct model_track *t = &m->tracks[track];
+	struct model_ranges *r = &t->ranges;
+	uint64_t n = t->nranges;
+	if (i >= n)
+		return;
+	REMOVE_AT(r->start_ns, i, n);
+	REMOVE_AT(r->dur_ns, i, n);
+	REMOVE_AT(r->name, i, n);
+	REMOVE_AT(r->category, i, n);
+	REMOVE_AT(r->flags, i, n);
+	REMOVE_AT(r->depth, i, n);
+	REMOVE_AT(r->first_arg, i, n);
+	REMOVE_AT(r->nargs, i, n);
+	if (r->correlation)
+		REMOVE_AT(r->correlation, i, n);
+	t->nranges--;
+	for (uint64_t k = 0; k < m->nflows; k++) {
+		struct model_flow *f = &m->flows[k];
+		if (f->from_track == track && f->from_range != MODEL_NONE && f->from_range >= i)
+			f->from_range = f->from_range == i ? MODEL_NONE : f->from_range - 1;
+		if (f->to_track == track && f->to_range != MODEL_NONE && f->to_range >= i)
+			f->to_range = f->to_range == i ? MODEL_NONE : f->to_range - 1;
+	}
+}
+
+#undef REMOVE_AT
+
 bool model_set_correlation(struct model *m, uint32_t track, uint64_t i, uint64_t corr)
 {
 	struct model_ranges *r = &m->tracks[track].ranges;

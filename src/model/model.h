@@ -345,6 +345,10 @@ uint32_t model_add_device_track(struct model *m, uint32_t device, uint64_t strea
  * order per track, or model_sort_track() called afterwards. */
 uint64_t model_add_range(struct model *m, uint32_t track, int64_t start_ns, int64_t dur_ns,
 			 uint32_t name, uint8_t category, uint32_t depth);
+/* Remove range i of a track: the ranges after it move down one place, and flows that point
+ * at them follow (at range i itself: MODEL_NONE). Its arguments stay in model.args, no longer
+ * referred to. Depths are left as they were: model_nest_track() sets them again. */
+void model_remove_range(struct model *m, uint32_t track, uint64_t i);
 uint64_t model_add_instant(struct model *m, uint32_t track, int64_t ts_ns, uint32_t name,
 			   uint8_t category);
 uint64_t model_add_counter(struct model *m, uint32_t track, int64_t ts_ns, uint32_t name,

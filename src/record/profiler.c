@@ -511,15 +511,38 @@ OPSCOPE_API void opscope_reader_end(void)
 }
 
 /* opscope_step() without a profiler: step ranges in a bare session, numbered by a process-wide
- * counter (the first call begins ProfileStep#1: the time before it is step 0, which has no
- * range since we cannot know when it began). The open range is per thread. */
+ * counter. The open range is per thread. A call marks a boundary, and programs call it at the
+ * start of each iteration or at its end (as torch's prof.step()); the recording cannot tell
+ * which, so it marks the two ends where they differ, and the loader decides from what the
+ * ranges hold (formats/opscope/bare_steps.c):
+ *   - a thread's first step gets the argument step_first_call = 1: what the thread recorded
+ *     before it may be iteration 0 (calls at the end of each iteration);
+ *   - a step still open when the session stops gets step_closed_at_stop = 1: it may be the
+ *     empty interval after the last call (calls at the end) or the last iteration (calls at
+ *     the start). */
 static atomic_uint_fast64_t profiler_bare_steps;
 static _Thread_local uint64_t profiler_bare_word;
 static _Thread_local uint32_t profiler_bare_name;
+static _Thread_local uint64_t profiler_bare_begun; /* session word of this thread's first step */
+
+/* An i64 argument on the event just emitted, its key interned once into *key. */
+static void profiler_mark(uint32_t *key, const char *name, int64_t value)
+{
+	uint32_t k = __atomic_load_n(key, __ATOMIC_RELAXED);
+	if (!k) {
+		k = record_intern(name, strlen(name));
+		__atomic_store_n(key, k, __ATOMIC_RELAXED);
+	}
+	record_emit_arg_i64(k, value);
+}
 
 void record_close_bare_step(void)
 {
-	profiler_range_end(profiler_bare_word, profiler_bare_name, -1);
+	static uint32_t key;
+	uint64_t word = profiler_bare_word;
+	profiler_range_end(word, profiler_bare_name, -1);
+	if (word && profiler_word() == word)
+		profiler_mark(&key, "step_closed_at_stop", 1);
 	profiler_bare_word = 0;
 }
 
@@ -541,4 +564,9 @@ OPSCOPE_API void opscope_step(int64_t num_samples)
 	uint64_t n = atomic_fetch_add(&profiler_bare_steps, 1) + 1;
 	profiler_range_end(profiler_bare_word, profiler_bare_name, num_samples);
 	profiler_bare_word = profiler_range_begin(n, &profiler_bare_name);
+	if (profiler_bare_word && profiler_bare_begun != profiler_bare_word) {
+		static uint32_t key;
+		profiler_mark(&key, "step_first_call", 1);
+		profiler_bare_begun = profiler_bare_word;
+	}
 }

@@ -28,6 +28,7 @@
 
 #include "opscope/opscope.h"
 
+#include "formats/opscope/bare_steps.h"
 #include "formats/opscope/clockmap.h"
 #include "model/model.h"
 #include "trace/decode.h"
@@ -973,6 +974,9 @@ static void loader_finish(struct loader *L)
 	}
 	for (uint64_t i = L->first_mark; i < m->ndrop_marks; i++)
 		m->drop_marks[i].ts_ns = clockmap_ns(&cm, &g, (uint64_t)m->drop_marks[i].ts_ns);
+	/* where the steps of opscope_step() begin and end (bare_steps.c) */
+	if (!bare_steps_settle(m, L->first_track))
+		m->oom = true;
 	/* the correlation column from the ARGs (a GPU collector's launch links): one pass over
 	 * the ranges with arguments, none at all when no file of the model has the key */
 	if (!model_correlations_from_args(m, L->first_track))
