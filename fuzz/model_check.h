@@ -3,7 +3,7 @@
  * targets (and their corpus replays): a violation aborts, which libFuzzer reports. The
  * tables for what comes next too: every track's process, device ids only on device tracks,
  * the correlation column against the "correlation" argument, stacks' parents before them,
- * samples' stacks. Also the
+ * samples' stacks (or none) and flags. Also the
  * comparison of two models that fuzz_trace and test_model use to hold the loader's fast
  * loops to the general path.
  */
@@ -72,7 +72,9 @@ static inline void fuzz_model_check(const struct model *m)
 				abort(); /* an argument that is no integer gives no id */
 		}
 		for (uint64_t i = 0; i < tr->nsamples; i++)
-			if (tr->samples.stack[i] >= m->nstacks ||
+			if ((tr->samples.stack[i] != MODEL_NO_STACK &&
+			     tr->samples.stack[i] >= m->nstacks) ||
+			    (tr->samples.flags[i] & ~MODEL_SAMPLEF_TRUNCATED) ||
 			    (i && tr->samples.ts_ns[i] < tr->samples.ts_ns[i - 1]))
 				abort();
 		const struct model_instants *in = &tr->instants;
@@ -139,8 +141,9 @@ static inline bool fuzz_models_equal(const struct model *a, const struct model *
 		const struct model_track *x = &a->tracks[i], *y = &b->tracks[i];
 		uint64_t n = x->nranges;
 		if (n != y->nranges || x->ninstants != y->ninstants ||
-		    x->ncounters != y->ncounters || x->events != y->events ||
-		    x->min_ns != y->min_ns || x->max_ns != y->max_ns || x->process != y->process)
+		    x->ncounters != y->ncounters || x->nsamples != y->nsamples ||
+		    x->events != y->events || x->min_ns != y->min_ns || x->max_ns != y->max_ns ||
+		    x->process != y->process)
 			return false;
 		for (uint64_t k = 0; k < n; k++)
 			if (model_range_correlation(x, k) != model_range_correlation(y, k))
@@ -163,6 +166,12 @@ static inline bool fuzz_models_equal(const struct model *a, const struct model *
 		if (!FUZZ_SAME(x->counters.ts_ns, y->counters.ts_ns, n) ||
 		    !FUZZ_SAME(x->counters.name, y->counters.name, n) ||
 		    !FUZZ_SAME(x->counters.value, y->counters.value, n))
+			return false;
+		n = x->nsamples;
+		if (!FUZZ_SAME(x->samples.ts_ns, y->samples.ts_ns, n) ||
+		    !FUZZ_SAME(x->samples.stack, y->samples.stack, n) ||
+		    !FUZZ_SAME(x->samples.weight, y->samples.weight, n) ||
+		    !FUZZ_SAME(x->samples.flags, y->samples.flags, n))
 			return false;
 	}
 	return FUZZ_SAME(a->args.key, b->args.key, a->nargs) &&

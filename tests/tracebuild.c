@@ -447,6 +447,181 @@ void tb_sample(struct tb *b, int flags)
 	}
 }
 
+static void tb_table_head(struct buf *p, uint32_t first_id, uint32_t n, uint32_t entry_bytes)
+{
+	buf_u32(p, first_id);
+	buf_u32(p, n);
+	buf_u32(p, entry_bytes);
+	buf_u32(p, 0);
+}
+
+/* Pad (or cut) the entry just appended from `at` to `entry_bytes`. */
+static void tb_entry_size(struct buf *p, size_t at, uint32_t entry_bytes)
+{
+	while (p->len - at < entry_bytes)
+		buf_u8(p, 0);
+	p->len = at + entry_bytes;
+}
+
+void tb_mappings(struct tb *b, uint32_t first_id, const struct ops_mapping_entry *e, uint32_t n,
+		 uint32_t entry_bytes)
+{
+	entry_bytes = entry_bytes ? entry_bytes : sizeof(*e);
+	struct buf p;
+	buf_init(&p);
+	tb_table_head(&p, first_id, n, entry_bytes);
+	for (uint32_t i = 0; i < n; i++) {
+		size_t at = p.len;
+		buf_u64(&p, e[i].start);
+		buf_u64(&p, e[i].end);
+		buf_u64(&p, e[i].file_offset);
+		buf_u32(&p, e[i].path_id);
+		buf_u32(&p, e[i].build_id);
+		tb_entry_size(&p, at, entry_bytes);
+	}
+	tb_record(b, OPS_REC_MAPPINGS, OPS_RECF_CRITICAL, p.data, p.len);
+	buf_free(&p);
+}
+
+void tb_frames(struct tb *b, uint32_t first_id, const struct ops_frame_entry *e, uint32_t n,
+	       uint32_t entry_bytes)
+{
+	entry_bytes = entry_bytes ? entry_bytes : sizeof(*e);
+	struct buf p;
+	buf_init(&p);
+	tb_table_head(&p, first_id, n, entry_bytes);
+	for (uint32_t i = 0; i < n; i++) {
+		size_t at = p.len;
+		buf_u32(&p, e[i].kind);
+		buf_u32(&p, e[i].mapping);
+		buf_u64(&p, e[i].address);
+		buf_u32(&p, e[i].name_id);
+		buf_u32(&p, e[i].file_id);
+		buf_u32(&p, (uint32_t)e[i].line);
+		buf_u32(&p, e[i].reserved);
+		tb_entry_size(&p, at, entry_bytes);
+	}
+	tb_record(b, OPS_REC_FRAMES, OPS_RECF_CRITICAL, p.data, p.len);
+	buf_free(&p);
+}
+
+void tb_stacks(struct tb *b, uint32_t first_id, const struct ops_stack_entry *e, uint32_t n,
+	       uint32_t entry_bytes)
+{
+	entry_bytes = entry_bytes ? entry_bytes : sizeof(*e);
+	struct buf p;
+	buf_init(&p);
+	tb_table_head(&p, first_id, n, entry_bytes);
+	for (uint32_t i = 0; i < n; i++) {
+		size_t at = p.len;
+		buf_u32(&p, e[i].parent);
+		buf_u32(&p, e[i].frame);
+		tb_entry_size(&p, at, entry_bytes);
+	}
+	tb_record(b, OPS_REC_STACKS, OPS_RECF_CRITICAL, p.data, p.len);
+	buf_free(&p);
+}
+
+void tb_samples(struct tb *b, const struct ops_sample_entry *e, uint32_t n, uint32_t entry_bytes)
+{
+	entry_bytes = entry_bytes ? entry_bytes : sizeof(*e);
+	struct buf p;
+	buf_init(&p);
+	tb_table_head(&p, 0, n, entry_bytes);
+	for (uint32_t i = 0; i < n; i++) {
+		size_t at = p.len;
+		buf_u32(&p, e[i].track);
+		buf_u32(&p, e[i].stack);
+		buf_u64(&p, e[i].ticks);
+		buf_u64(&p, (uint64_t)e[i].weight);
+		buf_u32(&p, e[i].flags);
+		buf_u32(&p, e[i].reserved);
+		tb_entry_size(&p, at, entry_bytes);
+	}
+	tb_record(b, OPS_REC_SAMPLES, OPS_RECF_CRITICAL, p.data, p.len);
+	buf_free(&p);
+}
+
+/*
+ * The stack samples trace (format version 3, min reader 3), ticks are ns:
+ *   track 0 "main" (tid 100): Operator "aten::conv2d" [1000, 2000), Operator "aten::relu"
+ *     [3000, 4000); track 1 "worker" (tid 101): no ranges.
+ *   mapping 0: /usr/lib/libtorch.so [0x10000, 0x20000) at file offset 0x1000, build-id "ab12";
+ *   frames: 0 Python main (train.py:3), 1 native 0x10100 (libtorch.so+0x1100),
+ *     2 native 0x10200 (+0x1200), 3 native "gemm" (symbolized) at 0x10300, 4 native 0x999
+ *     in no mapping ("0x999");
+ *   stacks (outermost first): 0 main, 1 main;1100, 2 main;1100;1200, 3 main;1100;1200;gemm,
+ *     4 main;1100;1100 (recursion), 5 0x999;
+ *   samples track 0: 1100..1190 step 10: 6 x stack 3, 4 x stack 2 (under conv2d);
+ *     3010, 3020: stack 4 (under relu); 5000: stack 1 truncated; 5010: no stack;
+ *   samples track 1: 1500 stack 3 weight 5, 1600 stack 5.
+ */
+void tb_stacks_trace(struct tb *b, enum tb_stacks_defect defect)
+{
+	tb_header(b, 7, 3);
+	if (defect == TB_STACKS_V2_HEADER)
+		put_u16le(b->out.data + 8, 2), put_u16le(b->out.data + 10, 2);
+	tb_clock_identity(b);
+	uint32_t s_main = tb_str(b, "main"), s_worker = tb_str(b, "worker");
+	uint32_t s_conv = tb_str(b, "aten::conv2d"), s_relu = tb_str(b, "aten::relu");
+	uint32_t s_lib = tb_str(b, "/usr/lib/libtorch.so"), s_bid = tb_str(b, "ab12");
+	uint32_t s_py = tb_str(b, "train.py"), s_gemm = tb_str(b, "gemm");
+	tb_thread(b, 0, 7, 100, s_main, OPS_THREADF_MAIN);
+	tb_thread(b, 1, 7, 101, s_worker, 0);
+	tb_events_begin(b, 0, 1000);
+	tb_ev_begin(b, 1000, OPSCOPE_CAT_OPERATOR, s_conv);
+	tb_ev_end(b, 2000, 0);
+	tb_ev_begin(b, 3000, OPSCOPE_CAT_OPERATOR, s_relu);
+	tb_ev_end(b, 4000, 0);
+	tb_events_end(b);
+
+	struct ops_mapping_entry map = { 0x10000, 0x20000, 0x1000, s_lib, s_bid };
+	tb_mappings(b, 0, &map, 1, defect == TB_STACKS_SHORT_ENTRIES ? 24 : 0);
+	struct ops_frame_entry fr[5] = {
+		{ OPS_FRAME_PYTHON, OPS_NO_ID, 0, s_main, s_py, 3, 0 },
+		{ OPS_FRAME_NATIVE, 0, 0x10100, 0, 0, 0, 0 },
+		{ OPS_FRAME_NATIVE, defect == TB_STACKS_BAD_MAPPING ? 1 : 0, 0x10200, 0, 0, 0, 0 },
+		{ OPS_FRAME_NATIVE, 0, 0x10300, s_gemm, 0, 0, 0 },
+		{ OPS_FRAME_NATIVE, OPS_NO_ID, 0x999, 0, 0, 0, 0 },
+	};
+	tb_frames(b, 0, fr, 2, 0);
+	tb_frames(b, defect == TB_STACKS_GAP_IDS ? 3 : 2, fr + 2, 3, 0);
+	struct ops_stack_entry st[6] = {
+		{ OPS_NO_ID, 0 },
+		{ 0, 1 },
+		{ 1, 2 },
+		{ defect == TB_STACKS_BAD_PARENT ? 3 : 2, 3 },
+		{ 1, defect == TB_STACKS_BAD_FRAME ? 5 : 1 },
+		{ OPS_NO_ID, 4 },
+	};
+	tb_stacks(b, 0, st, 6, 0);
+	struct ops_sample_entry sa[18];
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < 10; i++)
+		sa[n++] = (struct ops_sample_entry){ 0, i < 6 ? 3 : 2, 1100 + 10 * i, 1, 0, 0 };
+	sa[n++] = (struct ops_sample_entry){ 0, 4, 3010, 1, 0, 0 };
+	sa[n++] = (struct ops_sample_entry){ 0, 4, 3020, 1, 0, 0 };
+	sa[n++] = (struct ops_sample_entry){ 0, 1, 5000, 1, OPS_SAMPLEF_TRUNCATED, 0 };
+	sa[n++] = (struct ops_sample_entry){ 0, OPS_NO_ID, 5010, 1, 0, 0 };
+	sa[n++] = (struct ops_sample_entry){
+		1, defect == TB_STACKS_BAD_STACK ? 6 : 3, 1500, 5, 0, 0
+	};
+	sa[n++] = (struct ops_sample_entry){ 1, 5, 1600, 1, 0, 0 };
+	if (defect == TB_STACKS_CUT_TABLE) {
+		/* count says n, the payload holds one byte less */
+		struct tb t;
+		memset(&t, 0, sizeof(t));
+		buf_init(&t.out);
+		tb_samples(&t, sa, n, 0);
+		/* t.out: record header (16) + payload; rebuild with one byte fewer */
+		tb_record(b, OPS_REC_SAMPLES, OPS_RECF_CRITICAL, t.out.data + 16, t.out.len - 17);
+		buf_free(&t.out);
+	} else {
+		tb_samples(b, sa, n, 0);
+	}
+	tb_end(b, 4, 0, 6000, 2);
+}
+
 int tb_write(const struct tb *b, const char *path)
 {
 	FILE *f = fopen(path, "wb");

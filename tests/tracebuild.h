@@ -73,6 +73,31 @@ void tb_ev_raw(struct tb *b, const void *bytes, size_t n, uint32_t events);
 #define TB_SAMPLE_V2	 (1 << 2) /* format version 2: EVENTS2 records */
 void tb_sample(struct tb *b, int flags);
 
+/* Stack sample tables (format version 3), one record each; entries serialized little-endian
+ * with `entry_bytes` per entry (0: the version's size; larger pads with zeros), so tests can
+ * lie about any field. CRITICAL, as the runtime writes them. */
+void tb_mappings(struct tb *b, uint32_t first_id, const struct ops_mapping_entry *e, uint32_t n,
+		 uint32_t entry_bytes);
+void tb_frames(struct tb *b, uint32_t first_id, const struct ops_frame_entry *e, uint32_t n,
+	       uint32_t entry_bytes);
+void tb_stacks(struct tb *b, uint32_t first_id, const struct ops_stack_entry *e, uint32_t n,
+	       uint32_t entry_bytes);
+void tb_samples(struct tb *b, const struct ops_sample_entry *e, uint32_t n, uint32_t entry_bytes);
+
+/* The stack samples trace (documented in tracebuild.c), whole or with one defect. */
+enum tb_stacks_defect {
+	TB_STACKS_OK = 0,
+	TB_STACKS_BAD_STACK,	 /* a sample names a stack id not defined */
+	TB_STACKS_BAD_MAPPING,	 /* a frame names a mapping id not defined */
+	TB_STACKS_BAD_PARENT,	 /* a stack entry's parent is not an earlier entry */
+	TB_STACKS_BAD_FRAME,	 /* a stack entry names a frame id not defined */
+	TB_STACKS_SHORT_ENTRIES, /* entries smaller than the version's */
+	TB_STACKS_CUT_TABLE,	 /* a SAMPLES payload one byte short of its count */
+	TB_STACKS_GAP_IDS,	 /* a FRAMES record whose first id skips one */
+	TB_STACKS_V2_HEADER,	 /* the tables in a file whose header says version 2 */
+};
+void tb_stacks_trace(struct tb *b, enum tb_stacks_defect defect);
+
 /* Write the file; 0 or -1. */
 int tb_write(const struct tb *b, const char *path);
 

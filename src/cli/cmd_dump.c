@@ -25,7 +25,9 @@ static const char dump_usage[] =
 	"Print the events of a trace, one per line:\n"
 	"  TIME_NS TRACK KIND CATEGORY NAME [dur=NS] [depth=N] [value=V] [{key=value ...}]\n"
 	"TIME_NS is relative to the first event; TRACK is the file's track number (a<pid>\n"
-	"for a process's async track, gpu<device>:<stream> for a device queue).\n"
+	"for a process's async track, gpu<device>:<stream> for a device queue). A stack\n"
+	"sample is `sample - FUNCTION weight=W [truncated] stack=OUTER;...;INNER`, FUNCTION\n"
+	"its innermost frame.\n"
 	"\n"
 	"options:\n"
 	"      --sort KEY      track (default): by track, then time; time: by time only\n"
@@ -56,7 +58,16 @@ struct dump_filter {
 	bool absolute;
 };
 
-enum dump_kind { DK_RANGE, DK_ASYNC, DK_INSTANT, DK_COUNTER, DK_FLOW_OUT, DK_FLOW_IN, DK_DROP };
+enum dump_kind {
+	DK_RANGE,
+	DK_ASYNC,
+	DK_INSTANT,
+	DK_COUNTER,
+	DK_FLOW_OUT,
+	DK_FLOW_IN,
+	DK_DROP,
+	DK_SAMPLE
+};
 
 struct dump_item {
 	int64_t ts;	/* time, ns */
@@ -123,6 +134,29 @@ static void dump_args(const struct model *m, uint64_t first, uint32_t n)
 	printf("}");
 }
 
+/* The innermost frame's name of stack entry `st` (0 when there is none). */
+static uint32_t dump_leaf_name(const struct model *m, uint32_t st)
+{
+	return st < m->nstacks ? m->frames[m->stacks[st].frame].name : 0;
+}
+
+/* The frames of stack entry `st`, outermost first, separated by ';'. Iterative: a stack may
+ * be thousands of frames deep. */
+static void dump_stack(const struct model *m, uint32_t st)
+{
+	uint32_t depth = 0;
+	for (uint32_t s = st; s < m->nstacks; s = m->stacks[s].parent)
+		depth++;
+	for (uint32_t d = depth; d > 0; d--) {
+		uint32_t s = st;
+		for (uint32_t k = 1; k < d; k++)
+			s = m->stacks[s].parent; /* the entry d - 1 steps out of st */
+		dump_str(m, m->frames[m->stacks[s].frame].name);
+		if (d > 1)
+			printf(";");
+	}
+}
+
 static void dump_track_name(const struct model_track *tr)
 {
 	if (tr->kind == MODEL_TRACK_ASYNC)
@@ -184,6 +218,17 @@ static void dump_item(const struct model *m, const struct dump_item *it, int64_t
 	case DK_DROP:
 		printf(" drop - count=%" PRIu64, m->drop_marks[i].count);
 		break;
+	case DK_SAMPLE: {
+		const struct model_samples *sa = &tr->samples;
+		printf(" sample - ");
+		dump_str(m, dump_leaf_name(m, sa->stack[i]));
+		printf(" weight=%" PRId64, sa->weight[i]);
+		if (sa->flags[i] & MODEL_SAMPLEF_TRUNCATED)
+			printf(" truncated");
+		printf(" stack=");
+		dump_stack(m, sa->stack[i]);
+		break;
+	}
 	}
 	printf("\n");
 }
@@ -255,6 +300,12 @@ static int dump_run(const char *path, long only_track, const struct dump_filter 
 				ok = dump_push(&items, &n, &cap,
 					       (struct dump_item){ tr->counters.ts_ns[i], t,
 								   DK_COUNTER, i });
+		const struct model_samples *sa = &tr->samples;
+		for (uint64_t i = 0; i < tr->nsamples && ok; i++)
+			if (dump_keep(m, flt, sa->ts_ns[i], sa->ts_ns[i], flt->category,
+				      dump_leaf_name(m, sa->stack[i])))
+				ok = dump_push(&items, &n, &cap,
+					       (struct dump_item){ sa->ts_ns[i], t, DK_SAMPLE, i });
 	}
 	/* flows and drop marks have no category or name: shown only without those filters */
 	bool plain = flt->category < 0 && !flt->name;

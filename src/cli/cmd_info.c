@@ -156,6 +156,7 @@ static int info_one(const char *path)
 
 	uint64_t by_cat[256] = { 0 };
 	uint64_t ranges = 0, instants = 0, counters = 0, unclosed = 0;
+	uint64_t stack_samples = 0, truncated = 0;
 	for (uint32_t t = 0; t < m->ntracks; t++) {
 		const struct model_track *tr = &m->tracks[t];
 		for (uint64_t i = 0; i < tr->nranges; i++) {
@@ -167,10 +168,17 @@ static int info_one(const char *path)
 		ranges += tr->nranges;
 		instants += tr->ninstants;
 		counters += tr->ncounters;
+		stack_samples += tr->nsamples;
+		for (uint64_t i = 0; i < tr->nsamples; i++)
+			truncated += (tr->samples.flags[i] & MODEL_SAMPLEF_TRUNCATED) != 0;
 	}
 	printf("model:      %" PRIu64 " ranges (%" PRIu64 " unclosed), %" PRIu64
 	       " instants, %" PRIu64 " counter samples, %" PRIu64 " flows, %" PRIu64 " args\n",
 	       ranges, unclosed, instants, counters, m->nflows, m->nargs);
+	if (stack_samples || m->nstacks) /* only then: traces without samples read as before */
+		printf("samples:    %" PRIu64 " stack samples (%" PRIu64
+		       " truncated), %u stacks, %u frames\n",
+		       stack_samples, truncated, m->nstacks, m->nframes);
 	bool any = false;
 	for (int c = 0; c < 256; c++) {
 		if (!by_cat[c])

@@ -290,6 +290,7 @@ static void track_free(struct model_track *t)
 	column_free(t->samples.ts_ns);
 	column_free(t->samples.stack);
 	column_free(t->samples.weight);
+	column_free(t->samples.flags);
 }
 
 void model_free(struct model *m)
@@ -548,7 +549,8 @@ uint64_t model_add_sample(struct model *m, uint32_t track, int64_t ts_ns, uint32
 		uint64_t n = t->nsamples_cap ? t->nsamples_cap * 2 : 64;
 		if (!column(&r->ts_ns, sizeof(*r->ts_ns), n) ||
 		    !column(&r->stack, sizeof(*r->stack), n) ||
-		    !column(&r->weight, sizeof(*r->weight), n)) {
+		    !column(&r->weight, sizeof(*r->weight), n) ||
+		    !column(&r->flags, sizeof(*r->flags), n)) {
 			m->oom = true;
 			return MODEL_NONE;
 		}
@@ -558,6 +560,7 @@ uint64_t model_add_sample(struct model *m, uint32_t track, int64_t ts_ns, uint32
 	r->ts_ns[i] = ts_ns;
 	r->stack[i] = stack;
 	r->weight[i] = weight;
+	r->flags[i] = 0;
 	return i;
 }
 

@@ -91,12 +91,17 @@ struct model_counters {
 	double *value;	/* sample value (may be any double, NaN included) */
 };
 
+/* Sample flags. */
+#define MODEL_SAMPLEF_TRUNCATED (1u << 0) /* the stack was cut: its outermost frames are missing */
+
 /* Stack samples of one track (CPU stack sampling), as columns; index i is one sample, sorted
- * by time. Empty until a sampler or an importer of samples lands: nothing fills them yet. */
+ * by time. Filled by the .opscope loader (SAMPLES records) and importers of profiles. */
 struct model_samples {
 	int64_t *ts_ns;	 /* time, ns */
-	uint32_t *stack; /* index in model.stacks of the entry of the innermost frame */
+	uint32_t *stack; /* index in model.stacks of the entry of the innermost frame,
+			    MODEL_NO_STACK when no stack was read */
 	int64_t *weight; /* sample value: 1 per sample, or what it stands for (ns, bytes) */
+	uint8_t *flags;	 /* MODEL_SAMPLEF_*, 0 from model_add_sample */
 };
 
 enum model_frame_kind {

@@ -249,6 +249,7 @@ static void sort_track(struct model *m, uint32_t track, bool *oom)
 			permute(sa->ts_ns, sizeof(*sa->ts_ns), k, n, tmp);
 			permute(sa->stack, sizeof(*sa->stack), k, n, tmp);
 			permute(sa->weight, sizeof(*sa->weight), k, n, tmp);
+			permute(sa->flags, sizeof(*sa->flags), k, n, tmp);
 		} else {
 			*oom = true;
 		}

@@ -170,17 +170,16 @@ static void emit_key_create(void)
 	pthread_key_create(&thread_exit_key, emit_thread_exit);
 }
 
-static struct rthread *emit_register_thread(void)
+/* Append a new entry for thread `tid` of this process (under registry_lock). */
+static struct rthread *registry_add(pid_t tid, int foreign)
 {
 	struct rthread *t = calloc(1, sizeof(*t));
 	if (!t)
 		return NULL;
-	t->tid = (pid_t)syscall(SYS_gettid);
+	t->tid = tid;
 	t->pid = getpid();
 	t->is_main = t->tid == t->pid;
-	pthread_once(&thread_exit_once, emit_key_create);
-	pthread_setspecific(thread_exit_key, t);
-	pthread_mutex_lock(&registry_lock);
+	t->foreign = foreign;
 	t->track = atomic_load_explicit(&buffers_thread_count, memory_order_relaxed);
 	if (registry_tail)
 		atomic_store_explicit(&registry_tail->next, t, memory_order_release);
@@ -188,8 +187,47 @@ static struct rthread *emit_register_thread(void)
 		atomic_store_explicit(&buffers_threads, t, memory_order_release);
 	registry_tail = t;
 	atomic_store_explicit(&buffers_thread_count, t->track + 1, memory_order_release);
-	pthread_mutex_unlock(&registry_lock);
 	return t;
+}
+
+/* The live entry of thread `tid` of this process, or NULL (under registry_lock). */
+static struct rthread *registry_find(pid_t tid)
+{
+	pid_t pid = getpid();
+	for (struct rthread *t = atomic_load_explicit(&buffers_threads, memory_order_acquire); t;
+	     t = atomic_load_explicit(&t->next, memory_order_acquire))
+		if (t->tid == tid && t->pid == pid &&
+		    !atomic_load_explicit(&t->exited, memory_order_relaxed))
+			return t;
+	return NULL;
+}
+
+static struct rthread *emit_register_thread(void)
+{
+	pid_t tid = (pid_t)syscall(SYS_gettid);
+	pthread_mutex_lock(&registry_lock);
+	/* a sampler may have made this thread's track already: adopt it */
+	struct rthread *t = registry_find(tid);
+	if (t && t->foreign)
+		t->foreign = 0;
+	else
+		t = registry_add(tid, 0);
+	pthread_mutex_unlock(&registry_lock);
+	if (!t)
+		return NULL;
+	pthread_once(&thread_exit_once, emit_key_create);
+	pthread_setspecific(thread_exit_key, t);
+	return t;
+}
+
+uint32_t buffers_track_for_tid(pid_t tid)
+{
+	pthread_mutex_lock(&registry_lock);
+	struct rthread *t = registry_find(tid);
+	if (!t)
+		t = registry_add(tid, 1);
+	pthread_mutex_unlock(&registry_lock);
+	return t ? t->track : UINT32_MAX;
 }
 
 void buffers_lock_for_fork(void)

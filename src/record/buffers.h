@@ -61,6 +61,8 @@ struct rthread {
 	_Atomic uint64_t dropped;      /* events lost, cumulative over the process */
 	_Atomic uint32_t name_id;      /* thread name set through the API, 0 = ask the OS */
 	_Atomic int exited;	       /* the thread has exited */
+	int foreign;		       /* made for another thread (a sampler's), not yet adopted
+					  by it (under the registry lock) */
 	struct rthread *_Atomic next;  /* registry link */
 };
 
@@ -79,6 +81,11 @@ struct chunk *buffers_take_full(void);
 void buffers_after_fork_child(void);
 void buffers_lock_for_fork(void);
 void buffers_unlock_for_fork(void);
+
+/* The track of thread `tid` of this process for a sampler running on another thread: the
+ * thread's registry entry, or a new one that the thread adopts when it records its first
+ * event. UINT32_MAX when out of memory. */
+uint32_t buffers_track_for_tid(pid_t tid);
 
 /* Hand the calling thread's chunk to the writer now (thread exit, flush of this thread). */
 void buffers_release_current(void);

@@ -42,6 +42,7 @@
 #include "record/clock.h"
 #include "record/intern.h"
 #include "record/record.h"
+#include "record/samples.h"
 #include "record/timers.h"
 #include "trace/encode.h"
 #include "trace/tracefile.h"
@@ -95,11 +96,14 @@ struct session {
 	uint32_t meta_count;		/* entries in `meta` */
 
 	/* Writer-only state. */
-	struct tracefile tf;	     /* the file, when open */
-	int file_open;		     /* tf is open */
-	int file_failed;	     /* opening or writing failed: stop writing */
-	int open_errno;		     /* errno of a failed open */
-	uint32_t strings_written;    /* ids < this are in the file */
+	struct tracefile tf;	  /* the file, when open */
+	int file_open;		  /* tf is open */
+	int file_failed;	  /* opening or writing failed: stop writing */
+	int open_errno;		  /* errno of a failed open */
+	uint32_t strings_written; /* ids < this are in the file */
+	/* stack sample tables: ids < these are in the file (samples.h) */
+	uint32_t mappings_written, frames_written, stacks_written;
+	int min_reader_raised;	     /* the header says a reader of version 3 is needed */
 	struct track_state *tracks;  /* per track */
 	uint32_t tracks_cap;	     /* entries allocated in `tracks` */
 	uint64_t last_clock_mono_ns; /* when the last CLOCK record was written */
@@ -409,6 +413,107 @@ static void writer_events(struct chunk *c, uint32_t from, uint32_t to)
 	c->written = to;
 }
 
+/* Table entries in their on-disk byte order (little-endian, whatever the host's). */
+static void put_mapping(struct buf *b, uint32_t id)
+{
+	const struct ops_mapping_entry *e = samples_mapping(id);
+	buf_u64(b, e->start);
+	buf_u64(b, e->end);
+	buf_u64(b, e->file_offset);
+	buf_u32(b, e->path_id);
+	buf_u32(b, e->build_id);
+}
+
+static void put_frame(struct buf *b, uint32_t id)
+{
+	const struct ops_frame_entry *e = samples_frame(id);
+	buf_u32(b, e->kind);
+	buf_u32(b, e->mapping);
+	buf_u64(b, e->address);
+	buf_u32(b, e->name_id);
+	buf_u32(b, e->file_id);
+	buf_u32(b, (uint32_t)e->line);
+	buf_u32(b, 0);
+}
+
+static void put_stack(struct buf *b, uint32_t id)
+{
+	const struct ops_stack_entry *e = samples_stack(id);
+	buf_u32(b, e->parent);
+	buf_u32(b, e->frame);
+}
+
+/* Entries [*written, count) of a stack sample table as records of `type`, at most about
+ * 4 MiB each (well under the reader's limit). */
+static void writer_table(uint16_t type, uint32_t *written, uint32_t count, size_t entry_bytes,
+			 void (*put)(struct buf *, uint32_t))
+{
+	while (*written < count) {
+		uint32_t n = count - *written;
+		if (n > (4u << 20) / entry_bytes)
+			n = (uint32_t)((4u << 20) / entry_bytes);
+		buf_u32(&the_session.rec, *written);
+		buf_u32(&the_session.rec, n);
+		buf_u32(&the_session.rec, (uint32_t)entry_bytes);
+		buf_u32(&the_session.rec, 0);
+		for (uint32_t id = *written; id < *written + n; id++)
+			put(&the_session.rec, id);
+		writer_record(type, 1);
+		*written += n;
+	}
+}
+
+/* The samples queued since the last round, after the table entries and strings they refer
+ * to and the THREAD records of their tracks. The first time, the header's
+ * min_reader_version is raised to 3 (docs/trace-format.md 3.1). */
+static void writer_samples(uint64_t gen)
+{
+	size_t n;
+	struct ops_sample_entry *q = samples_take(gen, &n);
+	if (!q)
+		return;
+	if (!the_session.file_open && !writer_open()) {
+		free(q);
+		return;
+	}
+	/* dependents first (samples.h): every reference of an entry read is covered */
+	uint32_t nstacks = samples_count_stacks();
+	uint32_t nframes = samples_count_frames();
+	uint32_t nmaps = samples_count_mappings();
+	writer_strings();
+	writer_threads(0);
+	for (size_t i = 0; i < n; i++)
+		writer_announce(q[i].track);
+	if (!the_session.min_reader_raised) {
+		tracefile_set_min_reader(&the_session.tf, OPS_FORMAT_MIN_READER_SAMPLES);
+		the_session.min_reader_raised = 1;
+	}
+	writer_table(OPS_REC_MAPPINGS, &the_session.mappings_written, nmaps,
+		     sizeof(struct ops_mapping_entry), put_mapping);
+	writer_table(OPS_REC_FRAMES, &the_session.frames_written, nframes,
+		     sizeof(struct ops_frame_entry), put_frame);
+	writer_table(OPS_REC_STACKS, &the_session.stacks_written, nstacks,
+		     sizeof(struct ops_stack_entry), put_stack);
+	const size_t per_record = (4u << 20) / sizeof(*q);
+	for (size_t at = 0; at < n; at += per_record) {
+		size_t k = n - at < per_record ? n - at : per_record;
+		buf_u32(&the_session.rec, 0);
+		buf_u32(&the_session.rec, (uint32_t)k);
+		buf_u32(&the_session.rec, (uint32_t)sizeof(*q));
+		buf_u32(&the_session.rec, 0);
+		for (size_t i = at; i < at + k; i++) {
+			buf_u32(&the_session.rec, q[i].track);
+			buf_u32(&the_session.rec, q[i].stack);
+			buf_u64(&the_session.rec, q[i].ticks);
+			buf_u64(&the_session.rec, (uint64_t)q[i].weight);
+			buf_u32(&the_session.rec, q[i].flags);
+			buf_u32(&the_session.rec, 0);
+		}
+		writer_record(OPS_REC_SAMPLES, 1);
+	}
+	free(q);
+}
+
 struct snapshot {
 	struct chunk *chunk; /* a thread's current chunk */
 	uint32_t committed;  /* its committed count when taken */
@@ -484,6 +589,7 @@ static int writer_round(int snapshot)
 		writer_events(c, c->written, snaps[i].committed);
 		wrote = 1;
 	}
+	writer_samples(gen);
 out:
 	if (snaps != stack_snaps)
 		free(snaps);
@@ -858,6 +964,10 @@ static int session_launch(void)
 	the_session.file_created = 0;
 	the_session.file_failed = 0;
 	the_session.strings_written = 0;
+	the_session.mappings_written = 0;
+	the_session.frames_written = 0;
+	the_session.stacks_written = 0;
+	the_session.min_reader_raised = 0;
 	buf_init(&the_session.rec);
 	atomic_store(&the_session.events_written, 0);
 	atomic_store(&the_session.drop_marks, 0);
@@ -1049,6 +1159,7 @@ void session_fork_prepare(void)
 	pthread_mutex_lock(&the_session.round_lock);
 	pthread_mutex_lock(&the_session.lock);
 	timers_lock_for_fork();
+	samples_lock_for_fork();
 	intern_lock_for_fork();
 	buffers_lock_for_fork();
 }
@@ -1057,6 +1168,7 @@ void session_fork_parent(void)
 {
 	buffers_unlock_for_fork();
 	intern_unlock_for_fork();
+	samples_unlock_for_fork();
 	timers_unlock_for_fork();
 	pthread_mutex_unlock(&the_session.lock);
 	pthread_mutex_unlock(&the_session.round_lock);
@@ -1068,6 +1180,7 @@ void session_fork_child(void)
 {
 	buffers_after_fork_child();
 	intern_after_fork_child();
+	samples_after_fork_child();
 	timers_unlock_for_fork();
 	pthread_mutex_init(&the_session.lock, NULL);
 	pthread_mutex_init(&the_session.round_lock, NULL);

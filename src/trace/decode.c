@@ -250,7 +250,7 @@ static int decode_tail(struct decoder *r, const char *fmt, ...)
 
 static bool decode_known_type(unsigned type)
 {
-	return type >= OPS_REC_METADATA && type <= OPS_REC_EVENTS2;
+	return type >= OPS_REC_METADATA && type <= OPS_REC_LAST;
 }
 
 static int decode_decompress(struct decoder *r, size_t offset, const uint8_t *src, size_t len,
@@ -791,6 +791,75 @@ int decode_parse_end(struct decoder *r, const struct decode_record *rec,
 	return 0;
 }
 
+int decode_table_begin(struct decoder *r, const struct decode_record *rec, size_t min_entry,
+		       struct decode_table *t)
+{
+	const char *what = decode_record_name(rec->type);
+	struct cursor c;
+	cursor_init(&c, rec->payload, rec->len);
+	t->first_id = cursor_u32(&c);
+	t->count = cursor_u32(&c);
+	t->entry_bytes = cursor_u32(&c);
+	(void)cursor_u32(&c);
+	if (c.failed)
+		return decode_fail(r, rec->offset,
+				   "%s payload of %zu bytes, shorter than its header", what,
+				   rec->len);
+	if (t->entry_bytes < min_entry)
+		return decode_fail(r, rec->offset, "%s entries of %u bytes, expected at least %zu",
+				   what, t->entry_bytes, min_entry);
+	if ((uint64_t)t->count * t->entry_bytes != cursor_left(&c))
+		return decode_fail(r, rec->offset,
+				   "%s count %u of %u bytes does not fill the payload (%zu bytes)",
+				   what, t->count, t->entry_bytes, cursor_left(&c));
+	if ((uint64_t)t->first_id + t->count > OPS_NO_ID)
+		return decode_fail(r, rec->offset, "%s ids %u + %u beyond the limit", what,
+				   t->first_id, t->count);
+	t->entries = rec->payload + sizeof(struct ops_table_payload);
+	t->offset = rec->offset;
+	return 0;
+}
+
+void decode_mapping(const struct decode_table *t, uint32_t i, struct ops_mapping_entry *out)
+{
+	const uint8_t *p = t->entries + (size_t)i * t->entry_bytes;
+	out->start = get_u64le(p);
+	out->end = get_u64le(p + 8);
+	out->file_offset = get_u64le(p + 16);
+	out->path_id = get_u32le(p + 24);
+	out->build_id = get_u32le(p + 28);
+}
+
+void decode_frame(const struct decode_table *t, uint32_t i, struct ops_frame_entry *out)
+{
+	const uint8_t *p = t->entries + (size_t)i * t->entry_bytes;
+	out->kind = get_u32le(p);
+	out->mapping = get_u32le(p + 4);
+	out->address = get_u64le(p + 8);
+	out->name_id = get_u32le(p + 16);
+	out->file_id = get_u32le(p + 20);
+	out->line = (int32_t)get_u32le(p + 24);
+	out->reserved = get_u32le(p + 28);
+}
+
+void decode_stack(const struct decode_table *t, uint32_t i, struct ops_stack_entry *out)
+{
+	const uint8_t *p = t->entries + (size_t)i * t->entry_bytes;
+	out->parent = get_u32le(p);
+	out->frame = get_u32le(p + 4);
+}
+
+void decode_sample(const struct decode_table *t, uint32_t i, struct ops_sample_entry *out)
+{
+	const uint8_t *p = t->entries + (size_t)i * t->entry_bytes;
+	out->track = get_u32le(p);
+	out->stack = get_u32le(p + 4);
+	out->ticks = get_u64le(p + 8);
+	out->weight = (int64_t)get_u64le(p + 16);
+	out->flags = get_u32le(p + 24);
+	out->reserved = get_u32le(p + 28);
+}
+
 int decode_payload_cursor(struct decoder *r, const struct decode_record *rec, struct cursor *c)
 {
 	(void)r;
@@ -800,10 +869,9 @@ int decode_payload_cursor(struct decoder *r, const struct decode_record *rec, st
 
 const char *decode_record_name(unsigned type)
 {
-	static const char *const names[] = {
-		"unknown", "METADATA", "CLOCK",	 "STRINGS", "THREAD",
-		"EVENTS",  "DROPS",    "TIMERS", "END",	    "EVENTS2"
-	};
+	static const char *const names[] = { "unknown",	 "METADATA", "CLOCK",  "STRINGS", "THREAD",
+					     "EVENTS",	 "DROPS",    "TIMERS", "END",	  "EVENTS2",
+					     "MAPPINGS", "FRAMES",   "STACKS", "SAMPLES" };
 	return type < sizeof(names) / sizeof(names[0]) ? names[type] : "unknown";
 }
 

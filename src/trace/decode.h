@@ -376,6 +376,23 @@ int decode_parse_end(struct decoder *r, const struct decode_record *rec,
 /* Variable payloads: a cursor over the payload, positioned after the u32 count (METADATA,
  * TIMERS) or after first_id/count (STRINGS). The caller reads the entries through it. */
 int decode_payload_cursor(struct decoder *r, const struct decode_record *rec, struct cursor *c);
+/* The stack sample tables (MAPPINGS, FRAMES, STACKS, SAMPLES: docs/trace-format.md 3.1): the
+ * header of a table record, checked (entries of at least `min_entry` bytes that fill the
+ * payload exactly, ids below OPS_NO_ID), and its entries read one by one. What the entries
+ * refer to is the loader's to check. */
+struct decode_table {
+	uint32_t first_id;	/* id of entry 0 */
+	uint32_t count;		/* entries */
+	uint32_t entry_bytes;	/* bytes per entry (>= the size this version knows) */
+	const uint8_t *entries; /* the first entry, in the record's payload */
+	size_t offset;		/* file offset of the record header (for messages) */
+};
+int decode_table_begin(struct decoder *r, const struct decode_record *rec, size_t min_entry,
+		       struct decode_table *t);
+void decode_mapping(const struct decode_table *t, uint32_t i, struct ops_mapping_entry *out);
+void decode_frame(const struct decode_table *t, uint32_t i, struct ops_frame_entry *out);
+void decode_stack(const struct decode_table *t, uint32_t i, struct ops_stack_entry *out);
+void decode_sample(const struct decode_table *t, uint32_t i, struct ops_sample_entry *out);
 /* Record a format error at file offset `offset` and return OPSCOPE_EFORMAT. */
 int decode_fail(struct decoder *r, size_t offset, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

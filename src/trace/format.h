@@ -18,9 +18,12 @@
 
 #define OPS_MAGIC	      "OPSCOPE\x1a" /* 8 bytes, no NUL on disk */
 #define OPS_MAGIC_BYTES	      8
-#define OPS_FORMAT_VERSION    2 /* version this code writes */
+#define OPS_FORMAT_VERSION    3 /* version this code writes (3: stack sample records) */
 #define OPS_FORMAT_MIN_READER 2 /* oldest reader that can read what we write (EVENTS2) */
-#define OPS_READER_VERSION    2 /* newest format version this code reads */
+/* min_reader_version of a file that holds stack sample records: the writer raises the
+ * header's field to this when it writes the first of them (docs/trace-format.md, 3.1). */
+#define OPS_FORMAT_MIN_READER_SAMPLES 3
+#define OPS_READER_VERSION	      3 /* newest format version this code reads */
 
 /* File header feature bits (informational; records carry their own flags). */
 #define OPS_FEAT_ZSTD (1ull << 0) /* some records are zstd-compressed */
@@ -50,7 +53,14 @@ enum ops_record_type {
 	OPS_REC_TIMERS = 7,   /* scoped-timer statistics at the end of the session */
 	OPS_REC_END = 8,      /* clean end of the file, with totals */
 	OPS_REC_EVENTS2 = 9,  /* events of one track in streams (version 2; written CRITICAL) */
+	/* Stack samples (version 3; all written CRITICAL): the tables a sample's stack is made
+	 * of, each interned and written once, then the samples. */
+	OPS_REC_MAPPINGS = 10, /* binaries mapped into the process (start, end, offset, path) */
+	OPS_REC_FRAMES = 11,   /* frames: native (mapping + address) or Python (name, file) */
+	OPS_REC_STACKS = 12,   /* the stack prefix tree: (parent stack, frame) entries */
+	OPS_REC_SAMPLES = 13,  /* stack samples: (track, ticks, stack, weight, flags) */
 };
+#define OPS_REC_LAST OPS_REC_SAMPLES /* highest record type this code knows */
 
 /* Record flags. */
 #define OPS_RECF_ZSTD	  (1u << 0)  /* payload is a zstd frame of raw_bytes bytes */
@@ -145,6 +155,74 @@ _Static_assert(sizeof(struct ops_events2_payload) == 32, "events2 payload header
 /* Bytes of a field by its width code: time 1, 2, 4, 8; id 0, 1, 2, 4. */
 #define OPS_TIME_WIDTH(code) (1u << (code))
 #define OPS_ID_WIDTH(code)   ((1u << (code)) >> 1) /* no branch: 0 1 2 4 */
+
+/*
+ * Stack sample tables (version 3). MAPPINGS, FRAMES and STACKS are interned tables with dense
+ * ids from 0: each record is a struct ops_table_payload, then `count` entries of
+ * `entry_bytes` bytes each (at least the size of this version's entry; readers ignore the
+ * bytes after the fields they know), with ids first_id, first_id + 1, ... The first record of
+ * a table starts at id 0 and each next one where the previous ended. Every id an entry or a
+ * sample refers to is defined in an earlier record. SAMPLES has the same header with
+ * first_id 0 (samples have no ids).
+ */
+#define OPS_NO_ID UINT32_MAX /* "none": a stack entry's parent at the root, a frame's mapping */
+
+struct ops_table_payload {
+	uint32_t first_id;    /* id of the first entry (SAMPLES: 0) */
+	uint32_t count;	      /* entries that follow */
+	uint32_t entry_bytes; /* bytes per entry, >= this version's entry size */
+	uint32_t reserved;    /* 0 */
+};
+_Static_assert(sizeof(struct ops_table_payload) == 16, "table payload header is 16 bytes");
+
+/* A mapping: [start, end) of the process's address space holds the bytes of `path` from
+ * file_offset on (as /proc/self/maps says), so address a is offset a - start + file_offset of
+ * the file. */
+struct ops_mapping_entry {
+	uint64_t start;	      /* first address */
+	uint64_t end;	      /* one past the last address (> start) */
+	uint64_t file_offset; /* offset in the file of the byte at `start` */
+	uint32_t path_id;     /* string id of the file's path, 0 if anonymous */
+	uint32_t build_id;    /* string id of the ELF build-id as lowercase hex, 0 if not known */
+};
+_Static_assert(sizeof(struct ops_mapping_entry) == 32, "mapping entry is 32 bytes");
+
+enum ops_frame_kind {
+	OPS_FRAME_NATIVE = 1, /* an instruction address in a mapping */
+	OPS_FRAME_PYTHON = 2, /* a Python function: name, file, line */
+};
+
+struct ops_frame_entry {
+	uint32_t kind; /* enum ops_frame_kind */
+	uint32_t
+		mapping; /* NATIVE: mapping id, OPS_NO_ID if in no known mapping; PYTHON: OPS_NO_ID */
+	uint64_t address;  /* NATIVE: the instruction address (return addresses minus one); 0 */
+	uint32_t name_id;  /* function name (PYTHON; NATIVE: 0 until symbolized), string id */
+	uint32_t file_id;  /* source file (PYTHON), string id, 0 if not known */
+	int32_t line;	   /* source line (PYTHON), 0 if not known */
+	uint32_t reserved; /* 0 */
+};
+_Static_assert(sizeof(struct ops_frame_entry) == 32, "frame entry is 32 bytes");
+
+/* A stack entry: `frame` called from the stack `parent` (OPS_NO_ID: an outermost frame);
+ * parent < this entry's id, so a stack is read from innermost out by following parents. */
+struct ops_stack_entry {
+	uint32_t parent; /* stack id of the caller's entry, OPS_NO_ID at the root */
+	uint32_t frame;	 /* frame id */
+};
+_Static_assert(sizeof(struct ops_stack_entry) == 8, "stack entry is 8 bytes");
+
+#define OPS_SAMPLEF_TRUNCATED (1u << 0) /* the stack was cut: its outermost frames are missing */
+
+struct ops_sample_entry {
+	uint32_t track;	   /* track (THREAD record) of the sampled thread */
+	uint32_t stack;	   /* stack id of the innermost frame, OPS_NO_ID: no stack was read */
+	uint64_t ticks;	   /* when the sample was taken (the tick clock of events) */
+	int64_t weight;	   /* what it stands for: 1, or ns of CPU or wall time */
+	uint32_t flags;	   /* OPS_SAMPLEF_* */
+	uint32_t reserved; /* 0 */
+};
+_Static_assert(sizeof(struct ops_sample_entry) == 32, "sample entry is 32 bytes");
 
 struct ops_drops_payload {
 	uint32_t track;	   /* track that lost events */

@@ -90,7 +90,10 @@ int tracefile_record(struct tracefile *tf, uint16_t type, const void *payload, s
 	const void *data = payload;
 	size_t stored = len;
 	/* a reader that cannot decode the events must not skip them (format.h) */
-	uint16_t flags = type == OPS_REC_EVENTS2 ? OPS_RECF_CRITICAL : 0;
+	uint16_t flags =
+		type == OPS_REC_EVENTS2 || (type >= OPS_REC_MAPPINGS && type <= OPS_REC_SAMPLES)
+			? OPS_RECF_CRITICAL
+			: 0;
 #if OPSCOPE_HAVE_ZSTD
 	if (compressible && tf->compress_level > 0 && len >= 64) {
 		size_t bound = ZSTD_compressBound(len);
@@ -117,6 +120,16 @@ int tracefile_record(struct tracefile *tf, uint16_t type, const void *payload, s
 	put_u32le(h + 12, crc32c(0, data, stored));
 	struct iovec iov[2] = { { h, sizeof(h) }, { (void *)data, stored } };
 	return tracefile_write_all(tf, iov, 2);
+}
+
+void tracefile_set_min_reader(struct tracefile *tf, uint16_t version)
+{
+	uint8_t v[2];
+	put_u16le(v, version);
+	/* the header is never written again otherwise; a file that cannot seek (a pipe) keeps
+	 * the old value, and its CRITICAL records still stop an older reader */
+	if (tf->fd >= 0 && !tf->failed)
+		(void)!pwrite(tf->fd, v, sizeof(v), 10);
 }
 
 int tracefile_close(struct tracefile *tf)

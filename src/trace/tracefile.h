@@ -29,6 +29,9 @@ int tracefile_open(struct tracefile *tf, const char *path, int exclusive, uint64
  * if it saves space. Returns 0 or -errno. */
 int tracefile_record(struct tracefile *tf, uint16_t type, const void *payload, size_t len,
 		     int compressible);
+/* Raise the header's min_reader_version to `version` (written at offset 10 in place), for a
+ * writer that starts writing records an older reader must not read. */
+void tracefile_set_min_reader(struct tracefile *tf, uint16_t version);
 int tracefile_close(struct tracefile *tf);
 
 #endif

@@ -3,7 +3,10 @@
  * tests of the CLI and the fuzz seeds. usage: make_trace OUT [--no-end] [--zstd] [--v2]
  * [--long]. --long writes instead a trace of long EVENTS records (the loader's fast loops run
  * on them): nesting, arguments of every type, ENDs naming the innermost range, an outer one or
- * an undefined string, and times that go back between records.
+ * an undefined string, and times that go back between records. --stacks[=DEFECT] writes the
+ * stack samples trace of tracebuild.c (tb_stacks_trace), whole or with one DEFECT:
+ * bad-stack, bad-mapping, bad-parent, bad-frame, short-entries, cut-table, gap-ids,
+ * v2-header.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -71,7 +74,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: make_trace OUT [--no-end] [--zstd] [--v2] [--long]\n");
 		return 2;
 	}
-	int flags = 0, long_records = 0;
+	int flags = 0, long_records = 0, stacks = -1;
+	static const char *const defects[] = { "",	     "bad-stack", "bad-mapping",
+					       "bad-parent", "bad-frame", "short-entries",
+					       "cut-table",  "gap-ids",	  "v2-header" };
 	for (int i = 2; i < argc; i++) {
 		if (strcmp(argv[i], "--no-end") == 0)
 			flags |= TB_SAMPLE_NO_END;
@@ -81,13 +87,25 @@ int main(int argc, char **argv)
 			long_records = 1;
 		else if (strcmp(argv[i], "--zstd") == 0)
 			flags |= TB_SAMPLE_ZSTD;
-		else {
+		else if (strcmp(argv[i], "--stacks") == 0)
+			stacks = TB_STACKS_OK;
+		else if (strncmp(argv[i], "--stacks=", 9) == 0) {
+			for (int d = 1; d < (int)(sizeof(defects) / sizeof(defects[0])); d++)
+				if (strcmp(argv[i] + 9, defects[d]) == 0)
+					stacks = d;
+			if (stacks < 0) {
+				fprintf(stderr, "make_trace: unknown defect %s\n", argv[i] + 9);
+				return 2;
+			}
+		} else {
 			fprintf(stderr, "make_trace: unknown option %s\n", argv[i]);
 			return 2;
 		}
 	}
 	struct tb b;
-	if (long_records)
+	if (stacks >= 0)
+		tb_stacks_trace(&b, (enum tb_stacks_defect)stacks);
+	else if (long_records)
 		long_trace(&b, (flags & TB_SAMPLE_V2) != 0);
 	else
 		tb_sample(&b, flags);

