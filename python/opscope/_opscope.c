@@ -696,8 +696,8 @@ static PyObject *py_report(PyObject *mod, PyObject *args, PyObject *kw)
 	if (!PyArg_ParseTupleAndKeywords(args, kw, "s|zsppss", names, &path, &views, &sort,
 					 &op_detail, &thread_sep, &unit, &format))
 		return NULL;
-	struct report_opts ro = { SORT_CPU_TOTAL, op_detail != 0, thread_sep != 0, views != NULL,
-				  REPORT_GROUP_NAME };
+	struct report_opts ro = { SORT_CPU_TOTAL, op_detail != 0,    thread_sep != 0,
+				  views != NULL,  REPORT_GROUP_NAME, NULL };
 	struct rformat_opts fo = { RFORMAT_TEXT, rformat_unit(unit), 0, NULL, 0 };
 	int key = report_sort_from_name(sort);
 	if (key < 0 || fo.unit < 0)

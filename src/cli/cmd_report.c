@@ -46,6 +46,8 @@ static const char report_usage[] =
 	"      --group-by KEY    operator rows by name (default) or by name and input shapes:\n"
 	"                        name, input-shape (an Input Shapes column; torch's\n"
 	"                        key_averages(group_by_input_shape=True))\n"
+	"      --under NAME      samples view: only the stack samples taken while their thread\n"
+	"                        was inside a range named NAME (an operator, a phase)\n"
 	"  -n, --top N           at most N rows per table (rows under a kept row stay)\n"
 	"  -c, --columns LIST    only these columns, in this order (JSON/CSV keys: name,calls)\n"
 	"  -w, --width N         cut names longer than N characters (text)\n"
@@ -172,6 +174,7 @@ int cmd_report(int argc, char **argv)
 		{ "no-op-detail", no_argument, NULL, 'N' },
 		{ "thread-sep", no_argument, NULL, 'T' },
 		{ "group-by", required_argument, NULL, 'G' },
+		{ "under", required_argument, NULL, 'U' },
 		{ "top", required_argument, NULL, 'n' },
 		{ "columns", required_argument, NULL, 'c' },
 		{ "width", required_argument, NULL, 'w' },
@@ -180,7 +183,7 @@ int cmd_report(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct report_opts ro = { SORT_CPU_TOTAL, true, false, false, REPORT_GROUP_NAME };
+	struct report_opts ro = { SORT_CPU_TOTAL, true, false, false, REPORT_GROUP_NAME, NULL };
 	struct rformat_opts fo = { RFORMAT_TEXT, 1, 0, NULL, 0 };
 	const char *views = NULL, *output = NULL;
 	int c;
@@ -231,6 +234,9 @@ int cmd_report(int argc, char **argv)
 			break;
 		case 'T':
 			ro.thread_sep = true;
+			break;
+		case 'U':
+			ro.under = optarg;
 			break;
 		case 'n':
 			if (!parse_count(optarg, 1000000000L, &v) || v == 0)

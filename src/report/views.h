@@ -42,6 +42,7 @@ struct report_opts {
 	bool views_explicit;   /* the views were asked for by name: one with nothing to show
 				* gives an empty table that says so (report_view.empty) */
 	enum report_group group_by; /* operator rows by name, or by name and input shapes */
+	const char *under; /* samples view: only samples inside ranges of this name, or NULL */
 };
 
 /* What every view reads, computed once, and the tables they give. */

@@ -46,6 +46,45 @@ for r in rows:
 sys.exit(0 if inside == 120 else 1)
 EOF"
 
+# --- report --views samples ---
+"$OPSCOPE" report --views samples -f json "$T/r.opscope" >"$T/r.json"
+check "report json: flat, cum, shares of the recorded shape" "$PY - \"\$T/r.json\" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+tabs = [t for t in d['tables'] if t['view'] == 'samples']
+top, tree = tabs
+rows = {r['name']: r for r in top['rows']}
+a, b, c, m = (rows['libsynth.so+0x1100'], rows['libsynth.so+0x1200'],
+              rows['libsynth.so+0x1300'], rows['main'])
+assert [r['name'] for r in top['rows']][:3] == ['libsynth.so+0x1300', 'libsynth.so+0x1200',
+                                               'libsynth.so+0x1100']
+assert (c['flat'], b['flat'], a['flat'], m['flat']) == (122, 60, 24, 0), rows
+assert (c['cum'], b['cum'], a['cum'], m['cum']) == (122, 182, 204, 200), rows
+assert abs(c['flat_ratio'] - 122 / 206) < 1e-6 and abs(top['rows'][-1]['sum_ratio'] - 1) < 1e-6
+assert m['file'] == 'main.py'
+assert top['totals']['samples'] == 206 and top['totals']['truncated'] == 2
+# the tree: c's only caller is b, with all of c's cum
+i = [k for k, r in enumerate(tree['rows']) if r['name'] == 'libsynth.so+0x1300' and r['role'] == 'self'][0]
+assert tree['rows'][i + 1]['role'] == 'caller' and tree['rows'][i + 1]['cum'] == 122
+EOF"
+"$OPSCOPE" report --views samples --under aten::conv2d -f csv "$T/r.opscope" >"$T/u.csv"
+check "report --under aten::conv2d: only the 120 samples taken inside it" "$PY - \"\$T/u.csv\" <<'EOF'
+import csv, sys
+text = open(sys.argv[1]).read()
+sec = text.split('# Samples: Top Functions\n')[1].split('\n\n')[0]
+rows = list(csv.DictReader(sec.splitlines()))
+got = {r['name']: (int(r['flat']), int(r['cum'])) for r in rows}
+assert got == {'libsynth.so+0x1300': (120, 120), 'libsynth.so+0x1200': (0, 120),
+               'libsynth.so+0x1100': (0, 120), 'main': (0, 120)}, got
+EOF"
+"$OPSCOPE" report --views samples --top 1 "$T/r.opscope" >"$T/top1"
+check "report --top 1: one function per table, callers kept" '[ "$(grep -c "^libsynth.so+0x1300 " "$T/top1")" -eq 2 ] && ! grep -q "^main " "$T/top1" && grep -q "^  libsynth.so+0x1200 *caller" "$T/top1"'
+"$OPSCOPE" report --views samples --under no-such-range "$T/r.opscope" >"$T/out"
+check "report --under a name no range has: says so" 'grep -q "Samples: no stack samples in the trace (with --under: none inside such a range)" "$T/out"'
+"$PROGRAMS/make_trace" "$T/plain.opscope"
+"$OPSCOPE" report "$T/plain.opscope" >"$T/out"
+check "report of a trace without samples has no samples table" '! grep -q "Samples:" "$T/out"'
+
 # --- the tracebuild stacks trace and its defects ---
 "$PROGRAMS/make_trace" "$T/s.opscope" --stacks
 "$OPSCOPE" dump "$T/s.opscope" >"$T/dump"
@@ -59,7 +98,7 @@ for d in bad-stack:"sample 14: unknown stack 6" bad-mapping:"frame 2: unknown ma
 	name=${d%%:*}
 	msg=${d#*:}
 	"$PROGRAMS/make_trace" "$T/$name.opscope" --stacks="$name"
-	for cmd in info dump "export -o $T/x.json"; do
+	for cmd in info dump "report --views samples" "export -o $T/x.json"; do
 		# shellcheck disable=SC2086 # cmd is words on purpose
 		"$OPSCOPE" $cmd "$T/$name.opscope" >"$T/out" 2>"$T/err"
 		rc=$?

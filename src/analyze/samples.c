@@ -1,0 +1,250 @@
+/*
+ * samples.c: flat and cum weight per function, and caller -> callee weights, over the
+ * model's stack samples (samples.h).
+ *
+ * The weight of the samples kept is first summed per stack entry (their innermost one), so
+ * that a stack costs its depth once, whatever the number of its samples. Then each entry that
+ * has samples walks its stack out to the root, marking each function and caller -> callee
+ * pair it meets with the entry's index: a repeat (recursion) finds its mark and is not
+ * counted again. (Summing weights up the prefix tree instead would be one pass, but counts a
+ * recursive function once per level.)
+ */
+#include "analyze/samples.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "opscope/opscope.h"
+
+#include "util/grow.h"
+#include "util/hashmap.h"
+
+/* Keep the samples of track t whose time lies inside a range named `name` of the track:
+ * mark them in keep[i]. Ranges are sorted by start and samples by time; nested ranges of
+ * the same name (recursion) are merged first. */
+static void under_track(const struct model_track *t, uint32_t name, uint8_t *keep)
+{
+	uint64_t s = 0;
+	int64_t cur_start = 0, cur_end = INT64_MIN;
+	const struct model_ranges *r = &t->ranges;
+	for (uint64_t i = 0; i <= t->nranges; i++) {
+		bool last = i == t->nranges;
+		if (!last && r->name[i] != name)
+			continue;
+		if (!last && r->start_ns[i] <= cur_end) { /* overlaps the current union */
+			int64_t e = r->start_ns[i] + r->dur_ns[i];
+			cur_end = e > cur_end ? e : cur_end;
+			continue;
+		}
+		/* the interval [cur_start, cur_end) is complete */
+		for (; s < t->nsamples && t->samples.ts_ns[s] < cur_end; s++)
+			keep[s] = t->samples.ts_ns[s] >= cur_start;
+		if (last)
+			break;
+		cur_start = r->start_ns[i];
+		cur_end = cur_start + r->dur_ns[i];
+	}
+}
+
+static int fn_cmp(const void *a, const void *b)
+{
+	const struct samples_fn *x = a, *y = b;
+	if (x->flat != y->flat)
+		return x->flat > y->flat ? -1 : 1;
+	if (x->cum != y->cum)
+		return x->cum > y->cum ? -1 : 1;
+	if (x->name != y->name)
+		return x->name < y->name ? -1 : 1;
+	return x->file < y->file ? -1 : x->file > y->file;
+}
+
+static int edge_cmp(const void *a, const void *b)
+{
+	const struct samples_edge *x = a, *y = b;
+	if (x->weight != y->weight)
+		return x->weight > y->weight ? -1 : 1;
+	if (x->caller != y->caller)
+		return x->caller < y->caller ? -1 : 1;
+	return x->callee < y->callee ? -1 : x->callee > y->callee;
+}
+
+/* State of one computation; freed by profile_done. */
+struct work {
+	int64_t *weight;   /* per stack entry: weight of the kept samples ending there */
+	uint32_t *fn_of;   /* per frame: its function's index */
+	uint64_t *fn_mark; /* per function: the last entry that counted it, + 1 */
+	uint64_t *e_mark;  /* per edge: the same */
+	uint8_t *keep;	   /* per sample of one track (--under) */
+	uint64_t keep_cap;
+	struct hmap fns, edges; /* (name << 32 | file) -> fn; (caller << 32 | callee) -> edge */
+	uint64_t fns_cap, edges_cap, marks_cap;
+};
+
+static void work_free(struct work *w)
+{
+	free(w->weight);
+	free(w->fn_of);
+	free(w->fn_mark);
+	free(w->e_mark);
+	free(w->keep);
+	hmap_free(&w->fns);
+	hmap_free(&w->edges);
+}
+
+/* The functions of every frame (the model interns frames, not functions). */
+static int map_functions(const struct model *m, struct work *w, struct samples_profile *p)
+{
+	w->fn_of = malloc(((size_t)m->nframes + 1) * sizeof(*w->fn_of));
+	if (!w->fn_of)
+		return OPSCOPE_ENOMEM;
+	for (uint32_t f = 0; f < m->nframes; f++) {
+		uint64_t key = (uint64_t)m->frames[f].name << 32 | m->frames[f].file;
+		uint64_t *v = hmap_find(&w->fns, key);
+		if (v) {
+			w->fn_of[f] = (uint32_t)*v;
+			continue;
+		}
+		if (!grow_array((void **)&p->fns, sizeof(*p->fns), &w->fns_cap,
+				(uint64_t)p->nfns + 1) ||
+		    !hmap_put(&w->fns, key, p->nfns))
+			return OPSCOPE_ENOMEM;
+		p->fns[p->nfns] = (struct samples_fn){ m->frames[f].name, m->frames[f].file, 0, 0 };
+		w->fn_of[f] = p->nfns++;
+	}
+	w->fn_mark = calloc((size_t)p->nfns + 1, sizeof(*w->fn_mark));
+	return w->fn_mark ? 0 : OPSCOPE_ENOMEM;
+}
+
+/* The edge caller -> callee, made on first use; UINT64_MAX when out of memory. */
+static uint64_t edge_of(struct work *w, struct samples_profile *p, uint32_t caller, uint32_t callee)
+{
+	uint64_t key = (uint64_t)caller << 32 | callee;
+	uint64_t *v = hmap_find(&w->edges, key);
+	if (v)
+		return *v;
+	if (!grow_array((void **)&p->edges, sizeof(*p->edges), &w->edges_cap, p->nedges + 1) ||
+	    !grow_array((void **)&w->e_mark, sizeof(*w->e_mark), &w->marks_cap, p->nedges + 1) ||
+	    !hmap_put(&w->edges, key, p->nedges))
+		return UINT64_MAX;
+	p->edges[p->nedges] = (struct samples_edge){ caller, callee, 0 };
+	w->e_mark[p->nedges] = 0;
+	return p->nedges++;
+}
+
+/* Add the weight of the samples ending at entry `st` to the functions and pairs of its
+ * stack, each once. */
+static int count_stack(const struct model *m, struct work *w, struct samples_profile *p,
+		       uint32_t st)
+{
+	int64_t wt = w->weight[st];
+	uint64_t mark = (uint64_t)st + 1;
+	p->fns[w->fn_of[m->stacks[st].frame]].flat += wt;
+	uint32_t callee = UINT32_MAX;
+	for (uint32_t s = st; s != MODEL_NO_STACK; s = m->stacks[s].parent) {
+		uint32_t fn = w->fn_of[m->stacks[s].frame];
+		if (w->fn_mark[fn] != mark) {
+			w->fn_mark[fn] = mark;
+			p->fns[fn].cum += wt;
+		}
+		if (callee != UINT32_MAX) {
+			uint64_t e = edge_of(w, p, fn, callee);
+			if (e == UINT64_MAX)
+				return OPSCOPE_ENOMEM;
+			if (w->e_mark[e] != mark) {
+				w->e_mark[e] = mark;
+				p->edges[e].weight += wt;
+			}
+		}
+		callee = fn;
+	}
+	return 0;
+}
+
+static int profile_run(const struct model *m, const char *under, struct samples_profile *p,
+		       struct work *w)
+{
+	w->weight = calloc((size_t)m->nstacks + 1, sizeof(*w->weight));
+	if (!w->weight)
+		return OPSCOPE_ENOMEM;
+	uint32_t under_id = under ? model_find_str(m, under) : 0;
+	for (uint32_t ti = 0; ti < m->ntracks; ti++) {
+		const struct model_track *t = &m->tracks[ti];
+		p->all_samples += t->nsamples;
+		if (!t->nsamples || (under && !under_id))
+			continue;
+		if (under) {
+			if (!grow_array((void **)&w->keep, 1, &w->keep_cap, t->nsamples))
+				return OPSCOPE_ENOMEM;
+			memset(w->keep, 0, (size_t)t->nsamples);
+			under_track(t, under_id, w->keep);
+		}
+		for (uint64_t i = 0; i < t->nsamples; i++) {
+			if (under && !w->keep[i])
+				continue;
+			int64_t wt = t->samples.weight[i];
+			uint32_t st = t->samples.stack[i];
+			p->samples++;
+			p->total += wt;
+			p->truncated += (t->samples.flags[i] & MODEL_SAMPLEF_TRUNCATED) != 0;
+			if (st < m->nstacks)
+				w->weight[st] += wt;
+			else
+				p->no_stack++;
+		}
+	}
+	int rc = map_functions(m, w, p);
+	for (uint32_t st = 0; st < m->nstacks && !rc; st++)
+		if (w->weight[st])
+			rc = count_stack(m, w, p, st);
+	if (rc)
+		return rc;
+	/* drop the functions of no kept sample, then sort; edges follow the new indices */
+	uint32_t *newi = malloc(((size_t)p->nfns + 1) * sizeof(*newi));
+	if (!newi)
+		return OPSCOPE_ENOMEM;
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < p->nfns; i++)
+		if (p->fns[i].cum || p->fns[i].flat)
+			p->fns[n++] = p->fns[i];
+	p->nfns = n;
+	if (p->nfns > 1) /* qsort(NULL, 0, ...) is undefined */
+		qsort(p->fns, p->nfns, sizeof(*p->fns), fn_cmp);
+	/* old index -> new: through the (name, file) map */
+	for (uint32_t i = 0; i < p->nfns; i++) {
+		uint64_t *v = hmap_find(&w->fns, (uint64_t)p->fns[i].name << 32 | p->fns[i].file);
+		newi[*v] = i;
+	}
+	uint64_t k = 0;
+	for (uint64_t e = 0; e < p->nedges; e++) {
+		if (!p->edges[e].weight)
+			continue;
+		p->edges[k] = p->edges[e];
+		p->edges[k].caller = newi[p->edges[e].caller];
+		p->edges[k].callee = newi[p->edges[e].callee];
+		k++;
+	}
+	p->nedges = k;
+	free(newi);
+	if (p->nedges > 1)
+		qsort(p->edges, (size_t)p->nedges, sizeof(*p->edges), edge_cmp);
+	return 0;
+}
+
+int samples_profile(const struct model *m, const char *under, struct samples_profile *p)
+{
+	memset(p, 0, sizeof(*p));
+	struct work w;
+	memset(&w, 0, sizeof(w));
+	int rc = profile_run(m, under, p, &w);
+	work_free(&w);
+	if (rc)
+		samples_profile_free(p);
+	return rc;
+}
+
+void samples_profile_free(struct samples_profile *p)
+{
+	free(p->fns);
+	free(p->edges);
+	memset(p, 0, sizeof(*p));
+}

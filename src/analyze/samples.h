@@ -1,0 +1,51 @@
+/*
+ * samples.h: the profile of the model's CPU stack samples, as `pprof -top` and `-peek` show
+ * one: per function the weight of the samples where it is the innermost frame (flat) and of
+ * the samples whose stack holds it anywhere (cum), and per caller -> callee pair the weight of
+ * the samples whose stack holds that call. Optionally only the samples taken while their
+ * thread was inside a range of a given name (`report --views samples --under NAME`).
+ *
+ * A function is a frame name with its source file (Python frames of the same name in two
+ * files are two functions; native frames have no file). Recursion never counts twice: a
+ * sample adds its weight once to the cum of each function its stack holds and once to each
+ * distinct caller -> callee pair, however often they repeat in it. Pure: reads the model only.
+ */
+#ifndef OPSCOPE_ANALYZE_SAMPLES_H
+#define OPSCOPE_ANALYZE_SAMPLES_H
+
+#include <stdint.h>
+
+#include "model/model.h"
+
+struct samples_fn {
+	uint32_t name; /* string id of the function name (0: not known) */
+	uint32_t file; /* string id of its source file, 0 if none */
+	int64_t flat;  /* weight of the samples whose innermost frame it is */
+	int64_t cum;   /* weight of the samples whose stack holds it */
+};
+
+/* Samples whose stack has function `caller` calling function `callee` (indices in fns). */
+struct samples_edge {
+	uint32_t caller, callee;
+	int64_t weight; /* their weight, each sample once */
+};
+
+struct samples_profile {
+	struct samples_fn *fns; /* by flat (descending), then cum, then name and file */
+	uint32_t nfns;
+	struct samples_edge *edges; /* by weight (descending), then caller, then callee */
+	uint64_t nedges;
+	int64_t total;	      /* weight of every sample kept, stackless ones included */
+	uint64_t samples;     /* samples kept */
+	uint64_t truncated;   /* of them, with a truncated stack */
+	uint64_t no_stack;    /* of them, with no stack at all (count no function) */
+	uint64_t all_samples; /* samples in the model, before --under */
+};
+
+/* The profile of the samples of model m; with `under` (not NULL), only of those taken while
+ * their thread was inside a range named exactly `under` (start <= time < end). 0, or
+ * OPSCOPE_ENOMEM (p is then empty). */
+int samples_profile(const struct model *m, const char *under, struct samples_profile *p);
+void samples_profile_free(struct samples_profile *p);
+
+#endif
