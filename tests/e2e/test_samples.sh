@@ -85,6 +85,45 @@ check "report --under a name no range has: says so" 'grep -q "Samples: no stack 
 "$OPSCOPE" report "$T/plain.opscope" >"$T/out"
 check "report of a trace without samples has no samples table" '! grep -q "Samples:" "$T/out"'
 
+# --- Chrome / Perfetto export: stackFrames + samples, read by Python's JSON parser ---
+"$OPSCOPE" export -q "$T/r.opscope" -o "$T/r.chrome.json"
+check "chrome export: stackFrames and samples of the recorded shape" "$PY - \"\$T/r.chrome.json\" <<'EOF'
+import collections, json, sys
+d = json.load(open(sys.argv[1]))
+frames, samples = d['stackFrames'], d['samples']
+assert len(samples) == 206, len(samples)
+def stack(sf):
+    out = []
+    while sf is not None:
+        f = frames[str(sf)]
+        out.append(f['name'])
+        sf = f.get('parent')
+    return ';'.join(reversed(out))
+got = collections.Counter(stack(s['sf']) for s in samples)
+a, b, c = 'libsynth.so+0x1100', 'libsynth.so+0x1200', 'libsynth.so+0x1300'
+want = {f'main;{a};{b};{c}': 120, f'main;{a};{b}': 60, f'main;{a}': 20, f'{a};{a};{a}': 4,
+        f'{b};{c}': 2}
+assert got == want, got
+assert frames['0'] == {'name': 'main', 'category': 'main.py'}, frames['0']
+assert all(f['category'] == 'libsynth.so' for k, f in frames.items() if k != '0')
+tids = {e['tid'] for e in d['traceEvents'] if e.get('ph') == 'X'}
+assert {s['tid'] for s in samples} == tids and len(tids) == 2
+assert all(s['weight'] == 1 and isinstance(s['ts'], float) for s in samples)
+EOF"
+"$PROGRAMS/make_trace" "$T/s.opscope" --stacks
+"$OPSCOPE" export -q "$T/s.opscope" -o "$T/s.chrome.json"
+check "chrome export: a sample without a stack is left out, ts in us, weights kept" "$PY - \"\$T/s.chrome.json\" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+s = d['samples']
+assert len(s) == 15, len(s)
+assert s[0]['ts'] == 1.1 and s[0]['sf'] == 3, s[0]
+assert [x['weight'] for x in s if x['tid'] == 101] == [5, 1]
+assert d['stackFrames']['5'] == {'name': '0x999', 'category': ''}
+EOF"
+"$OPSCOPE" export -q "$T/plain.opscope" -o "$T/plain.json"
+check "chrome export of a trace without samples has neither key" "$PY -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(\"samples\" in d or \"stackFrames\" in d)' \"\$T/plain.json\""
+
 # --- the tracebuild stacks trace and its defects ---
 "$PROGRAMS/make_trace" "$T/s.opscope" --stacks
 "$OPSCOPE" dump "$T/s.opscope" >"$T/dump"

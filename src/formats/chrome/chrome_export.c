@@ -9,7 +9,12 @@
  * async 'b'/'e' pairs with one id each, so overlapping ones never share a track; instants as
  * 'i' with "s":"t"; counter samples as 'C'; flows as 's' (inside the source range, at the
  * flow point) + 'f' with "bp":"e" (inside the destination range), sharing id, cat and name;
- * drop marks as instants in category "opscope".
+ * drop marks as instants in category "opscope". CPU stack samples, when the model has any, as
+ * the format's "Global Samples": a top-level "stackFrames" dictionary, one entry per entry of
+ * the model's stack prefix tree (key: its index; "name": the frame's function, "category":
+ * its source file or module, "parent": the caller's key), and a top-level "samples" array
+ * ({"pid","tid","ts","name","sf","weight"}; "sf" the key of the innermost frame). Samples
+ * without a stack are left out (they have no frame to point at).
  *
  * Invariants of the output: valid JSON whatever the names contain (every string is escaped:
  * quotes, backslashes, control characters as \u00XX, invalid UTF-8 as U+FFFD); numbers are
@@ -508,6 +513,75 @@ static void chrome_drops(struct jw *w, const struct model *m, const struct chrom
 	}
 }
 
+static bool model_has_samples(const struct model *m)
+{
+	for (uint32_t t = 0; t < m->ntracks; t++)
+		if (m->tracks[t].nsamples)
+			return true;
+	return false;
+}
+
+/* A frame's "category": its source file (Python), else the last component of its module. */
+static void jw_frame_category(struct jw *w, const struct model *m, const struct model_frame *f)
+{
+	if (f->file) {
+		jw_sid(w, m, f->file);
+		return;
+	}
+	const char *mod = model_str(m, f->module);
+	const char *slash = strrchr(mod, '/');
+	jw_cstr(w, slash && slash[1] ? slash + 1 : mod);
+}
+
+/* "stackFrames" and "samples" (see the file comment), then a comma; nothing without samples,
+ * so that traces without them export as before. */
+static void chrome_samples(struct jw *w, const struct model *m, const struct chrome_window *win)
+{
+	if (!model_has_samples(m))
+		return;
+	jw_lit(w, "\"stackFrames\":{");
+	for (uint32_t s = 0; s < m->nstacks; s++) {
+		const struct model_stack *st = &m->stacks[s];
+		const struct model_frame *f = &m->frames[st->frame];
+		jw_lit(w, s ? ",\n\"" : "\n\"");
+		jw_u64(w, s);
+		jw_lit(w, "\":{\"name\":");
+		if (f->name)
+			jw_sid(w, m, f->name);
+		else
+			jw_cstr(w, "?");
+		jw_lit(w, ",\"category\":");
+		jw_frame_category(w, m, f);
+		if (st->parent != MODEL_NO_STACK) {
+			jw_lit(w, ",\"parent\":");
+			jw_u64(w, st->parent);
+		}
+		jw_raw(w, "}", 1);
+	}
+	jw_lit(w, "\n},\n\"samples\":[");
+	bool first = true;
+	for (uint32_t t = 0; t < m->ntracks; t++) {
+		const struct model_track *tr = &m->tracks[t];
+		const struct model_samples *sa = &tr->samples;
+		for (uint64_t i = 0; i < tr->nsamples; i++) {
+			if (sa->stack[i] == MODEL_NO_STACK || !in_window(win, sa->ts_ns[i]))
+				continue;
+			jw_lit(w, first ? "\n{\"pid\":" : ",\n{\"pid\":");
+			first = false;
+			jw_u64(w, tr->pid);
+			jw_lit(w, ",\"tid\":");
+			jw_u64(w, tr->tid);
+			jw_ts(w, ",\"ts\":", sa->ts_ns[i]);
+			jw_lit(w, ",\"name\":\"cpu stack sample\",\"sf\":");
+			jw_u64(w, sa->stack[i]);
+			jw_lit(w, ",\"weight\":");
+			jw_i64(w, sa->weight[i]);
+			jw_raw(w, "}", 1);
+		}
+	}
+	jw_lit(w, "\n],\n");
+}
+
 static void chrome_other(struct jw *w, const struct model *m)
 {
 	jw_lit(w, "\"otherData\":{\"generator\":\"opscope " OPSCOPE_VERSION_STRING "\"");
@@ -571,6 +645,7 @@ int chrome_export_window(const struct model *m, FILE *out, int64_t from, int64_t
 	chrome_flows(w, m, &win);
 	chrome_drops(w, m, &win);
 	jw_lit(w, "\n],\n\"displayTimeUnit\":\"ns\",\n");
+	chrome_samples(w, m, &win);
 	chrome_other(w, m);
 	jw_lit(w, "}\n");
 	jw_flush(w);
