@@ -25,8 +25,10 @@
  * The parts, one job each, tied by struct kimport (one import):
  *   kineto_parse.c     the text to events: the top-level state machine and one event's
  *                      members, into batches (struct kbatch); no model access
- *   kineto_meaning.c   what events mean: tracks, categories, ranges, flows, names and
- *                      metadata, committed to the model a batch at a time, and the finish
+ *   kineto_meaning.c   what events mean: tracks, categories, ranges, flows and names,
+ *                      committed to the model a batch at a time, and the finish
+ *   kineto_metadata.c  the top-level members besides the events (distributedInfo,
+ *                      deviceProperties, otherData, scalars)
  *   kineto_pipeline.c  batches and windows between the parser and the committer, on one
  *                      thread or two; the entry points
  *   kineto_parallel.c  a text in one piece cut into chunks parsed on several threads on
@@ -302,10 +304,13 @@ int kerror(struct kimport *K, const char *at, const char *msg);
 
 /* Commit a batch's events to the model in order; false when out of memory. */
 bool kbatch_commit(struct kimport *K, struct kbatch *b);
-/* A top-level member other than traceEvents (metadata, baseTimeNanoseconds), parsed. */
-int ktop_member(struct kimport *K, struct json_cur *c, struct json_span key);
 /* Everything is committed: close what is open, shift, nest, name, add the flows. */
 void kfinish(struct kimport *K);
+
+/* kineto_metadata.c */
+
+/* A top-level member other than traceEvents (metadata, baseTimeNanoseconds), parsed. */
+int ktop_member(struct kimport *K, struct json_cur *c, struct json_span key);
 
 /* kineto_pipeline.c */
 
