@@ -30,6 +30,19 @@ static inline uint64_t fuzz_corr_of_args(const struct model *m, uint32_t key, ui
 
 static inline void fuzz_model_check(const struct model *m)
 {
+	for (uint32_t f = 0; f < m->nfiles; f++) {
+		const struct model_file *mf = &m->files[f];
+		if ((uint64_t)mf->first_sample_type + mf->nsample_types > m->nsample_types ||
+		    (mf->nsample_types && mf->weight_type >= mf->nsample_types))
+			abort();
+	}
+	for (uint32_t i = 0; i < m->nframes; i++)
+		if (m->frames[i].name >= m->nstrings || m->frames[i].file >= m->nstrings ||
+		    m->frames[i].module >= m->nstrings)
+			abort();
+	for (uint32_t i = 0; i < m->nmappings; i++)
+		if (m->mappings[i].file >= m->nfiles || m->mappings[i].path >= m->nstrings)
+			abort();
 	uint32_t corr_key = model_find_str(m, "correlation");
 	for (uint32_t p = 0; p < m->nprocesses; p++) {
 		const struct model_process *pr = &m->processes[p];
@@ -71,12 +84,22 @@ static inline void fuzz_model_check(const struct model *m)
 			    model_range_arg(m, t, i, corr_key) != MODEL_NONE)
 				abort(); /* an argument that is no integer gives no id */
 		}
-		for (uint64_t i = 0; i < tr->nsamples; i++)
+		/* a sample's stack is an entry or none (no frames); its values lie within the
+		 * model's, its file's column count of them, the weight among them */
+		uint32_t nval = tr->file < m->nfiles ? m->files[tr->file].nsample_types : 0;
+		for (uint64_t i = 0; i < tr->nsamples; i++) {
 			if ((tr->samples.stack[i] != MODEL_NO_STACK &&
 			     tr->samples.stack[i] >= m->nstacks) ||
 			    (tr->samples.flags[i] & ~MODEL_SAMPLEF_TRUNCATED) ||
 			    (i && tr->samples.ts_ns[i] < tr->samples.ts_ns[i - 1]))
 				abort();
+			if (tr->samples.first_value &&
+			    (!nval || tr->samples.first_value[i] + nval > m->nsample_values ||
+			     m->sample_values[tr->samples.first_value[i] +
+					      m->files[tr->file].weight_type] !=
+				     tr->samples.weight[i]))
+				abort();
+		}
 		const struct model_instants *in = &tr->instants;
 		for (uint64_t i = 0; i < tr->ninstants; i++)
 			if (in->name[i] >= m->nstrings ||

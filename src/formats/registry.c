@@ -1,7 +1,8 @@
 /*
  * registry.c: the table of formats (registry.h). One row per format, in the order files are
  * recognised in and exporters are listed in: the .opscope magic first (an unambiguous
- * signature), then JSON. Each row points into its format's folder; nothing else here knows a
+ * signature), then gperftools' binary header and text profiles, profile.proto (plain, or
+ * gzip'd: its sniffer decompresses the head), then JSON (gzip'd or not). Each row points into its format's folder; nothing else here knows a
  * format by name.
  */
 #include "formats/registry.h"
@@ -10,11 +11,17 @@
 
 #include "formats/chrome/chrome.h"
 #include "formats/opscope/opscope_load.h"
+#include "formats/pprof/pprof.h"
 #include "formats/sqlite/sqlite_export.h"
 
 const struct format format_table[] = {
 	{ "opscope", ".opscope", ".opscope trace files, as opscope record writes them",
 	  opscope_sniff, opscope_load_file, opscope_load_mem, NULL, NULL, NULL },
+	{ "gperftools", ".prof", "gperftools legacy CPU profiles (CPUPROFILE, yep): import only",
+	  legacy_sniff, legacy_load_file, legacy_load_mem, NULL, NULL, NULL },
+	/* before chrome: both may be gzip'd, and this one looks inside */
+	{ "pprof", ".pb.gz", "pprof profile.proto, gzip'd (go tool pprof, google-pprof)",
+	  pprof_sniff, pprof_load_file, pprof_load_mem, NULL, NULL, NULL },
 	{ "chrome", ".json", "Chrome / Perfetto trace JSON (chrome://tracing, ui.perfetto.dev)",
 	  kineto_sniff, kineto_load_file, kineto_load_mem, chrome_export, chrome_export_window,
 	  NULL },

@@ -291,6 +291,7 @@ static void track_free(struct model_track *t)
 	column_free(t->samples.stack);
 	column_free(t->samples.weight);
 	column_free(t->samples.flags);
+	column_free(t->samples.first_value);
 }
 
 void model_free(struct model *m)
@@ -306,6 +307,9 @@ void model_free(struct model *m)
 	free(m->processes);
 	free(m->frames); /* stacks.c's tables */
 	free(m->stacks);
+	free(m->sample_types);
+	free(m->sample_values);
+	free(m->mappings);
 	hindex_free(&m->frame_index);
 	hindex_free(&m->stack_index);
 	free(m->str_off);
@@ -561,6 +565,38 @@ uint64_t model_add_sample(struct model *m, uint32_t track, int64_t ts_ns, uint32
 	r->stack[i] = stack;
 	r->weight[i] = weight;
 	r->flags[i] = 0;
+	return i;
+}
+
+uint64_t model_add_sample_values(struct model *m, uint32_t track, int64_t ts_ns, uint32_t stack,
+				 const int64_t *values)
+{
+	struct model_track *t = &m->tracks[track];
+	const struct model_file *f = t->file < m->nfiles ? &m->files[t->file] : NULL;
+	uint32_t n = f ? f->nsample_types : 0;
+	if (n == 0)
+		return model_add_sample(m, track, ts_ns, stack, values[0]);
+	if (!grow_array((void **)&m->sample_values, sizeof(*m->sample_values),
+			&m->sample_values_cap, m->nsample_values + n)) {
+		m->oom = true;
+		return MODEL_NONE;
+	}
+	uint64_t cap = t->nsamples_cap;
+	uint64_t i = model_add_sample(m, track, ts_ns, stack, values[f->weight_type]);
+	if (i == MODEL_NONE)
+		return MODEL_NONE;
+	struct model_samples *r = &t->samples;
+	/* the column of value indexes keeps the track's sample capacity, made at the first
+	 * sample that has values */
+	if ((!r->first_value || t->nsamples_cap != cap) &&
+	    !column(&r->first_value, sizeof(*r->first_value), t->nsamples_cap)) {
+		t->nsamples--;
+		m->oom = true;
+		return MODEL_NONE;
+	}
+	r->first_value[i] = m->nsample_values;
+	memcpy(m->sample_values + m->nsample_values, values, n * sizeof(*values));
+	m->nsample_values += n;
 	return i;
 }
 

@@ -8,8 +8,8 @@
  * files is two processes), tracks (host threads, per-process async tracks, device queues),
  * and per track the events as columns (struct of arrays) sorted by start:
  * ranges, instants, counter samples, stack samples. Flows, typed arguments, process metadata,
- * scoped-timer statistics, drop marks, and the frames and stacks of stack samples are
- * model-wide tables. Times are int64 nanoseconds of
+ * scoped-timer statistics, drop marks, and the frames, stacks, value types, values and
+ * binary mappings of stack samples are model-wide tables. Times are int64 nanoseconds of
  * CLOCK_MONOTONIC (ticks are mapped at load), durations are >= 0.
  *
  * Not thread-safe while loading; read-only use from many threads is fine.
@@ -95,13 +95,39 @@ struct model_counters {
 #define MODEL_SAMPLEF_TRUNCATED (1u << 0) /* the stack was cut: its outermost frames are missing */
 
 /* Stack samples of one track (CPU stack sampling), as columns; index i is one sample, sorted
- * by time. Filled by the .opscope loader (SAMPLES records) and importers of profiles. */
+ * by time. Filled by the .opscope loader (SAMPLES records) and the importers of profiles
+ * (formats/pprof/). A sample of a profile that has several values per sample (pprof's sample
+ * types: "samples/count" and "cpu/nanoseconds") keeps them all in model.sample_values, and
+ * its weight is the one its file names (model_file.weight_type); a file without sample types
+ * has the weight alone. */
 struct model_samples {
-	int64_t *ts_ns;	 /* time, ns */
+	int64_t *ts_ns;	 /* time, ns (imported profiles without sample times: 0) */
 	uint32_t *stack; /* index in model.stacks of the entry of the innermost frame,
-			    MODEL_NO_STACK when no stack was read */
+			    MODEL_NO_STACK when no stack was read (pprof: a sample with no
+			    locations) */
 	int64_t *weight; /* sample value: 1 per sample, or what it stands for (ns, bytes) */
 	uint8_t *flags;	 /* MODEL_SAMPLEF_*, 0 from model_add_sample */
+	/* Index in model.sample_values of the sample's first value, its file's nsample_types
+	 * values in a row; NULL while the track's file has no sample types. */
+	uint64_t *first_value;
+};
+
+/* What one value column of a file's stack samples measures (pprof's ValueType). */
+struct model_value_type {
+	uint32_t type; /* string id: "samples", "cpu", "alloc_space" */
+	uint32_t unit; /* string id: "count", "nanoseconds", "bytes" */
+};
+
+/* A mapping of a binary into a profiled process (pprof's Mapping, a line of
+ * /proc/PID/maps): native frames name their binary by its path (model_frame.module), and
+ * exporters find the mapping of a frame by that path and its address. */
+struct model_mapping {
+	uint32_t file;	   /* index in model.files of the file it came from */
+	uint64_t start;	   /* first address of the mapping */
+	uint64_t limit;	   /* address just past it */
+	uint64_t offset;   /* offset in the binary of `start` */
+	uint32_t path;	   /* string id of the binary's path, 0 if not known */
+	uint32_t build_id; /* string id of the build id (hex), 0 if not known */
 };
 
 enum model_frame_kind {
@@ -112,7 +138,15 @@ enum model_frame_kind {
 	MODEL_FRAME_DEVICE = 4, /* code on an accelerator (a GPU kernel's function) */
 };
 
-/* One frame of a stack; interned: equal frames share one index in model.frames. */
+/* Frame flags. */
+/* Inlined into its caller: the next frame toward the root is the same machine location
+ * (address), the function this one was inlined into (pprof: every line of a location but
+ * its last). */
+#define MODEL_FRAMEF_INLINED (1u << 0)
+
+/* One frame of a stack; interned: equal frames share one index in model.frames. A native
+ * frame with an address but no name is unsymbolized: its binary (module) and address are
+ * all that is known. */
 struct model_frame {
 	uint32_t name;	  /* string id of the function name, 0 if not known */
 	uint32_t file;	  /* string id of the source file, 0 if not known */
@@ -120,6 +154,7 @@ struct model_frame {
 	uint32_t module;  /* string id of the binary (shared object) or Python module, 0 unknown */
 	uint64_t address; /* instruction address (native frames), 0 if not known */
 	uint8_t kind;	  /* enum model_frame_kind */
+	uint8_t flags;	  /* MODEL_FRAMEF_* */
 };
 
 /* One entry of the stack prefix tree (what pprof's samples and flame graphs fold into): a
@@ -261,6 +296,17 @@ struct model_file {
 	uint64_t bad_strings;		  /* references to undefined string ids (read as "") */
 	uint32_t nclocks;		  /* CLOCK records */
 	struct model_clock *clocks;	  /* sorted by ticks */
+	/* What the values of its stack samples mean (pprof's sample types; all 0 for a file
+	 * whose samples have a weight alone): nsample_types columns from first_sample_type in
+	 * model.sample_types, and model_samples.weight is column weight_type (pprof's
+	 * default_sample_type, else its last). */
+	uint32_t first_sample_type;
+	uint32_t nsample_types;
+	uint32_t weight_type;
+	uint32_t period_type; /* string id: what the sampling period measures ("cpu"), 0 unknown */
+	uint32_t period_unit; /* string id: its unit ("nanoseconds"), 0 unknown */
+	int64_t period;	      /* sampling period in period_unit, 0 if not known */
+	int64_t duration_ns;  /* length of the profile, ns, 0 if not known */
 };
 
 struct model {
@@ -303,6 +349,14 @@ struct model {
 	uint32_t nstacks, stacks_cap;
 	struct model_stack *stacks;
 	struct hindex frame_index, stack_index;
+	/* the value columns of the files' samples (model_file.first_sample_type), their values
+	 * (model_samples.first_value), and the binaries' mappings of imported profiles */
+	uint32_t nsample_types, sample_types_cap;
+	struct model_value_type *sample_types;
+	uint64_t nsample_values, sample_values_cap;
+	int64_t *sample_values;
+	uint32_t nmappings, mappings_cap;
+	struct model_mapping *mappings;
 
 	uint64_t events_total;	/* encoded events of all files */
 	uint64_t dropped_total; /* events lost, all files */
@@ -362,6 +416,8 @@ uint64_t model_add_counter(struct model *m, uint32_t track, int64_t ts_ns, uint3
  * same for equal frames; MODEL_NO_FRAME when out of memory. */
 uint32_t model_add_frame(struct model *m, uint32_t name, uint32_t file, int32_t line,
 			 uint32_t module, uint64_t address, uint8_t kind);
+/* The same for a whole frame, flags included. */
+uint32_t model_add_frame_full(struct model *m, const struct model_frame *f);
 /* The stack entry of `frame` called from entry `parent` (MODEL_NO_STACK for an outermost
  * frame), interned: the same (parent, frame) gives the same index, so equal stacks share it.
  * MODEL_NO_STACK when out of memory, or when parent or frame is not an index of the model. */
@@ -370,6 +426,24 @@ uint32_t model_add_stack(struct model *m, uint32_t parent, uint32_t frame);
  * its index or MODEL_NONE. */
 uint64_t model_add_sample(struct model *m, uint32_t track, int64_t ts_ns, uint32_t stack,
 			  int64_t weight);
+/* Give file `file` n sample value columns (string ids of type and unit each) whose column
+ * `weight` is the samples' weight; once per file, before its samples. False when out of
+ * memory, or when weight >= n. */
+bool model_set_sample_types(struct model *m, uint32_t file, const struct model_value_type *types,
+			    uint32_t n, uint32_t weight);
+/* Append a sample with the values of every column of its track's file (model_set_sample_types;
+ * its weight is the weight column's value); returns its index or MODEL_NONE. */
+uint64_t model_add_sample_values(struct model *m, uint32_t track, int64_t ts_ns, uint32_t stack,
+				 const int64_t *values);
+/* Value column c of sample i of track t (its weight where the file has no sample types). */
+static inline int64_t model_sample_value(const struct model *m, const struct model_track *t,
+					 uint64_t i, uint32_t c)
+{
+	return t->samples.first_value ? m->sample_values[t->samples.first_value[i] + c]
+				      : t->samples.weight[i];
+}
+/* Append a mapping of file `file`; its index, or UINT32_MAX when out of memory. */
+uint32_t model_add_mapping(struct model *m, const struct model_mapping *mp);
 /* Set the correlation id of range i of `track` (0: none); the column is made at the first id
  * other than 0. False when out of memory (m->oom set). */
 bool model_set_correlation(struct model *m, uint32_t track, uint64_t i, uint64_t corr);

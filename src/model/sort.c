@@ -250,6 +250,8 @@ static void sort_track(struct model *m, uint32_t track, bool *oom)
 			permute(sa->stack, sizeof(*sa->stack), k, n, tmp);
 			permute(sa->weight, sizeof(*sa->weight), k, n, tmp);
 			permute(sa->flags, sizeof(*sa->flags), k, n, tmp);
+			if (sa->first_value)
+				permute(sa->first_value, sizeof(*sa->first_value), k, n, tmp);
 		} else {
 			*oom = true;
 		}

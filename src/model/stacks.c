@@ -3,8 +3,9 @@
  * frames share an index, and the stack prefix tree, each entry a frame under its caller's
  * entry, interned on (parent, frame) so that equal stacks share an index: the shape pprof's
  * locations and flame graphs fold samples into. The samples themselves are columns of their
- * track (model.c), and model_free frees these tables. Nothing fills them yet: a CPU stack
- * sampler and pprof and folded-stack importers will.
+ * track (model.c), and model_free frees these tables. Also the per-file value types of samples
+ * (pprof's sample types) and the binaries' mappings. The pprof and gperftools importers
+ * (formats/pprof/) fill them; a CPU stack sampler will.
  *
  * Invariants: a stack entry's parent is MODEL_NO_STACK or a smaller index, and its frame a
  * valid frame index; each array has an index (util/hashmap.h) of its entries by value. Growth
@@ -27,7 +28,7 @@ static uint64_t frame_hash(const struct model_frame *f)
 {
 	uint64_t h = mix(0x632be59bd9b4e019ull, (uint64_t)f->name << 32 | f->file);
 	h = mix(h, (uint64_t)(uint32_t)f->line << 32 | f->module);
-	return mix(mix(h, f->address), f->kind);
+	return mix(mix(h, f->address), (uint64_t)f->flags << 8 | f->kind);
 }
 
 static uint64_t stack_hash(uint32_t parent, uint32_t frame)
@@ -52,7 +53,8 @@ static bool frame_eq(const void *ctx, uint32_t i)
 	const struct frame_key *k = ctx;
 	const struct model_frame *a = &k->m->frames[i], *b = &k->f;
 	return a->name == b->name && a->file == b->file && a->line == b->line &&
-	       a->module == b->module && a->address == b->address && a->kind == b->kind;
+	       a->module == b->module && a->address == b->address && a->kind == b->kind &&
+	       a->flags == b->flags;
 }
 
 /* hindex_hash_fn: the hash of frame i, for growing the index. */
@@ -77,7 +79,13 @@ static uint64_t stack_hash_at(const void *ctx, uint32_t i)
 uint32_t model_add_frame(struct model *m, uint32_t name, uint32_t file, int32_t line,
 			 uint32_t module, uint64_t address, uint8_t kind)
 {
-	struct frame_key key = { m, { name, file, line, module, address, kind } };
+	struct model_frame f = { name, file, line, module, address, kind, 0 };
+	return model_add_frame_full(m, &f);
+}
+
+uint32_t model_add_frame_full(struct model *m, const struct model_frame *f)
+{
+	struct frame_key key = { m, *f };
 	uint64_t h = frame_hash(&key.f);
 	uint32_t found = hindex_find(&m->frame_index, h, frame_eq, &key);
 	if (found != HINDEX_NONE)
@@ -111,4 +119,35 @@ uint32_t model_add_stack(struct model *m, uint32_t parent, uint32_t frame)
 	m->stacks[m->nstacks] = (struct model_stack){ parent, frame };
 	hindex_insert(&m->stack_index, h, m->nstacks);
 	return m->nstacks++;
+}
+
+bool model_set_sample_types(struct model *m, uint32_t file, const struct model_value_type *types,
+			    uint32_t n, uint32_t weight)
+{
+	if (file >= m->nfiles || (n && weight >= n))
+		return false;
+	if (!grow_array32((void **)&m->sample_types, sizeof(*m->sample_types), &m->sample_types_cap,
+			  (uint64_t)m->nsample_types + n)) {
+		m->oom = true;
+		return false;
+	}
+	struct model_file *f = &m->files[file];
+	f->first_sample_type = m->nsample_types;
+	f->nsample_types = n;
+	f->weight_type = weight;
+	if (n)
+		memcpy(m->sample_types + m->nsample_types, types, n * sizeof(*types));
+	m->nsample_types += n;
+	return true;
+}
+
+uint32_t model_add_mapping(struct model *m, const struct model_mapping *mp)
+{
+	if (!grow_array32((void **)&m->mappings, sizeof(*m->mappings), &m->mappings_cap,
+			  (uint64_t)m->nmappings + 1)) {
+		m->oom = true;
+		return UINT32_MAX;
+	}
+	m->mappings[m->nmappings] = *mp;
+	return m->nmappings++;
 }
