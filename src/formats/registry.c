@@ -21,7 +21,10 @@ const struct format format_table[] = {
 	  legacy_sniff, legacy_load_file, legacy_load_mem, NULL, NULL, NULL },
 	/* before chrome: both may be gzip'd, and this one looks inside */
 	{ "pprof", ".pb.gz", "pprof profile.proto, gzip'd (go tool pprof, google-pprof)",
-	  pprof_sniff, pprof_load_file, pprof_load_mem, NULL, NULL, NULL },
+	  pprof_sniff, pprof_load_file, pprof_load_mem, pprof_export, NULL, NULL },
+	{ "folded", ".folded",
+	  "folded stacks: 'root;caller;leaf weight' (flamegraph.pl, speedscope)", NULL, NULL, NULL,
+	  folded_export, NULL, NULL },
 	{ "chrome", ".json", "Chrome / Perfetto trace JSON (chrome://tracing, ui.perfetto.dev)",
 	  kineto_sniff, kineto_load_file, kineto_load_mem, chrome_export, chrome_export_window,
 	  NULL },

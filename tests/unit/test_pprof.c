@@ -683,6 +683,134 @@ TEST(proto_sample_cpu)
 	model_free(m);
 }
 
+/* The samples of a model as text: per track its name and tid, per sample its values and its
+ * stack (frames with name, file, line, module, address, kind and flags). */
+static char *samples_text(const struct model *m)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	for (uint32_t t = 0; t < m->ntracks; t++) {
+		const struct model_track *tr = &m->tracks[t];
+		const struct model_file *mf = &m->files[tr->file];
+		fprintf(f, "track %s tid %llu\n", model_str(m, tr->name),
+			(unsigned long long)tr->tid);
+		for (uint64_t i = 0; i < tr->nsamples; i++) {
+			for (uint32_t c = 0; c < (mf->nsample_types ? mf->nsample_types : 1); c++)
+				fprintf(f, " %lld", (long long)model_sample_value(m, tr, i, c));
+			for (uint32_t s = tr->samples.stack[i]; s != MODEL_NO_STACK;
+			     s = m->stacks[s].parent) {
+				const struct model_frame *fr = &m->frames[m->stacks[s].frame];
+				fprintf(f, " [%s %s:%d %s 0x%llx %u %u]", model_str(m, fr->name),
+					model_str(m, fr->file), fr->line, model_str(m, fr->module),
+					(unsigned long long)fr->address, fr->kind, fr->flags);
+			}
+			fputc('\n', f);
+		}
+	}
+	fclose(f);
+	return text;
+}
+
+/* Export m as pprof and import that again. */
+static struct model *round_trip(const struct model *m)
+{
+	char *bytes = NULL, err[256] = "";
+	size_t len = 0;
+	FILE *f = open_memstream(&bytes, &len);
+	CHECK_EQ_I(pprof_export(m, f, err, sizeof(err)), 0);
+	fclose(f);
+	struct model *back = model_new();
+	CHECK_EQ_I(import_load_mem(back, "back.pb.gz", bytes, len, err, sizeof(err)), 0);
+	CHECK_STR(err, "");
+	fuzz_model_check(back);
+	free(bytes);
+	return back;
+}
+
+static void check_round_trip(const struct model *m)
+{
+	struct model *back = round_trip(m);
+	char *a = samples_text(m), *b = samples_text(back);
+	CHECK(strlen(a) > 20);
+	CHECK_STR(a, b);
+	const struct model_file *x = &m->files[0], *y = &back->files[0];
+	CHECK_EQ_I(x->period, y->period);
+	CHECK_EQ_I(x->duration_ns, y->duration_ns);
+	CHECK_EQ_U(x->create_realtime_ns, y->create_realtime_ns);
+	CHECK_EQ_U(x->weight_type, y->weight_type);
+	CHECK_STR(model_str(m, x->period_type), model_str(back, y->period_type));
+	CHECK_EQ_U(m->nmappings, back->nmappings);
+	for (uint32_t i = 0; i < m->nmappings && i < back->nmappings; i++) {
+		CHECK_EQ_U(m->mappings[i].start, back->mappings[i].start);
+		CHECK_EQ_U(m->mappings[i].limit, back->mappings[i].limit);
+		CHECK_STR(model_str(m, m->mappings[i].path),
+			  model_str(back, back->mappings[i].path));
+	}
+	free(a);
+	free(b);
+	model_free(back);
+}
+
+TEST(export_round_trip)
+{
+	struct buf b;
+	buf_init(&b);
+	make_profile(&b, true);
+	struct model *m = model_new();
+	char err[256];
+	REQUIRE(import_load_mem(m, "hand.pb", b.data, b.len, err, sizeof(err)) == 0);
+	check_round_trip(m);
+	model_free(m);
+	buf_free(&b);
+	static const char *const shared[] = { "profile/testdata/cppbench.cpu",
+					      "profile/testdata/go.crc32.cpu",
+					      "internal/report/testdata/sample.cpu",
+					      "internal/proftest/testdata/large.cpu" };
+	for (size_t i = 0; i < sizeof(shared) / sizeof(shared[0]); i++) {
+		char path[512];
+		snprintf(path, sizeof(path), SHARED "%s", shared[i]);
+		FILE *f = fopen(path, "rb");
+		if (!f)
+			continue;
+		fclose(f);
+		m = load_legacy(path, NULL, 0);
+		printf("#   round trip %s\n", shared[i]);
+		check_round_trip(m);
+		model_free(m);
+	}
+}
+
+/* Folded stacks: one line per stack, outermost first; names that would break a line made
+ * safe. */
+TEST(export_folded)
+{
+	struct model *m = model_new();
+	REQUIRE(model_add_file(m, "hand", "test") == 0);
+	uint32_t t = model_add_track(m, MODEL_TRACK_THREAD, 1, 1, 0);
+	static const char evil[] = "a;b\nc\x01\xff";
+	uint32_t f1 = model_add_frame(m, model_intern(m, "main", 4), 0, 0, 0, 0, 1);
+	uint32_t f2 = model_add_frame(m, model_intern(m, evil, sizeof(evil) - 1), 0, 0, 0, 0, 1);
+	uint32_t f3 = model_add_frame(m, 0, 0, 0, model_intern(m, "/lib/libx.so", 12), 0xabc, 1);
+	uint32_t s1 = model_add_stack(m, MODEL_NO_STACK, f1);
+	uint32_t s2 = model_add_stack(m, s1, f2);
+	uint32_t s3 = model_add_stack(m, s2, f3);
+	model_add_sample(m, t, 0, s2, 5);
+	model_add_sample(m, t, 1, s3, 7);
+	model_add_sample(m, t, 2, s2, 1);
+	model_add_sample(m, t, 3, MODEL_NO_STACK, 100); /* no frames: no line */
+	char *text = NULL, err[128];
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	CHECK_EQ_I(folded_export(m, f, err, sizeof(err)), 0);
+	fclose(f);
+	CHECK_STR(text, "main;a:b c \xef\xbf\xbd 6\n"
+			"main;a:b c \xef\xbf\xbd;0xabc [libx.so] 7\n");
+	free(text);
+	model_free(m);
+}
+
 TEST_MAIN(varints_round_trip, nested_and_packed, malformed_wire, import_hand_made_profile,
 	  import_gzip_and_sniff, import_malformed_profiles, legacy_cppbench_cpu,
-	  legacy_go_crc32_cpu, legacy_gobench_cpu, proto_sample_cpu)
+	  legacy_go_crc32_cpu, legacy_gobench_cpu, proto_sample_cpu, export_round_trip,
+	  export_folded)

@@ -718,9 +718,12 @@ static bool looks_like_profile(const unsigned char *b, size_t n)
 		if (k == 0)
 			break;
 		bool len = f.number <= 6 || f.number == 11 || f.number == 13;
-		if (k < 0) /* a message cut off by the end of the head, after a whole one */
-			return fields > 0 && len && f.wire == PW_LEN &&
-			       strcmp(r.err, "length runs past the end of the message") == 0;
+		if (k < 0) /* a field cut off by the end of the head, after a whole one */
+			return fields > 0 && (strcmp(r.err, "truncated varint") == 0 ||
+					      strcmp(r.err, "truncated fixed-width field") == 0 ||
+					      (len && f.wire == PW_LEN &&
+					       strcmp(r.err, "length runs past the end of the "
+							     "message") == 0));
 		if (f.number > 15 || (len ? f.wire != PW_LEN && !(f.number == 13 && f.wire == 0)
 					  : f.wire != PW_VARINT))
 			return false;
