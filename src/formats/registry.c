@@ -20,8 +20,8 @@ const struct format format_table[] = {
 	{ "gperftools", ".prof", "gperftools legacy CPU profiles (CPUPROFILE, yep): import only",
 	  legacy_sniff, legacy_load_file, legacy_load_mem, NULL, NULL, NULL },
 	/* before chrome: both may be gzip'd, and this one looks inside */
-	{ "pprof", ".pb.gz", "pprof profile.proto, gzip'd (go tool pprof, google-pprof)",
-	  pprof_sniff, pprof_load_file, pprof_load_mem, pprof_export, NULL, NULL },
+	{ "pprof", ".pb.gz", "pprof profile.proto, gzip'd (go tool pprof)", pprof_sniff,
+	  pprof_load_file, pprof_load_mem, pprof_export, NULL, NULL },
 	{ "folded", ".folded",
 	  "folded stacks: 'root;caller;leaf weight' (flamegraph.pl, speedscope)", NULL, NULL, NULL,
 	  folded_export, NULL, NULL },
