@@ -26,8 +26,11 @@ static bool same_samples(const struct model *a, const struct model *b)
 		return false;
 	for (uint32_t t = 0; t < a->ntracks; t++) {
 		const struct model_track *x = &a->tracks[t], *y = &b->tracks[t];
+		/* a profile without sample types comes back with one, "samples/count", holding
+		 * the weights */
 		uint32_t nv = a->files[x->file].nsample_types;
-		if (x->nsamples != y->nsamples || nv != b->files[y->file].nsample_types ||
+		uint32_t nb = b->files[y->file].nsample_types;
+		if (x->nsamples != y->nsamples || (nv != nb && !(nv == 0 && nb == 1)) ||
 		    strcmp(model_str(a, x->name), model_str(b, y->name)) != 0)
 			return false;
 		for (uint64_t i = 0; i < x->nsamples; i++) {

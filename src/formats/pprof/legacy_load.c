@@ -249,7 +249,10 @@ static int parse_map_line(struct lload *L, const char *s, const char *end)
 	int nw = 0;
 	while (nw < 5 && next_word(&s, end, &w[nw], &wl[nw]))
 		nw++;
-	bool has_perm = nw > 0 && wl[0] == 4 && strspn(w[0], "-rwxps") >= 4;
+	/* permissions: four of "-rwxps" (the line is not NUL-terminated: no strspn) */
+	bool has_perm = nw > 0 && wl[0] == 4;
+	for (size_t i = 0; has_perm && i < 4; i++)
+		has_perm = memchr("-rwxps", w[0][i], 6) != NULL;
 	if (has_perm && memchr(w[0], 'x', 4) == NULL)
 		return 0;
 	const char *path = NULL;
@@ -380,7 +383,10 @@ static int build(struct lload *L, uint64_t period_us)
 				return loom(L);
 		}
 		int64_t count = (int64_t)(s->count > INT64_MAX ? INT64_MAX : s->count);
-		int64_t v[2] = { count, count * period_ns };
+		int64_t ns;
+		if (__builtin_mul_overflow(count, period_ns, &ns))
+			ns = INT64_MAX; /* a count no profiler wrote: saturated */
+		int64_t v[2] = { count, ns };
 		if (model_add_sample_values(m, track, 0, stack, v) == MODEL_NONE)
 			return loom(L);
 	}

@@ -164,7 +164,7 @@ static uint64_t location_of(struct pexport *X, uint32_t s, uint32_t *next)
 	/* the Functions first: they are top-level messages, and the Location is open below */
 	for (uint64_t i = X->loc_first[li]; i < X->loc_first[li + 1]; i++) {
 		const struct model_frame *f = &m->frames[X->loc_frames[i]];
-		if (f->name || f->file)
+		if (f->name || f->file || f->line || X->loc_first[li + 1] - X->loc_first[li] > 1)
 			func_id(X, f->name, f->file);
 	}
 	size_t at = pw_begin(&X->out, 4);
@@ -173,8 +173,9 @@ static uint64_t location_of(struct pexport *X, uint32_t s, uint32_t *next)
 	pw_put_varint_nz(&X->out, 3, f0->address);
 	for (uint64_t i = X->loc_first[li]; i < X->loc_first[li + 1]; i++) {
 		const struct model_frame *f = &m->frames[X->loc_frames[i]];
-		if (!f->name && !f->file)
-			continue;
+		if (!f->name && !f->file && !f->line &&
+		    X->loc_first[li + 1] - X->loc_first[li] == 1)
+			continue; /* unsymbolized: an address without lines */
 		size_t ln = pw_begin(&X->out, 4);
 		pw_put_varint(&X->out, 1, func_id(X, f->name, f->file));
 		pw_put_varint_nz(&X->out, 2, (uint64_t)(int64_t)f->line);

@@ -434,15 +434,14 @@ static int load_location(struct pload *P, const struct pw_field *f)
 		if (k < 0)
 			return wire_err(P, &lr);
 		struct model_frame fr = { 0, 0, 0, module, address, kind, MODEL_FRAMEF_INLINED };
-		if (fid) {
-			uint64_t *fi = hmap_find(&P->fn_index, fid);
-			if (!fi)
-				return perr(P, OPSCOPE_EFORMAT, g.data_offset,
-					    "line of location %llu: no function with id %llu",
-					    (unsigned long long)id, (unsigned long long)fid);
-			fr.name = P->fns[*fi].name;
-			fr.file = P->fns[*fi].file;
-		}
+		/* a line names its function (pprof refuses a line without one too) */
+		uint64_t *fi = hmap_find(&P->fn_index, fid);
+		if (!fi)
+			return perr(P, OPSCOPE_EFORMAT, g.data_offset,
+				    "line of location %llu: no function with id %llu",
+				    (unsigned long long)id, (unsigned long long)fid);
+		fr.name = P->fns[*fi].name;
+		fr.file = P->fns[*fi].file;
 		fr.line = line > INT32_MAX || line < INT32_MIN ? 0 : (int32_t)line;
 		if (!push_frame(P, model_add_frame_full(P->m, &fr)))
 			return P->rc;
@@ -473,7 +472,16 @@ static int load_location(struct pload *P, const struct pw_field *f)
 	return 0;
 }
 
-/* The track of a thread label (num, or str: a string id), made on first use. */
+/* The profile's track, for samples without a thread, made on first use. */
+static uint32_t default_track(struct pload *P)
+{
+	if (P->default_track == MODEL_NO_TRACK)
+		P->default_track = model_add_track(P->m, MODEL_TRACK_THREAD, 0, 0, 0);
+	return P->default_track;
+}
+
+/* The track of a thread label (num, or str: a string id), made on first use; thread 0 is the
+ * profile's track (tid 0 and no name: what the exporter writes no label for). */
 static uint32_t thread_track(struct pload *P, bool is_num, int64_t num, uint32_t str)
 {
 	struct model *m = P->m;
@@ -493,6 +501,8 @@ static uint32_t thread_track(struct pload *P, bool is_num, int64_t num, uint32_t
 		else
 			name = str, tid = P->threads.count + 1;
 	}
+	if (tid == 0 && name == 0)
+		return default_track(P);
 	uint32_t track = model_add_track(m, MODEL_TRACK_THREAD, 0, tid, name);
 	if (track == MODEL_NO_TRACK || !hmap_put(&P->threads, key, track)) {
 		oom(P);
@@ -608,11 +618,8 @@ static int load_sample(struct pload *P, const struct pw_field *f)
 		}
 	}
 	if (!P->rc) {
-		if (track == MODEL_NO_TRACK) {
-			if (P->default_track == MODEL_NO_TRACK)
-				P->default_track = model_add_track(m, MODEL_TRACK_THREAD, 0, 0, 0);
-			track = P->default_track;
-		}
+		if (track == MODEL_NO_TRACK)
+			track = default_track(P);
 		int64_t zero = 0;
 		if (track == MODEL_NO_TRACK ||
 		    model_add_sample_values(m, track, 0, stack, nv ? vals : &zero) == MODEL_NONE)
