@@ -6,7 +6,8 @@ set -euo pipefail
 packages=(cmake ninja-build gcc clang clang-format libclang-rt-14-dev libzstd-dev zstd
 	zlib1g-dev libsqlite3-dev sqlite3 python3 pkg-config python3-dev python3-pytest time
 	python3-torch libtorch-dev python3-sklearn g++ python3-pip python3-setuptools python3-wheel
-	golang-go google-perftools)
+	golang-go google-perftools libdw-dev binutils)
+# (libdw-dev: symbolizing native frames, optional; binutils: addr2line, the tests' oracle)
 # (PyTorch 1.13 and its headers: the operator observer and the tests of torch capture; pip,
 # setuptools and wheel: `pip install .` offline, tests/e2e/test_pip.sh; golang-go and
 # google-perftools: `go tool pprof` and google-pprof, the real readers of the pprof export,

@@ -15,6 +15,7 @@
 #ifndef OPSCOPE_CLI_CLI_H
 #define OPSCOPE_CLI_CLI_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 struct model;
@@ -45,6 +46,10 @@ _Noreturn void cli_die_oom(void);
 /* Give SIGPIPE back the disposition opscope was started with (main() ignores it): for a
  * program about to be exec'd, which inherits an ignored signal. */
 void cli_restore_sigpipe(void);
+/* Set by a command's --no-symbolize: native frames are not symbolized at load time. */
+extern bool cli_no_symbolize;
+/* Apply --no-symbolize or OPSCOPE_NO_SYMBOLIZE (set, not "0") to a model before loading. */
+void cli_symbolize_options(struct model *m);
 /* Load one trace file into a new model; NULL after printing why. */
 struct model *cli_load(const char *path);
 /* Write `len` bytes of s to out, escaping what a terminal would interpret

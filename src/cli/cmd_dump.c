@@ -27,7 +27,8 @@ static const char dump_usage[] =
 	"TIME_NS is relative to the first event; TRACK is the file's track number (a<pid>\n"
 	"for a process's async track, gpu<device>:<stream> for a device queue). A stack\n"
 	"sample is `sample - FUNCTION weight=W [truncated] stack=OUTER;...;INNER`, FUNCTION\n"
-	"its innermost frame.\n"
+	"its innermost frame; a native frame symbolized with debug info reads FUNCTION@FILE:LINE\n"
+	"(docs/symbolize.md).\n"
 	"\n"
 	"options:\n"
 	"      --sort KEY      track (default): by track, then time; time: by time only\n"
@@ -38,6 +39,7 @@ static const char dump_usage[] =
 	"      --category CAT  only ranges and instants of category CAT (e.g. Kernel)\n"
 	"      --name TEXT     only events whose name contains TEXT\n"
 	"      --absolute      print absolute times (ns) instead of relative ones\n"
+	"  --no-symbolize      leave native frames unsymbolized (also OPSCOPE_NO_SYMBOLIZE=1)\n"
 	"  -h, --help          show this help\n";
 
 /* a + b, held to the int64 range (a relative --to of INT64_MAX - 1 must not wrap). */
@@ -151,7 +153,13 @@ static void dump_stack(const struct model *m, uint32_t st)
 		uint32_t s = st;
 		for (uint32_t k = 1; k < d; k++)
 			s = m->stacks[s].parent; /* the entry d - 1 steps out of st */
-		dump_str(m, m->frames[m->stacks[s].frame].name);
+		const struct model_frame *f = &m->frames[m->stacks[s].frame];
+		dump_str(m, f->name);
+		if (f->kind == MODEL_FRAME_NATIVE && f->file && f->line > 0) {
+			printf("@"); /* a symbolized native frame: where in the source */
+			dump_str(m, f->file);
+			printf(":%d", (int)f->line);
+		}
 		if (d > 1)
 			printf(";");
 	}
@@ -358,6 +366,7 @@ int cmd_dump(int argc, char **argv)
 		{ "category", required_argument, NULL, 'c' },
 		{ "name", required_argument, NULL, 'n' },
 		{ "absolute", no_argument, NULL, 'a' },
+		{ "no-symbolize", no_argument, NULL, 'Y' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -368,6 +377,9 @@ int cmd_dump(int argc, char **argv)
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "t:h", longopts, NULL)) != -1) {
 		switch (c) {
+		case 'Y':
+			cli_no_symbolize = true;
+			break;
 		case 's':
 			if (strcmp(optarg, "track") == 0)
 				dump_by_track = 1;

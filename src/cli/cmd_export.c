@@ -36,6 +36,7 @@ static void export_usage(void)
 	      "                     chrome: split a larger export by time into\n"
 	      "                     OUT-stem.part1.json, .part2.json, ... each at most SIZE\n"
 	      "                     (default 256M; 0 = never split)\n"
+	      "  --no-symbolize     leave native frames unsymbolized (also OPSCOPE_NO_SYMBOLIZE=1)\n"
 	      "  -h, --help         show this help\n"
 	      "\n"
 	      "formats:\n",
@@ -215,6 +216,7 @@ int cmd_export(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "max-part-size", required_argument, NULL, 'P' },
+		{ "no-symbolize", no_argument, NULL, 'Y' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -224,6 +226,9 @@ int cmd_export(int argc, char **argv)
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "f:o:qh", longopts, NULL)) != -1) {
 		switch (c) {
+		case 'Y':
+			cli_no_symbolize = true;
+			break;
 		case 'f':
 			format = optarg;
 			break;

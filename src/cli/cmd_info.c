@@ -26,6 +26,7 @@ static const char info_usage[] =
 	"kind and category, drops, time span, timers, and whether the file ended cleanly.\n"
 	"\n"
 	"options:\n"
+	"  --no-symbolize  leave native frames unsymbolized (also OPSCOPE_NO_SYMBOLIZE=1)\n"
 	"  -h, --help   show this help\n";
 
 static void info_duration(char *out, size_t size, int64_t ns)
@@ -112,6 +113,8 @@ static void info_file(const struct model *m, const struct model_file *f)
 		       f->bad_strings);
 }
 
+static void info_symbolize(const struct model_symbolize_stats *s);
+
 static int info_one(const char *path)
 {
 	struct model *m = cli_load(path);
@@ -179,6 +182,7 @@ static int info_one(const char *path)
 		printf("samples:    %" PRIu64 " stack samples (%" PRIu64
 		       " truncated), %u stacks, %u frames\n",
 		       stack_samples, truncated, m->nstacks, m->nframes);
+	info_symbolize(&m->symbolize);
 	bool any = false;
 	for (int c = 0; c < 256; c++) {
 		if (!by_cat[c])
@@ -239,9 +243,43 @@ static int info_one(const char *path)
 	return CLI_OK;
 }
 
+/* One line on what symbolizing the native frames gave, when the trace has any. */
+static void info_symbolize(const struct model_symbolize_stats *s)
+{
+	if (!s->frames)
+		return;
+	if (s->skipped == s->frames) {
+		printf("symbols:    %" PRIu64 " native frames not symbolized: %s\n", s->frames,
+		       s->off ? s->off : "skipped");
+		return;
+	}
+	printf("symbols:    %" PRIu64 " of %" PRIu64 " native frames symbolized (%" PRIu64
+	       " with file:line, %" PRIu64 " inlined frames added)",
+	       s->named, s->frames, s->with_line, s->inlined);
+	const struct {
+		uint64_t n;
+		const char *why;
+	} not [] = {
+		{ s->no_binary, "binary missing" }, { s->build_id_mismatch, "build-id mismatch" },
+		{ s->no_symbol, "no symbol" },	    { s->no_path, "not in a file" },
+		{ s->skipped, "skipped" },
+	};
+	const char *sep = "; not: ";
+	for (size_t i = 0; i < sizeof(not ) / sizeof(not [0]); i++)
+		if (not [i].n) {
+			printf("%s%" PRIu64 " %s", sep, not [i].n, not [i].why);
+			sep = ", ";
+		}
+	if (s->mangled)
+		printf("; %" PRIu64 " names left mangled (libstdc++'s demangler not found)",
+		       s->mangled);
+	printf("\n");
+}
+
 int cmd_info(int argc, char **argv)
 {
 	static const struct option longopts[] = {
+		{ "no-symbolize", no_argument, NULL, 'Y' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -249,6 +287,9 @@ int cmd_info(int argc, char **argv)
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
+		case 'Y':
+			cli_no_symbolize = true;
+			break;
 		case 'h':
 			fputs(info_usage, stdout);
 			return CLI_OK;

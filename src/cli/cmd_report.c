@@ -53,6 +53,7 @@ static const char report_usage[] =
 	"  -w, --width N         cut names longer than N characters (text)\n"
 	"  -f, --format F        text (default), csv or json\n"
 	"  -o, --output FILE     write to FILE instead of stdout\n"
+	"  --no-symbolize        leave native frames unsymbolized (also OPSCOPE_NO_SYMBOLIZE=1)\n"
 	"  -h, --help            show this help\n";
 
 static void usage(FILE *out)
@@ -180,6 +181,7 @@ int cmd_report(int argc, char **argv)
 		{ "width", required_argument, NULL, 'w' },
 		{ "format", required_argument, NULL, 'f' },
 		{ "output", required_argument, NULL, 'o' },
+		{ "no-symbolize", no_argument, NULL, 'Y' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -191,6 +193,9 @@ int cmd_report(int argc, char **argv)
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "u:n:c:w:f:o:h", longopts, NULL)) != -1) {
 		switch (c) {
+		case 'Y':
+			cli_no_symbolize = true;
+			break;
 		case 'V':
 			if (bad_view(optarg)) {
 				char msg[128];
@@ -278,6 +283,7 @@ int cmd_report(int argc, char **argv)
 	struct model *m = model_new();
 	if (!m)
 		cli_die_oom();
+	cli_symbolize_options(m);
 	if (!getenv("OPSCOPE_REPORT_ALL_ARGS")) /* the tests' way to compare with all of them */
 		m->keep_arg_keys = report_arg_keys_for(&ro);
 	struct progress prog;

@@ -80,11 +80,20 @@ _Noreturn void cli_die_oom(void)
 	exit(CLI_ERROR);
 }
 
+bool cli_no_symbolize;
+
+void cli_symbolize_options(struct model *m)
+{
+	const char *e = getenv("OPSCOPE_NO_SYMBOLIZE");
+	m->no_symbolize = cli_no_symbolize || (e && *e && strcmp(e, "0") != 0);
+}
+
 struct model *cli_load(const char *path)
 {
 	struct model *m = model_new();
 	if (!m)
 		cli_die_oom();
+	cli_symbolize_options(m);
 	char err[512];
 	if (import_load_path(m, path, err, sizeof(err)) != 0) {
 		cli_error("%s", err);

@@ -305,6 +305,8 @@ void model_free(struct model *m)
 		free(m->files[i].clocks);
 	free(m->files);
 	free(m->processes);
+	if (m->symbolizer && m->symbolizer_free)
+		m->symbolizer_free(m->symbolizer);
 	free(m->frames); /* stacks.c's tables */
 	free(m->stacks);
 	free(m->sample_types);

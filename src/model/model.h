@@ -166,6 +166,24 @@ struct model_stack {
 	uint32_t frame; /* index in model.frames of this frame */
 };
 
+/* What symbolizing the native frames of the loaded .opscope files gave, counted once per
+ * native frame of each file's frame table (docs/symbolize.md). Each frame lands in exactly
+ * one of named, no_path, no_binary, build_id_mismatch, no_symbol, or skipped. */
+struct model_symbolize_stats {
+	uint64_t frames;	    /* native frames seen */
+	uint64_t named;		    /* given a function name */
+	uint64_t with_line;	    /* of those, with a source file and line */
+	uint64_t inlined;	    /* extra frames added for inlined calls */
+	uint64_t no_path;	    /* in no file (anonymous memory, [vdso], no mapping) */
+	uint64_t no_binary;	    /* the binary was not found, nor its debug file */
+	uint64_t build_id_mismatch; /* a file at the path, but of another build */
+	uint64_t no_symbol;	    /* the binary has no symbol for the address */
+	uint64_t skipped;	    /* not tried: see off */
+	uint64_t mangled;	    /* named with a mangled C++ name (no demangler found) */
+	const char *off; /* static text: why frames were skipped ("--no-symbolize", "opscope was
+			    built without libdw"), NULL when the symbolizer ran */
+};
+
 struct model_track {
 	uint32_t kind; /* enum model_track_kind */
 	uint32_t file; /* index in model.files of the file it came from */
@@ -373,6 +391,16 @@ struct model {
 	 * event carries, and the rest were most of the model's memory (1 GiB trace: 13 of 14 M
 	 * arguments). */
 	const char *const *keep_arg_keys;
+
+	/* Set before loading: leave native frames unsymbolized (`--no-symbolize`,
+	 * OPSCOPE_NO_SYMBOLIZE) for speed; they show as module+0xOFFSET. */
+	bool no_symbolize;
+	struct model_symbolize_stats symbolize; /* what symbolizing the loaded files gave */
+	/* The symbolizer's state (formats/symbolize: open binaries and the results per address),
+	 * kept across the files of one load; the model only frees it, through the function
+	 * stored with it. NULL until a native frame is symbolized. */
+	void *symbolizer;
+	void (*symbolizer_free)(void *symbolizer);
 };
 
 struct model *model_new(void);

@@ -30,6 +30,7 @@
 
 #include "formats/opscope/bare_steps.h"
 #include "formats/opscope/clockmap.h"
+#include "formats/symbolize/symbolize.h"
 #include "model/model.h"
 #include "trace/decode.h"
 #include "util/bytes.h"
@@ -82,6 +83,13 @@ struct load_mapping {
 	uint64_t start, end, file_offset; /* as in the file */
 	uint32_t path;			  /* model string id of the path, 0 if anonymous */
 	uint32_t base;			  /* model string id of the path's last component */
+	uint32_t build_id;		  /* model string id of the build-id (hex), 0 if none */
+};
+
+/* A file frame as the model has it: locs[first .. first + n) of the loader, innermost first
+ * (a symbolized native frame gives one model frame per inlined call; others give one). */
+struct load_frame {
+	uint32_t first, n;
 };
 
 struct loader {
@@ -104,8 +112,10 @@ struct loader {
 	 * the model; ids are dense from 0, so an array each. */
 	struct load_mapping *maps;
 	uint64_t nmaps, maps_cap;
-	uint32_t *frames; /* file frame id -> model frame index */
+	struct load_frame *frames; /* file frame id -> its model frames */
 	uint64_t nframes, frames_cap;
+	uint32_t *locs; /* model frame indices of the frames, innermost first per frame */
+	uint64_t nlocs, locs_cap;
 	uint32_t *stacks; /* file stack id -> model stack index */
 	uint64_t nstacks, stacks_cap;
 	uint64_t max_ticks;	    /* latest tick of the file */
@@ -374,13 +384,80 @@ static int load_mappings(struct loader *L, const struct decode_record *rec)
 		int n = snprintf(base, sizeof(base), "%s", slash && slash[1] ? slash + 1 : path);
 		lm->base = model_intern(L->m, base,
 					n < (int)sizeof(base) ? (size_t)n : sizeof(base) - 1);
-		(void)loader_str(L, e.build_id); /* kept in the file for a symbolizer; checked */
+		lm->build_id = loader_str(L, e.build_id); /* for the symbolizer */
 	}
 	return L->m->oom ? loader_oom(L, rec->offset) : 0;
 }
 
+/* Append model frame f to the frame being loaded; false when out of memory. */
+static bool add_loc(struct loader *L, uint32_t f)
+{
+	if (f == MODEL_NO_FRAME ||
+	    !grow_array((void **)&L->locs, sizeof(*L->locs), &L->locs_cap, L->nlocs + 1))
+		return false;
+	L->locs[L->nlocs++] = f;
+	return true;
+}
+
+/* Symbolize native frame e (formats/symbolize) into its model frames, innermost first, and
+ * count the outcome; 0 when it stays unnamed, -1 when out of memory, else the count. */
+static int symbolize_frame(struct loader *L, const struct ops_frame_entry *e)
+{
+	struct model *m = L->m;
+	struct model_symbolize_stats *st = &m->symbolize;
+	st->frames++;
+	if (m->no_symbolize || symbolize_unavailable()) {
+		st->off = m->no_symbolize ? "skipped (--no-symbolize or OPSCOPE_NO_SYMBOLIZE)"
+					  : symbolize_unavailable();
+		st->skipped++;
+		return 0;
+	}
+	if (e->mapping == OPS_NO_ID) {
+		st->no_path++;
+		return 0;
+	}
+	const struct load_mapping *lm = &L->maps[e->mapping];
+	struct symbolize_loc locs[SYMBOLIZE_MAX_DEPTH];
+	enum symbolize_why why;
+	bool mangled;
+	int n = symbolize_address(m, lm->path, lm->build_id,
+				  e->address - lm->start + lm->file_offset, locs,
+				  SYMBOLIZE_MAX_DEPTH, &why, &mangled);
+	if (m->oom)
+		return -1;
+	switch (n ? SYMBOLIZE_OK : why) {
+	case SYMBOLIZE_OK:
+		break;
+	case SYMBOLIZE_NO_PATH:
+		st->no_path++;
+		return 0;
+	case SYMBOLIZE_NO_BINARY:
+		st->no_binary++;
+		return 0;
+	case SYMBOLIZE_BUILD_ID_MISMATCH:
+		st->build_id_mismatch++;
+		return 0;
+	case SYMBOLIZE_OFF:
+		st->skipped++;
+		return 0;
+	case SYMBOLIZE_NO_SYMBOL:
+	default:
+		st->no_symbol++;
+		return 0;
+	}
+	st->named++;
+	st->with_line += locs[0].file && locs[0].line > 0;
+	st->inlined += (uint64_t)(n - 1);
+	st->mangled += mangled;
+	for (int i = 0; i < n; i++)
+		if (!add_loc(L, model_add_frame(m, locs[i].name, locs[i].file, locs[i].line,
+						lm->path, e->address, MODEL_FRAME_NATIVE)))
+			return -1;
+	return n;
+}
+
 /* The model frame of a native frame: its symbol when the file has one, else
- * "module+0xoffset" (the offset in the mapped file), until a symbolizer lands. */
+ * "module+0xoffset" (the offset in the mapped file) when the symbolizer cannot name it. */
 static uint32_t native_frame(struct loader *L, const struct ops_frame_entry *e)
 {
 	uint32_t name = loader_str(L, e->name_id), module = 0;
@@ -416,7 +493,8 @@ static int load_frames(struct loader *L, const struct decode_record *rec)
 		struct ops_frame_entry e;
 		decode_frame(&t, i, &e);
 		unsigned long long id = L->nframes;
-		uint32_t f;
+		uint32_t f = MODEL_NO_FRAME, first = (uint32_t)L->nlocs;
+		int nsym = 0;
 		if (e.kind == OPS_FRAME_NATIVE) {
 			if (e.mapping != OPS_NO_ID && e.mapping >= L->nmaps)
 				return decode_fail(&L->dec, rec->offset,
@@ -426,7 +504,11 @@ static int load_frames(struct loader *L, const struct decode_record *rec)
 				return decode_fail(&L->dec, rec->offset,
 						   "frame %llu: address 0x%llx outside mapping %u",
 						   id, (unsigned long long)e.address, e.mapping);
-			f = native_frame(L, &e);
+			nsym = e.name_id ? 0 : symbolize_frame(L, &e);
+			if (nsym < 0)
+				return loader_oom(L, rec->offset);
+			if (nsym == 0)
+				f = native_frame(L, &e);
 		} else if (e.kind == OPS_FRAME_PYTHON) {
 			f = model_add_frame(L->m, loader_str(L, e.name_id),
 					    loader_str(L, e.file_id), e.line, 0, 0,
@@ -435,9 +517,9 @@ static int load_frames(struct loader *L, const struct decode_record *rec)
 			return decode_fail(&L->dec, rec->offset, "frame %llu: unknown kind %u", id,
 					   e.kind);
 		}
-		if (f == MODEL_NO_FRAME)
+		if (nsym == 0 && !add_loc(L, f))
 			return loader_oom(L, rec->offset);
-		L->frames[L->nframes++] = f;
+		L->frames[L->nframes++] = (struct load_frame){ first, (uint32_t)L->nlocs - first };
 	}
 	return 0;
 }
@@ -462,10 +544,14 @@ static int load_stacks(struct loader *L, const struct decode_record *rec)
 		if (e.frame >= L->nframes)
 			return decode_fail(&L->dec, rec->offset, "stack %llu: unknown frame %u", id,
 					   e.frame);
-		uint32_t parent = e.parent == OPS_NO_ID ? MODEL_NO_STACK : L->stacks[e.parent];
-		uint32_t st = model_add_stack(L->m, parent, L->frames[e.frame]);
-		if (st == MODEL_NO_STACK)
-			return loader_oom(L, rec->offset);
+		/* an inlined chain becomes one entry per level, its outermost under the parent */
+		uint32_t st = e.parent == OPS_NO_ID ? MODEL_NO_STACK : L->stacks[e.parent];
+		const struct load_frame *lf = &L->frames[e.frame];
+		for (uint32_t k = lf->n; k-- > 0;) {
+			st = model_add_stack(L->m, st, L->locs[lf->first + k]);
+			if (st == MODEL_NO_STACK)
+				return loader_oom(L, rec->offset);
+		}
 		L->stacks[L->nstacks++] = st;
 	}
 	return 0;
@@ -1263,6 +1349,7 @@ static void loader_free(struct loader *L)
 	free(L->strmap);
 	free(L->maps);
 	free(L->frames);
+	free(L->locs);
 	free(L->stacks);
 	hmap_free(&L->tracks);
 	hmap_free(&L->flows);
