@@ -41,6 +41,17 @@ struct sym_binary {
 	struct {
 		uint64_t offset, filesz, vaddr;
 	} loads[16];
+	/* Function symbols by address, made on the first lookup: dwfl_module_addrinfo scans
+	 * every symbol per call, which was 63% of the time on libtorch (bench/RESULTS.md). */
+	struct sym_entry *syms;
+	uint64_t nsyms;
+	bool syms_made;
+};
+
+struct sym_entry {
+	GElf_Addr addr; /* bias included */
+	GElf_Xword size;
+	const char *name; /* libelf's, valid while the Dwfl lives */
 };
 
 /* A cached result: locs[first .. first + n) of the symbolizer, or why there are none. */
@@ -69,6 +80,8 @@ static void symbolizer_free(void *p)
 	for (uint64_t i = 0; i < s->nbins; i++)
 		if (s->bins[i].dwfl)
 			dwfl_end(s->bins[i].dwfl);
+	for (uint64_t i = 0; i < s->nbins; i++)
+		free(s->bins[i].syms);
 	free(s->bins);
 	hmap_free(&s->bin_of);
 	free(s->results);
@@ -213,6 +226,59 @@ static const char *sym_name(struct symbolizer *s, const char *name, char **owned
 	return name;
 }
 
+static int sym_cmp(const void *a, const void *b)
+{
+	const struct sym_entry *x = a, *y = b;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return x->size > y->size ? -1 : x->size < y->size; /* sized first */
+}
+
+/* The binary's defined function symbols, sorted by address (empty when out of memory: the
+ * lookups then find none). */
+static void make_syms(struct sym_binary *b)
+{
+	b->syms_made = true;
+	int n = dwfl_module_getsymtab(b->mod);
+	if (n <= 0 || !(b->syms = malloc((size_t)n * sizeof(*b->syms))))
+		return;
+	for (int i = 1; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		GElf_Word shndx;
+		const char *name =
+			dwfl_module_getsym_info(b->mod, i, &sym, &addr, &shndx, NULL, NULL);
+		int type = GELF_ST_TYPE(sym.st_info);
+		if (name && *name && shndx != SHN_UNDEF &&
+		    (type == STT_FUNC || type == STT_GNU_IFUNC))
+			b->syms[b->nsyms++] = (struct sym_entry){ addr, sym.st_size, name };
+	}
+	qsort(b->syms, b->nsyms, sizeof(*b->syms), sym_cmp);
+}
+
+/* The function symbol that holds addr: the nearest one at or below it whose size covers it
+ * (or, for a symbol of size 0, the nearest one); NULL if none. */
+static const char *find_sym(struct sym_binary *b, GElf_Addr addr)
+{
+	if (!b->syms_made)
+		make_syms(b);
+	uint64_t lo = 0, hi = b->nsyms; /* first entry above addr */
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		if (b->syms[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return NULL;
+	GElf_Addr at = b->syms[lo - 1].addr;
+	for (uint64_t i = lo; i-- > 0 && b->syms[i].addr == at;)
+		if (b->syms[i].size == 0 || addr - at < b->syms[i].size)
+			return b->syms[i].name;
+	return NULL;
+}
+
 static uint32_t intern(struct model *m, const char *s)
 {
 	return s ? model_intern(m, s, strlen(s)) : 0;
@@ -274,10 +340,7 @@ static int resolve(struct symbolizer *s, struct model *m, struct sym_binary *b, 
 	free(chain);
 	if (n == 0 || !out[n - 1].name) {
 		/* no DWARF function here: the symbol table names the outermost location */
-		GElf_Off off;
-		GElf_Sym sym;
-		const char *sname =
-			dwfl_module_addrinfo(b->mod, addr, &off, &sym, NULL, NULL, NULL);
+		const char *sname = find_sym(b, addr);
 		if (sname) {
 			owned = NULL;
 			sname = sym_name(s, sname, &owned, mangled);
