@@ -436,7 +436,9 @@ static int file_gpu(const struct analysis *a, uint32_t f, const struct call_inde
 		size_t q = p;
 		while (q < np && pieces[q].s < ps->e)
 			q++;
-		ok = share_step(pieces + p, q - p, ix->calls, ncalls, gpu_share, ps) == 0;
+		/* no pieces at all: pieces is NULL, and NULL + 0 is undefined (clang's UBSan) */
+		ok = share_step(np ? pieces + p : NULL, q - p, ix->calls, ncalls, gpu_share, ps) ==
+		     0;
 		p = q;
 	}
 	for (uint32_t t = 0; seen && t < m->ntracks; t++)
