@@ -121,6 +121,16 @@ struct opscope_options {
 	int compression;	    /* enum opscope_compression */
 	int compression_level;	    /* zstd level; default 1 */
 	int nvtx;		    /* capture NVTX ranges: 0 default (on), 1 on, -1 off */
+	/* CPU stack sampling of every thread of the process (docs/sampling.md): samples per
+	 * second, 0 = off (the default; `opscope record --sample` uses 99). */
+	uint32_t sample_hz;
+	int sample_mode; /* enum opscope_sample_mode */
+};
+
+/* What a sample is taken of (opscope_options.sample_mode). */
+enum opscope_sample_mode {
+	OPSCOPE_SAMPLE_CPU = 0,	 /* on-CPU: every 1/HZ of a thread's CPU time (default) */
+	OPSCOPE_SAMPLE_WALL = 1, /* wall-clock: every thread every 1/HZ s, waiting or not */
 };
 
 /* Start recording. Returns 0, OPSCOPE_EBUSY if a session is active, or another error;

@@ -56,6 +56,12 @@ static const char record_usage[] =
 	"                        cProfile-style profile (pstats) next to the trace; =python:\n"
 	"                        Python functions only, at a fraction of the cost per call\n"
 	"      --no-torch        Python programs: do not capture PyTorch\n"
+	"      --sample[=HZ]     sample the stacks of every thread of every process HZ\n"
+	"                        times a second (default 99): frame pointers only, see\n"
+	"                        docs/sampling.md\n"
+	"      --sample-mode MODE\n"
+	"                        cpu: every 1/HZ of a thread's CPU time (default);\n"
+	"                        wall: every thread every 1/HZ s, waiting ones too\n"
 	"  -q, --quiet           print nothing after the command exits\n"
 	"  -h, --help            show this help\n";
 
@@ -337,6 +343,8 @@ int cmd_record(int argc, char **argv)
 		{ "no-nvtx", no_argument, NULL, 'N' },
 		{ "python-functions", optional_argument, NULL, 'P' },
 		{ "no-torch", no_argument, NULL, 'T' },
+		{ "sample", optional_argument, NULL, 'S' },
+		{ "sample-mode", required_argument, NULL, 'M' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -373,6 +381,21 @@ int cmd_record(int argc, char **argv)
 			break;
 		case 'T':
 			setenv("OPSCOPE_TORCH", "0", 1);
+			break;
+		case 'S': /* read by the runtime: src/record/autostart.c, sampler.c */
+			if (optarg && (strspn(optarg, "0123456789") != strlen(optarg) ||
+				       atol(optarg) <= 0 || atol(optarg) > 100000))
+				return cli_usage_error("record",
+						       "--sample wants a rate from 1 to 100000 Hz");
+			setenv("OPSCOPE_SAMPLE_HZ", optarg ? optarg : "99", 1);
+			break;
+		case 'M':
+			if (strcmp(optarg, "cpu") != 0 && strcmp(optarg, "wall") != 0)
+				return cli_usage_error("record",
+						       "--sample-mode wants 'cpu' or 'wall'");
+			setenv("OPSCOPE_SAMPLE_MODE", optarg, 1);
+			if (!getenv("OPSCOPE_SAMPLE_HZ"))
+				setenv("OPSCOPE_SAMPLE_HZ", "99", 1);
 			break;
 		case 'q':
 			quiet = 1;

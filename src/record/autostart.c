@@ -6,7 +6,8 @@
  * `opscope record`, together with LD_PRELOAD and OPSCOPE_OUTPUT), a constructor starts a
  * session before main() and an atexit handler stops it. Settings come from the environment:
  * OPSCOPE_BUFFER_MB, OPSCOPE_CHUNK_KB, OPSCOPE_FLUSH_MS, OPSCOPE_COMPRESS (none|zstd),
- * OPSCOPE_NVTX (0 to ignore NVTX).
+ * OPSCOPE_NVTX (0 to ignore NVTX), OPSCOPE_SAMPLE_HZ and OPSCOPE_SAMPLE_MODE (cpu|wall: CPU
+ * stack sampling, sampler.c).
  *
  * _exit()/_Exit(): interposed, so a process that leaves without atexit (Python's os._exit in
  * multiprocessing and DataLoader workers) still finishes its file; in a vfork child, which
@@ -98,6 +99,10 @@ __attribute__((constructor(200))) static void autostart_init(void)
 	const char *nvtx = getenv("OPSCOPE_NVTX");
 	if (nvtx && strcmp(nvtx, "0") == 0)
 		o.nvtx = -1;
+	o.sample_hz = (uint32_t)env_size("OPSCOPE_SAMPLE_HZ", 1);
+	const char *mode = getenv("OPSCOPE_SAMPLE_MODE");
+	if (mode && strcmp(mode, "wall") == 0)
+		o.sample_mode = OPSCOPE_SAMPLE_WALL;
 	if (opscope_session_start(&o) != 0) {
 		static const char msg[] = "opscope: cannot start recording: ";
 		(void)!write(2, msg, sizeof(msg) - 1);

@@ -42,6 +42,7 @@
 #include "record/clock.h"
 #include "record/intern.h"
 #include "record/record.h"
+#include "record/sampler.h"
 #include "record/samples.h"
 #include "record/timers.h"
 #include "trace/encode.h"
@@ -1050,6 +1051,9 @@ OPSCOPE_API int opscope_session_start(const struct opscope_options *opts)
 	rc = session_launch();
 out:
 	pthread_mutex_unlock(&the_session.lock);
+	/* After the lock: the sampler records its mechanism in the metadata. */
+	if (rc == 0)
+		sampler_start(opts ? opts->sample_hz : 0, opts ? opts->sample_mode : 0);
 	return rc;
 }
 
@@ -1072,6 +1076,7 @@ static void session_join_writer(void)
 OPSCOPE_API int opscope_session_stop(void)
 {
 	error_clear();
+	sampler_stop(); /* its last samples go into the final round */
 	pthread_mutex_lock(&the_session.lock);
 	if (!the_session.active) {
 		pthread_mutex_unlock(&the_session.lock);
@@ -1156,6 +1161,7 @@ void record_metadata(const char *key, const char *value)
  * forked while the writer was inside malloc hung in its first malloc). */
 void session_fork_prepare(void)
 {
+	sampler_fork_prepare();
 	pthread_mutex_lock(&the_session.round_lock);
 	pthread_mutex_lock(&the_session.lock);
 	timers_lock_for_fork();
@@ -1172,12 +1178,14 @@ void session_fork_parent(void)
 	timers_unlock_for_fork();
 	pthread_mutex_unlock(&the_session.lock);
 	pthread_mutex_unlock(&the_session.round_lock);
+	sampler_fork_parent();
 }
 
 /* The child has the parent's memory but not its writer thread. Its events go to a file of
  * its own, created only if it records something (a child that execs at once leaves none). */
 void session_fork_child(void)
 {
+	sampler_fork_child();
 	buffers_after_fork_child();
 	intern_after_fork_child();
 	samples_after_fork_child();
@@ -1205,8 +1213,10 @@ void session_fork_child(void)
 	session_resolve_path(the_session.base, the_session.base_from_env, 1);
 	the_session.lazy_open = 1;
 	pthread_mutex_lock(&the_session.lock);
-	session_launch();
+	int rc = session_launch();
 	pthread_mutex_unlock(&the_session.lock);
+	if (rc == 0)
+		sampler_after_fork_child_session();
 }
 
 /* Stop from a signal handler: ask the writer for its final round and wait (bounded) for it.
@@ -1267,4 +1277,5 @@ void session_exec_failed(void)
 		session_launch();
 	}
 	pthread_mutex_unlock(&the_session.lock);
+	sampler_resume();
 }
