@@ -12,6 +12,10 @@
  *   sample_abc fork [ITERS]  the same work in a forked child (one thread), the parent waits.
  *   sample_abc deep [ITERS]  1,000 nested calls of recurse(), then the work at the bottom.
  *
+ * SAMPLE_ABC_FLOOR_HZ=N (for bench/bench_sampler.sh): each worker arms a timer on its own CPU
+ * clock that sends it SIGPROF N times a second of CPU, to a handler that only counts: the
+ * floor a signal-based sampler cannot go below. The count goes to stderr.
+ *
  * Prints the addresses of a, b, c and recurse relative to their module's load address
  * ("sym NAME 0xOFFSET"), so the test can map module+0x... frames to names without a
  * symbolizer.
@@ -26,6 +30,9 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <sys/wait.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 static long iters = 3000;
@@ -83,9 +90,36 @@ __attribute__((noinline)) int recurse(int depth)
 	return r + 1;
 }
 
+static _Atomic long floor_signals;
+
+static void floor_handler(int sig)
+{
+	(void)sig;
+	floor_signals++;
+}
+
+static void floor_arm(void)
+{
+	const char *hz = getenv("SAMPLE_ABC_FLOOR_HZ");
+	if (!hz || atol(hz) <= 0)
+		return;
+	signal(SIGPROF, floor_handler);
+	struct sigevent sev;
+	memset(&sev, 0, sizeof(sev));
+	sev.sigev_notify = SIGEV_THREAD_ID;
+	sev.sigev_signo = SIGPROF;
+	sev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
+	timer_t t;
+	if (timer_create(CLOCK_THREAD_CPUTIME_ID, &sev, &t) != 0)
+		return;
+	struct itimerspec its = { { 0, 1000000000L / atol(hz) }, { 0, 1000000000L / atol(hz) } };
+	timer_settime(t, 0, &its, NULL);
+}
+
 static void *worker(void *arg)
 {
 	(void)arg;
+	floor_arm();
 	work();
 	return NULL;
 }
@@ -143,6 +177,8 @@ int main(int argc, char **argv)
 		if (write(pipefd[1], "x", 1) != 1)
 			return 1;
 		pthread_join(t[2], NULL);
+		if (getenv("SAMPLE_ABC_FLOOR_HZ"))
+			fprintf(stderr, "floor signals %ld\n", (long)floor_signals);
 		printf("waiter %s%s%s\n", waiter_eintr & 1 ? "nanosleep-EINTR " : "",
 		       waiter_eintr & 2 ? "read-EINTR " : "", waiter_eintr ? "" : "ok");
 		return (waiter_eintr & 6) ? 3 : 0;
