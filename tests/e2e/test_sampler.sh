@@ -36,8 +36,10 @@ for l in open(syms):
         starts[name] = int(off, 16)
 order = sorted(starts.items(), key=lambda kv: kv[1])
 def name_of(frame):
+    # symbolized ("c@file:line") or not ("prog_sample_abc+0xOFFSET": map through the offsets)
     if not frame.startswith('prog_sample_abc+0x'):
-        return None
+        base = frame.split('@')[0]
+        return base if base in starts else None
     off = int(frame.split('+')[1], 16)
     best = None
     for name, s in order:
