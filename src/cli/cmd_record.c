@@ -302,7 +302,7 @@ static bool record_report(const char *path, int is_dir)
 		struct decode_summary s;
 		files++;
 		if (decode_summarize(file, &s) == 0) {
-			empty += s.events == 0 && s.dropped == 0;
+			empty += s.events == 0 && s.dropped == 0 && s.samples == 0;
 			/* loss first-hand: the share dropped, a torn tail, no clean end */
 			char lost[64] = "";
 			if (s.dropped > 0)
@@ -313,10 +313,14 @@ static bool record_report(const char *path, int is_dir)
 			if (s.discarded_bytes > 0)
 				snprintf(torn, sizeof(torn), ", %zu bytes of torn tail not read",
 					 s.discarded_bytes);
+			char samples[48] = "";
+			if (s.samples > 0)
+				snprintf(samples, sizeof(samples), ", %llu stack samples",
+					 (unsigned long long)s.samples);
 			fprintf(stderr,
-				"opscope: %s: %llu events, %llu dropped%s, %u threads, pid %u%s%s\n",
+				"opscope: %s: %llu events, %llu dropped%s%s, %u threads, pid %u%s%s\n",
 				file, (unsigned long long)s.events, (unsigned long long)s.dropped,
-				lost, s.threads, s.pid, torn,
+				lost, samples, s.threads, s.pid, torn,
 				s.complete ? ""
 					   : " (INCOMPLETE: the recording did not stop cleanly)");
 		} else {

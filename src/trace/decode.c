@@ -941,6 +941,12 @@ int decode_summarize(const char *path, struct decode_summary *out)
 			if ((rc = decode_events_begin(&r, &rec, &it)) != 0)
 				break;
 			out->events += it.count;
+		} else if (rec.type == OPS_REC_SAMPLES) {
+			struct decode_table t;
+			if ((rc = decode_table_begin(&r, &rec, sizeof(struct ops_sample_entry),
+						     &t)) != 0)
+				break;
+			out->samples += t.count;
 		} else if (rec.type == OPS_REC_THREAD) {
 			out->threads++; /* an update of a track counts once more; rare */
 		} else if (rec.type == OPS_REC_DROPS) {

@@ -407,6 +407,7 @@ const char *decode_event_name(unsigned kind);
 struct decode_summary {
 	uint64_t events;	/* encoded events in the file */
 	uint64_t dropped;	/* events lost */
+	uint64_t samples;	/* stack samples (SAMPLES records' entries) */
 	uint32_t threads;	/* THREAD tracks */
 	uint32_t pid;		/* process that wrote the file */
 	bool complete;		/* an END record was found */

@@ -117,6 +117,7 @@ for mech in perf timer; do
 	want=perf_event
 	[ $mech = timer ] && want="SIGPROF CPU-time timers"
 	check "$mech: one line says which mechanism ran" '[ "$(grep -c "^opscope: sampling: 999 Hz on-CPU through $want" "$T/$mech.err")" -eq 1 ]'
+	check "$mech: record's summary counts the samples, no 'nothing recorded'" 'grep -Eq "^opscope: .*/$mech.opscope: 0 events, 0 dropped, [1-9][0-9]* stack samples" "$T/$mech.err" && ! grep -q "nothing recorded" "$T/$mech.err"'
 	check "$mech: the trace's metadata names it too" '"$OPSCOPE" info "$T/$mech.opscope" | grep -q "sampler .*$want"'
 	check "$mech: c ~70%, b ~20%, stacks a->b->c, both worker threads" 'shape "$T/$mech.opscope" "$T/$mech.out" 2'
 
