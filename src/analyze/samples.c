@@ -55,7 +55,16 @@ static int fn_cmp(const void *a, const void *b)
 		return x->cum > y->cum ? -1 : 1;
 	if (x->name != y->name)
 		return x->name < y->name ? -1 : 1;
-	return x->file < y->file ? -1 : x->file > y->file;
+	if (x->file != y->file)
+		return x->file < y->file ? -1 : 1;
+	return x->address < y->address ? -1 : x->address > y->address;
+}
+
+/* A function's key: (name, file), or for a frame nothing named, its address (user-space
+ * addresses are below 2^63), so that unnamed addresses stay apart. */
+static uint64_t fn_key(uint32_t name, uint32_t file, uint64_t address)
+{
+	return name || !address ? (uint64_t)name << 32 | file : 1ull << 63 | address;
 }
 
 static int edge_cmp(const void *a, const void *b)
@@ -98,7 +107,9 @@ static int map_functions(const struct model *m, struct work *w, struct samples_p
 	if (!w->fn_of)
 		return OPSCOPE_ENOMEM;
 	for (uint32_t f = 0; f < m->nframes; f++) {
-		uint64_t key = (uint64_t)m->frames[f].name << 32 | m->frames[f].file;
+		const struct model_frame *fr = &m->frames[f];
+		uint64_t address = fr->name ? 0 : fr->address;
+		uint64_t key = fn_key(fr->name, fr->file, address);
 		uint64_t *v = hmap_find(&w->fns, key);
 		if (v) {
 			w->fn_of[f] = (uint32_t)*v;
@@ -108,7 +119,7 @@ static int map_functions(const struct model *m, struct work *w, struct samples_p
 				(uint64_t)p->nfns + 1) ||
 		    !hmap_put(&w->fns, key, p->nfns))
 			return OPSCOPE_ENOMEM;
-		p->fns[p->nfns] = (struct samples_fn){ m->frames[f].name, m->frames[f].file, 0, 0 };
+		p->fns[p->nfns] = (struct samples_fn){ fr->name, fr->file, 0, 0, address };
 		w->fn_of[f] = p->nfns++;
 	}
 	w->fn_mark = calloc((size_t)p->nfns + 1, sizeof(*w->fn_mark));
@@ -209,9 +220,10 @@ static int profile_run(const struct model *m, const char *under, struct samples_
 	p->nfns = n;
 	if (p->nfns > 1) /* qsort(NULL, 0, ...) is undefined */
 		qsort(p->fns, p->nfns, sizeof(*p->fns), fn_cmp);
-	/* old index -> new: through the (name, file) map */
+	/* old index -> new: through the map of function keys */
 	for (uint32_t i = 0; i < p->nfns; i++) {
-		uint64_t *v = hmap_find(&w->fns, (uint64_t)p->fns[i].name << 32 | p->fns[i].file);
+		uint64_t *v = hmap_find(&w->fns,
+					fn_key(p->fns[i].name, p->fns[i].file, p->fns[i].address));
 		newi[*v] = i;
 	}
 	uint64_t k = 0;

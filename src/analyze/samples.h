@@ -22,6 +22,9 @@ struct samples_fn {
 	uint32_t file; /* string id of its source file, 0 if none */
 	int64_t flat;  /* weight of the samples whose innermost frame it is */
 	int64_t cum;   /* weight of the samples whose stack holds it */
+	/* a frame with no name (an imported address that nothing named): its address, which
+	 * is then the function's key; 0 otherwise */
+	uint64_t address;
 };
 
 /* Samples whose stack has function `caller` calling function `callee` (indices in fns). */

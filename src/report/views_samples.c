@@ -12,11 +12,15 @@
 /* ---------------------------------------------------------------------------------------- */
 /* samples */
 
-/* A function's name cell: its name, "?" when not known. */
-static void samples_name(struct rrow *r, int col, const struct model *m, uint32_t name)
+/* A function's name cell: its name; an address nothing named as "0x..." (as pprof shows
+ * it); "?" when neither is known. */
+static void samples_name(struct rtable *t, struct rrow *r, int col, const struct model *m,
+			 const struct samples_fn *f)
 {
-	if (name)
-		rcell_text(r, col, model_str(m, name), model_strlen(m, name));
+	if (f->name)
+		rcell_text(r, col, model_str(m, f->name), model_strlen(m, f->name));
+	else if (f->address)
+		set_label(t, r, col, "0x%llx", (unsigned long long)f->address);
 	else
 		rcell_text(r, col, "?", 1);
 }
@@ -49,7 +53,7 @@ static int samples_top(struct report_ctx *c, const struct samples_profile *p)
 		if (!r)
 			break;
 		sum += f->flat;
-		samples_name(r, cname, m, f->name);
+		samples_name(t, r, cname, m, f);
 		r->cells[cflat].i = f->flat;
 		r->cells[cflatr].ratio = share(f->flat, p->total);
 		r->cells[csum].ratio = share(sum, p->total);
@@ -76,7 +80,7 @@ static void samples_peers(struct rtable *t, const struct model *m, const struct 
 		struct rrow *r = rtable_row(t, 1);
 		if (!r)
 			return;
-		samples_name(r, col[0], m, p->fns[role ? ed->callee : ed->caller].name);
+		samples_name(t, r, col[0], m, &p->fns[role ? ed->callee : ed->caller]);
 		rcell_text(r, col[1], role ? "callee" : "caller", 6);
 		r->cells[col[2]].empty = true;
 		r->cells[col[3]].i = ed->weight;
@@ -105,7 +109,7 @@ static int samples_tree(struct report_ctx *c, const struct samples_profile *p)
 		struct rrow *r = rtable_row(t, 0);
 		if (!r)
 			break;
-		samples_name(r, col[0], m, f->name);
+		samples_name(t, r, col[0], m, f);
 		rcell_text(r, col[1], "self", 4);
 		r->cells[col[2]].i = f->flat;
 		r->cells[col[3]].i = f->cum;

@@ -55,6 +55,10 @@ done <<<"$cpu_files"
 check "report on a gperftools profile: exit 0, Trace Files" '[ $? -eq 0 ] && grep -q "Trace Files" "$T/report" && grep -q "gperftools-cpu  52 " "$T/report"'
 "$OPSCOPE" report "$D/internal/report/testdata/sample.cpu" >"$T/report" 2>&1
 check "report on a profile.proto: exit 0, Trace Files" '[ $? -eq 0 ] && grep -q "pprof  *76 " "$T/report"'
+# unsymbolized addresses stay apart in the samples view, named as pprof names them:
+# go tool pprof -top -addresses gives 0x42ed43 5.42s 76.12%, 0x42ef13 0.67s 9.41%
+"$OPSCOPE" report --views samples --format csv "$D/profile/testdata/cppbench.cpu" >"$T/addr.csv" 2>&1
+check "samples view: unnamed addresses apart, as go tool pprof -top -addresses" 'grep -q "^0x42ed43,5420000000,0.76" "$T/addr.csv" && grep -q "^0x42ef13,670000000,0.09" "$T/addr.csv"'
 
 # malformed files: one line naming the file and an offset, exit 1
 bad() { # NAME FILE EXPECTED-TEXT
