@@ -21,6 +21,8 @@
  * symbolizer.
  */
 #include <errno.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,10 +31,8 @@
 
 #include <dlfcn.h>
 #include <pthread.h>
-#include <sys/wait.h>
-#include <signal.h>
-#include <stdatomic.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static long iters = 3000;
