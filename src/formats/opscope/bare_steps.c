@@ -31,14 +31,11 @@
  */
 #include "formats/opscope/bare_steps.h"
 
-#include <stdio.h>
-#include <string.h>
-
 #include "opscope/opscope.h"
 
 #include "util/hashmap.h"
 
-/* The ranges of track t in [from, to) in begin order at depth `depth` whose start lies in
+/* The ranges r[from, to) (begin order) at depth `depth` whose start lies in
  * [lo, hi): their names into *names (a set). False when out of memory. */
 static bool names_at(const struct model_ranges *r, uint64_t from, uint64_t to, uint32_t depth,
 		     int64_t lo, int64_t hi, struct hmap *names)
