@@ -128,14 +128,32 @@ static PyObject *py_raise(int rc)
 	return NULL;
 }
 
+/* "cpu" or "wall" -> enum opscope_sample_mode; 0, or -1 with ValueError set. */
+static int py_sample_mode(const char *mode, int *out)
+{
+	if (strcmp(mode, "cpu") == 0)
+		*out = OPSCOPE_SAMPLE_CPU;
+	else if (strcmp(mode, "wall") == 0)
+		*out = OPSCOPE_SAMPLE_WALL;
+	else {
+		PyErr_Format(PyExc_ValueError,
+			     "opscope: sample_mode must be 'cpu' or 'wall', not '%s'", mode);
+		return -1;
+	}
+	return 0;
+}
+
 static PyObject *py_session_start(PyObject *mod, PyObject *args, PyObject *kw)
 {
 	(void)mod;
-	static char *names[] = { "output", NULL };
-	const char *output = NULL;
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "|z", names, &output))
+	static char *names[] = { "output", "sample_hz", "sample_mode", NULL };
+	const char *output = NULL, *mode = "cpu";
+	unsigned int hz = 0;
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "|zIs", names, &output, &hz, &mode))
 		return NULL;
-	struct opscope_options o = { .output = output };
+	struct opscope_options o = { .output = output, .sample_hz = hz };
+	if (py_sample_mode(mode, &o.sample_mode) != 0)
+		return NULL;
 	int rc = opscope_session_start(&o);
 	if (rc != 0)
 		return py_raise(rc);
@@ -470,24 +488,30 @@ static void prof_ready_cb(struct opscope_profiler *prof, const char *path, void 
 static int prof_init(PyObject *o, PyObject *args, PyObject *kw)
 {
 	ProfilerObject *self = (ProfilerObject *)o;
-	static char *names[] = { "output",     "schedule",   "state_fn", "on_ready",
-				 "timer_only", "skip_steps", NULL };
-	const char *output = NULL;
+	static char *names[] = { "output",     "schedule",  "state_fn",	   "on_ready", "timer_only",
+				 "skip_steps", "sample_hz", "sample_mode", NULL };
+	const char *output = NULL, *mode = "cpu";
 	PyObject *sched = Py_None, *state_fn = Py_None, *on_ready = Py_None;
 	int timer_only = 0, skip = 0;
+	unsigned int hz = 0;
 	if (self->prof) {
 		PyErr_SetString(PyExc_RuntimeError, "Profiler already initialized");
 		return -1;
 	}
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "|zOOOpi", names, &output, &sched, &state_fn,
-					 &on_ready, &timer_only, &skip))
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "|zOOOpiIs", names, &output, &sched, &state_fn,
+					 &on_ready, &timer_only, &skip, &hz, &mode))
+		return -1;
+	/* CPU stack sampling in every window (the CPU_SAMPLING target): a session option. */
+	struct opscope_options session = { .sample_hz = hz };
+	if (py_sample_mode(mode, &session.sample_mode) != 0)
 		return -1;
 	struct opscope_schedule s;
 	struct opscope_profiler_options opts = { .output = output,
 						 .timer_only = timer_only,
 						 .skip_steps = skip,
 						 .user = self,
-						 .on_trace_ready = prof_ready_cb };
+						 .on_trace_ready = prof_ready_cb,
+						 .session = &session };
 	if (sched != Py_None) {
 		if (!PyTuple_Check(sched) || py_parse_schedule(sched, &s) != 0) {
 			if (!PyErr_Occurred())
@@ -827,7 +851,8 @@ static PyObject *py_export_formats(PyObject *mod, PyObject *unused)
 
 static PyMethodDef module_methods[] = {
 	{ "session_start", (PyCFunction)(void (*)(void))py_session_start,
-	  METH_VARARGS | METH_KEYWORDS, "session_start(output=None) -> path" },
+	  METH_VARARGS | METH_KEYWORDS,
+	  "session_start(output=None, sample_hz=0, sample_mode='cpu') -> path" },
 	{ "session_stop", py_session_stop, METH_NOARGS, "stop the session, close its file" },
 	{ "session_flush", py_session_flush, METH_NOARGS, "write what is buffered" },
 	{ "session_active", py_session_active, METH_NOARGS, "True while a session records" },

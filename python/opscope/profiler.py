@@ -22,11 +22,14 @@ class ProfilerState(enum.IntEnum):
 
 
 class ProfilerTarget(enum.IntEnum):
-    """What to profile. This build records the host (CPU) only."""
+    """What to profile. CPU: the host's events (paddle's); CPU_SAMPLING (opscope's): also
+    stack samples of every thread, at Profiler(sample_hz=...) (docs/sampling.md). GPU, XPU
+    and CUSTOM_DEVICE are not recorded by this build."""
     CPU = 0
     GPU = 1
     XPU = 2
     CUSTOM_DEVICE = 3
+    CPU_SAMPLING = 16
 
 
 class SortedKeys(enum.IntEnum):
@@ -144,8 +147,22 @@ class Profiler:
 
     def __init__(self, *, targets=None, scheduler=None, on_trace_ready=None,
                  record_shapes=False, profile_memory=False, timer_only=False,
-                 output=None, skip_steps=None, **unsupported):
+                 output=None, skip_steps=None, sample_hz=None, sample_mode="cpu",
+                 **unsupported):
         self.targets = self._check_targets(targets)
+        # CPU_SAMPLING samples every thread's stack in each window, at sample_hz (default 99,
+        # as `opscope record --sample`); giving sample_hz alone asks for it too.
+        if sample_hz is not None and ProfilerTarget.CPU_SAMPLING not in self.targets:
+            self.targets.append(ProfilerTarget.CPU_SAMPLING)
+        if ProfilerTarget.CPU_SAMPLING in self.targets:
+            sample_hz = 99 if sample_hz is None else int(sample_hz)
+            if sample_hz <= 0:
+                raise ValueError("sample_hz must be > 0")
+        else:
+            sample_hz = 0
+        if sample_mode not in ("cpu", "wall"):
+            raise ValueError("sample_mode must be 'cpu' or 'wall'")
+        self.sample_hz = sample_hz
         self.record_shapes = record_shapes
         self.profile_memory = profile_memory
         self.timer_only = timer_only
@@ -182,7 +199,8 @@ class Profiler:
         self.scheduler = scheduler
         self._c = _opscope.Profiler(output=output, schedule=sched, state_fn=state_fn,
                                     on_ready=self._ready, timer_only=bool(timer_only),
-                                    skip_steps=int(skip_steps or 0))
+                                    skip_steps=int(skip_steps or 0), sample_hz=sample_hz,
+                                    sample_mode=sample_mode)
 
     @staticmethod
     def _check_targets(targets):
@@ -191,7 +209,7 @@ class Profiler:
         kept = []
         for t in targets:
             t = ProfilerTarget(t)
-            if t != ProfilerTarget.CPU:
+            if t not in (ProfilerTarget.CPU, ProfilerTarget.CPU_SAMPLING):
                 warnings.warn("Profiling %s is not supported in current context." % t.name)
             else:
                 kept.append(t)
