@@ -39,6 +39,7 @@
 #include <limits.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +48,7 @@
 #include <dirent.h>
 #include <elf.h>
 #include <fcntl.h>
+#include <link.h>
 #include <linux/perf_event.h>
 #include <pthread.h>
 #include <sys/mman.h>
@@ -128,7 +130,9 @@ static struct {
 	struct mapping *maps;
 	size_t nmaps;
 	uint64_t maps_cap;
-	int maps_refreshed; /* this round */
+	int maps_refreshed;    /* this round */
+	uint64_t maps_read_ns; /* CLOCK_MONOTONIC of the last read of /proc/self/maps */
+	unsigned long long dl_adds, dl_subs; /* the loader's counts at that read */
 	struct buildid *bids;
 	size_t nbids;
 	uint64_t bids_cap;
@@ -373,15 +377,48 @@ static struct mapping *maps_find(uint64_t addr)
 	return NULL;
 }
 
-/* The sample store's frame of address `addr`; reads the mappings again (once a round) when
- * it is in none of them. */
+static int dl_counts(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	unsigned long long *c = arg;
+	if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof(info->dlpi_subs)) {
+		c[0] = info->dlpi_adds;
+		c[1] = info->dlpi_subs;
+	}
+	return 1; /* the counts are the same in every entry: one is enough */
+}
+
+/* Whether /proc/self/maps is worth reading again for an address in none of the mappings:
+ * when a library was loaded or unloaded since the last read (the loader's counts), or a
+ * second has passed (new anonymous executable memory, a JIT's). Not on every miss: a
+ * frame-pointer walk through code built without frame pointers yields garbage addresses all
+ * the time, and reading the maps of a process with torch loaded (thousands of lines) each
+ * round cost the sampler thread more than the sampling itself (bench_sampler_peers.sh). */
+static int maps_stale(void)
+{
+	unsigned long long c[2] = { 0, 0 };
+	dl_iterate_phdr(dl_counts, c);
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	uint64_t now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	if (c[0] == S.dl_adds && c[1] == S.dl_subs && now - S.maps_read_ns < 1000000000u)
+		return 0;
+	S.dl_adds = c[0];
+	S.dl_subs = c[1];
+	S.maps_read_ns = now;
+	return 1;
+}
+
+/* The sample store's frame of address `addr`; reads the mappings again (at most once a round,
+ * and only when they may have changed: maps_stale) when it is in none of them. */
 static uint32_t frame_of(uint64_t addr)
 {
 	struct mapping *m = maps_find(addr);
 	if (!m && !S.maps_refreshed) {
 		S.maps_refreshed = 1;
-		maps_refresh();
-		m = maps_find(addr);
+		if (maps_stale()) {
+			maps_refresh();
+			m = maps_find(addr);
+		}
 	}
 	if (!m)
 		return record_sample_frame_native(RECORD_SAMPLE_NONE, addr);
