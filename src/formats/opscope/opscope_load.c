@@ -213,6 +213,23 @@ static int32_t parse_rank(const char *v, uint32_t len)
 
 /* What the process table takes from a METADATA entry of the file's process (the runtime
  * writes "program", "hostname" and "rank": docs/trace-format.md). */
+/* The sampling period of the file's stack samples from the recorder's `sampler` metadata
+ * ("999 Hz on-CPU through ...", "99 Hz wall-clock through ..."; "none: ..." when nothing
+ * sampled): cpu or wall nanoseconds per sample, as pprof's period type, for the exports. */
+static void sampler_period(struct loader *L, const char *v, uint32_t vlen)
+{
+	uint64_t hz = 0;
+	uint32_t i = 0;
+	for (; i < vlen && v[i] >= '0' && v[i] <= '9' && hz < 1000000000u; i++)
+		hz = hz * 10 + (uint64_t)(v[i] - '0');
+	if (hz == 0 || i + 4 > vlen || memcmp(v + i, " Hz ", 4) != 0)
+		return;
+	bool wall = vlen - i >= 14 && memmem(v + i, vlen - i, "wall-clock", 10) != NULL;
+	L->file->period_type = model_intern(L->m, wall ? "wall" : "cpu", wall ? 4 : 3);
+	L->file->period_unit = model_intern(L->m, "nanoseconds", 11);
+	L->file->period = (int64_t)(1000000000u / hz);
+}
+
 static void process_meta(struct loader *L, const char *k, uint32_t klen, const char *v,
 			 uint32_t vlen, uint32_t value)
 {
@@ -227,6 +244,8 @@ static void process_meta(struct loader *L, const char *k, uint32_t klen, const c
 		m->processes[p].host = value;
 	else if (klen == 4 && memcmp(k, "rank", 4) == 0)
 		m->processes[p].rank = parse_rank(v, vlen);
+	else if (klen == 7 && memcmp(k, "sampler", 7) == 0)
+		sampler_period(L, v, vlen);
 }
 
 static int load_metadata(struct loader *L, const struct decode_record *rec)
@@ -385,6 +404,11 @@ static int load_mappings(struct loader *L, const struct decode_record *rec)
 		lm->base = model_intern(L->m, base,
 					n < (int)sizeof(base) ? (size_t)n : sizeof(base) - 1);
 		lm->build_id = loader_str(L, e.build_id); /* for the symbolizer */
+		/* and for the exports (pprof's Mapping, gperftools' maps text) */
+		struct model_mapping mp = { L->fi,	     lm->start, lm->end,
+					    lm->file_offset, lm->path,	lm->build_id };
+		if (model_add_mapping(L->m, &mp) == UINT32_MAX)
+			return loader_oom(L, rec->offset);
 	}
 	return L->m->oom ? loader_oom(L, rec->offset) : 0;
 }
