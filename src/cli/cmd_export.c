@@ -42,7 +42,7 @@ static void export_usage(void)
 	      "formats:\n",
 	      stdout);
 	for (const struct format *e = export_next(NULL); e; e = export_next(e))
-		printf("  %-8s %s\n", e->name, e->summary);
+		printf("  %-10s %s\n", e->name, e->summary);
 }
 
 /* FILE.opscope -> FILE.json; anything else gets the extension appended. */

@@ -17,8 +17,9 @@
 const struct format format_table[] = {
 	{ "opscope", ".opscope", ".opscope trace files, as opscope record writes them",
 	  opscope_sniff, opscope_load_file, opscope_load_mem, NULL, NULL, NULL },
-	{ "gperftools", ".prof", "gperftools legacy CPU profiles (CPUPROFILE, yep): import only",
-	  legacy_sniff, legacy_load_file, legacy_load_mem, NULL, NULL, NULL },
+	{ "gperftools", ".prof",
+	  "gperftools legacy CPU profiles (CPUPROFILE, yep; google-pprof): native frames only",
+	  legacy_sniff, legacy_load_file, legacy_load_mem, legacy_export, NULL, NULL },
 	/* before chrome: both may be gzip'd, and this one looks inside */
 	{ "pprof", ".pb.gz", "pprof profile.proto, gzip'd (go tool pprof)", pprof_sniff,
 	  pprof_load_file, pprof_load_mem, pprof_export, NULL, NULL },

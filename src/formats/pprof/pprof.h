@@ -29,6 +29,10 @@ int legacy_load_file(struct model *m, const char *path, char *err, size_t errsiz
 int legacy_load_mem(struct model *m, const char *name, const void *data, size_t size, char *err,
 		    size_t errsize);
 
+/* The samples' native stacks as a gperftools legacy CPU profile (64-bit little-endian words,
+ * then the maps text): what google-pprof reads. Python frames are left out. */
+int legacy_export(const struct model *m, FILE *out, char *err, size_t errsize);
+
 /* Folded stacks: "root;caller;leaf weight" per distinct stack. */
 int folded_export(const struct model *m, FILE *out, char *err, size_t errsize);
 
