@@ -1,0 +1,382 @@
+/*
+ * test_pystack_embed.c: the Python stack reader (record/pystack.h) on a real CPython 3.11,
+ * embedded. A SIGPROF CPU-time timer's handler calls pystack_walk, as the sampler's handler
+ * will, while a script of known structure runs:
+ *   a -> b -> c, c a hot loop on one line;  sorted(key=key) inside d (an entry frame in the
+ *   middle of the stack);  a generator driven by sum() (a generator's frame, off the frame
+ *   stack);  functions named with 1-, 2- and 4-byte characters;  a second thread t1 -> t2.
+ * Then every sample is checked against what Python itself says: the line numbers come from
+ * the script (sys._getframe().f_lineno), and pystack_line is compared with PyCode_Addr2Line
+ * on every instruction of every function, names with co_qualname, files with co_filename.
+ * Counts are of samples taken on CPU time, so a loaded machine gives the same shares.
+ */
+#include <Python.h>
+
+#include <errno.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#include <pthread.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "record/pystack.h"
+
+#define MAX_SAMPLES 8192
+#define DEPTH	    32
+
+struct sample {
+	pid_t tid;
+	uint32_t n, flags;
+	struct pystack_frame f[DEPTH];
+};
+static struct sample samples[MAX_SAMPLES];
+static _Atomic uint32_t nsamples;
+
+static void on_sigprof(int sig)
+{
+	(void)sig;
+	int saved = errno;
+	uint32_t i = atomic_fetch_add(&nsamples, 1);
+	if (i < MAX_SAMPLES) {
+		samples[i].tid = (pid_t)syscall(SYS_gettid);
+		samples[i].n = pystack_walk(samples[i].f, DEPTH, &samples[i].flags);
+	}
+	errno = saved;
+}
+
+#define SCRIPT_FILE "/virtual/pystack_embed_script.py"
+
+/* L[name] is the line Python reports for the marked statement (the one after here()). */
+static const char script[] =
+	"import sys, threading\n"
+	"L = {}\n"
+	"def here():\n"
+	"    return sys._getframe(1).f_lineno\n"
+	"def c(n):\n"
+	"    s = 0\n"
+	"    L['c'] = here() + 1\n"
+	"    for i in range(n): s += i\n"
+	"    return s\n"
+	"def b(n):\n"
+	"    L['b'] = here() + 1\n"
+	"    return c(n)\n"
+	"def a(n):\n"
+	"    L['a'] = here() + 1\n"
+	"    return a_inner(n)\n"
+	"def a_inner(n):\n"
+	"    return b(n)\n"
+	"def key(x):\n"
+	"    L['key'] = here() + 1\n"
+	"    for i in range(1000): pass\n"
+	"    return -x\n"
+	"def d(n):\n"
+	"    L['d'] = here() + 1\n"
+	"    return sorted(range(n), key=key)\n"
+	"def gen(n):\n"
+	"    L['gen'] = here() + 1\n"
+	"    for i in range(n): yield i\n"
+	"def e(n):\n"
+	"    L['e'] = here() + 1\n"
+	"    return sum(gen(n))\n"
+	"def café(n):\n"
+	"    for i in range(n): pass\n"
+	"def λόγος(n):\n"
+	"    for i in range(n): pass\n"
+	"def 𐒀𐒁x(n):\n"
+	"    for i in range(n): pass\n"
+	"def t2(n):\n"
+	"    L['t2'] = here() + 1\n"
+	"    for i in range(n): pass\n"
+	"def t1(n):\n"
+	"    L['tid'] = threading.get_native_id()\n"
+	"    t2(n)\n"
+	/* a function with lines far apart and backwards jumps: long location entries */
+	"exec(compile('def far(n):\\n    x = 0\\n' + '\\n' * 200 + '    for i in range(n):\\n'\n"
+	"    '        x += (i +\\n              1)\\n' + '\\n' * 100 + '    return x\\n',\n"
+	"    '" SCRIPT_FILE "', 'exec'), globals())\n"
+	"th = threading.Thread(target=t1, args=(8000000,))\n"
+	"th.start()\n"
+	"L['call_a'] = here() + 1\n"
+	"a(3000000)\n"
+	"th.join()\n"
+	"L['call_d'] = here() + 1\n"
+	"d(6000)\n"
+	"L['call_e'] = here() + 1\n"
+	"e(3000000)\n"
+	"café(3000000)\n"
+	"λόγος(3000000)\n"
+	"𐒀𐒁x(3000000)\n"
+	"far(10)\n";
+
+static PyObject *globals; /* the script's module dict */
+
+static long line_of(const char *name)
+{
+	PyObject *l = PyDict_GetItemString(globals, "L");
+	PyObject *v = l ? PyDict_GetItemString(l, name) : NULL;
+	return v ? PyLong_AsLong(v) : -1;
+}
+
+static const char *name_of(const struct pystack_frame *f)
+{
+	const char *s = pystack_code_name(f->code);
+	return s ? s : "(none)";
+}
+
+/* Does sample s's stack start (innermost first) with these names? */
+static int starts_with(const struct sample *s, const char *const *names, uint32_t n)
+{
+	if (s->n < n)
+		return 0;
+	for (uint32_t i = 0; i < n; i++)
+		if (strcmp(name_of(&s->f[i]), names[i]) != 0)
+			return 0;
+	return 1;
+}
+
+static int has(const struct sample *s, const char *name)
+{
+	for (uint32_t i = 0; i < s->n; i++)
+		if (strcmp(name_of(&s->f[i]), name) == 0)
+			return 1;
+	return 0;
+}
+
+static int ran;
+static uint32_t total;
+
+static void run_script(void)
+{
+	if (ran)
+		return;
+	ran = 1;
+	Py_InitializeEx(0);
+	const char *warning = "unset";
+	if (pystack_init(&warning) != PYSTACK_ENABLED)
+		return;
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_sigprof;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGPROF, &sa, NULL);
+	struct itimerval it = { { 0, 1000 }, { 0, 1000 } };
+	setitimer(ITIMER_PROF, &it, NULL);
+	PyObject *main = PyImport_AddModule("__main__");
+	globals = PyModule_GetDict(main);
+	PyObject *code = Py_CompileString(script, SCRIPT_FILE, Py_file_input);
+	PyObject *r = code ? PyEval_EvalCode(code, globals, globals) : NULL;
+	struct itimerval off = { { 0, 0 }, { 0, 0 } };
+	setitimer(ITIMER_PROF, &off, NULL);
+	if (!r)
+		PyErr_Print();
+	Py_XDECREF(r);
+	Py_XDECREF(code);
+	total = atomic_load(&nsamples);
+	if (total > MAX_SAMPLES)
+		total = MAX_SAMPLES;
+	printf("# %u samples\n", total);
+}
+
+TEST(init_finds_python)
+{
+	run_script();
+	const char *warning = "unset";
+	REQUIRE(pystack_init(&warning) == PYSTACK_ENABLED);
+	CHECK(warning == NULL);
+	CHECK_EQ_I(pystack_native_kind((uint64_t)(uintptr_t)&_PyEval_EvalFrameDefault + 16),
+		   PYSTACK_NATIVE_EVAL);
+	CHECK_EQ_I(pystack_native_kind((uint64_t)(uintptr_t)&Py_InitializeEx),
+		   PYSTACK_NATIVE_PYTHON);
+	CHECK_EQ_I(pystack_native_kind((uint64_t)(uintptr_t)&run_script), PYSTACK_NATIVE_OTHER);
+	uintptr_t lo, hi;
+	pystack_eval_range(&lo, &hi);
+	CHECK(lo == (uintptr_t)&_PyEval_EvalFrameDefault && hi > lo + 1000);
+}
+
+/* a -> a_inner -> b -> c: nearly all of a's samples are in c's loop, with every line right. */
+TEST(call_chain)
+{
+	run_script();
+	REQUIRE(total > 0);
+	static const char *const chain[] = { "c", "b", "a_inner", "a", "<module>" };
+	uint32_t in_a = 0, exact = 0;
+	for (uint32_t i = 0; i < total; i++) {
+		const struct sample *s = &samples[i];
+		if (!has(s, "a"))
+			continue;
+		in_a++;
+		if (!starts_with(s, chain, 5) || s->n != 5 || s->flags != 0)
+			continue;
+		if (pystack_line(s->f[0].code, s->f[0].instr) != line_of("c") ||
+		    pystack_line(s->f[1].code, s->f[1].instr) != line_of("b") ||
+		    pystack_line(s->f[3].code, s->f[3].instr) != line_of("a") ||
+		    pystack_line(s->f[4].code, s->f[4].instr) != line_of("call_a"))
+			continue;
+		/* only the module's frame began a C call of the eval loop */
+		if (s->f[0].flags || s->f[1].flags || s->f[2].flags || s->f[3].flags ||
+		    s->f[4].flags != PYSTACK_ENTRY)
+			continue;
+		if (strcmp(pystack_code_file(s->f[0].code), SCRIPT_FILE) != 0)
+			continue;
+		exact++;
+	}
+	printf("# %u samples in a, %u exactly c:%ld b a_inner a <module>\n", in_a, exact,
+	       line_of("c"));
+	CHECK(in_a >= 10);
+	CHECK(exact * 10 >= in_a * 9);
+}
+
+/* sorted(key=key) in d: key's frame is an entry frame in the middle of the Python stack. */
+TEST(entry_mid_stack)
+{
+	run_script();
+	static const char *const chain[] = { "key", "d", "<module>" };
+	uint32_t n = 0, exact = 0;
+	for (uint32_t i = 0; i < total; i++) {
+		const struct sample *s = &samples[i];
+		if (!has(s, "key"))
+			continue;
+		n++;
+		exact += starts_with(s, chain, 3) && s->n == 3 && s->f[0].flags == PYSTACK_ENTRY &&
+			 s->f[1].flags == 0 && s->f[2].flags == PYSTACK_ENTRY &&
+			 pystack_line(s->f[0].code, s->f[0].instr) == line_of("key") &&
+			 pystack_line(s->f[1].code, s->f[1].instr) == line_of("d") &&
+			 pystack_line(s->f[2].code, s->f[2].instr) == line_of("call_d");
+	}
+	printf("# %u samples in key, %u exactly\n", n, exact);
+	CHECK(n >= 5);
+	CHECK(exact * 10 >= n * 9);
+}
+
+/* A generator driven by the C builtin sum(): its frame lives in the generator object. */
+TEST(generator)
+{
+	run_script();
+	static const char *const chain[] = { "gen", "e", "<module>" };
+	uint32_t n = 0, exact = 0;
+	for (uint32_t i = 0; i < total; i++) {
+		const struct sample *s = &samples[i];
+		if (!has(s, "gen"))
+			continue;
+		n++;
+		exact += starts_with(s, chain, 3) && s->n == 3 && s->f[0].flags == PYSTACK_ENTRY &&
+			 s->f[1].flags == 0 &&
+			 pystack_line(s->f[0].code, s->f[0].instr) == line_of("gen") &&
+			 pystack_line(s->f[1].code, s->f[1].instr) == line_of("e");
+	}
+	printf("# %u samples in gen, %u exactly\n", n, exact);
+	CHECK(n >= 5);
+	CHECK(exact * 10 >= n * 9);
+}
+
+/* Names with 1-byte (é), 2-byte (λόγος) and 4-byte (U+10480) characters, as UTF-8. */
+TEST(non_ascii_names)
+{
+	run_script();
+	static const char *const names[] = { "caf\xc3\xa9",
+					     "\xce\xbb\xcf\x8c\xce\xb3\xce\xbf\xcf\x82",
+					     "\xf0\x90\x92\x80\xf0\x90\x92\x81x" };
+	for (int k = 0; k < 3; k++) {
+		uint32_t n = 0;
+		for (uint32_t i = 0; i < total; i++)
+			n += samples[i].n == 2 &&
+			     strcmp(name_of(&samples[i].f[0]), names[k]) == 0 &&
+			     strcmp(name_of(&samples[i].f[1]), "<module>") == 0;
+		printf("# %u samples in %s\n", n, names[k]);
+		CHECK(n >= 3);
+	}
+}
+
+/* The second thread's samples show its own stack, and never the main thread's. */
+TEST(threads)
+{
+	run_script();
+	long tid = line_of("tid");
+	REQUIRE(tid > 0);
+	static const char *const chain[] = { "t2", "t1", "Thread.run" };
+	uint32_t mine = 0, exact = 0, crossed = 0;
+	for (uint32_t i = 0; i < total; i++) {
+		const struct sample *s = &samples[i];
+		if (s->tid == tid) {
+			mine++;
+			exact += starts_with(s, chain, 3) &&
+				 pystack_line(s->f[0].code, s->f[0].instr) == line_of("t2");
+			crossed += has(s, "a") || has(s, "c") || has(s, "<module>");
+		} else {
+			crossed += has(s, "t1") || has(s, "t2");
+		}
+	}
+	printf("# %u samples on the thread, %u in t2 <- t1 <- Thread.run\n", mine, exact);
+	CHECK(exact >= 10);
+	CHECK(exact * 10 >= mine * 8);
+	CHECK_EQ_U(crossed, 0);
+}
+
+/* pystack_line against PyCode_Addr2Line on every instruction of every function of the
+ * script, and the copied names and files against co_qualname and co_filename. */
+TEST(lines_and_names_match_cpython)
+{
+	run_script();
+	static const char *const funcs[] = { "c",   "b", "a",  "a_inner", "key", "d",
+					     "gen", "e", "t1", "t2",	  "far", "caf\xc3\xa9" };
+	uint32_t checked = 0;
+	for (size_t k = 0; k < sizeof(funcs) / sizeof(funcs[0]); k++) {
+		PyObject *fn = PyDict_GetItemString(globals, funcs[k]);
+		REQUIRE(fn != NULL);
+		PyCodeObject *co = (PyCodeObject *)PyFunction_GetCode(fn);
+		uint32_t id = pystack_intern_code(co);
+		REQUIRE(id != PYSTACK_CODE_UNKNOWN);
+		CHECK_EQ_U(pystack_intern_code(co), id); /* the same id again */
+		CHECK_STR(pystack_code_name(id), PyUnicode_AsUTF8(co->co_qualname));
+		CHECK_STR(pystack_code_file(id), SCRIPT_FILE);
+		CHECK_EQ_I(pystack_line(id, -1), co->co_firstlineno);
+		for (Py_ssize_t i = 0; i < Py_SIZE(co); i++) {
+			int want = PyCode_Addr2Line(co, (int)i * 2);
+			if (want < 0) /* no line: pystack says the first line */
+				want = co->co_firstlineno;
+			int got = pystack_line(id, (int32_t)i);
+			if (got != want)
+				printf("#   %s instr %zd: line %d, CPython %d\n", funcs[k], i, got,
+				       want);
+			CHECK_EQ_I(got, want);
+			checked++;
+		}
+	}
+	printf("# %u instructions checked\n", checked);
+	/* far's lines go 200 down and back: the long forms of the table were needed */
+	PyCodeObject *far =
+		(PyCodeObject *)PyFunction_GetCode(PyDict_GetItemString(globals, "far"));
+	CHECK(pystack_line(pystack_intern_code(far), (int32_t)Py_SIZE(far) - 1) >
+	      far->co_firstlineno + 300);
+	/* not a code object: unknown, nothing interned */
+	CHECK_EQ_U(pystack_intern_code(globals), PYSTACK_CODE_UNKNOWN);
+	CHECK_EQ_U(pystack_intern_code((char *)globals + 3), PYSTACK_CODE_UNKNOWN);
+	CHECK_EQ_U(pystack_codes_dropped(), 0);
+}
+
+/* A thread with no Python state (this one's own helper) walks nothing. */
+static void *no_python_thread(void *arg)
+{
+	struct pystack_frame f[4];
+	uint32_t flags = 7;
+	*(uint32_t *)arg = pystack_walk(f, 4, &flags) + flags;
+	return NULL;
+}
+
+TEST(thread_without_python)
+{
+	run_script();
+	uint32_t got = 99;
+	pthread_t t;
+	REQUIRE(pthread_create(&t, NULL, no_python_thread, &got) == 0);
+	pthread_join(t, NULL);
+	CHECK_EQ_U(got, 0);
+}
+
+TEST_MAIN(init_finds_python, call_chain, entry_mid_stack, generator, non_ascii_names, threads,
+	  lines_and_names_match_cpython, thread_without_python)
