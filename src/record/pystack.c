@@ -53,6 +53,8 @@ const struct pystack_layout pystack_layout_311 = {
 	.ts_cframe = 56,
 	.ts_datastack_chunk = 296,
 	.ts_datastack_top = 304,
+	.chunk_previous = 0,
+	.chunk_size = 8,
 	.chunk_data = 24,
 	.cframe_current = 8,
 	.frame_code = 32,
@@ -400,9 +402,10 @@ static uint32_t code_fill(struct code_slot *s, const unsigned char *hdr)
 }
 
 /* The slot of `code`, interning it on first sight; NULL when it is not a readable code
- * object or the table is full. */
-static struct code_slot *code_slot_of(uintptr_t code)
+ * object (*bad set) or the table is full (*bad clear). */
+static struct code_slot *code_slot_of(uintptr_t code, int *bad)
 {
+	*bad = 1;
 	if (!aligned(code) || !P.codes)
 		return NULL;
 	uint32_t h = code_hash(code);
@@ -411,8 +414,10 @@ static struct code_slot *code_slot_of(uintptr_t code)
 		uintptr_t k = atomic_load_explicit(&s->key, memory_order_acquire);
 		if (k == code) {
 			uint32_t st = atomic_load_explicit(&s->state, memory_order_acquire);
-			if (st == STATE_FILLING)
+			if (st == STATE_FILLING) {
+				*bad = 0;
 				return s; /* another thread is filling it: the same code, almost surely */
+			}
 			/* A slot for this address: the same object if the fingerprint matches. The
 			 * object was a code object when the slot was filled, so reading its header
 			 * in place is safe unless it was freed and its memory unmapped since: a
@@ -422,8 +427,10 @@ static struct code_slot *code_slot_of(uintptr_t code)
 			if (s->firstlineno == load_i32(code + L.code_firstlineno) &&
 			    s->qualname == load_ptr(code + L.code_qualname) &&
 			    s->filename == load_ptr(code + L.code_filename) &&
-			    s->linetable == load_ptr(code + L.code_linetable))
-				return st == STATE_READY ? s : NULL;
+			    s->linetable == load_ptr(code + L.code_linetable)) {
+				*bad = 0;
+				return s;
+			}
 			continue; /* another code object at a reused address */
 		}
 		if (k != 0)
@@ -448,8 +455,14 @@ static struct code_slot *code_slot_of(uintptr_t code)
 		memcpy(&s->linetable, hdr + L.code_linetable, sizeof(uintptr_t));
 		uint32_t st = code_fill(s, hdr);
 		atomic_store_explicit(&s->state, st, memory_order_release);
+		*bad = 0;
 		return s;
 	}
+	/* Full (no free slot in reach): still tell a code object from garbage. */
+	uintptr_t type;
+	if (safe_read(&type, code + L.ob_type, sizeof(type)) != 0 || type != P.code_type)
+		return NULL;
+	*bad = 0;
 	atomic_fetch_add_explicit(&P.dropped, 1, memory_order_relaxed);
 	return NULL;
 }
@@ -458,7 +471,8 @@ uint32_t pystack_intern_code(const void *code)
 {
 	if (atomic_load_explicit(&P.state, memory_order_acquire) != PYSTACK_ENABLED)
 		return PYSTACK_CODE_UNKNOWN;
-	struct code_slot *s = code_slot_of((uintptr_t)code);
+	int bad;
+	struct code_slot *s = code_slot_of((uintptr_t)code, &bad);
 	return s ? (uint32_t)(s - P.codes) : PYSTACK_CODE_UNKNOWN;
 }
 
@@ -548,16 +562,32 @@ int32_t pystack_line(uint32_t id, int32_t instr)
 /* ---------------------------------------------------------------------------------------- */
 /* The walk (in the SIGPROF handler). */
 
+/* Whether [frame, frame+len) lies in the live part of the thread's frame stack: the current
+ * chunk up to datastack_top, or an older chunk (chunks below the current one are live, and
+ * only the current one is ever freed, after datastack_chunk moved off it). Frames pushed
+ * there are in mapped memory; generators' frames and anything else are not known to be. */
+static int in_datastack(uintptr_t chunk, uintptr_t top, uintptr_t frame, size_t len)
+{
+	for (int i = 0; i < 64 && aligned(chunk); i++) {
+		uintptr_t end = i == 0 ? top : chunk + load_ptr(chunk + L.chunk_size);
+		if (frame >= chunk + L.chunk_data && frame + len <= end && end > chunk)
+			return 1;
+		chunk = load_ptr(chunk + L.chunk_previous);
+	}
+	return 0;
+}
+
 uint32_t pystack_walk(struct pystack_frame *out, uint32_t max, uint32_t *flags)
 {
 	if (flags)
 		*flags = 0;
 	if (atomic_load_explicit(&P.state, memory_order_acquire) != PYSTACK_ENABLED)
 		return 0;
-	/* The thread's PyThreadState through the gilstate TSS key, as PyGILState_GetThisThreadState
-	 * does: pthread_getspecific, which in glibc is an array read in the thread's descriptor
-	 * (no lock, no allocation), so it is safe here. The key is created by Py_Initialize and
-	 * deleted at finalization; _is_initialized says whether it is there. */
+	/* The thread's PyThreadState through the gilstate TSS key, as
+	 * PyGILState_GetThisThreadState does: pthread_getspecific, which in glibc is an array
+	 * read in the thread's descriptor (no lock, no allocation, no system call), so it is
+	 * safe here. The key is created by Py_Initialize and deleted at finalization;
+	 * _is_initialized says whether it is there. */
 	uintptr_t tss = P.runtime + L.runtime_tss;
 	if (!load_i32(tss + L.tss_initialized))
 		return 0;
@@ -570,35 +600,29 @@ uint32_t pystack_walk(struct pystack_frame *out, uint32_t max, uint32_t *flags)
 	if (!aligned(cframe))
 		return 0;
 	uintptr_t frame = load_ptr(cframe + L.cframe_current);
-	/* The innermost frame is the only one that can be half made (the eval loop sets
-	 * tstate->cframe before cframe.current_frame; a frame's chunk is freed before
-	 * current_frame moves off it): trust it in place only when it lies in the live part of
-	 * the thread's current frame-stack chunk, else copy its fields safely. */
+	/* A frame is trusted in place only inside the live frame stack. Elsewhere (a
+	 * generator's frame, or the innermost frame while it is half made: the eval loop sets
+	 * tstate->cframe before cframe.current_frame, and frees a chunk before current_frame
+	 * moves off it) its fields are copied with safe_read, and an f_code that is not a code
+	 * object ends the walk. */
 	uintptr_t chunk = load_ptr(ts + L.ts_datastack_chunk);
 	uintptr_t top = load_ptr(ts + L.ts_datastack_top);
 	uint32_t n = 0, depth = 0, fl = 0;
 	uintptr_t tortoise = frame; /* Brent's cycle detection */
 	uint32_t power = 1, lam = 0;
 	while (frame) {
-		if (!aligned(frame)) {
-			fl |= PYSTACK_TRUNCATED;
-			break;
-		}
-		if (n == max || depth == PYSTACK_MAX_FRAMES) {
+		if (!aligned(frame) || n == max || depth == PYSTACK_MAX_FRAMES) {
 			fl |= PYSTACK_TRUNCATED;
 			break;
 		}
 		unsigned char fr[72];
-		const unsigned char *f;
-		if (depth == 0 && !(aligned(chunk) && frame >= chunk + L.chunk_data &&
-				    frame + sizeof(fr) <= top)) {
+		const unsigned char *f = (const unsigned char *)frame;
+		if (!in_datastack(chunk, top, frame, sizeof(fr))) {
 			if (safe_read(fr, frame, sizeof(fr)) != 0) {
 				fl |= PYSTACK_TRUNCATED;
 				break;
 			}
 			f = fr;
-		} else {
-			f = (const unsigned char *)frame;
 		}
 		uintptr_t code, prev, prev_instr;
 		memcpy(&code, f + L.frame_code, sizeof(code));
@@ -606,13 +630,17 @@ uint32_t pystack_walk(struct pystack_frame *out, uint32_t max, uint32_t *flags)
 		memcpy(&prev_instr, f + L.frame_prev_instr, sizeof(prev_instr));
 		unsigned char is_entry = f[L.frame_is_entry], owner = f[L.frame_owner];
 		depth++;
-		struct code_slot *s = code_slot_of(code);
-		struct pystack_frame *o = &out[n];
+		int bad;
+		struct code_slot *s = code_slot_of(code, &bad);
+		if (bad) {
+			fl |= PYSTACK_TRUNCATED; /* not a frame: nothing it links to is trusted */
+			break;
+		}
+		struct pystack_frame *o = &out[n++];
 		o->flags = is_entry ? PYSTACK_ENTRY : 0;
 		if (!s) {
-			o->code = PYSTACK_CODE_UNKNOWN;
+			o->code = PYSTACK_CODE_UNKNOWN; /* the table is full */
 			o->instr = -1;
-			n++;
 		} else {
 			uintptr_t first = code + L.code_adaptive;
 			int64_t lasti = ((int64_t)prev_instr - (int64_t)first) / 2;
@@ -627,7 +655,6 @@ uint32_t pystack_walk(struct pystack_frame *out, uint32_t max, uint32_t *flags)
 				o->instr =
 					lasti >= 0 && lasti < s->ncodeunits ? (int32_t)lasti : -1;
 			}
-			n++;
 		}
 		if (prev == frame || prev == tortoise) {
 			fl |= PYSTACK_TRUNCATED; /* a loop */

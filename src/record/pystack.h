@@ -81,7 +81,8 @@ const char *pystack_code_file(uint32_t id);
  * location table as CPython's PyCode_Addr2Line does; the code's first line when instr < 0 or
  * the table has no line for it; 0 for an unknown id. */
 int32_t pystack_line(uint32_t id, int32_t instr);
-/* Code objects that found the table full (each sample of them shows an unknown frame). */
+/* Frames shown as PYSTACK_CODE_UNKNOWN because the code table was full (counted per frame
+ * of each sample, since a code object that did not fit is looked for again every time). */
 uint64_t pystack_codes_dropped(void);
 
 /* What a native pc is, for the merge. */
@@ -128,6 +129,8 @@ struct pystack_layout {
 	uint32_t ts_cframe;	      /* PyThreadState.cframe */
 	uint32_t ts_datastack_chunk;  /* PyThreadState.datastack_chunk */
 	uint32_t ts_datastack_top;    /* PyThreadState.datastack_top */
+	uint32_t chunk_previous;      /* _PyStackChunk.previous */
+	uint32_t chunk_size;	      /* _PyStackChunk.size (bytes, the chunk's header included) */
 	uint32_t chunk_data;	      /* _PyStackChunk.data */
 	uint32_t cframe_current;      /* _PyCFrame.current_frame */
 	uint32_t frame_code;	      /* _PyInterpreterFrame.f_code */

@@ -35,6 +35,8 @@ TEST(runtime_and_thread_state)
 	CHECK_EQ_U(L.ts_cframe, offsetof(PyThreadState, cframe));
 	CHECK_EQ_U(L.ts_datastack_chunk, offsetof(PyThreadState, datastack_chunk));
 	CHECK_EQ_U(L.ts_datastack_top, offsetof(PyThreadState, datastack_top));
+	CHECK_EQ_U(L.chunk_previous, offsetof(_PyStackChunk, previous));
+	CHECK_EQ_U(L.chunk_size, offsetof(_PyStackChunk, size));
 	CHECK_EQ_U(L.chunk_data, offsetof(_PyStackChunk, data));
 	CHECK_EQ_U(L.cframe_current, offsetof(_PyCFrame, current_frame));
 }
