@@ -16,6 +16,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <time.h>
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -33,6 +34,7 @@
 struct sample {
 	pid_t tid;
 	uint32_t n, flags;
+	uint64_t ns; /* the walk took (reported, never asserted) */
 	struct pystack_frame f[DEPTH];
 };
 static struct sample samples[MAX_SAMPLES];
@@ -44,8 +46,13 @@ static void on_sigprof(int sig)
 	int saved = errno;
 	uint32_t i = atomic_fetch_add(&nsamples, 1);
 	if (i < MAX_SAMPLES) {
+		struct timespec t0, t1;
 		samples[i].tid = (pid_t)syscall(SYS_gettid);
+		clock_gettime(CLOCK_MONOTONIC, &t0);
 		samples[i].n = pystack_walk(samples[i].f, DEPTH, &samples[i].flags);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		samples[i].ns = (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000L +
+					   (t1.tv_nsec - t0.tv_nsec));
 	}
 	errno = saved;
 }
@@ -181,7 +188,24 @@ static void run_script(void)
 	total = atomic_load(&nsamples);
 	if (total > MAX_SAMPLES)
 		total = MAX_SAMPLES;
-	printf("# %u samples\n", total);
+	/* what a walk costs, for docs/sampling.md: the median over samples with frames */
+	static uint64_t ns[MAX_SAMPLES];
+	uint32_t k = 0, frames = 0;
+	for (uint32_t i = 0; i < total; i++)
+		if (samples[i].n) {
+			ns[k++] = samples[i].ns;
+			frames += samples[i].n;
+		}
+	for (uint32_t i = 1; i < k; i++) /* insertion sort: a few hundred */
+		for (uint32_t j = i; j > 0 && ns[j - 1] > ns[j]; j--) {
+			uint64_t t = ns[j];
+			ns[j] = ns[j - 1];
+			ns[j - 1] = t;
+		}
+	printf("# %u samples, %u with Python frames (%.1f frames each), walk median %llu ns, "
+	       "max %llu ns\n",
+	       total, k, k ? (double)frames / k : 0.0, k ? (unsigned long long)ns[k / 2] : 0ull,
+	       k ? (unsigned long long)ns[k - 1] : 0ull);
 }
 
 TEST(init_finds_python)
