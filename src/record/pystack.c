@@ -92,9 +92,13 @@ const struct pystack_layout pystack_layout_311 = {
 #define STATE_FILLING	   1u
 #define STATE_READY	   2u
 #define PYTHON_TEXT_RANGES 4
+#define CODES_BYTES	   (CODE_SLOTS * (sizeof(struct code_slot) + sizeof(struct code_names)))
 
+/* What the handler looks at on every sample: one cache line per code object, 512 KiB in
+ * all, with the names (3.4 MiB, read only by the sampler thread) kept apart, since by the
+ * next sample the table is out of the cache. */
 struct code_slot {
-	_Atomic uintptr_t key; /* the code object's address; 0: free */
+	_Alignas(64) _Atomic uintptr_t key; /* the code object's address; 0: free */
 	_Atomic uint32_t state;
 	/* the fingerprint, set before the state is published */
 	int32_t firstlineno;
@@ -103,6 +107,11 @@ struct code_slot {
 	int32_t firsttraceable;	 /* code units before the first traceable instruction */
 	int32_t ncodeunits;	 /* Py_SIZE(code) */
 	uint32_t lt_off, lt_len; /* its location table in the arena */
+};
+_Static_assert(sizeof(struct code_slot) == 64, "a code slot is one cache line");
+
+/* What only the sampler thread reads, at the same index. */
+struct code_names {
 	char name[NAME_BYTES];
 	char file[FILE_BYTES];
 };
@@ -116,8 +125,9 @@ static struct {
 	uintptr_t eval_start, eval_end;		   /* _PyEval_EvalFrameDefault */
 	uintptr_t text_lo[PYTHON_TEXT_RANGES], text_hi[PYTHON_TEXT_RANGES];
 	int ntext;
-	struct code_slot *codes; /* CODE_SLOTS, mmap'd */
-	unsigned char *arena;	 /* LINETABLE_ARENA, mmap'd */
+	struct code_slot *codes;  /* CODE_SLOTS, mmap'd */
+	struct code_names *names; /* CODE_SLOTS, right after them in the same mapping */
+	unsigned char *arena;	  /* LINETABLE_ARENA, mmap'd */
 	_Atomic uint32_t arena_used;
 	_Atomic uint64_t dropped;
 } P;
@@ -206,13 +216,13 @@ enum pystack_state pystack_init(const char **warning)
 		P.eval_end = P.eval_start + es->st_size;
 		dl_iterate_phdr(find_text, NULL);
 	}
-	P.codes = mmap(NULL, CODE_SLOTS * sizeof(struct code_slot), PROT_READ | PROT_WRITE,
+	P.codes = mmap(NULL, CODES_BYTES, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	P.arena = mmap(NULL, LINETABLE_ARENA, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (P.codes == MAP_FAILED || P.arena == MAP_FAILED || !P.str_type || !P.bytes_type) {
 		if (P.codes != MAP_FAILED)
-			munmap(P.codes, CODE_SLOTS * sizeof(struct code_slot));
+			munmap(P.codes, CODES_BYTES);
 		if (P.arena != MAP_FAILED)
 			munmap(P.arena, LINETABLE_ARENA);
 		P.codes = NULL;
@@ -224,6 +234,7 @@ enum pystack_state pystack_init(const char **warning)
 		atomic_store(&P.state, PYSTACK_UNSUPPORTED);
 		return PYSTACK_UNSUPPORTED;
 	}
+	P.names = (struct code_names *)(P.codes + CODE_SLOTS);
 	atomic_store_explicit(&P.state, PYSTACK_ENABLED, memory_order_release);
 	return PYSTACK_ENABLED;
 }
@@ -378,8 +389,9 @@ static uint32_t code_fill(struct code_slot *s, const unsigned char *hdr)
 	memcpy(&size, hdr + L.ob_size, sizeof(size));
 	s->ncodeunits = size > 0 && size < INT32_MAX ? (int32_t)size : 0;
 	memcpy(&s->firsttraceable, hdr + L.code_firsttraceable, sizeof(int32_t));
-	copy_str(s->qualname, s->name, sizeof(s->name));
-	copy_str(s->filename, s->file, sizeof(s->file));
+	struct code_names *nm = &P.names[s - P.codes];
+	copy_str(s->qualname, nm->name, sizeof(nm->name));
+	copy_str(s->filename, nm->file, sizeof(nm->file));
 	s->lt_off = s->lt_len = 0;
 	unsigned char bh[40];
 	if (!aligned(s->linetable) || safe_read(bh, s->linetable, L.bytes_data) != 0)
@@ -494,7 +506,7 @@ const char *pystack_code_name(uint32_t id)
 	if (id == PYSTACK_CODE_UNKNOWN)
 		return "<unknown python code>";
 	const struct code_slot *s = code_ready(id);
-	return s ? s->name : NULL;
+	return s ? P.names[id].name : NULL;
 }
 
 const char *pystack_code_file(uint32_t id)
@@ -502,7 +514,7 @@ const char *pystack_code_file(uint32_t id)
 	if (id == PYSTACK_CODE_UNKNOWN)
 		return "";
 	const struct code_slot *s = code_ready(id);
-	return s ? s->file : NULL;
+	return s ? P.names[id].file : NULL;
 }
 
 /* ---------------------------------------------------------------------------------------- */
