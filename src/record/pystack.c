@@ -135,6 +135,8 @@ static struct {
 /* ---------------------------------------------------------------------------------------- */
 /* Start. */
 
+static int safe_read(void *dst, uintptr_t addr, size_t len);
+
 static uintptr_t sym(const char *name)
 {
 	return (uintptr_t)dlsym(RTLD_DEFAULT, name);
@@ -235,6 +237,18 @@ enum pystack_state pystack_init(const char **warning)
 		return PYSTACK_UNSUPPORTED;
 	}
 	P.names = (struct code_names *)(P.codes + CODE_SLOTS);
+	/* Without process_vm_readv (a seccomp filter may refuse it) no code object could be
+	 * read safely: every frame would be unknown. Say so instead. */
+	int probe = 1, copy = 0;
+	if (safe_read(&copy, (uintptr_t)&probe, sizeof(probe)) != 0 || copy != 1) {
+		snprintf(warn, sizeof(warn),
+			 "Python 3.11: process_vm_readv refused, native frames only");
+		P.warning = warn;
+		if (warning)
+			*warning = warn;
+		atomic_store(&P.state, PYSTACK_UNSUPPORTED);
+		return PYSTACK_UNSUPPORTED;
+	}
 	atomic_store_explicit(&P.state, PYSTACK_ENABLED, memory_order_release);
 	return PYSTACK_ENABLED;
 }
