@@ -28,7 +28,7 @@ echo "== TSan build and tests of the recording core"
 cmake --preset tsan >/dev/null
 cmake --build build/tsan -j "$jobs"
 (cd build/tsan && TSAN_OPTIONS="halt_on_error=1 die_after_fork=0" ctest --output-on-failure -L unit \
-	-R 'record|drops|timers|profiler|nvtx|test_report|test_analyze|test_model')
+	-R 'record|drops|timers|profiler|nvtx|test_report|test_analyze|test_model|test_sampler')
 # the JSON importer's parser thread (OPSCOPE_IMPORT_THREADS=1 in the test) and the report's
 # views in parallel (report_run_views) under TSan
 (cd build/tsan && TSAN_OPTIONS="halt_on_error=1" ctest --output-on-failure \

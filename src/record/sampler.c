@@ -80,7 +80,9 @@ struct sigslot {
 };
 
 struct sigring {
-	uint64_t magic;
+	/* SIGRING_MAGIC once ready for a handler: stored last (release) by ring_get, loaded
+	 * first (acquire) by the handler, so that the handler sees the ring's reset state */
+	_Atomic uint64_t magic;
 	_Atomic uint64_t head; /* written by the handler */
 	_Atomic uint64_t tail; /* written by the sampler thread */
 	_Atomic uint64_t dropped;
@@ -197,7 +199,7 @@ static void sampler_on_sigprof(int sig, siginfo_t *si, void *ucv)
 	if (si->si_code != SI_TIMER && si->si_code != SI_QUEUE)
 		return; /* not ours (kill, or a timer of the program's) */
 	struct sigring *r = si->si_value.sival_ptr;
-	if (!r || r->magic != SIGRING_MAGIC)
+	if (!r || atomic_load_explicit(&r->magic, memory_order_acquire) != SIGRING_MAGIC)
 		return;
 	int saved_errno = errno;
 	ucontext_t *uc = ucv;
@@ -547,7 +549,7 @@ static struct sigring *ring_get(void)
 	atomic_store(&r->head, 0);
 	atomic_store(&r->tail, 0);
 	r->stack_lo = r->stack_hi = 0;
-	r->magic = SIGRING_MAGIC;
+	atomic_store_explicit(&r->magic, SIGRING_MAGIC, memory_order_release);
 	return r;
 }
 

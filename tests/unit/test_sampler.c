@@ -1,0 +1,202 @@
+/*
+ * test_sampler.c: the CPU stack sampler (src/record/sampler.c) in process, for the sanitizer
+ * runs (scripts/test.sh runs it under TSan too): sessions that sample while threads burn CPU,
+ * threads come and go, a thread sleeps (wall-clock mode), and sessions stop and start again;
+ * through each mechanism (perf_event where the kernel allows it, and the SIGPROF timers).
+ * Each file is loaded back and must hold samples on the threads that ran, about as many as
+ * their CPU time at that rate allows (wide floors: the machine is shared). The e2e tests
+ * (test_sampler.sh) check the stacks' shape; here it is the concurrency that is under test:
+ * the sampler thread attaching to and detaching from threads while they start and end, the
+ * handler writing rings that the sampler thread drains, and the writer thread taking the
+ * queued samples.
+ */
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <pthread.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "opscope/opscope.h"
+
+#include "formats/opscope/opscope_load.h"
+#include "harness.h"
+#include "model/model.h"
+
+static double thread_cpu_s(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static void burn(double seconds)
+{
+	volatile unsigned long sink = 0; /* this thread's: the loop is not optimized away */
+	double end = thread_cpu_s() + seconds;
+	while (thread_cpu_s() < end)
+		for (unsigned long i = 0; i < 20000; i++)
+			sink += i * i;
+}
+
+struct worker {
+	pthread_t thread;
+	double cpu_s;
+	_Atomic pid_t tid;
+};
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	atomic_store(&w->tid, (pid_t)syscall(SYS_gettid));
+	burn(w->cpu_s);
+	return NULL;
+}
+
+/* Many short threads, one after another: each may end while the sampler attaches to it. */
+static void *churn_main(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 40; i++) {
+		struct worker w = { .cpu_s = 0.002 };
+		if (pthread_create(&w.thread, NULL, worker_main, &w) == 0)
+			pthread_join(w.thread, NULL);
+	}
+	return NULL;
+}
+
+/* Sleep `ms` in full: wall-clock samples cut sleeps short (EINTR), so sleep the rest. */
+static void sleep_ms(long ms)
+{
+	struct timespec t = { ms / 1000, (ms % 1000) * 1000000 };
+	while (nanosleep(&t, &t) != 0 && errno == EINTR)
+		;
+}
+
+static void *sleeper_main(void *arg)
+{
+	struct worker *w = arg;
+	atomic_store(&w->tid, (pid_t)syscall(SYS_gettid));
+	sleep_ms((long)(w->cpu_s * 1000));
+	return NULL;
+}
+
+/* Samples of the loaded model on the track of thread `tid` (all tracks when tid is 0). */
+static uint64_t samples_of(const struct model *m, pid_t tid)
+{
+	uint64_t n = 0;
+	for (uint32_t t = 0; t < m->ntracks; t++)
+		if (tid == 0 || m->tracks[t].tid == (uint64_t)tid)
+			n += m->tracks[t].nsamples;
+	return n;
+}
+
+static struct model *load(const char *path)
+{
+	struct model *m = model_new();
+	char err[256];
+	if (!m || opscope_load_file(m, path, err, sizeof(err)) != 0) {
+		printf("# load %s: %s\n", path, err);
+		model_free(m);
+		return NULL;
+	}
+	return m;
+}
+
+static const char *meta(const struct model *m, const char *key)
+{
+	const char *v = m->nfiles ? model_get_meta(m, m->files[0].pid, key) : NULL;
+	return v ? v : "";
+}
+
+/* One session at `hz` in `mode`: two workers burning 0.25 s of CPU each and the churn of
+ * short threads (CPU mode), or one thread sleeping 0.3 s (wall mode). Checks its file. */
+static void sample_session(const char *mech, int mode, uint32_t hz)
+{
+	char path[] = "/tmp/opscope_test_sampler_XXXXXX";
+	int fd = mkstemp(path);
+	CHECK(fd >= 0);
+	if (fd < 0)
+		return;
+	close(fd);
+	if (mech)
+		setenv("OPSCOPE_SAMPLE_MECH", mech, 1);
+	else
+		unsetenv("OPSCOPE_SAMPLE_MECH");
+	setenv("OPSCOPE_QUIET", "1", 1);
+	struct opscope_options o = { .output = path, .sample_hz = hz, .sample_mode = mode };
+	CHECK_EQ_I(opscope_session_start(&o), 0);
+	struct worker w[2] = { { .cpu_s = 0.25 }, { .cpu_s = 0.25 } };
+	pthread_t churn;
+	if (mode == OPSCOPE_SAMPLE_WALL) {
+		w[0].cpu_s = 0.3;
+		CHECK_EQ_I(pthread_create(&w[0].thread, NULL, sleeper_main, &w[0]), 0);
+		pthread_join(w[0].thread, NULL);
+	} else {
+		CHECK_EQ_I(pthread_create(&churn, NULL, churn_main, NULL), 0);
+		for (int i = 0; i < 2; i++)
+			CHECK_EQ_I(pthread_create(&w[i].thread, NULL, worker_main, &w[i]), 0);
+		for (int i = 0; i < 2; i++)
+			pthread_join(w[i].thread, NULL);
+		pthread_join(churn, NULL);
+	}
+	CHECK_EQ_I(opscope_session_stop(), 0);
+	unsetenv("OPSCOPE_SAMPLE_MECH");
+	struct model *m = load(path);
+	CHECK(m != NULL);
+	if (m) {
+		const char *sampler = meta(m, "sampler");
+		printf("# sampler: %s; samples %llu\n", sampler,
+		       (unsigned long long)samples_of(m, 0));
+		CHECK(strstr(sampler, " Hz ") != NULL);
+		if (mode == OPSCOPE_SAMPLE_WALL) {
+			/* 0.3 s asleep at hz: about 0.3 * hz samples of that thread */
+			uint64_t n = samples_of(m, atomic_load(&w[0].tid));
+			printf("# sleeping thread: %llu samples\n", (unsigned long long)n);
+			CHECK(n >= (uint64_t)(0.3 * hz / 4));
+		} else {
+			/* 0.25 s of CPU each: about 0.25 * hz samples (the timers' 250 Hz tick
+			 * caps the SIGPROF mechanism); a quarter of the lesser is the floor */
+			double rate = hz < 250 || (mech == NULL && strstr(sampler, "perf_event"))
+					      ? hz
+					      : 250;
+			for (int i = 0; i < 2; i++) {
+				uint64_t n = samples_of(m, atomic_load(&w[i].tid));
+				printf("# worker %d: %llu samples\n", i, (unsigned long long)n);
+				CHECK(n >= (uint64_t)(0.25 * rate / 4));
+			}
+		}
+		model_free(m);
+	}
+	unlink(path);
+}
+
+TEST(perf_event_or_fallback_cpu_mode)
+{
+	sample_session(NULL, OPSCOPE_SAMPLE_CPU, 499);
+}
+
+TEST(sigprof_timers_cpu_mode)
+{
+	sample_session("timer", OPSCOPE_SAMPLE_CPU, 499);
+}
+
+TEST(wall_mode_samples_a_sleeping_thread)
+{
+	sample_session(NULL, OPSCOPE_SAMPLE_WALL, 199);
+}
+
+/* Stop and start again, quickly: the sampler thread of one session ends before the next
+ * one's starts, and nothing of the first leaks into the second file. */
+TEST(sessions_one_after_another)
+{
+	for (int i = 0; i < 3; i++)
+		sample_session(i % 2 ? "timer" : NULL, OPSCOPE_SAMPLE_CPU, 997);
+}
+
+TEST_MAIN(perf_event_or_fallback_cpu_mode, sigprof_timers_cpu_mode,
+	  wall_mode_samples_a_sleeping_thread, sessions_one_after_another)
