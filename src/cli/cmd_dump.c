@@ -27,8 +27,8 @@ static const char dump_usage[] =
 	"TIME_NS is relative to the first event; TRACK is the file's track number (a<pid>\n"
 	"for a process's async track, gpu<device>:<stream> for a device queue). A stack\n"
 	"sample is `sample - FUNCTION weight=W [truncated] stack=OUTER;...;INNER`, FUNCTION\n"
-	"its innermost frame; a native frame symbolized with debug info reads FUNCTION@FILE:LINE\n"
-	"(docs/symbolize.md).\n"
+	"its innermost frame; a Python frame, and a native frame symbolized with debug info,\n"
+	"reads FUNCTION@FILE:LINE (docs/symbolize.md).\n"
 	"\n"
 	"options:\n"
 	"      --sort KEY      track (default): by track, then time; time: by time only\n"
@@ -155,8 +155,9 @@ static void dump_stack(const struct model *m, uint32_t st)
 			s = m->stacks[s].parent; /* the entry d - 1 steps out of st */
 		const struct model_frame *f = &m->frames[m->stacks[s].frame];
 		dump_str(m, f->name);
-		if (f->kind == MODEL_FRAME_NATIVE && f->file && f->line > 0) {
-			printf("@"); /* a symbolized native frame: where in the source */
+		if ((f->kind == MODEL_FRAME_NATIVE || f->kind == MODEL_FRAME_PYTHON) && f->file &&
+		    f->line > 0) {
+			printf("@"); /* where in the source: symbolized native, or Python */
 			dump_str(m, f->file);
 			printf(":%d", (int)f->line);
 		}

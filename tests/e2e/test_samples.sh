@@ -27,9 +27,9 @@ check "info: 206 samples, 2 truncated, 9 stacks, 4 frames" 'grep -qx "samples:  
 check "info: the sampled threads are the workers' tracks" '[ "$(grep -c "worker-[01]" "$T/info")" -eq 2 ] && grep -q "threads:    2 tracks" "$T/info"'
 "$OPSCOPE" dump "$T/r.opscope" >"$T/dump"
 leaf() { grep -c " sample - $1 weight=1 .*stack=$2\$" "$T/dump"; }
-check "dump: 120 samples main;a;b;c" '[ "$(leaf libsynth.so+0x1300 "main;libsynth.so+0x1100;libsynth.so+0x1200;libsynth.so+0x1300")" -eq 120 ]'
-check "dump: 60 samples main;a;b" '[ "$(leaf libsynth.so+0x1200 "main;libsynth.so+0x1100;libsynth.so+0x1200")" -eq 60 ]'
-check "dump: 20 samples main;a" '[ "$(leaf libsynth.so+0x1100 "main;libsynth.so+0x1100")" -eq 20 ]'
+check "dump: 120 samples main@main.py:7;a;b;c (a Python frame with its file and line)" '[ "$(leaf libsynth.so+0x1300 "main@main.py:7;libsynth.so+0x1100;libsynth.so+0x1200;libsynth.so+0x1300")" -eq 120 ]'
+check "dump: 60 samples main;a;b" '[ "$(leaf libsynth.so+0x1200 "main@main.py:7;libsynth.so+0x1100;libsynth.so+0x1200")" -eq 60 ]'
+check "dump: 20 samples main;a" '[ "$(leaf libsynth.so+0x1100 "main@main.py:7;libsynth.so+0x1100")" -eq 20 ]'
 check "dump: 4 samples a;a;a" '[ "$(leaf libsynth.so+0x1100 "libsynth.so+0x1100;libsynth.so+0x1100;libsynth.so+0x1100")" -eq 4 ]'
 check "dump: 2 truncated samples b;c" '[ "$(grep -c " truncated stack=libsynth.so+0x1200;libsynth.so+0x1300$" "$T/dump")" -eq 2 ]'
 check "dump: the 120 deepest samples lie inside aten::conv2d" "$PY - \"\$T/dump\" <<'EOF'
@@ -127,7 +127,7 @@ check "chrome export of a trace without samples has neither key" "$PY -c 'import
 # --- the tracebuild stacks trace and its defects ---
 "$PROGRAMS/make_trace" "$T/s.opscope" --stacks
 "$OPSCOPE" dump "$T/s.opscope" >"$T/dump"
-check "dump: a symbolized native frame keeps its name" 'grep -q " sample - gemm weight=5 stack=main;libtorch.so+0x1100;libtorch.so+0x1200;gemm$" "$T/dump"'
+check "dump: a symbolized native frame keeps its name" 'grep -q " sample - gemm weight=5 stack=main@train.py:3;libtorch.so+0x1100;libtorch.so+0x1200;gemm$" "$T/dump"'
 check "dump: a frame in no mapping shows its address" 'grep -q " sample - 0x999 weight=1 stack=0x999$" "$T/dump"'
 for d in bad-stack:"sample 14: unknown stack 6" bad-mapping:"frame 2: unknown mapping 1" \
 	bad-parent:"stack 3: parent 3 is not an earlier stack" bad-frame:"stack 4: unknown frame 5" \
