@@ -2,7 +2,8 @@
  * cmd_record.c: `opscope record [options] -- COMMAND [ARGS...]`.
  *
  * Runs COMMAND with libopscope preloaded (LD_PRELOAD) and registered as its NVTX injection
- * library (NVTX_INJECTION64_PATH), with OPSCOPE_AUTOSTART=1 so the runtime records from
+ * library (NVTX_INJECTION64_PATH) and CUDA injection library (CUDA_INJECTION64_PATH: the
+ * CUPTI collector, docs/gpu.md), with OPSCOPE_AUTOSTART=1 so the runtime records from
  * before main() to exit. The root process writes the output file; every other process of
  * the command (forks, exec'd children) writes "<stem>.<pid>.opscope" beside it; a program
  * that a process execs (same pid) takes the next free "<stem>.<pid>.N.opscope" after the old
@@ -51,6 +52,7 @@ static const char record_usage[] =
 	"      --flush-ms MS     how often buffered events reach the file (default 100)\n"
 	"      --compress KIND   none or zstd (default zstd when available)\n"
 	"      --no-nvtx         do not capture NVTX ranges\n"
+	"      --no-gpu          do not record GPU activity (CUPTI; docs/gpu.md)\n"
 	"      --python-functions[=all|python]\n"
 	"                        Python programs: every function call as a range, and a\n"
 	"                        cProfile-style profile (pstats) next to the trace; =python:\n"
@@ -345,6 +347,7 @@ int cmd_record(int argc, char **argv)
 		{ "flush-ms", required_argument, NULL, 'F' },
 		{ "compress", required_argument, NULL, 'c' },
 		{ "no-nvtx", no_argument, NULL, 'N' },
+		{ "no-gpu", no_argument, NULL, 'G' },
 		{ "python-functions", optional_argument, NULL, 'P' },
 		{ "no-torch", no_argument, NULL, 'T' },
 		{ "sample", optional_argument, NULL, 'S' },
@@ -354,7 +357,7 @@ int cmd_record(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *output = NULL, *buffer_mb = NULL, *flush_ms = NULL, *compress = NULL;
-	int force = 0, nvtx = 1, quiet = 0, c;
+	int force = 0, nvtx = 1, gpu = 1, quiet = 0, c;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+o:fqh", longopts, NULL)) != -1) {
 		switch (c) {
@@ -375,6 +378,9 @@ int cmd_record(int argc, char **argv)
 			break;
 		case 'N':
 			nvtx = 0;
+			break;
+		case 'G':
+			gpu = 0;
 			break;
 		case 'P': /* read by python/opscope_boot/sitecustomize.py */
 			if (optarg && strcmp(optarg, "all") != 0 && strcmp(optarg, "python") != 0)
@@ -474,6 +480,20 @@ int cmd_record(int argc, char **argv)
 			setenv("NVTX_INJECTION64_PATH", lib, 1);
 	} else {
 		setenv("OPSCOPE_NVTX", "0", 1);
+	}
+	/* GPU activity: libopscope is the CUDA driver's injection library, whose
+	 * InitializeInjection() starts the CUPTI collector during cuInit (docs/gpu.md) */
+	if (gpu) {
+		const char *prev = getenv("CUDA_INJECTION64_PATH");
+		if (prev && *prev && strcmp(prev, lib) != 0)
+			fprintf(stderr,
+				"opscope: record: CUDA_INJECTION64_PATH is set (%s); GPU activity "
+				"goes there, not to opscope\n",
+				prev);
+		else
+			setenv("CUDA_INJECTION64_PATH", lib, 1);
+	} else {
+		setenv("OPSCOPE_GPU", "0", 1);
 	}
 	if (buffer_mb)
 		setenv("OPSCOPE_BUFFER_MB", buffer_mb, 1);

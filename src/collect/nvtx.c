@@ -31,6 +31,7 @@
 #include "opscope/opscope.h"
 
 #include "collect/nvtx_abi.h"
+#include "record/gpu.h"
 #include "record/record.h"
 
 #define NVTX_NAMED_CATEGORIES 256
@@ -150,6 +151,7 @@ static int nvtx_push(uint32_t name, const struct nvtxabi_event_attributes *a, st
 {
 	record_emit_begin(OPSCOPE_CAT_NVTX, name);
 	nvtx_args(a, d);
+	record_gpu_range_begin();
 	return nvtx_depth++;
 }
 
@@ -157,8 +159,10 @@ static int nvtx_pop(void)
 {
 	if (nvtx_depth == 0)
 		return -1;
-	if (opscope_recording())
+	if (opscope_recording()) {
 		record_emit_end(0);
+		record_gpu_range_end();
+	}
 	return --nvtx_depth;
 }
 

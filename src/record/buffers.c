@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "record/clock.h"
+#include "record/gpu.h"
 #include "record/record.h"
 #include "util/bytes.h"
 
@@ -479,6 +480,7 @@ OPSCOPE_API void opscope_range_begin_site(struct opscope_site *site)
 	p->cat = (uint8_t)site->category;
 	p->aux = 0;
 	emit_commit(p + 1);
+	record_gpu_range_begin();
 }
 
 OPSCOPE_API void opscope_range_begin(int category, const char *name)
@@ -486,11 +488,13 @@ OPSCOPE_API void opscope_range_begin(int category, const char *name)
 	if (!opscope_recording())
 		return;
 	record_emit_begin((uint32_t)category, record_intern_cached(name));
+	record_gpu_range_begin();
 }
 
 OPSCOPE_API void opscope_range_end(void)
 {
 	emit_one(OPS_EV_END, 0, 0);
+	record_gpu_range_end();
 }
 
 OPSCOPE_API void opscope_instant(int category, const char *name)
@@ -541,8 +545,10 @@ OPSCOPE_API uint32_t opscope_string_id(const char *s, size_t len)
 
 OPSCOPE_API void opscope_range_begin_id(int category, uint32_t name_id)
 {
-	if (opscope_recording())
+	if (opscope_recording()) {
 		record_emit_begin((uint32_t)category, name_id);
+		record_gpu_range_begin();
+	}
 }
 
 OPSCOPE_API void opscope_arg_int_id(uint32_t key_id, int64_t value)

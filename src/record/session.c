@@ -40,11 +40,13 @@
 #include "opscope_config.h"
 #include "record/buffers.h"
 #include "record/clock.h"
+#include "record/gpu.h"
 #include "record/intern.h"
 #include "record/record.h"
 #include "record/sampler.h"
 #include "record/samples.h"
 #include "record/timers.h"
+#include "trace/decode.h"
 #include "trace/encode.h"
 #include "trace/tracefile.h"
 #include "util/buf.h"
@@ -104,12 +106,15 @@ struct session {
 	uint32_t strings_written; /* ids < this are in the file */
 	/* stack sample tables: ids < these are in the file (samples.h) */
 	uint32_t mappings_written, frames_written, stacks_written;
-	int min_reader_raised;	     /* the header says a reader of version 3 is needed */
-	struct track_state *tracks;  /* per track */
-	uint32_t tracks_cap;	     /* entries allocated in `tracks` */
-	uint64_t last_clock_mono_ns; /* when the last CLOCK record was written */
-	struct buf rec;		     /* record payload being built */
-	struct encode_state enc;     /* the EVENTS2 encoder's streams (writer thread) */
+	int min_reader_raised;	      /* the header says a reader of version 3 is needed */
+	int min_reader_gpu;	      /* ... or of version 4 (GPU records written) */
+	uint64_t gpu_dropped_written; /* GPU drops (process total) when last written */
+	uint64_t gpu_dropped_base;    /* GPU drops (process total) when the session began */
+	struct track_state *tracks;   /* per track */
+	uint32_t tracks_cap;	      /* entries allocated in `tracks` */
+	uint64_t last_clock_mono_ns;  /* when the last CLOCK record was written */
+	struct buf rec;		      /* record payload being built */
+	struct encode_state enc;      /* the EVENTS2 encoder's streams (writer thread) */
 
 	/* Set at launch, read-only while the session runs. */
 	uint64_t *drops_baseline;  /* per track: drop counter when the session started */
@@ -515,6 +520,53 @@ static void writer_samples(uint64_t gen)
 	free(q);
 }
 
+/* The GPU activity queued since the last round (gpu.h), after the strings its entries name;
+ * the first time, the header's min_reader_version is raised to 4 (docs/trace-format.md 3.2).
+ * CUPTI's own drops go in as metadata "gpu.dropped_records" (cumulative: the last wins). */
+static void writer_gpu(uint64_t gen)
+{
+	size_t n;
+	struct ops_gpu_entry *q = gpu_take(gen, &n);
+	uint64_t dropped = gpu_dropped_total();
+	if (!q && dropped == the_session.gpu_dropped_written)
+		return;
+	if (!the_session.file_open && !writer_open()) {
+		free(q);
+		return;
+	}
+	writer_strings();
+	if (q && the_session.min_reader_gpu < OPS_FORMAT_MIN_READER_GPU) {
+		tracefile_set_min_reader(&the_session.tf, OPS_FORMAT_MIN_READER_GPU);
+		the_session.min_reader_gpu = OPS_FORMAT_MIN_READER_GPU;
+		the_session.min_reader_raised = 1;
+	}
+	const size_t per_record = (4u << 20) / sizeof(*q);
+	for (size_t at = 0; at < n; at += per_record) {
+		size_t k = n - at < per_record ? n - at : per_record;
+		buf_u32(&the_session.rec, 0);
+		buf_u32(&the_session.rec, (uint32_t)k);
+		buf_u32(&the_session.rec, (uint32_t)sizeof(*q));
+		buf_u32(&the_session.rec, 0);
+		for (size_t i = at; i < at + k; i++) {
+			uint8_t e[sizeof(*q)];
+			encode_gpu_entry(e, &q[i]);
+			buf_append(&the_session.rec, e, sizeof(e));
+		}
+		writer_record(OPS_REC_GPU, 1);
+	}
+	free(q);
+	if (dropped != the_session.gpu_dropped_written) {
+		char v[32];
+		snprintf(v, sizeof(v), "%llu",
+			 (unsigned long long)(dropped - the_session.gpu_dropped_base));
+		buf_u32(&the_session.rec, 1);
+		buf_str(&the_session.rec, "gpu.dropped_records", 19);
+		buf_str(&the_session.rec, v, strlen(v));
+		writer_record(OPS_REC_METADATA, 0);
+		the_session.gpu_dropped_written = dropped;
+	}
+}
+
 struct snapshot {
 	struct chunk *chunk; /* a thread's current chunk */
 	uint32_t committed;  /* its committed count when taken */
@@ -591,6 +643,7 @@ static int writer_round(int snapshot)
 		wrote = 1;
 	}
 	writer_samples(gen);
+	writer_gpu(gen);
 out:
 	if (snaps != stack_snaps)
 		free(snaps);
@@ -969,6 +1022,9 @@ static int session_launch(void)
 	the_session.frames_written = 0;
 	the_session.stacks_written = 0;
 	the_session.min_reader_raised = 0;
+	the_session.min_reader_gpu = 0;
+	the_session.gpu_dropped_base = gpu_dropped_total(); /* counted from this session on */
+	the_session.gpu_dropped_written = the_session.gpu_dropped_base;
 	buf_init(&the_session.rec);
 	atomic_store(&the_session.events_written, 0);
 	atomic_store(&the_session.drop_marks, 0);
@@ -1076,7 +1132,9 @@ static void session_join_writer(void)
 OPSCOPE_API int opscope_session_stop(void)
 {
 	error_clear();
-	sampler_stop(); /* its last samples go into the final round */
+	sampler_stop();	    /* its last samples go into the final round */
+	record_gpu_flush(); /* so do the GPU's last records (no lock of ours held: CUPTI may call
+			       back into record_gpu_entries on this thread) */
 	pthread_mutex_lock(&the_session.lock);
 	if (!the_session.active) {
 		pthread_mutex_unlock(&the_session.lock);
@@ -1166,6 +1224,7 @@ void session_fork_prepare(void)
 	pthread_mutex_lock(&the_session.lock);
 	timers_lock_for_fork();
 	samples_lock_for_fork();
+	gpu_lock_for_fork();
 	intern_lock_for_fork();
 	buffers_lock_for_fork();
 }
@@ -1174,6 +1233,7 @@ void session_fork_parent(void)
 {
 	buffers_unlock_for_fork();
 	intern_unlock_for_fork();
+	gpu_unlock_for_fork();
 	samples_unlock_for_fork();
 	timers_unlock_for_fork();
 	pthread_mutex_unlock(&the_session.lock);
@@ -1189,6 +1249,7 @@ void session_fork_child(void)
 	buffers_after_fork_child();
 	intern_after_fork_child();
 	samples_after_fork_child();
+	gpu_after_fork_child();
 	timers_unlock_for_fork();
 	pthread_mutex_init(&the_session.lock, NULL);
 	pthread_mutex_init(&the_session.round_lock, NULL);

@@ -860,6 +860,59 @@ void decode_sample(const struct decode_table *t, uint32_t i, struct ops_sample_e
 	out->reserved = get_u32le(p + 28);
 }
 
+void decode_gpu(const struct decode_table *t, uint32_t i, struct ops_gpu_entry *out)
+{
+	const uint8_t *p = t->entries + (size_t)i * t->entry_bytes;
+	out->kind = p[0];
+	out->sub = p[1];
+	out->src_kind = p[2];
+	out->dst_kind = p[3];
+	out->device = get_u32le(p + 4);
+	out->context = get_u32le(p + 8);
+	out->stream = get_u32le(p + 12);
+	out->start_ticks = get_u64le(p + 16);
+	out->end_ticks = get_u64le(p + 24);
+	out->correlation = get_u32le(p + 32);
+	out->name_id = get_u32le(p + 36);
+	out->external_id = get_u64le(p + 40);
+	out->bytes = get_u64le(p + 48);
+	out->address = get_u64le(p + 56);
+	for (int k = 0; k < 3; k++) {
+		out->grid[k] = get_u32le(p + 64 + 4 * k);
+		out->block[k] = get_u32le(p + 76 + 4 * k);
+	}
+	out->registers = get_u32le(p + 88);
+	out->shared = get_u32le(p + 92);
+	out->graph_id = get_u32le(p + 96);
+	out->reserved = get_u32le(p + 100);
+}
+
+void encode_gpu_entry(uint8_t *p, const struct ops_gpu_entry *e)
+{
+	p[0] = e->kind;
+	p[1] = e->sub;
+	p[2] = e->src_kind;
+	p[3] = e->dst_kind;
+	put_u32le(p + 4, e->device);
+	put_u32le(p + 8, e->context);
+	put_u32le(p + 12, e->stream);
+	put_u64le(p + 16, e->start_ticks);
+	put_u64le(p + 24, e->end_ticks);
+	put_u32le(p + 32, e->correlation);
+	put_u32le(p + 36, e->name_id);
+	put_u64le(p + 40, e->external_id);
+	put_u64le(p + 48, e->bytes);
+	put_u64le(p + 56, e->address);
+	for (int k = 0; k < 3; k++) {
+		put_u32le(p + 64 + 4 * k, e->grid[k]);
+		put_u32le(p + 76 + 4 * k, e->block[k]);
+	}
+	put_u32le(p + 88, e->registers);
+	put_u32le(p + 92, e->shared);
+	put_u32le(p + 96, e->graph_id);
+	put_u32le(p + 100, e->reserved);
+}
+
 int decode_payload_cursor(struct decoder *r, const struct decode_record *rec, struct cursor *c)
 {
 	(void)r;
@@ -871,7 +924,7 @@ const char *decode_record_name(unsigned type)
 {
 	static const char *const names[] = { "unknown",	 "METADATA", "CLOCK",  "STRINGS", "THREAD",
 					     "EVENTS",	 "DROPS",    "TIMERS", "END",	  "EVENTS2",
-					     "MAPPINGS", "FRAMES",   "STACKS", "SAMPLES" };
+					     "MAPPINGS", "FRAMES",   "STACKS", "SAMPLES", "GPU" };
 	return type < sizeof(names) / sizeof(names[0]) ? names[type] : "unknown";
 }
 

@@ -393,6 +393,10 @@ void decode_mapping(const struct decode_table *t, uint32_t i, struct ops_mapping
 void decode_frame(const struct decode_table *t, uint32_t i, struct ops_frame_entry *out);
 void decode_stack(const struct decode_table *t, uint32_t i, struct ops_stack_entry *out);
 void decode_sample(const struct decode_table *t, uint32_t i, struct ops_sample_entry *out);
+/* Entry i of a GPU record's table (format.h, struct ops_gpu_entry), and its inverse: the
+ * entry's bytes as written (GPU entry size) into p. */
+void decode_gpu(const struct decode_table *t, uint32_t i, struct ops_gpu_entry *out);
+void encode_gpu_entry(uint8_t *p, const struct ops_gpu_entry *e);
 /* Record a format error at file offset `offset` and return OPSCOPE_EFORMAT. */
 int decode_fail(struct decoder *r, size_t offset, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -18,12 +18,14 @@
 
 #define OPS_MAGIC	      "OPSCOPE\x1a" /* 8 bytes, no NUL on disk */
 #define OPS_MAGIC_BYTES	      8
-#define OPS_FORMAT_VERSION    3 /* version this code writes (3: stack sample records) */
+#define OPS_FORMAT_VERSION    4 /* version this code writes (4: GPU activity records) */
 #define OPS_FORMAT_MIN_READER 2 /* oldest reader that can read what we write (EVENTS2) */
 /* min_reader_version of a file that holds stack sample records: the writer raises the
  * header's field to this when it writes the first of them (docs/trace-format.md, 3.1). */
 #define OPS_FORMAT_MIN_READER_SAMPLES 3
-#define OPS_READER_VERSION	      3 /* newest format version this code reads */
+/* min_reader_version of a file that holds GPU activity records (docs/trace-format.md 3.2). */
+#define OPS_FORMAT_MIN_READER_GPU 4
+#define OPS_READER_VERSION	  4 /* newest format version this code reads */
 
 /* File header feature bits (informational; records carry their own flags). */
 #define OPS_FEAT_ZSTD (1ull << 0) /* some records are zstd-compressed */
@@ -59,8 +61,9 @@ enum ops_record_type {
 	OPS_REC_FRAMES = 11,   /* frames: native (mapping + address) or Python (name, file) */
 	OPS_REC_STACKS = 12,   /* the stack prefix tree: (parent stack, frame) entries */
 	OPS_REC_SAMPLES = 13,  /* stack samples: (track, ticks, stack, weight, flags) */
+	OPS_REC_GPU = 14,      /* GPU activity (version 4, CRITICAL): kernels, copies, API calls */
 };
-#define OPS_REC_LAST OPS_REC_SAMPLES /* highest record type this code knows */
+#define OPS_REC_LAST OPS_REC_GPU /* highest record type this code knows */
 
 /* Record flags. */
 #define OPS_RECF_ZSTD	  (1u << 0)  /* payload is a zstd frame of raw_bytes bytes */
@@ -174,6 +177,51 @@ struct ops_table_payload {
 	uint32_t reserved;    /* 0 */
 };
 _Static_assert(sizeof(struct ops_table_payload) == 16, "table payload header is 16 bytes");
+
+/*
+ * GPU activity (version 4, docs/trace-format.md 3.2): a GPU record is a struct
+ * ops_table_payload (first_id 0) and `count` entries of `entry_bytes` bytes, each one piece of
+ * work a GPU collector (src/collect/cupti) saw: a kernel, a copy, a memset, a runtime or
+ * driver API call, a synchronization, an allocation or free, the collector's own overhead.
+ * Entries need not be in time order. Times are ticks of the event clock (section 5).
+ */
+enum ops_gpu_kind {
+	OPS_GPU_KERNEL = 1,   /* a kernel on (device, stream) */
+	OPS_GPU_MEMCPY = 2,   /* a copy; sub: copy kind; src_kind/dst_kind: memory kinds */
+	OPS_GPU_MEMSET = 3,   /* a memset; src_kind: memory kind; value: the byte value */
+	OPS_GPU_RUNTIME = 4,  /* a CUDA runtime call on host thread `tid` */
+	OPS_GPU_DRIVER = 5,   /* a CUDA driver call on host thread `tid` */
+	OPS_GPU_SYNC = 6,     /* a synchronization; sub: its type (CUPTI's numbering) */
+	OPS_GPU_MEMORY = 7,   /* an allocation (sub 1) or release (sub 2) of `bytes` at `address` */
+	OPS_GPU_OVERHEAD = 8, /* the collector's (CUPTI's) own overhead; sub: its kind */
+	OPS_GPU_EXTERNAL = 9, /* external correlation: the call `correlation` was made inside the
+				 host range `external_id`; no time, no work */
+};
+#define OPS_GPU_KIND_LAST OPS_GPU_EXTERNAL
+
+struct ops_gpu_entry {
+	uint8_t kind;	      /* enum ops_gpu_kind */
+	uint8_t sub;	      /* kind-specific (see enum ops_gpu_kind) */
+	uint8_t src_kind;     /* MEMCPY: source memory kind; MEMSET/MEMORY: memory kind */
+	uint8_t dst_kind;     /* MEMCPY: destination memory kind */
+	uint32_t device;      /* device id (RUNTIME/DRIVER: 0) */
+	uint32_t context;     /* context id */
+	uint32_t stream;      /* stream id (RUNTIME/DRIVER/OVERHEAD: 0) */
+	uint64_t start_ticks; /* start, ticks */
+	uint64_t end_ticks;   /* end, ticks (>= start; MEMORY: the same as start) */
+	uint32_t correlation; /* CUPTI correlation id: a call and the work it launched share it */
+	uint32_t name_id;     /* string id: kernel name, API function name; 0 if none */
+	uint64_t external_id; /* the host range that launched it (external correlation), 0 none */
+	uint64_t bytes;	      /* MEMCPY/MEMSET/MEMORY: bytes; RUNTIME/DRIVER: the thread id */
+	uint64_t address;     /* MEMORY: the address; MEMSET: the value */
+	uint32_t grid[3];     /* KERNEL: grid; MEMCPY: source device, destination device */
+	uint32_t block[3];    /* KERNEL: block */
+	uint32_t registers;   /* KERNEL: registers per thread; RUNTIME/DRIVER: return value */
+	uint32_t shared;      /* KERNEL: static + dynamic shared memory per block, bytes */
+	uint32_t graph_id;    /* KERNEL/MEMCPY/MEMSET: CUDA graph id, 0 if none */
+	uint32_t reserved;    /* 0 */
+};
+_Static_assert(sizeof(struct ops_gpu_entry) == 104, "GPU entry is 104 bytes");
 
 /* A mapping: [start, end) of the process's address space holds the bytes of `path` from
  * file_offset on (as /proc/self/maps says), so address a is offset a - start + file_offset of

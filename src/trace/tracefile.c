@@ -91,7 +91,7 @@ int tracefile_record(struct tracefile *tf, uint16_t type, const void *payload, s
 	size_t stored = len;
 	/* a reader that cannot decode the events must not skip them (format.h) */
 	uint16_t flags =
-		type == OPS_REC_EVENTS2 || (type >= OPS_REC_MAPPINGS && type <= OPS_REC_SAMPLES)
+		type == OPS_REC_EVENTS2 || (type >= OPS_REC_MAPPINGS && type <= OPS_REC_GPU)
 			? OPS_RECF_CRITICAL
 			: 0;
 #if OPSCOPE_HAVE_ZSTD

@@ -22,7 +22,7 @@ check() { if eval "$2"; then ok "$1"; else fail "$1"; fi; }
 check "rec_samples records" '[ $? -eq 0 ] && [ -s "$T/r.opscope" ]'
 cat "$T/out"
 "$OPSCOPE" info "$T/r.opscope" >"$T/info"
-check "info: version 3, needs a reader of version 3" 'grep -q "version 3 (readable by version 3 and newer)" "$T/info"'
+check "info: version 4, needs a reader of version 3" 'grep -q "version 4 (readable by version 3 and newer)" "$T/info"'
 check "info: 206 samples, 2 truncated, 9 stacks, 4 frames" 'grep -qx "samples:    206 stack samples (2 truncated), 9 stacks, 4 frames" "$T/info"'
 check "info: the sampled threads are the workers' tracks" '[ "$(grep -c "worker-[01]" "$T/info")" -eq 2 ] && grep -q "threads:    2 tracks" "$T/info"'
 "$OPSCOPE" dump "$T/r.opscope" >"$T/dump"

@@ -206,15 +206,15 @@ TEST(bad_headers)
 	CHECK_STR(err, "t.opscope: offset 0: not an opscope trace (bad magic)");
 	b.out.data[0] = 'O';
 
-	put_u16le(b.out.data + 10, 4); /* needs reader version 4 (this one reads 3) */
-	put_u16le(b.out.data + 8, 4);
+	put_u16le(b.out.data + 10, 5); /* needs reader version 5 (this one reads 4) */
+	put_u16le(b.out.data + 8, 5);
 	model_free(load_mem(b.out.data, b.out.len, &rc, err, sizeof(err)));
 	CHECK_EQ_I(rc, OPSCOPE_EVERSION);
-	CHECK(strstr(err, "needs a reader of version 4") != NULL);
+	CHECK(strstr(err, "needs a reader of version 5") != NULL);
 	put_u16le(b.out.data + 10, 1); /* a newer writer readable by us: fine */
 	struct model *m = load_mem(b.out.data, b.out.len, &rc, err, sizeof(err));
 	CHECK_EQ_I(rc, 0);
-	CHECK_EQ_U(m->files[0].version, 4);
+	CHECK_EQ_U(m->files[0].version, 5);
 	CHECK_EQ_U(m->events_total, 20);
 	model_free(m);
 	put_u16le(b.out.data + 8, 1);

@@ -30,6 +30,7 @@
 
 #include "formats/opscope/bare_steps.h"
 #include "formats/opscope/clockmap.h"
+#include "formats/opscope/gpu_load.h"
 #include "formats/symbolize/symbolize.h"
 #include "model/model.h"
 #include "trace/decode.h"
@@ -118,6 +119,8 @@ struct loader {
 	uint64_t nlocs, locs_cap;
 	uint32_t *stacks; /* file stack id -> model stack index */
 	uint64_t nstacks, stacks_cap;
+	struct ops_gpu_entry *gpu; /* GPU entries (gpu_load.h), times in ticks until the end */
+	uint64_t ngpu, gpu_cap;
 	uint64_t max_ticks;	    /* latest tick of the file */
 	struct ops_end_payload end; /* the END record (zero until one is read) */
 };
@@ -607,6 +610,33 @@ static int load_samples(struct loader *L, const struct decode_record *rec)
 			L->m->tracks[tr].samples.flags[idx] |= MODEL_SAMPLEF_TRUNCATED;
 		if (e.ticks > L->max_ticks)
 			L->max_ticks = e.ticks;
+	}
+	return 0;
+}
+
+/* GPU records (docs/trace-format.md 3.2): kept until the file ends, when their ticks can be
+ * mapped (gpu_load.c makes the tracks and ranges). */
+static int load_gpu(struct loader *L, const struct decode_record *rec)
+{
+	struct decode_table t;
+	int rc = decode_table_begin(&L->dec, rec, sizeof(struct ops_gpu_entry), &t);
+	if (rc)
+		return rc;
+	if (!grow_array((void **)&L->gpu, sizeof(*L->gpu), &L->gpu_cap, L->ngpu + t.count))
+		return loader_oom(L, rec->offset);
+	for (uint32_t i = 0; i < t.count; i++) {
+		struct ops_gpu_entry *e = &L->gpu[L->ngpu];
+		decode_gpu(&t, i, e);
+		if (e->kind < OPS_GPU_KERNEL || e->kind > OPS_GPU_KIND_LAST)
+			return decode_fail(&L->dec, rec->offset, "GPU entry %u: unknown kind %u", i,
+					   e->kind);
+		if (e->start_ticks > (uint64_t)INT64_MAX || e->end_ticks > (uint64_t)INT64_MAX ||
+		    e->end_ticks < e->start_ticks)
+			return decode_fail(&L->dec, rec->offset, "GPU entry %u: bad times", i);
+		e->name_id = loader_str(L, e->name_id);
+		if (e->end_ticks > L->max_ticks)
+			L->max_ticks = e->end_ticks;
+		L->ngpu++;
 	}
 	return 0;
 }
@@ -1200,6 +1230,8 @@ static int load_record(struct loader *L, const struct decode_record *rec)
 		return load_frames(L, rec);
 	case OPS_REC_STACKS:
 		return load_stacks(L, rec);
+	case OPS_REC_GPU:
+		return load_gpu(L, rec);
 	case OPS_REC_SAMPLES:
 		return load_samples(L, rec);
 	case OPS_REC_END: {
@@ -1227,7 +1259,7 @@ static void loader_finish(struct loader *L)
 		return;
 	}
 	struct clock_seg g = cm.seg;
-	uint64_t file_dropped = 0;
+	uint64_t file_dropped = 0, gpu_dropped = 0;
 	for (uint32_t ti = L->first_track; ti < m->ntracks; ti++) {
 		struct model_track *t = &m->tracks[ti];
 		struct load_track *lt = loader_lt(L, ti);
@@ -1283,6 +1315,24 @@ static void loader_finish(struct loader *L)
 	}
 	for (uint64_t i = L->first_mark; i < m->ndrop_marks; i++)
 		m->drop_marks[i].ts_ns = clockmap_ns(&cm, &g, (uint64_t)m->drop_marks[i].ts_ns);
+	/* GPU work (gpu_load.c), its times mapped like the rest */
+	uint64_t first_gpu_flow = m->nflows;
+	if (L->ngpu) {
+		for (uint64_t i = 0; i < L->ngpu; i++) {
+			L->gpu[i].start_ticks =
+				(uint64_t)clockmap_ns(&cm, &g, L->gpu[i].start_ticks);
+			L->gpu[i].end_ticks = (uint64_t)clockmap_ns(&cm, &g, L->gpu[i].end_ticks);
+			if ((int64_t)L->gpu[i].end_ticks < (int64_t)L->gpu[i].start_ticks)
+				L->gpu[i].end_ticks = L->gpu[i].start_ticks;
+		}
+		uint32_t proc = model_find_process(m, L->fi, L->dec.hdr.pid);
+		if (!gpu_load_settle(m, L->first_track, proc, L->dec.hdr.pid, L->gpu, L->ngpu,
+				     first_gpu_flow))
+			m->oom = true;
+		const char *d = model_get_meta(m, L->dec.hdr.pid, "gpu.dropped_records");
+		if (d)
+			gpu_dropped = strtoull(d, NULL, 10);
+	}
 	/* where the steps of opscope_step() begin and end (bare_steps.c) */
 	if (!bare_steps_settle(m, L->first_track))
 		m->oom = true;
@@ -1292,9 +1342,12 @@ static void loader_finish(struct loader *L)
 		m->oom = true;
 	for (uint32_t ti = L->first_track; ti < m->ntracks; ti++)
 		model_sort_track(m, ti);
+	if (first_gpu_flow < m->nflows)
+		model_resolve_flows(m, first_gpu_flow);
 	clockmap_free(&cm);
 	if (f->complete && L->end.events_dropped > file_dropped)
 		file_dropped = L->end.events_dropped;
+	file_dropped += gpu_dropped; /* CUPTI's losses are the file's too */
 	f->dropped = file_dropped;
 	m->dropped_total += file_dropped;
 	m->events_total += f->events;
@@ -1375,6 +1428,7 @@ static void loader_free(struct loader *L)
 	free(L->frames);
 	free(L->locs);
 	free(L->stacks);
+	free(L->gpu);
 	hmap_free(&L->tracks);
 	hmap_free(&L->flows);
 	hmap_free(&L->asyncs);
