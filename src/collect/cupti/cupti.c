@@ -213,7 +213,7 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 				      size_t valid)
 {
 	(void)size;
-	enum { BATCH = 1024 };
+	enum { BATCH = 256 }; /* 26 KiB of stack on CUPTI's thread */
 	struct ops_gpu_entry batch[BATCH];
 	size_t n = 0;
 	CUpti_Activity *r = NULL;
@@ -227,7 +227,8 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 			n = 0;
 		}
 	}
-	record_gpu_entries(batch, n);
+	if (n)
+		record_gpu_entries(batch, n);
 	if (buffer)
 		buffer_put(buffer);
 	/* after the buffer is back and with no lock of ours held (FINDINGS §1.2) */

@@ -105,6 +105,7 @@ struct loader {
 	uint32_t nstrmap;	 /* entries in strmap */
 	struct load_track *lt;	 /* per track, indexed by track - first_track */
 	uint64_t lt_cap;	 /* entries allocated in lt */
+	uint64_t nlt;		 /* entries of lt in use (tracks gpu_load.c adds have none) */
 	struct hmap tracks;	 /* file track -> model track; (1 << 32 | pid) -> async track */
 	struct hmap flows;	 /* flow id -> index in m->flows */
 	struct hmap asyncs;	 /* async id -> (async track << 40 | range index) */
@@ -162,6 +163,7 @@ static uint32_t loader_new_track(struct loader *L, uint32_t kind, uint32_t pid, 
 		return MODEL_NO_TRACK;
 	}
 	memset(&L->lt[need - 1], 0, sizeof(*L->lt));
+	L->nlt = need;
 	L->m->tracks[t].file = L->fi;
 	return t;
 }
@@ -1419,7 +1421,7 @@ static int loader_run(struct model *m, struct loader *L, char *err, size_t errsi
 static void loader_free(struct loader *L)
 {
 	if (L->lt && L->m) {
-		for (uint64_t i = 0; i < L->lt_cap && L->first_track + i < L->m->ntracks; i++)
+		for (uint64_t i = 0; i < L->nlt && L->first_track + i < L->m->ntracks; i++)
 			free(L->lt[i].stack);
 	}
 	free(L->lt);
