@@ -293,10 +293,19 @@ struct opscope_profiler_options {
 	int skip_steps;	   /* benchmark: steps left out of the Perf Summary; default 10 */
 	FILE *summary_out; /* where stop() prints the Perf Summary; default stdout */
 	const struct opscope_options *session; /* buffer sizes, compression, ... */
+	/* 1: also record GPU activity (the profiler's GPU target): opscope_gpu_start() at
+	 * opscope_profiler_create(); where it cannot, one warning and the host is recorded. */
+	int gpu;
 };
 
 OPSCOPE_API struct opscope_profiler *
 opscope_profiler_create(const struct opscope_profiler_options *opts);
+/* Start recording GPU activity through CUPTI (docs/gpu.md), as the CUDA driver does when
+ * CUDA_INJECTION64_PATH names libopscope (`opscope record`): call it before the program's
+ * first CUDA call (CUPTI sees the work launched after it). Idempotent. 0, or
+ * OPSCOPE_EUNSUPPORTED when this build has no GPU collector or CUPTI cannot be used (one
+ * warning line says why; host recording is not affected). */
+OPSCOPE_API int opscope_gpu_start(void);
 OPSCOPE_API void opscope_profiler_destroy(struct opscope_profiler *prof);
 OPSCOPE_API int opscope_profiler_start(struct opscope_profiler *prof);
 /* End step N and begin step N+1; num_samples < 0 = not given (throughput in steps/s). */

@@ -170,6 +170,18 @@ static PyObject *py_session_stop(PyObject *mod, PyObject *unused)
 	Py_RETURN_NONE;
 }
 
+/* The profiler's GPU target: "" when the GPU collector started, else why not. */
+static PyObject *py_gpu_start(PyObject *mod, PyObject *unused)
+{
+	(void)mod;
+	(void)unused;
+	int rc;
+	Py_BEGIN_ALLOW_THREADS rc = py_runtime.gpu_start();
+	Py_END_ALLOW_THREADS if (rc == 0) return PyUnicode_FromString("");
+	return PyUnicode_FromString(py_runtime.preloaded ? "CUPTI cannot be used here"
+							 : opscope_last_error());
+}
+
 static PyObject *py_session_flush(PyObject *mod, PyObject *unused)
 {
 	(void)mod;
@@ -855,6 +867,7 @@ static PyMethodDef module_methods[] = {
 	  "session_start(output=None, sample_hz=0, sample_mode='cpu') -> path" },
 	{ "session_stop", py_session_stop, METH_NOARGS, "stop the session, close its file" },
 	{ "session_flush", py_session_flush, METH_NOARGS, "write what is buffered" },
+	{ "gpu_start", py_gpu_start, METH_NOARGS, "start the GPU collector: '' or why not" },
 	{ "session_active", py_session_active, METH_NOARGS, "True while a session records" },
 	{ "session_path", py_session_path, METH_NOARGS, "file of the active or last session" },
 	{ "range_begin", py_range_begin, METH_VARARGS, "range_begin(category, name) -> token" },

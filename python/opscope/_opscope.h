@@ -43,6 +43,7 @@
 	X(reader_begin, void, (void))                                                             \
 	X(reader_end, void, (void))                                                               \
 	X(session_flush, int, (void))                                                             \
+	X(gpu_start, int, (void))                                                                 \
 	X(session_path, const char *, (void))                                                     \
 	/* Scoped timers (opscope.Timer): one timer per name with the C ones */                   \
 	X(timer_add_ns, void, (const char *name, uint64_t ns))                                    \

@@ -209,9 +209,17 @@ class Profiler:
         kept = []
         for t in targets:
             t = ProfilerTarget(t)
-            if t not in (ProfilerTarget.CPU, ProfilerTarget.CPU_SAMPLING):
-                warnings.warn("Profiling %s is not supported in current context." % t.name)
+            if t in (ProfilerTarget.CPU, ProfilerTarget.CPU_SAMPLING):
+                ok, why = True, ""
+            elif t == ProfilerTarget.GPU:
+                why = _opscope.gpu_start()  # "" when the CUPTI collector started
+                ok = not why
             else:
+                ok, why = False, "no collector"
+            if not ok:
+                warnings.warn("Profiling %s is not supported in current context (%s)."
+                              % (t.name, why))
+            elif t not in kept:
                 kept.append(t)
         return kept
 

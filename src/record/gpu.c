@@ -14,6 +14,7 @@
 #include "opscope/opscope.h"
 
 #include "record/record.h"
+#include "util/error.h"
 
 static pthread_mutex_t gpu_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct ops_gpu_entry *queue;
@@ -68,6 +69,26 @@ uint64_t gpu_dropped_total(void)
 void record_gpu_set_hooks(const struct record_gpu_hooks *hooks)
 {
 	atomic_store(&gpu_hooks, hooks);
+}
+
+static int (*_Atomic gpu_starter)(void);
+
+void record_gpu_set_starter(int (*start)(void))
+{
+	atomic_store(&gpu_starter, start);
+}
+
+OPSCOPE_API int opscope_gpu_start(void)
+{
+	error_clear();
+	int (*start)(void) = atomic_load(&gpu_starter);
+	if (!start)
+		return error_set(
+			OPSCOPE_EUNSUPPORTED,
+			"this libopscope was built without the GPU collector (no cupti.h)");
+	if (start() != 0)
+		return error_set(OPSCOPE_EUNSUPPORTED, "CUPTI cannot be used (see the warning)");
+	return 0;
 }
 
 void record_gpu_flush(void)

@@ -35,6 +35,9 @@ struct record_gpu_hooks {
 	void (*range_end)(void);
 };
 void record_gpu_set_hooks(const struct record_gpu_hooks *hooks);
+/* The collector's start function (0 or -1), registered by its constructor; what
+ * opscope_gpu_start() calls. A build without the collector has none. */
+void record_gpu_set_starter(int (*start)(void));
 void record_gpu_flush(void);
 /* A host range was just opened (its BEGIN emitted) / closed on the calling thread: with a GPU
  * collector on, the range gets a process-wide id, written as its argument "external_id" and

@@ -381,6 +381,13 @@ opscope_profiler_create(const struct opscope_profiler_options *opts)
 							      : o.skip_steps);
 	prof->prev_state = OPSCOPE_STATE_CLOSED;
 	prof->cur_state = profiler_state_of(prof, 0);
+	/* the GPU target: CUPTI from now on, its records in every window's file (each window's
+	 * stop flushes them); where it cannot, a warning and the host alone, as Paddle does */
+	if (o.gpu && !o.timer_only && opscope_gpu_start() != 0) {
+		fprintf(stderr, "opscope: warning: Profiling GPU is not supported: %s\n",
+			opscope_last_error());
+		error_clear();
+	}
 	return prof;
 }
 

@@ -142,4 +142,16 @@ echo "# --no-gpu: nothing of the GPU"
 "$OPSCOPE" record -q --no-gpu -o "$tmp/g.opscope" -- "$app" 1 10 >/dev/null
 "$OPSCOPE" report --views nvprof -f csv "$tmp/g.opscope" | grep -q 'no GPU activities' ||
 	fail "--no-gpu"
+echo "# the C API: the profiler's GPU target starts the collector (no injection)"
+prof=$PROGRAMS/prog_cuda_fake_profiler
+"$prof" "$tmp/p/" 20 >"$tmp/p.out" 2>"$tmp/p.err"
+[ ! -s "$tmp/p.err" ] || fail "profiler: $(cat "$tmp/p.err")"
+"$OPSCOPE" report --views operator -f csv "$tmp"/p/*.opscope >"$tmp/p.csv"
+grep -q '^0,op_a,20,' "$tmp/p.csv" && grep -q '^1,step_kernel_a,20,' "$tmp/p.csv" &&
+	grep -q '^1,step_kernel_b,20,' "$tmp/p.csv" || fail "profiler window: $(cat "$tmp/p.csv")"
+FAKE_CUPTI_PATH=$fake OPSCOPE_CUPTI_LIB=$tmp/none/libcupti.so.13 "$prof" "$tmp/q/" 5 \
+	>/dev/null 2>"$tmp/q.err"
+grep -q 'Profiling GPU is not supported' "$tmp/q.err" || fail "profiler: $(cat "$tmp/q.err")"
+"$OPSCOPE" report --views operator -f csv "$tmp"/q/*.opscope | grep -Eq '^(0,)?op_a,5,' ||
+	fail "profiler without CUPTI: host ranges"
 echo "PASS"

@@ -198,11 +198,36 @@ def test_timer_only_reader_cost(tmp_path, capfd):
     assert "Perf Summary" in capfd.readouterr().out
 
 
-def test_targets_gpu_warns():
+def test_targets_gpu_warns(monkeypatch):
+    # no CUPTI to be had: GPU is dropped with a warning (a real libcupti without a driver
+    # says the same, with CUPTI's error)
+    monkeypatch.setenv("OPSCOPE_CUPTI_LIB", "/nonexistent/libcupti.so.13")
     with pytest.warns(UserWarning, match="not supported"):
         p = opscope.Profiler(targets=[opscope.ProfilerTarget.CPU, opscope.ProfilerTarget.GPU],
                              timer_only=True)
     assert p.targets == [opscope.ProfilerTarget.CPU]
+
+
+def test_targets_gpu_with_cupti(tmp_path):
+    """ProfilerTarget.GPU starts the CUPTI collector: here the fake libcupti (a test double,
+    tests/doubles/fake_cupti/), in a child process (the collector is process-wide)."""
+    import subprocess
+    import sys
+
+    cli = os.environ.get("OPSCOPE_CLI", "")
+    fake = os.path.join(os.path.dirname(cli), "tests", "fake_cupti", "libcupti.so.13")
+    if not cli or not os.path.exists(fake):
+        pytest.skip("no fake libcupti in this build (no cupti.h)")
+    code = ("import warnings, opscope\n"
+            "warnings.simplefilter('error')\n"
+            "p = opscope.Profiler(targets=[opscope.ProfilerTarget.CPU, "
+            "opscope.ProfilerTarget.GPU], timer_only=True)\n"
+            "print([t.name for t in p.targets])\n")
+    env = dict(os.environ, OPSCOPE_CUPTI_LIB=fake)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "['CPU', 'GPU']"
 
 
 def test_summary_without_a_window():

@@ -6,7 +6,8 @@
  * Attaching:
  *   - with no code change: `opscope record` sets CUDA_INJECTION64_PATH to libopscope, and the
  *     CUDA driver calls InitializeInjection() during cuInit;
- *   - from the program: opscope_gpu_start() (the profiler's GPU target calls it).
+ *   - from the program: opscope_gpu_start() (record/gpu.c; the profiler's GPU target calls
+ *     it), which reaches cupti_start() through record_gpu_set_starter().
  * Either way it registers a timestamp callback that returns opscope's tick clock (so GPU times
  * need no conversion; if CUPTI refuses, one (CUPTI time, tick) pair read at start maps them,
  * and metadata "gpu.clock" says which), the buffer callbacks, and enables concurrent kernels,
@@ -302,12 +303,22 @@ static int cupti_start_locked(void)
 		activity_only = 1;
 		cupti_warn("another tool is subscribed to CUPTI (Nsight, Kineto?)",
 			   "recording GPU activity only");
-		record_metadata("gpu.mode", "activity-only (another CUPTI subscriber)");
 	} else if (r != CUPTI_SUCCESS) {
 		activity_only = 1;
-	} else {
-		record_metadata("gpu.mode", "full");
 	}
+	static const CUpti_ActivityKind kinds[] = {
+		CUPTI_ACTIVITY_KIND_DEVICE,
+		CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
+		CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+		CUPTI_ACTIVITY_KIND_MEMCPY,
+		CUPTI_ACTIVITY_KIND_MEMCPY2,
+		CUPTI_ACTIVITY_KIND_MEMSET,
+		CUPTI_ACTIVITY_KIND_RUNTIME,
+		CUPTI_ACTIVITY_KIND_DRIVER,
+		CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+		CUPTI_ACTIVITY_KIND_MEMORY2,
+		CUPTI_ACTIVITY_KIND_OVERHEAD,
+	};
 	/* our clock first: it must be in place before any kind is enabled */
 	if (api.cuptiActivityRegisterTimestampCallback(tick_clock) == CUPTI_SUCCESS) {
 		clk.identity = 1;
@@ -327,46 +338,46 @@ static int cupti_start_locked(void)
 	r = api.cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
 	if (r != CUPTI_SUCCESS) {
 		cupti_warn("cuptiActivityRegisterCallbacks", cupti_err(r));
-		return -1;
+		goto fail;
 	}
-	static const CUpti_ActivityKind kinds[] = {
-		CUPTI_ACTIVITY_KIND_DEVICE,
-		CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
-		CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
-		CUPTI_ACTIVITY_KIND_MEMCPY,
-		CUPTI_ACTIVITY_KIND_MEMCPY2,
-		CUPTI_ACTIVITY_KIND_MEMSET,
-		CUPTI_ACTIVITY_KIND_RUNTIME,
-		CUPTI_ACTIVITY_KIND_DRIVER,
-		CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
-		CUPTI_ACTIVITY_KIND_MEMORY2,
-		CUPTI_ACTIVITY_KIND_OVERHEAD,
-	};
-	int on = 0;
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
 		r = api.cuptiActivityEnable(kinds[i]);
-		if (r == CUPTI_SUCCESS)
-			on++;
-		else if (kinds[i] == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
+		if (r != CUPTI_SUCCESS && kinds[i] == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
 			cupti_warn("cuptiActivityEnable(CONCURRENT_KERNEL)", cupti_err(r));
-			return -1;
+			goto fail;
 		}
 	}
+	record_metadata("gpu.mode",
+			activity_only ? "activity-only (another CUPTI subscriber)" : "full");
 	started = 1;
 	atomic_store(&push_on, 1);
 	record_gpu_set_hooks(&hooks);
 	atexit(cupti_atexit);
 	return 0;
+fail:
+	/* leave CUPTI's subscriber slot to another tool */
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		api.cuptiActivityDisable(kinds[i]);
+	if (!activity_only)
+		api.cuptiUnsubscribe(subscriber);
+	return -1;
 }
 
-/* Start the collector (idempotent). 0, or -1 after a one-line warning. */
-OPSCOPE_API int opscope_gpu_start(void);
-OPSCOPE_API int opscope_gpu_start(void)
+/* Start the collector (idempotent). 0, or -1 after a one-line warning (once). */
+static int cupti_start(void)
 {
 	pthread_mutex_lock(&start_lock);
-	int rc = cupti_start_locked();
+	static int failed;
+	int rc = failed ? -1 : cupti_start_locked();
+	failed = rc != 0;
 	pthread_mutex_unlock(&start_lock);
 	return rc;
+}
+
+/* opscope_gpu_start() (record/gpu.c) reaches the collector through this. */
+__attribute__((constructor)) static void cupti_register(void)
+{
+	record_gpu_set_starter(cupti_start);
 }
 
 /* Called by the CUDA driver during cuInit when CUDA_INJECTION64_PATH names libopscope.
@@ -377,6 +388,6 @@ OPSCOPE_API int InitializeInjection(void)
 	const char *on = getenv("OPSCOPE_GPU");
 	if (on && strcmp(on, "0") == 0)
 		return 1;
-	opscope_gpu_start();
+	cupti_start();
 	return 1;
 }
