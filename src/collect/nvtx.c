@@ -15,6 +15,9 @@
  * with nothing open (NVTX's contract). Every handler checks the recording switch first, so
  * NVTX calls made while nothing records cost a load and a branch.
  *
+ * With the GPU collector on, libcupti's NVTX injection is chained behind ours (nvtx_chain):
+ * push, pop, mark and naming calls reach CUPTI too.
+ *
  * Not captured: NVTX extensions (payload schemas, counters, memory), resource naming of
  * CUDA/OpenCL objects, names of other threads. Domains share one push/pop nesting per
  * thread, so interleaving pushes of two domains on one thread nests them in push order.
@@ -24,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <dlfcn.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <wchar.h>
@@ -46,6 +50,14 @@ static struct nvtx_domain nvtx_default_domain;
 static struct nvtx_domain *_Atomic nvtx_domains;
 static _Atomic uint64_t nvtx_next_range_id = 1;
 static __thread int nvtx_depth;
+
+/* The CORE handlers of an inner NVTX tool we chain to (libcupti, when the GPU collector is
+ * on: nvtx_chain), by callback id; NULL: none. Written once at init, before our handlers are
+ * installed. Only the calls that return no handle are chained (push, pop, mark, naming):
+ * ranges started and domains made are ours, and their handles mean nothing to the inner
+ * tool. */
+static nvtxabi_fn nvtx_inner[16];
+#define NVTX_INNER(id, type) ((type)nvtx_inner[NVTXABI_CORE_##id])
 
 /* Argument keys, interned at init. */
 static uint32_t key_color, key_category, key_category_name, key_payload, key_domain;
@@ -184,6 +196,8 @@ static void nvtx_mark(uint32_t name, const struct nvtxabi_event_attributes *a,
 
 static int nvtx_RangePushA(const char *msg)
 {
+	if (nvtx_inner[NVTXABI_CORE_RangePushA])
+		NVTX_INNER(RangePushA, int (*)(const char *))(msg);
 	if (!opscope_recording())
 		return nvtx_depth++;
 	return nvtx_push(record_intern_cached(msg), NULL, &nvtx_default_domain);
@@ -191,6 +205,8 @@ static int nvtx_RangePushA(const char *msg)
 
 static int nvtx_RangePushW(const wchar_t *msg)
 {
+	if (nvtx_inner[NVTXABI_CORE_RangePushW])
+		NVTX_INNER(RangePushW, int (*)(const wchar_t *))(msg);
 	if (!opscope_recording())
 		return nvtx_depth++;
 	return nvtx_push(nvtx_wide_id(msg), NULL, &nvtx_default_domain);
@@ -198,6 +214,8 @@ static int nvtx_RangePushW(const wchar_t *msg)
 
 static int nvtx_RangePushEx(const struct nvtxabi_event_attributes *a)
 {
+	if (nvtx_inner[NVTXABI_CORE_RangePushEx])
+		NVTX_INNER(RangePushEx, int (*)(const struct nvtxabi_event_attributes *))(a);
 	if (!opscope_recording())
 		return nvtx_depth++;
 	return nvtx_push(nvtx_message_id(a), a, &nvtx_default_domain);
@@ -205,6 +223,8 @@ static int nvtx_RangePushEx(const struct nvtxabi_event_attributes *a)
 
 static int nvtx_RangePop(void)
 {
+	if (nvtx_inner[NVTXABI_CORE_RangePop])
+		NVTX_INNER(RangePop, int (*)(void))();
 	return nvtx_pop();
 }
 
@@ -237,18 +257,24 @@ static void nvtx_RangeEnd(uint64_t id)
 
 static void nvtx_MarkA(const char *msg)
 {
+	if (nvtx_inner[NVTXABI_CORE_MarkA])
+		NVTX_INNER(MarkA, void (*)(const char *))(msg);
 	if (opscope_recording())
 		nvtx_mark(record_intern_cached(msg), NULL, &nvtx_default_domain);
 }
 
 static void nvtx_MarkW(const wchar_t *msg)
 {
+	if (nvtx_inner[NVTXABI_CORE_MarkW])
+		NVTX_INNER(MarkW, void (*)(const wchar_t *))(msg);
 	if (opscope_recording())
 		nvtx_mark(nvtx_wide_id(msg), NULL, &nvtx_default_domain);
 }
 
 static void nvtx_MarkEx(const struct nvtxabi_event_attributes *a)
 {
+	if (nvtx_inner[NVTXABI_CORE_MarkEx])
+		NVTX_INNER(MarkEx, void (*)(const struct nvtxabi_event_attributes *))(a);
 	if (opscope_recording())
 		nvtx_mark(nvtx_message_id(a), a, &nvtx_default_domain);
 }
@@ -261,23 +287,31 @@ static void nvtx_name_category(struct nvtx_domain *d, uint32_t category, uint32_
 
 static void nvtx_NameCategoryA(uint32_t category, const char *name)
 {
+	if (nvtx_inner[NVTXABI_CORE_NameCategoryA])
+		NVTX_INNER(NameCategoryA, void (*)(uint32_t, const char *))(category, name);
 	nvtx_name_category(&nvtx_default_domain, category,
 			   name ? record_intern(name, strlen(name)) : 0);
 }
 
 static void nvtx_NameCategoryW(uint32_t category, const wchar_t *name)
 {
+	if (nvtx_inner[NVTXABI_CORE_NameCategoryW])
+		NVTX_INNER(NameCategoryW, void (*)(uint32_t, const wchar_t *))(category, name);
 	nvtx_name_category(&nvtx_default_domain, category, nvtx_wide_id(name));
 }
 
 static void nvtx_NameOsThreadA(uint32_t tid, const char *name)
 {
+	if (nvtx_inner[NVTXABI_CORE_NameOsThreadA])
+		NVTX_INNER(NameOsThreadA, void (*)(uint32_t, const char *))(tid, name);
 	if (name && tid == (uint32_t)syscall(SYS_gettid))
 		record_thread_name(name);
 }
 
 static void nvtx_NameOsThreadW(uint32_t tid, const wchar_t *name)
 {
+	if (nvtx_inner[NVTXABI_CORE_NameOsThreadW])
+		NVTX_INNER(NameOsThreadW, void (*)(uint32_t, const wchar_t *))(tid, name);
 	uint32_t id = nvtx_wide_id(name);
 	if (id && tid == (uint32_t)syscall(SYS_gettid))
 		record_thread_name(record_string(id, NULL));
@@ -440,6 +474,39 @@ static int nvtx_install(const struct nvtxabi_callbacks_table *cb, int module,
 	return 1;
 }
 
+/* Chain to libcupti's NVTX injection when the GPU collector will run (CUDA_INJECTION64_PATH
+ * set, OPSCOPE_GPU not 0): only one injection library is loaded per process, and CUPTI's
+ * NVTX hooks are how it sees NVTX. Its InitializeInjectionNvtx2 is called first with the same
+ * export table; the slots it claimed are the ones whose value changed. The slots are
+ * snapshot BEFORE: until init is done they hold the loader's *_impl_init stubs, and calling
+ * one of those saved as "the inner handler" spins forever (FINDINGS-collectors §1.5). */
+static void nvtx_chain(nvtxabi_get_export_table get_export_table,
+		       const struct nvtxabi_callbacks_table *cb)
+{
+	const char *inj = getenv("CUDA_INJECTION64_PATH"), *gpu = getenv("OPSCOPE_GPU");
+	if (!inj || !*inj || !strcmp(inj, "none") || (gpu && !strcmp(gpu, "0")))
+		return;
+	const char *path = getenv("OPSCOPE_CUPTI_LIB");
+	void *lib = dlopen(path && *path ? path : "libcupti.so.13", RTLD_NOW | RTLD_LOCAL);
+	if (!lib)
+		return; /* the collector says so when it starts */
+	int (*inner_init)(nvtxabi_get_export_table);
+	*(void **)&inner_init = dlsym(lib, "InitializeInjectionNvtx2");
+	nvtxabi_fn **table = NULL;
+	unsigned int size = 0;
+	if (!inner_init || !cb->get_module_function_table(NVTXABI_MODULE_CORE, &table, &size) ||
+	    !table)
+		return;
+	nvtxabi_fn before[16] = { 0 };
+	for (unsigned id = 1; id < 16 && id <= size; id++)
+		before[id] = table[id] ? *table[id] : NULL;
+	if (!inner_init(get_export_table))
+		return;
+	for (unsigned id = 1; id < 16 && id <= size; id++)
+		if (table[id] && *table[id] != before[id])
+			nvtx_inner[id] = *table[id];
+}
+
 /* Called by the NVTX loader in the profiled program. Returns 1 when we took the slots. */
 OPSCOPE_API int InitializeInjectionNvtx2(nvtxabi_get_export_table get_export_table);
 OPSCOPE_API int InitializeInjectionNvtx2(nvtxabi_get_export_table get_export_table)
@@ -454,6 +521,7 @@ OPSCOPE_API int InitializeInjectionNvtx2(nvtxabi_get_export_table get_export_tab
 	key_category_name = record_intern("category_name", 13);
 	key_payload = record_intern("payload", 7);
 	key_domain = record_intern("domain", 6);
+	nvtx_chain(get_export_table, cb);
 	int ok = nvtx_install(cb, NVTXABI_MODULE_CORE, nvtx_core_slots,
 			      sizeof(nvtx_core_slots) / sizeof(nvtx_core_slots[0]));
 	nvtx_install(cb, NVTXABI_MODULE_CORE2, nvtx_core2_slots,

@@ -36,6 +36,9 @@ read -r _ buffers _ ooo _ worker _ poisoned < <(sed -n 's/^fake: records [0-9]* 
 [ "${ooo:-0}" -gt 0 ] && [ "${worker:-0}" -gt 0 ] && [ "${poisoned:-0}" -gt 0 ] ||
 	fail "fake: out of order ${ooo:-0}, on its thread ${worker:-0}, names freed ${poisoned:-0}"
 
+# NVTX chained to the fake's NVTX hooks (as to libcupti's): every push and pop reached both
+grep -qx "fake nvtx: push $n pop $n" "$tmp/a.out" || fail "NVTX chaining: $(grep nvtx "$tmp/a.out")"
+
 "$OPSCOPE" report --views nvprof -f csv "$tmp/a.opscope" >"$tmp/nvprof.csv"
 row() { # section name -> calls
 	awk -F, -v s="$1" -v n="$2" '$1 == s && $8 == n {print $4}' "$tmp/nvprof.csv"
@@ -142,6 +145,14 @@ echo "# --no-gpu: nothing of the GPU"
 "$OPSCOPE" record -q --no-gpu -o "$tmp/g.opscope" -- "$app" 1 10 >/dev/null
 "$OPSCOPE" report --views nvprof -f csv "$tmp/g.opscope" | grep -q 'no GPU activities' ||
 	fail "--no-gpu"
+echo "# NVTX chaining: slots the inner tool left alone are not called (they spin forever)"
+if [ -x "$PROGRAMS/prog_nvtx_app" ]; then
+	timeout 120 "$OPSCOPE" record -q -o "$tmp/n.opscope" -- "$PROGRAMS/prog_nvtx_app" 2 200 \
+		>/dev/null || fail "nvtx_app chained to the fake: exit $?"
+	"$OPSCOPE" report --views nvtx -f csv "$tmp/n.opscope" | grep -q ',400,.*,PushPop,inner,,inner$' ||
+		fail "nvtx_app's ranges with chaining"
+fi
+
 echo "# the C API: the profiler's GPU target starts the collector (no injection)"
 prof=$PROGRAMS/prog_cuda_fake_profiler
 "$prof" "$tmp/p/" 20 >"$tmp/p.out" 2>"$tmp/p.err"

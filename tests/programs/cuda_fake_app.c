@@ -22,7 +22,8 @@
  *         C API operator "aten::relu" -> kernel "relu_kernel" (same stream, 500)
  *         a 4096-byte HtoD copy (Pageable -> Device, 300), a 1024-byte DtoH copy
  *         (Device -> Pinned, 200), a 512-byte memset (100), a stream synchronize (50).
- * It prints the totals the reports must show.
+ * It prints the totals the reports must show, and the NVTX pushes and pops that reached the
+ * fake's own NVTX hooks (chained behind opscope's).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -175,6 +176,12 @@ int main(int argc, char **argv)
 	       500 * n);
 	printf("memcpy HtoD %ld bytes %ld DtoH %ld bytes %ld memset %ld bytes %ld\n", n, 4096 * n,
 	       n, 1024 * n, n, 512 * n);
+	void (*nvtx_counts)(uint64_t *, uint64_t *);
+	*(void **)&nvtx_counts = sym(lib, "fakecupti_nvtx_counts");
+	uint64_t push = 0, pop = 0;
+	nvtx_counts(&push, &pop);
+	printf("fake nvtx: push %llu pop %llu\n", (unsigned long long)push,
+	       (unsigned long long)pop);
 	printf("fake: records %llu dropped %llu buffers %llu out_of_order %llu on_worker %llu "
 	       "names_poisoned %llu\n",
 	       (unsigned long long)st.records, (unsigned long long)st.dropped,

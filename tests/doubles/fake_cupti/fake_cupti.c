@@ -20,6 +20,8 @@
  *   - the activity timestamps from the registered timestamp callback, else CLOCK_REALTIME;
  *   - external correlation: a per-thread stack; an API record made while it is not empty is
  *     preceded by an EXTERNAL_CORRELATION record {CUSTOM0, top, correlation};
+ *   - NVTX injection (InitializeInjectionNvtx2), claiming two slots, as the inner tool of
+ *     opscope's chained NVTX injection;
  *   - one subscriber: a second cuptiSubscribe (or one while fakecupti_foreign_subscriber(1)
  *     says another tool holds the slot) gets CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
  *   - the deadlock-prone lock: GetNumDroppedRecords takes the fake's lock, which is held
@@ -463,6 +465,51 @@ FC_API CUptiResult cuptiGetCallbackName(CUpti_CallbackDomain domain, uint32_t cb
 			return CUPTI_SUCCESS;
 		}
 	return CUPTI_ERROR_INVALID_PARAMETER;
+}
+
+/* ---- NVTX injection (libcupti exports it; opscope chains to it) ----
+ * Claims RangePushA and RangePop only and counts them; every other CORE slot is left as the
+ * loader has it (its *_impl_init stubs during init), which is what a chaining tool must not
+ * mistake for a handler. The export table types mirror nvtx3's nvtxTypes.h. */
+
+struct fc_nvtx_callbacks {
+	size_t struct_size;
+	int (*get_module_function_table)(int module, void (****out_table)(void),
+					 unsigned int *out_size);
+};
+
+static uint64_t fc_nvtx_push, fc_nvtx_pop;
+
+static int fc_nvtx_RangePushA(const char *msg)
+{
+	(void)msg;
+	__atomic_fetch_add(&fc_nvtx_push, 1, __ATOMIC_RELAXED);
+	return 0;
+}
+
+static int fc_nvtx_RangePop(void)
+{
+	__atomic_fetch_add(&fc_nvtx_pop, 1, __ATOMIC_RELAXED);
+	return 0;
+}
+
+FC_API int InitializeInjectionNvtx2(const void *(*get_export_table)(uint32_t id))
+{
+	const struct fc_nvtx_callbacks *cb = get_export_table ? get_export_table(1) : NULL;
+	void (***table)(void) = NULL;
+	unsigned int size = 0;
+	if (!cb || !cb->get_module_function_table ||
+	    !cb->get_module_function_table(1 /* CORE */, &table, &size) || !table || size < 11)
+		return 0;
+	*table[9] = (void (*)(void))fc_nvtx_RangePushA; /* NVTX_CBID_CORE_RangePushA */
+	*table[11] = (void (*)(void))fc_nvtx_RangePop;	/* NVTX_CBID_CORE_RangePop */
+	return 1;
+}
+
+FC_API void fakecupti_nvtx_counts(uint64_t *push, uint64_t *pop)
+{
+	*push = __atomic_load_n(&fc_nvtx_push, __ATOMIC_RELAXED);
+	*pop = __atomic_load_n(&fc_nvtx_pop, __ATOMIC_RELAXED);
 }
 
 /* ---- the control API (fake_cupti.h) ---- */
