@@ -56,8 +56,13 @@ static __thread int nvtx_depth;
  * installed. Only the calls that return no handle are chained (push, pop, mark, naming):
  * ranges started and domains made are ours, and their handles mean nothing to the inner
  * tool. */
-static nvtxabi_fn nvtx_inner[16];
-#define NVTX_INNER(id, type) ((type)nvtx_inner[NVTXABI_CORE_##id])
+static _Atomic nvtxabi_fn nvtx_inner[16];
+/* Relaxed: the NVTX loader publishes its slots with plain stores, so a thread may reach our
+ * handler before it sees the inner ones stored (it then skips the inner call once); atomic so
+ * that this is not a data race (TSan). */
+#define NVTX_HAS_INNER(id) \
+	atomic_load_explicit(&nvtx_inner[NVTXABI_CORE_##id], memory_order_relaxed)
+#define NVTX_INNER(id, type) ((type)NVTX_HAS_INNER(id))
 
 /* Argument keys, interned at init. */
 static uint32_t key_color, key_category, key_category_name, key_payload, key_domain;
@@ -196,7 +201,7 @@ static void nvtx_mark(uint32_t name, const struct nvtxabi_event_attributes *a,
 
 static int nvtx_RangePushA(const char *msg)
 {
-	if (nvtx_inner[NVTXABI_CORE_RangePushA])
+	if (NVTX_HAS_INNER(RangePushA))
 		NVTX_INNER(RangePushA, int (*)(const char *))(msg);
 	if (!opscope_recording())
 		return nvtx_depth++;
@@ -205,7 +210,7 @@ static int nvtx_RangePushA(const char *msg)
 
 static int nvtx_RangePushW(const wchar_t *msg)
 {
-	if (nvtx_inner[NVTXABI_CORE_RangePushW])
+	if (NVTX_HAS_INNER(RangePushW))
 		NVTX_INNER(RangePushW, int (*)(const wchar_t *))(msg);
 	if (!opscope_recording())
 		return nvtx_depth++;
@@ -214,7 +219,7 @@ static int nvtx_RangePushW(const wchar_t *msg)
 
 static int nvtx_RangePushEx(const struct nvtxabi_event_attributes *a)
 {
-	if (nvtx_inner[NVTXABI_CORE_RangePushEx])
+	if (NVTX_HAS_INNER(RangePushEx))
 		NVTX_INNER(RangePushEx, int (*)(const struct nvtxabi_event_attributes *))(a);
 	if (!opscope_recording())
 		return nvtx_depth++;
@@ -223,7 +228,7 @@ static int nvtx_RangePushEx(const struct nvtxabi_event_attributes *a)
 
 static int nvtx_RangePop(void)
 {
-	if (nvtx_inner[NVTXABI_CORE_RangePop])
+	if (NVTX_HAS_INNER(RangePop))
 		NVTX_INNER(RangePop, int (*)(void))();
 	return nvtx_pop();
 }
@@ -257,7 +262,7 @@ static void nvtx_RangeEnd(uint64_t id)
 
 static void nvtx_MarkA(const char *msg)
 {
-	if (nvtx_inner[NVTXABI_CORE_MarkA])
+	if (NVTX_HAS_INNER(MarkA))
 		NVTX_INNER(MarkA, void (*)(const char *))(msg);
 	if (opscope_recording())
 		nvtx_mark(record_intern_cached(msg), NULL, &nvtx_default_domain);
@@ -265,7 +270,7 @@ static void nvtx_MarkA(const char *msg)
 
 static void nvtx_MarkW(const wchar_t *msg)
 {
-	if (nvtx_inner[NVTXABI_CORE_MarkW])
+	if (NVTX_HAS_INNER(MarkW))
 		NVTX_INNER(MarkW, void (*)(const wchar_t *))(msg);
 	if (opscope_recording())
 		nvtx_mark(nvtx_wide_id(msg), NULL, &nvtx_default_domain);
@@ -273,7 +278,7 @@ static void nvtx_MarkW(const wchar_t *msg)
 
 static void nvtx_MarkEx(const struct nvtxabi_event_attributes *a)
 {
-	if (nvtx_inner[NVTXABI_CORE_MarkEx])
+	if (NVTX_HAS_INNER(MarkEx))
 		NVTX_INNER(MarkEx, void (*)(const struct nvtxabi_event_attributes *))(a);
 	if (opscope_recording())
 		nvtx_mark(nvtx_message_id(a), a, &nvtx_default_domain);
@@ -287,7 +292,7 @@ static void nvtx_name_category(struct nvtx_domain *d, uint32_t category, uint32_
 
 static void nvtx_NameCategoryA(uint32_t category, const char *name)
 {
-	if (nvtx_inner[NVTXABI_CORE_NameCategoryA])
+	if (NVTX_HAS_INNER(NameCategoryA))
 		NVTX_INNER(NameCategoryA, void (*)(uint32_t, const char *))(category, name);
 	nvtx_name_category(&nvtx_default_domain, category,
 			   name ? record_intern(name, strlen(name)) : 0);
@@ -295,14 +300,14 @@ static void nvtx_NameCategoryA(uint32_t category, const char *name)
 
 static void nvtx_NameCategoryW(uint32_t category, const wchar_t *name)
 {
-	if (nvtx_inner[NVTXABI_CORE_NameCategoryW])
+	if (NVTX_HAS_INNER(NameCategoryW))
 		NVTX_INNER(NameCategoryW, void (*)(uint32_t, const wchar_t *))(category, name);
 	nvtx_name_category(&nvtx_default_domain, category, nvtx_wide_id(name));
 }
 
 static void nvtx_NameOsThreadA(uint32_t tid, const char *name)
 {
-	if (nvtx_inner[NVTXABI_CORE_NameOsThreadA])
+	if (NVTX_HAS_INNER(NameOsThreadA))
 		NVTX_INNER(NameOsThreadA, void (*)(uint32_t, const char *))(tid, name);
 	if (name && tid == (uint32_t)syscall(SYS_gettid))
 		record_thread_name(name);
@@ -310,7 +315,7 @@ static void nvtx_NameOsThreadA(uint32_t tid, const char *name)
 
 static void nvtx_NameOsThreadW(uint32_t tid, const wchar_t *name)
 {
-	if (nvtx_inner[NVTXABI_CORE_NameOsThreadW])
+	if (NVTX_HAS_INNER(NameOsThreadW))
 		NVTX_INNER(NameOsThreadW, void (*)(uint32_t, const wchar_t *))(tid, name);
 	uint32_t id = nvtx_wide_id(name);
 	if (id && tid == (uint32_t)syscall(SYS_gettid))
@@ -504,7 +509,7 @@ static void nvtx_chain(nvtxabi_get_export_table get_export_table,
 		return;
 	for (unsigned id = 1; id < 16 && id <= size; id++)
 		if (table[id] && *table[id] != before[id])
-			nvtx_inner[id] = *table[id];
+			atomic_store_explicit(&nvtx_inner[id], *table[id], memory_order_relaxed);
 }
 
 /* Called by the NVTX loader in the profiled program. Returns 1 when we took the slots. */
