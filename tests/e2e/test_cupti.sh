@@ -36,6 +36,7 @@ read -r _ buffers _ ooo _ worker _ poisoned < <(sed -n 's/^fake: records [0-9]* 
 [ "${ooo:-0}" -gt 0 ] && [ "${worker:-0}" -gt 0 ] && [ "${poisoned:-0}" -gt 0 ] ||
 	fail "fake: out of order ${ooo:-0}, on its thread ${worker:-0}, names freed ${poisoned:-0}"
 
+grep -qx 'late subscriber: ok' "$tmp/a.out" || fail "CUPTI's subscriber slot not given back"
 # NVTX chained to the fake's NVTX hooks (as to libcupti's): every push and pop reached both
 grep -qx "fake nvtx: push $n pop $n" "$tmp/a.out" || fail "NVTX chaining: $(grep nvtx "$tmp/a.out")"
 

@@ -147,6 +147,15 @@ int main(int argc, char **argv)
 		init();
 	}
 
+	/* a tool started after opscope (torch.profiler, Nsight) must find CUPTI's one
+	 * subscriber slot free: subscribe as it would (int: CUptiResult, 0 = success) */
+	int (*subscribe)(void **, void *, void *);
+	*(void **)&subscribe = sym(lib, "cuptiSubscribe");
+	void *sub = NULL;
+	printf("late subscriber: %s\n", foreign				   ? "skipped"
+					: subscribe(&sub, NULL, NULL) == 0 ? "ok"
+									   : "refused");
+
 	fdev(0, "Fake GPU 0", 108, 8, 0, 40ull << 30);
 	fdev(1, "Fake GPU 1", 108, 8, 0, 40ull << 30);
 	fmem(0, 0, 0x7f0000000000ull, 1 << 20);

@@ -13,8 +13,9 @@
  * and metadata "gpu.clock" says which), the buffer callbacks, and enables concurrent kernels,
  * memcpy (+ peer), memset, runtime and driver calls, synchronization, memory (MEMORY2),
  * overhead, device properties and external correlation. It subscribes to the callback API
- * only to learn whether another tool (Nsight, Kineto) holds CUPTI's one subscriber slot: then
- * it warns once and records activities only.
+ * only to learn whether another tool (Nsight, Kineto) holds CUPTI's one subscriber slot (then
+ * it warns once and records activities only), and unsubscribes at once: it needs no
+ * callbacks, and a tool started later must find the slot free.
  *
  * Buffers come from a pool (4 MiB each, $OPSCOPE_CUPTI_BUFFER_BYTES; 256 MiB in flight at most;
  * when none can be had CUPTI drops records and counts them). In the completion callback,
@@ -75,7 +76,7 @@ static struct {
 static void *lib;
 static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
 static int started;	  /* 1 once activities are on */
-static int activity_only; /* another tool holds the subscriber slot */
+static int activity_only; /* another tool held the subscriber slot at start */
 static CUpti_SubscriberHandle subscriber;
 static struct cupti_clock clk;
 static atomic_int push_on; /* push host range ids as external correlation ids */
@@ -305,6 +306,10 @@ static int cupti_start_locked(void)
 			   "recording GPU activity only");
 	} else if (r != CUPTI_SUCCESS) {
 		activity_only = 1;
+	} else {
+		/* nothing here needs the callback API: give the slot back at once, so that a tool
+		 * started later (torch.profiler, Nsight) can subscribe */
+		api.cuptiUnsubscribe(subscriber);
 	}
 	static const CUpti_ActivityKind kinds[] = {
 		CUPTI_ACTIVITY_KIND_DEVICE,
@@ -355,11 +360,9 @@ static int cupti_start_locked(void)
 	atexit(cupti_atexit);
 	return 0;
 fail:
-	/* leave CUPTI's subscriber slot to another tool */
+	/* leave CUPTI as it was: no kind of ours left on */
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
 		api.cuptiActivityDisable(kinds[i]);
-	if (!activity_only)
-		api.cuptiUnsubscribe(subscriber);
 	return -1;
 }
 
