@@ -22,6 +22,7 @@
  * CUDA/OpenCL objects, names of other threads. Domains share one push/pop nesting per
  * thread, so interleaving pushes of two domains on one thread nests them in push order.
  */
+#include <limits.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -480,7 +481,7 @@ static int nvtx_install(const struct nvtxabi_callbacks_table *cb, int module,
 }
 
 /* Chain to libcupti's NVTX injection when the GPU collector will run (CUDA_INJECTION64_PATH
- * set, OPSCOPE_GPU not 0): only one injection library is loaded per process, and CUPTI's
+ * names this library, OPSCOPE_GPU not 0): only one injection library is loaded per process, and CUPTI's
  * NVTX hooks are how it sees NVTX. Its InitializeInjectionNvtx2 is called first with the same
  * export table; the slots it claimed are the ones whose value changed. The slots are
  * snapshot BEFORE: until init is done they hold the loader's *_impl_init stubs, and calling
@@ -490,6 +491,12 @@ static void nvtx_chain(nvtxabi_get_export_table get_export_table,
 {
 	const char *inj = getenv("CUDA_INJECTION64_PATH"), *gpu = getenv("OPSCOPE_GPU");
 	if (!inj || !*inj || !strcmp(inj, "none") || (gpu && !strcmp(gpu, "0")))
+		return;
+	/* the CUDA injection must be ours (not another tool's, which owns CUPTI then) */
+	Dl_info self;
+	char a[PATH_MAX], b[PATH_MAX];
+	if (!dladdr((void *)(uintptr_t)nvtx_chain, &self) || !self.dli_fname ||
+	    !realpath(self.dli_fname, a) || !realpath(inj, b) || strcmp(a, b) != 0)
 		return;
 	const char *path = getenv("OPSCOPE_CUPTI_LIB");
 	void *lib = dlopen(path && *path ? path : "libcupti.so.13", RTLD_NOW | RTLD_LOCAL);
