@@ -1,8 +1,9 @@
 /*
  * registry.c: the table of formats (registry.h). One row per format, in the order files are
  * recognised in and exporters are listed in: the .opscope magic first (an unambiguous
- * signature), then gperftools' binary header and text profiles, profile.proto (plain, or
- * gzip'd: its sniffer decompresses the head), then JSON (gzip'd or not). Each row points into its format's folder; nothing else here knows a
+ * signature), then gperftools' binary header and text profiles, Nsight Systems SQLite exports
+ * (plain or gzip'd), profile.proto (plain, or gzip'd: its sniffer decompresses the head), then
+ * JSON (gzip'd or not). Each row points into its format's folder; nothing else here knows a
  * format by name.
  */
 #include "formats/registry.h"
@@ -10,6 +11,7 @@
 #include <string.h>
 
 #include "formats/chrome/chrome.h"
+#include "formats/nsys/nsys.h"
 #include "formats/opscope/opscope_load.h"
 #include "formats/pprof/pprof.h"
 #include "formats/sqlite/sqlite_export.h"
@@ -20,6 +22,10 @@ const struct format format_table[] = {
 	{ "gperftools", ".prof",
 	  "gperftools legacy CPU profiles (CPUPROFILE, yep; google-pprof): native frames only",
 	  legacy_sniff, legacy_load_file, legacy_load_mem, legacy_export, NULL, NULL },
+	/* before pprof and chrome: all three may be gzip'd; a SQLite header inside is ours */
+	{ "nsys", ".sqlite",
+	  "Nsight Systems SQLite exports (nsys export --type sqlite): import only", nsys_sniff,
+	  nsys_load_file, nsys_load_mem, NULL, NULL, NULL },
 	/* before chrome: both may be gzip'd, and this one looks inside */
 	{ "pprof", ".pb.gz", "pprof profile.proto, gzip'd (go tool pprof)", pprof_sniff,
 	  pprof_load_file, pprof_load_mem, pprof_export, NULL, NULL },
