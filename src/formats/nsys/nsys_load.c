@@ -558,7 +558,7 @@ static uint64_t device_range(struct nimport *N, struct nquery *q, uint32_t name,
 	arg_i64(N, a, "stream", stream);
 	if (corr)
 		arg_i64(N, a, "correlation", corr);
-	uint64_t r = add_range(N, t, start, end, name, cat, NULL, link ? (uint64_t)corr : 0);
+	uint64_t r = add_range(N, t, start, end, name, cat, NULL, (uint64_t)corr);
 	if (r == MODEL_NONE)
 		return r;
 	if (link && corr) {
@@ -760,7 +760,8 @@ static int read_syncs(struct nimport *N)
 			k >= 0 && (uint64_t)k < NKINDS(sync_names) ? sync_names[k] : sync_names[0];
 		struct nargs a = { 0 };
 		uint32_t t;
-		/* not device work, and not launched work: no correlation column, no flow */
+		/* the id of the call that waited, as Kineto's cuda_sync keeps it; not device
+		 * work (the event tree links none), and no launch flow */
 		uint64_t r = device_range(N, &q, intern(N, name), OPSCOPE_CAT_USER_DEFINED, &a,
 					  false, &t);
 		if (r == NROW_SKIPPED)
