@@ -652,13 +652,15 @@ static int read_kernels(struct nimport *N)
 	return rc == 1 ? noom(N) : rc;
 }
 
-/* CUpti_ActivityMemcpyKind and CUpti_ActivityMemoryKind, as Kineto names them; an id past
+/* nsys's CUDA_MEMCPY_KIND (CUPTI's CUpti_ActivityMemcpyKind order) and CUDA_MEMOPR_MEMORY_KIND
+ * (its own order, not CUPTI's: the exports' HtoD copies from cudaHostAlloc memory read
+ * 1 -> 2, Pinned -> Device, and their DtoH 2 -> 1), named as Kineto names them; an id past
  * these takes the label of the file's ENUM table when it has one. */
 static const char *const copy_kind_names[] = { "Unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
 					       "AtoD",	  "DtoA", "DtoD", "HtoH", "PtoP" };
-static const char *const mem_kind_names[] = { "Unknown",       "Pageable",	"Pinned",
-					      "Device",	       "Array",		"Managed",
-					      "Device Static", "Managed Static" };
+static const char *const mem_kind_names[] = { "Pageable",	"Pinned",  "Device",
+					      "Array",		"Managed", "Device Static",
+					      "Managed Static", "Unknown" };
 
 static const char *kind_name(struct nimport *N, struct hmap *labels, const char *const *names,
 			     size_t n, int64_t id)
