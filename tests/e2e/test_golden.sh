@@ -4,7 +4,8 @@
 #
 # Inputs, all deterministic (a fake clock, no wall time, no host names): the traces of the
 # generator tests/tools/make_trace (sample, sample without END, format v2, long records) and
-# the well-formed Kineto/Chrome JSON traces of the fuzz corpus. For each: `info`, `dump` (by
+# the well-formed Kineto/Chrome JSON traces of the fuzz corpus, and a small Nsight Systems
+# SQLite export (tests/fuzz-corpus/nsys/small.sqlite). For each: `info`, `dump` (by
 # track and by time), `report` as text (also in ns, per thread, by GPU time), CSV and JSON, the Chrome export, and the SQLite export
 # as the sqlite3 shell's `.dump`. A difference prints the first lines of a unified diff.
 #
@@ -27,6 +28,8 @@ mkdir -p "$T/in"
 for f in full compact escapes spans_and_flows bom ns_resolution string_ids; do
 	[ -f "$SRC/tests/fuzz-corpus/kineto/$f.json" ] && cp "$SRC/tests/fuzz-corpus/kineto/$f.json" "$T/in/$f.json"
 done
+# an Nsight Systems SQLite export (a few rows of a real one: tests/tools/make_nsys_seed.sh)
+cp "$SRC/tests/fuzz-corpus/nsys/small.sqlite" "$T/in/nsys_small.sqlite"
 
 # One output: run the command (in $T/in), keep stdout, the exit status and
 # stderr, compare or write.

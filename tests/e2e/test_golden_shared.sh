@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test_golden_shared.sh: the CLI's outputs on every real trace under ../shared/data that opscope
-# reads (Kineto and Chrome JSON, gzip'd or not), compared with committed SHA-256 digests
+# reads (Kineto and Chrome JSON, gzip'd or not; Nsight Systems SQLite exports), compared with committed SHA-256 digests
 # (tests/golden/shared-data.sha256): the copies of those traces stay out of the repository, so
 # their outputs do too. Where ../shared is missing the test is skipped (exit 77).
 #
@@ -34,7 +34,8 @@ while IFS= read -r rel; do
 		digest report.json "$OPSCOPE" report --format json "$rel"
 		digest chrome.json "$OPSCOPE" export -q -f chrome --max-part-size 0 -o - "$rel"
 	} >>"$T/now"
-done < <(find kineto chrome -type f \( -name '*.json' -o -name '*.json.gz' \) | LC_ALL=C sort)
+done < <(find kineto chrome nsys -type f \( -name '*.json' -o -name '*.json.gz' -o -name '*.sqlite.gz' \) |
+	LC_ALL=C sort)
 
 if [ "${OPSCOPE_GOLDEN_UPDATE:-0}" = 1 ]; then
 	cp "$T/now" "$sums"
