@@ -3,9 +3,10 @@
 # files of ../shared/data/nsys give the kernel counts and summed kernel times of oracle 4
 # (../shared/data/README.md) in the JSON Kernel view, gzip'd and plain alike; the GPU views
 # (nvprof's GPU activities and API calls, Kernel, Overview, Device, NVTX) are not empty; kernels
-# are tied to the runtime calls that launched them (flows, the event tree); `info` says which
-# schema variant was read and shows device properties and a user name that is not UTF-8,
-# escaped; a SQLite file that is not an nsys export, a corrupt one and a truncated gzip give
+# are tied to the runtime calls that launched them (launch flows); `info` says which
+# schema variant was read (2022.1's, an older and a newer layout) and shows device properties
+# and a user name that is not UTF-8, escaped; a directory skips a SQLite file that is not an
+# export; a SQLite file that is not an nsys export, a corrupt one and a truncated gzip give
 # one line naming the file, exit 1.
 # Env: OPSCOPE (the CLI), SRC (repository root).
 set -u
@@ -74,6 +75,18 @@ check "small: 3 kernels, 8 launch flows, 1 unclosed NVTX range, a mark" \
 "$OPSCOPE" info "$C/oldschema.sqlite" >"$T/old.info" 2>&1
 check "oldschema (no textId, domainId, demangledName, metadata): read, variant said" \
 	'[ $? -eq 0 ] && grep -q "schema unknown, no export metadata; read: RUNTIME KERNEL MEMCPY MEMSET SYNCHRONIZATION NVTX(text)$" "$T/old.info"'
+"$OPSCOPE" info "$C/newschema.sqlite" >"$T/new.info" 2>&1
+check "newschema (META_DATA_EXPORT, DRIVER, TARGET_INFO_CUDA_DEVICE): read, variant said" \
+	'[ $? -eq 0 ] && grep -q "schema 2.9.1, metadata META_DATA_EXPORT; read: RUNTIME DRIVER KERNEL MEMCPY MEMSET SYNCHRONIZATION NVTX(text+textId, domains) TARGET_INFO_CUDA_DEVICE$" "$T/new.info"'
+check "newschema: driver calls, the CUDA device's columns" \
+	'grep -q "^  CudaDriver *3$" "$T/new.info" && grep -q "device.0.name *Test GPU$" "$T/new.info" && grep -q "device.0.totalGlobalMem 1024$" "$T/new.info"'
+"$OPSCOPE" dump "$C/newschema.sqlite" >"$T/new.dump" 2>&1
+check "newschema: a memory kind named by ENUM_CUDA_MEM_KIND" 'grep -q "range Memset Memset (Future Kind) " "$T/new.dump"'
+mkdir -p "$T/dir"
+cp "$C/notnsys.sqlite" "$C/small.sqlite" "$T/dir/"
+(cd "$T" && "$OPSCOPE" report --views files dir) >"$T/dir.txt" 2>&1
+check "a directory: the nsys export read, a SQLite file that is not one skipped" \
+	'[ $? -eq 0 ] && grep -q "^dir/small.sqlite  *nsys-sqlite  *28 " "$T/dir.txt" && ! grep -q notnsys "$T/dir.txt"'
 "$OPSCOPE" report --format json --views nvprof "$C/names.sqlite" >"$T/names.json"
 check "names: a kernel name that is not UTF-8 gives valid JSON" '$PY -c "import json, sys; json.load(open(sys.argv[1]))" "$T/names.json"'
 check "names: an NCCL kernel, a name without a version suffix" \

@@ -63,4 +63,17 @@ UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET nameId = 900003 WHERE rowid = 1;"
 make_db oldschema.sqlite "" "ALTER TABLE CUPTI_ACTIVITY_KIND_KERNEL DROP COLUMN demangledName;
 ALTER TABLE NVTX_EVENTS DROP COLUMN textId; ALTER TABLE NVTX_EVENTS DROP COLUMN domainId;
 DROP TABLE ThreadNames; DROP TABLE TARGET_INFO_GPU; DROP TABLE EXPORT_META_DATA;"
+# newschema.sqlite: the other names and tables nsys versions use: META_DATA_EXPORT, driver
+# calls, ENUM_* labels, TARGET_INFO_CUDA_DEVICE in place of TARGET_INFO_GPU (its columns as
+# the importer takes them: every one, by cudaId), a memory kind past the built-in ones
+make_db newschema.sqlite "" "ALTER TABLE EXPORT_META_DATA RENAME TO META_DATA_EXPORT;
+CREATE TABLE CUPTI_ACTIVITY_KIND_DRIVER AS SELECT * FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE 0;
+INSERT INTO StringIds VALUES (900010, 'cuLaunchKernel');
+INSERT INTO CUPTI_ACTIVITY_KIND_DRIVER SELECT start + 1, end - 1, eventClass, globalTid, correlationId + 100000, 900010, returnValue, callchainId FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE nameId IN (SELECT id FROM StringIds WHERE value LIKE 'cudaLaunchKernel%');
+CREATE TABLE ENUM_CUDA_MEM_KIND (id INTEGER PRIMARY KEY, name TEXT, label TEXT);
+INSERT INTO ENUM_CUDA_MEM_KIND VALUES (9, 'CUDA_MEMOPR_MEMORY_KIND_FUTURE', 'Future Kind');
+UPDATE CUPTI_ACTIVITY_KIND_MEMSET SET memKind = 9;
+CREATE TABLE TARGET_INFO_CUDA_DEVICE (cudaId INTEGER, name TEXT, totalGlobalMem INTEGER);
+INSERT INTO TARGET_INFO_CUDA_DEVICE VALUES (0, 'Test GPU', 1024);
+DROP TABLE TARGET_INFO_GPU;"
 gzip -9 -n -c "$out/small.sqlite" >"$out/small.sqlite.gz"
