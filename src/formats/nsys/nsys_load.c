@@ -351,8 +351,14 @@ static uint32_t api_name(struct nimport *N, int64_t id)
 	while (k > 0 && t[k - 1] >= '0' && t[k - 1] <= '9')
 		k--;
 	uint32_t r = s;
-	if (k >= 3 && k < n && t[k - 1] == 'v' && t[k - 2] == '_')
-		r = model_intern(N->m, t, k - 2);
+	if (k >= 3 && k < n && t[k - 1] == 'v' && t[k - 2] == '_') {
+		/* a copy: interning may move the model's text, which t points into */
+		char *c = malloc(k - 2);
+		r = c ? model_intern(N->m, memcpy(c, t, k - 2), k - 2) : 0;
+		if (!c)
+			N->m->oom = true;
+		free(c);
+	}
 	if (!hmap_put(&N->rt_names, (uint64_t)id, r))
 		N->m->oom = true;
 	return r;
