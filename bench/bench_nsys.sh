@@ -12,7 +12,8 @@
 #            the same columns, names resolved through the dict, kept in lists (best of RUNS)
 # Events are the rows of the kernel, memcpy, memset, synchronization, runtime and NVTX
 # range/mark tables: what the importer turns into ranges and instants.
-# Usage: bench/bench_nsys.sh [ROUNDS] [RUNS]   (builds build/bench like bench/run.sh)
+# Usage: bench/bench_nsys.sh [ROUNDS] [RUNS]   (builds build/bench like bench/run.sh;
+# KEEP=1 keeps the grown database in /tmp/opscope-bench-nsys.*, for perf)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
