@@ -1188,7 +1188,10 @@ static uint32_t main_pid(struct nimport *N)
 	return best;
 }
 
-static void finish(struct nimport *N, const char *schema, uint64_t file_bytes)
+/* Make the tracks read so far what the model promises (sorted, nested, flows resolved), also
+ * when reading stopped at an error: the caller may go on with the model. The ranges that
+ * crossed the end of their parent. */
+static uint64_t settle(struct nimport *N)
 {
 	struct model *m = N->m;
 	/* ranges nsys did not see end: closed at the last time of the file */
@@ -1198,10 +1201,18 @@ static void finish(struct nimport *N, const char *schema, uint64_t file_bytes)
 		r->dur_ns[k] = N->last_ns > r->start_ns[k] ? N->last_ns - r->start_ns[k] : 0;
 		r->flags[k] |= MODEL_RANGEF_UNCLOSED;
 	}
+	N->nopen = 0;
 	uint64_t overlaps =
 		model_nest_tracks(m, N->first_track, model_threads_for(m, N->first_track));
 	model_resolve_flows(m, N->first_flow);
 	model_finish_tracks(m, N->first_track);
+	return overlaps;
+}
+
+static void finish(struct nimport *N, const char *schema, uint64_t file_bytes)
+{
+	struct model *m = N->m;
+	uint64_t overlaps = settle(N);
 	uint32_t pid = main_pid(N);
 	struct model_file *f = &m->files[N->fi];
 	f->pid = pid;
@@ -1243,10 +1254,14 @@ static int import_db(struct nimport *N, uint64_t file_bytes)
 	    (rc = read_kernels(N)) < 0 || (rc = read_copies(N)) < 0 || (rc = read_memsets(N)) < 0 ||
 	    (rc = read_syncs(N)) < 0 || (rc = read_nvtx(N)) < 0 ||
 	    (rc = read_thread_names(N)) < 0 || (rc = read_processes(N)) < 0 ||
-	    (rc = read_gpus(N, &gpus)) < 0 || (!gpus && (rc = read_cuda_devices(N)) < 0))
+	    (rc = read_gpus(N, &gpus)) < 0 || (!gpus && (rc = read_cuda_devices(N)) < 0)) {
+		settle(N); /* what was read stays a valid model */
 		return N->rc ? N->rc : rc;
-	if (m->oom)
+	}
+	if (m->oom) {
+		settle(N);
 		return noom(N);
+	}
 	finish(N, schema, file_bytes);
 	return m->oom ? noom(N) : 0;
 }
