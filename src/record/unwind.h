@@ -1,0 +1,89 @@
+/*
+ * unwind.h: an async-signal-safe x86-64 stack unwinder over the loaded modules' .eh_frame
+ * (unwind.c, issue 17). The sampler (sampler.c) walks a thread's native stack with it from a
+ * SIGPROF handler's ucontext over the live stack, or in the sampler thread over the copy of
+ * the user stack that perf_event took; either way the stack is a window of bytes and every
+ * read outside it ends the walk as truncated. Debian's python3.11, libc and libtorch have no
+ * frame pointers, so a frame-pointer walk stops (or goes astray) in their first frame; the
+ * call frame information that every binary carries for C++ exceptions describes every frame.
+ *
+ * Thread-safety: unwind_modules_refresh() is called from ordinary code (it takes the loader's
+ * lock and mallocs), never from a handler; unwind_walk() may run in any thread or signal
+ * handler at any time, concurrently with a refresh; each struct unwind_cache has one user at
+ * a time (one thread's handler, or the sampler thread).
+ */
+#ifndef OPSCOPE_RECORD_UNWIND_H
+#define OPSCOPE_RECORD_UNWIND_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+/* The registers a walk starts from: where the thread was (rip) and its stack and frame
+ * pointers. The other callee-saved registers are not tracked: GCC and LLVM base the CFA on
+ * rsp or rbp (or an expression over them) everywhere but in a few prologue instructions of
+ * stack-realigning functions (CFA on r10), and a frame needing one fails (counted). */
+struct unwind_regs {
+	uint64_t rip, rsp, rbp;
+};
+
+/* The stack memory a walk may read: addresses [lo, hi), whose bytes are at `bytes` (the
+ * live stack: bytes == (const void *)lo; perf_event's copy: its buffer, lo = the sampled sp). */
+struct unwind_window {
+	uint64_t lo, hi;
+	const unsigned char *bytes;
+};
+
+/* One register's rule in a resolved CFI row (unwind.c). */
+struct unwind_rule {
+	uint8_t kind;	     /* enum in unwind.c: unset, undefined, same, offset, val_offset, ... */
+	uint8_t reg;	     /* DWARF register of a register rule or of a CFA based on one */
+	uint16_t len;	     /* length of expr */
+	int32_t off;	     /* offset from the CFA (or from reg for the CFA) */
+	const uint8_t *expr; /* a DWARF expression in the module's .eh_frame, or NULL */
+};
+
+/* A resolved CFI row for one pc: how to find the CFA and the caller's rip, rsp, rbp. */
+struct unwind_row {
+	uint64_t pc;   /* the pc it was resolved for (0: an empty cache slot) */
+	uint32_t what; /* UNWIND_ROW_*: no FDE, signal frame */
+	struct unwind_rule cfa, rip, rsp, rbp;
+};
+
+#define UNWIND_CACHE_SLOTS 256 /* 128 sets of two rows (unwind.c hashes the pc to 7 bits) */
+
+/* A small two-way set-associative cache of pc -> resolved row, in memory the caller owns (one per
+ * thread for the signal path, one for the sampler thread). Zero-initialized is empty. The
+ * counters are written by the cache's one user and may be read by another thread. */
+struct unwind_cache {
+	_Atomic uint64_t hits, misses;
+	_Atomic uint64_t modules_gen; /* generation of the module table the rows came from */
+	struct unwind_row rows[UNWIND_CACHE_SLOTS];
+};
+
+/* Bits of unwind_walk()'s *flags. */
+#define UNWIND_TRUNCATED 1u /* the outermost frames are missing */
+#define UNWIND_BAD_CFI	 2u /* a frame's CFI could not be used (unsupported op, bad data) */
+#define UNWIND_NO_MODULE 4u /* a pc was in no known module: refresh the module table */
+#define UNWIND_FP_STEP	 8u /* a frame without CFI was left through its frame pointer */
+
+/* Walk the stack from `regs` over `win`: pcs[0] = regs->rip, then the return addresses, at
+ * most `max`. Returns how many; *flags gets UNWIND_* bits. A walk is complete (no
+ * UNWIND_TRUNCATED) only when it reaches a frame whose return address is explicitly
+ * undefined (glibc's _start and clone3/clone). Async-signal-safe: no locks, no allocation. */
+uint32_t unwind_walk(const struct unwind_regs *regs, const struct unwind_window *win,
+		     struct unwind_cache *cache, uint64_t *pcs, uint32_t max, uint32_t *flags);
+
+/* Build the module table (dl_iterate_phdr: executable PT_LOAD ranges and PT_GNU_EH_FRAME) if
+ * no table exists or the loader's count of loaded and unloaded objects changed since the last
+ * one. Tables replaced are never freed (a handler may still read one): one leaked table per
+ * dlopen/dlclose seen, a few KiB each. Not async-signal-safe. 0, or -1 without memory. */
+int unwind_modules_refresh(void);
+
+/* Counters of all walks so far (relaxed): frames found, frames whose CFI failed, frames left
+ * through a frame pointer for lack of CFI. */
+struct unwind_stats {
+	uint64_t walks, frames, bad_cfi, fp_steps, truncated;
+};
+void unwind_stats_get(struct unwind_stats *s);
+
+#endif
