@@ -7,13 +7,15 @@
  * it starts) and samples each with one of two mechanisms:
  *
  *  - perf_event (preferred): a software TASK_CLOCK event per thread (pid=tid, cpu=-1) with a
- *    fixed period of 1/HZ of CPU time, user-space callchains (the kernel's frame-pointer
- *    walk), times on CLOCK_MONOTONIC, into a small mmap'd ring that the sampler thread
- *    drains. The program gets no signal at all.
+ *    fixed period of 1/HZ of CPU time, the user registers (ip, sp, bp) and a copy of the top
+ *    SAMPLER_STACK_BYTES of the user stack, times on CLOCK_MONOTONIC, into an mmap'd ring
+ *    that the sampler thread drains, unwinding each copy (unwind.c). The program gets no
+ *    signal at all.
  *  - a SIGPROF timer (fallback, where perf_event_open is refused, or OPSCOPE_SAMPLE_MECH=timer):
  *    per thread a POSIX timer on that thread's CPU clock (SIGEV_THREAD_ID, so the signal goes
- *    to that thread). The handler walks frame pointers, every load checked against the
- *    thread's stack bounds, into a per-thread single-producer ring that the sampler thread
+ *    to that thread). The handler unwinds the live stack (unwind.c) from the ucontext, every
+ *    load checked against the thread's stack bounds, into a per-thread single-producer ring
+ *    (which also holds the thread's unwind cache) that the sampler thread
  *    drains: the sample store takes a lock, so the handler never calls it. SA_RESTART, errno
  *    saved. CPU-clock timers tick with the kernel's HZ (250 here), so rates above it give
  *    fewer samples than asked for.
@@ -26,9 +28,9 @@
  * Frames are turned into native frames of the sample store against the executable mappings
  * of /proc/self/maps (read again when an address is in none of them), each mapping with the
  * build-id read from its file's ELF notes (once per path). Return addresses are stored minus
- * one (inside the call). DWARF unwinding is not done: a stack is as good as its frame
- * pointers; a walk that ends on a frame pointer outside the stack, or at the depth limit, is
- * marked truncated.
+ * one (inside the call). Stacks are unwound with the modules' .eh_frame (unwind.c), whose
+ * module table the sampler thread refreshes every round when the loader's counts changed; a
+ * walk that does not reach the thread's start (glibc's _start, clone3) is marked truncated.
  *
  * fork(): the child's sampler starts again with the child's session (events and timers belong
  * to the parent's threads). exec(): the session stops first (and with it the sampler).
@@ -45,6 +47,7 @@
 #include <string.h>
 #include <time.h>
 
+#include <asm/perf_regs.h>
 #include <dirent.h>
 #include <elf.h>
 #include <fcntl.h>
@@ -61,13 +64,22 @@
 #include "record/clock.h"
 #include "record/record.h"
 #include "record/samples.h"
+#include "record/unwind.h"
 #include "util/grow.h"
 
 #define SAMPLER_ROUND_NS   10000000ull /* how often threads are looked for and rings drained */
 #define SAMPLER_MAX_FRAMES 128	       /* frames kept per sample, innermost first */
 #define SIGRING_SLOTS	   16	       /* signal samples a thread can hold between two drains */
 #define SIGRING_MAGIC	   0x6f70736373616d70ull
-#define PERF_RING_PAGES	   16 /* data pages of a perf ring: 64 KiB, ~100 ms at 1 kHz */
+/* Bytes of user stack perf_event copies per sample, from the sampled sp up. docs/sampling.md
+ * says how it was chosen: the deepest stacks of the Python and torch workloads measured. */
+#define SAMPLER_STACK_BYTES 24576
+/* Data pages of a perf ring: 1 MiB, 42 samples of 24 KiB: four 10 ms rounds at 1 kHz, so a
+ * sampler thread that runs late on a busy machine loses nothing (512 KiB lost about 1% of
+ * the samples on this 2-core VM shared with other work). Fewer pages where the
+ * locked-memory limit of an unprivileged user refuses them (perf_map). Drained every round;
+ * what does not fit is lost (counted by the kernel, reported in the `unwind` metadata). */
+#define PERF_RING_PAGES 256
 
 /* ---- The signal path's per-thread ring (written only by the handler on its thread). ---- */
 
@@ -90,6 +102,7 @@ struct sigring {
 	struct sigring *next_all;     /* every ring ever made (they are never freed) */
 	struct sigring *next_free;
 	struct sigslot slots[SIGRING_SLOTS];
+	struct unwind_cache cache; /* the handler's, kept while the ring is reused */
 };
 
 /* ---- The sampled threads. ---- */
@@ -98,9 +111,10 @@ struct sthread {
 	pid_t tid;
 	int seen; /* found by the current scan */
 	uint32_t track;
-	int fd;	     /* perf event, or -1 */
-	void *map;   /* its ring */
-	int timerid; /* kernel timer id (timer mechanism, CPU mode), or -1 */
+	int fd;		    /* perf event, or -1 */
+	void *map;	    /* its ring */
+	uint32_t map_pages; /* data pages of map */
+	int timerid;	    /* kernel timer id (timer mechanism, CPU mode), or -1 */
 	struct sigring *ring;
 };
 
@@ -139,8 +153,9 @@ static struct {
 	size_t nbids;
 	uint64_t bids_cap;
 	uint64_t period_ns;
-	uint32_t max_stack; /* the kernel's perf callchain limit */
 	uint64_t lost;
+	struct unwind_cache perf_cache; /* the sampler thread's, for the perf_event copies */
+	uint32_t stack_bytes;		/* perf_event's copy per sample */
 	struct sigaction old_sa;
 	int handler_installed;
 } S = { .lock = PTHREAD_MUTEX_INITIALIZER };
@@ -226,33 +241,20 @@ static void sampler_on_sigprof(int sig, siginfo_t *si, void *ucv)
 	}
 	struct sigslot *s = &r->slots[head % SIGRING_SLOTS];
 	s->ticks = record_ticks();
-	s->flags = 0;
-	uint32_t n = 0;
-	s->pcs[n++] = pc;
-	uintptr_t lo = sp, hi = r->stack_hi;
-	while (1) {
-		if (fp == 0)
-			break; /* the outermost frame: the thread's start zeroes %rbp */
-		if (fp < lo || fp + 16 > hi || (fp & 7)) {
-			s->flags |= RECORD_SAMPLE_TRUNCATED; /* a frame without frame pointer */
-			break;
-		}
-		if (n == SAMPLER_MAX_FRAMES) {
-			s->flags |= RECORD_SAMPLE_TRUNCATED;
-			break;
-		}
-		uintptr_t next = ((const uintptr_t *)fp)[0];
-		uintptr_t ret = ((const uintptr_t *)fp)[1];
-		if (ret == 0)
-			break;
-		s->pcs[n++] = ret;
-		if (next != 0 && next <= fp) {
-			s->flags |= RECORD_SAMPLE_TRUNCATED;
-			break;
-		}
-		lo = fp + 16;
-		fp = next;
+	/* The live stack from the interrupted sp up is the window (the handler runs below it). */
+	struct unwind_regs regs = { pc, sp, fp };
+	struct unwind_window win = { sp, r->stack_hi, (const unsigned char *)sp };
+	uint32_t uflags;
+	uint32_t n = sp < r->stack_hi ? unwind_walk(&regs, &win, &r->cache, s->pcs,
+						    SAMPLER_MAX_FRAMES, &uflags)
+				      : 0;
+	if (n == 0) {
+		s->pcs[n++] = pc;
+		uflags = UNWIND_TRUNCATED;
 	}
+	s->flags = uflags & UNWIND_TRUNCATED ? RECORD_SAMPLE_TRUNCATED : 0;
+	/* Python frames (issue 17 point 2) go here: pystack_walk() from the same handler, merged
+	 * into s->pcs at the _PyEval_EvalFrameDefault frames. */
 	s->n = n;
 	atomic_store_explicit(&r->head, head + 1, memory_order_release);
 	errno = saved_errno;
@@ -459,19 +461,38 @@ static long perf_open(pid_t tid)
 	a.type = PERF_TYPE_SOFTWARE;
 	a.config = PERF_COUNT_SW_TASK_CLOCK; /* counts only while the thread runs: on-CPU */
 	a.sample_period = S.period_ns;
-	a.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN;
+	/* No PERF_SAMPLE_CALLCHAIN: the kernel's frame-pointer walk goes astray in code without
+	 * frame pointers, and the unwinder does better from the registers and stack copy. */
+	a.sample_type =
+		PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+	a.sample_regs_user =
+		1ull << PERF_REG_X86_BP | 1ull << PERF_REG_X86_SP | 1ull << PERF_REG_X86_IP;
+	a.sample_stack_user = S.stack_bytes;
 	a.exclude_kernel = 1;
 	a.exclude_hv = 1;
-	a.exclude_callchain_kernel = 1;
 	a.use_clockid = 1;
 	a.clockid = CLOCK_MONOTONIC;
 	a.wakeup_events = 0;
 	return syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
-static size_t perf_map_bytes(void)
+static size_t perf_map_bytes(uint32_t pages)
 {
-	return (size_t)(PERF_RING_PAGES + 1) * (size_t)sysconf(_SC_PAGESIZE);
+	return (size_t)(pages + 1) * (size_t)sysconf(_SC_PAGESIZE);
+}
+
+/* Map event fd's ring: PERF_RING_PAGES data pages, or fewer (down to 8) where the
+ * locked-memory limit refuses them (perf_event_mlock_kb per CPU, then RLIMIT_MEMLOCK, for an
+ * unprivileged user). */
+static void *perf_map(int fd, uint32_t *pages)
+{
+	for (*pages = PERF_RING_PAGES; *pages >= 8; *pages /= 2) {
+		void *m = mmap(NULL, perf_map_bytes(*pages), PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+			       0);
+		if (m != MAP_FAILED)
+			return m;
+	}
+	return NULL;
 }
 
 /* CLOCK_MONOTONIC ns -> record ticks, against a pair taken this round. */
@@ -484,6 +505,47 @@ static uint64_t mono_to_ticks(uint64_t mono)
 	return round_pair.ticks + (uint64_t)(int64_t)d;
 }
 
+/* One PERF_RECORD_SAMPLE's body: u32 pid, tid; u64 time; u64 abi; u64 regs[3] (bp, sp, ip:
+ * the order of their bits) when abi != 0; u64 size; u8 stack[size]; u64 dyn_size when
+ * size != 0. Unwound here, in the sampler thread, over the copy. */
+static void perf_sample(struct sthread *t, const unsigned char *p, size_t len)
+{
+	uint64_t v[6];
+	if (len < 32)
+		return;
+	memcpy(v, p, 32); /* pid|tid, time, abi, and (abi != 0) bp */
+	uint64_t time = v[1], abi = v[2];
+	size_t off = 24;
+	struct unwind_regs regs = { 0, 0, 0 };
+	if (abi != PERF_SAMPLE_REGS_ABI_NONE) {
+		if (len < off + 24)
+			return;
+		memcpy(v, p + off, 24);
+		regs.rbp = v[0];
+		regs.rsp = v[1];
+		regs.rip = v[2];
+		off += 24;
+	}
+	uint64_t ssize = 0, dyn = 0;
+	if (len >= off + 8)
+		memcpy(&ssize, p + off, 8);
+	off += 8;
+	const unsigned char *stack = p + off;
+	if (ssize && len >= off + ssize + 8)
+		memcpy(&dyn, p + off + ssize, 8);
+	if (dyn > ssize)
+		dyn = 0;
+	uint64_t pcs[SAMPLER_MAX_FRAMES];
+	uint32_t n = 0, uflags = UNWIND_TRUNCATED;
+	if (abi != PERF_SAMPLE_REGS_ABI_NONE) {
+		struct unwind_window win = { regs.rsp, regs.rsp + dyn, stack };
+		n = unwind_walk(&regs, &win, &S.perf_cache, pcs, SAMPLER_MAX_FRAMES, &uflags);
+	}
+	/* Python frames (issue 17 point 2) would be read from the copy too: not done here. */
+	emit_sample(t, mono_to_ticks(time), pcs, n,
+		    uflags & UNWIND_TRUNCATED ? RECORD_SAMPLE_TRUNCATED : 0);
+}
+
 static void perf_drain(struct sthread *t)
 {
 	struct perf_event_mmap_page *pg = t->map;
@@ -492,40 +554,37 @@ static void perf_drain(struct sthread *t)
 	uint64_t head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
 	uint64_t tail = pg->data_tail;
 	if (head - tail > size)
-		tail = head - size; /* cannot happen with a writable ring; be safe */
-	static uint64_t rec[(sizeof(uint64_t) * (SAMPLER_MAX_FRAMES + 512)) / 8];
+		tail = head - size;	/* cannot happen with a writable ring; be safe */
+	static uint64_t rec[65536 / 8]; /* a record that wraps around the ring's end */
 	while (tail < head) {
 		struct perf_event_header h;
-		memcpy(&h, data + (tail % size), sizeof(h));
+		size_t at = (size_t)(tail % size);
+		if (size - at >= sizeof(h)) {
+			memcpy(&h, data + at, sizeof(h));
+		} else {
+			memcpy(&h, data + at, size - at);
+			memcpy((unsigned char *)&h + (size - at), data, sizeof(h) - (size - at));
+		}
 		if (h.size < sizeof(h) || h.size > head - tail)
 			break;
-		size_t len = h.size < sizeof(rec) ? h.size : sizeof(rec);
-		size_t at = (size_t)(tail % size), first = size - at < len ? size - at : len;
-		memcpy(rec, data + at, first);
-		memcpy((unsigned char *)rec + first, data, len - first);
+		const unsigned char *p;
+		if (size - at >= h.size) {
+			p = data + at; /* contiguous: read it in place */
+		} else {
+			size_t first = size - at;
+			memcpy(rec, data + at, first);
+			memcpy((unsigned char *)rec + first, data, h.size - first);
+			p = (const unsigned char *)rec;
+		}
 		tail += h.size;
-		if (h.type == PERF_RECORD_LOST && len >= 24) {
-			S.lost += rec[2];
+		if (h.type == PERF_RECORD_LOST && h.size >= 24) {
+			uint64_t lost;
+			memcpy(&lost, p + 16, 8);
+			S.lost += lost;
 			continue;
 		}
-		if (h.type != PERF_RECORD_SAMPLE || len < 32)
-			continue;
-		/* u32 pid, tid; u64 time; u64 nr; u64 ips[nr] */
-		uint64_t time = rec[2], nr = rec[3];
-		if (32 + nr * 8 > len)
-			nr = (len - 32) / 8;
-		uint64_t pcs[SAMPLER_MAX_FRAMES];
-		uint32_t n = 0, user = 0;
-		for (uint64_t i = 0; i < nr; i++) {
-			uint64_t ip = rec[4 + i];
-			if (ip >= (uint64_t)PERF_CONTEXT_MAX)
-				continue; /* a context marker */
-			user++;
-			if (n < SAMPLER_MAX_FRAMES)
-				pcs[n++] = ip;
-		}
-		uint32_t flags = user >= S.max_stack || user > n ? RECORD_SAMPLE_TRUNCATED : 0;
-		emit_sample(t, mono_to_ticks(time), pcs, n, flags);
+		if (h.type == PERF_RECORD_SAMPLE)
+			perf_sample(t, p + sizeof(h), h.size - sizeof(h));
 	}
 	__atomic_store_n(&pg->data_tail, tail, __ATOMIC_RELEASE);
 }
@@ -623,9 +682,8 @@ static void thread_attach(struct sthread *t)
 		long fd = perf_open(t->tid);
 		if (fd < 0)
 			return;
-		void *m = mmap(NULL, perf_map_bytes(), PROT_READ | PROT_WRITE, MAP_SHARED, (int)fd,
-			       0);
-		if (m == MAP_FAILED) {
+		void *m = perf_map((int)fd, &t->map_pages);
+		if (!m) {
 			close((int)fd);
 			return;
 		}
@@ -642,7 +700,7 @@ static void thread_detach(struct sthread *t)
 {
 	if (t->fd >= 0) {
 		perf_drain(t);
-		munmap(t->map, perf_map_bytes());
+		munmap(t->map, perf_map_bytes(t->map_pages));
 		close(t->fd);
 	}
 	if (t->timerid >= 0)
@@ -698,6 +756,8 @@ static void threads_scan(void)
 
 static void drain_all(void)
 {
+	/* before the rings are drained: the perf path unwinds modules loaded since */
+	unwind_modules_refresh();
 	clock_pair(&round_pair);
 	round_ticks_per_ns = record_ticks_per_second() / 1e9;
 	S.maps_refreshed = 0;
@@ -767,10 +827,11 @@ static int sampler_perf_usable(void)
 	long fd = perf_open(0);
 	if (fd < 0)
 		return 0;
-	void *map = mmap(NULL, perf_map_bytes(), PROT_READ | PROT_WRITE, MAP_SHARED, (int)fd, 0);
-	int ok = map != MAP_FAILED;
+	uint32_t pages;
+	void *map = perf_map((int)fd, &pages);
+	int ok = map != NULL;
 	if (ok)
-		munmap(map, perf_map_bytes());
+		munmap(map, perf_map_bytes(pages));
 	close((int)fd);
 	return ok;
 }
@@ -824,19 +885,20 @@ int sampler_start(uint32_t hz, int mode)
 	S.mode = S.last_mode =
 		mode == OPSCOPE_SAMPLE_WALL ? OPSCOPE_SAMPLE_WALL : OPSCOPE_SAMPLE_CPU;
 	S.period_ns = 1000000000ull / hz;
-	S.max_stack = 127;
-	FILE *f = fopen("/proc/sys/kernel/perf_event_max_stack", "re");
-	if (f) {
-		unsigned v;
-		if (fscanf(f, "%u", &v) == 1 && v > 0)
-			S.max_stack = v;
-		fclose(f);
-	}
-	char what[160];
+	S.stack_bytes = SAMPLER_STACK_BYTES;
+	const char *sb = getenv("OPSCOPE_SAMPLE_STACK_BYTES"); /* docs/sampling.md */
+	if (sb && atoi(sb) >= 1024 && atoi(sb) <= 60000)
+		S.stack_bytes = (uint32_t)atoi(sb) & ~7u; /* the kernel wants a multiple of 8 */
+	/* The module table exists before the first handler runs (it cannot build one). */
+	unwind_modules_refresh();
+	char what[200];
 	const char *refused = "";
 	if (S.mode == OPSCOPE_SAMPLE_CPU && sampler_perf_usable()) {
 		S.mech = MECH_PERF;
-		snprintf(what, sizeof(what), "%u Hz on-CPU through perf_event (task-clock)", hz);
+		snprintf(what, sizeof(what),
+			 "%u Hz on-CPU through perf_event (task-clock), unwound with .eh_frame "
+			 "from %u-byte stack copies",
+			 hz, S.stack_bytes);
 	} else {
 		if (S.mode == OPSCOPE_SAMPLE_CPU && !getenv("OPSCOPE_SAMPLE_MECH"))
 			refused = ", perf_event refused";
@@ -849,10 +911,14 @@ int sampler_start(uint32_t hz, int mode)
 		S.mech = MECH_SIGNAL;
 		if (S.mode == OPSCOPE_SAMPLE_WALL)
 			snprintf(what, sizeof(what),
-				 "%u Hz wall-clock through SIGPROF from a sampler thread", hz);
+				 "%u Hz wall-clock through SIGPROF from a sampler thread, unwound "
+				 "with .eh_frame in the handler",
+				 hz);
 		else
 			snprintf(what, sizeof(what),
-				 "%u Hz on-CPU through SIGPROF CPU-time timers%s", hz, refused);
+				 "%u Hz on-CPU through SIGPROF CPU-time timers%s, unwound with "
+				 ".eh_frame in the handler",
+				 hz, refused);
 	}
 	atomic_store(&S.stop, 0);
 	/* The sampler thread never takes SIGPROF (nor any signal meant for the program). */
@@ -873,6 +939,34 @@ int sampler_start(uint32_t hz, int mode)
 	return 0;
 }
 
+/* The unwinder's figures since the process started, into the metadata (`unwind`): how many
+ * walks, frames, truncated walks, frames whose CFI failed, frame-pointer steps, and the hit
+ * rate of the unwind caches (every thread ring's and the sampler thread's). */
+static void unwind_report(void)
+{
+	struct unwind_stats st;
+	unwind_stats_get(&st);
+	uint64_t hits = atomic_load_explicit(&S.perf_cache.hits, memory_order_relaxed);
+	uint64_t misses = atomic_load_explicit(&S.perf_cache.misses, memory_order_relaxed);
+	for (struct sigring *r = atomic_load(&rings_all); r; r = r->next_all) {
+		hits += atomic_load_explicit(&r->cache.hits, memory_order_relaxed);
+		misses += atomic_load_explicit(&r->cache.misses, memory_order_relaxed);
+	}
+	char line[300];
+	snprintf(line, sizeof(line),
+		 "%llu walks, %llu frames, %llu truncated, %llu frames with unusable CFI, %llu "
+		 "frame-pointer steps, cache hits %.1f%% of %llu lookups, %llu samples lost by "
+		 "perf_event",
+		 (unsigned long long)st.walks, (unsigned long long)st.frames,
+		 (unsigned long long)st.truncated, (unsigned long long)st.bad_cfi,
+		 (unsigned long long)st.fp_steps,
+		 hits + misses ? 100.0 * (double)hits / (double)(hits + misses) : 0.0,
+		 (unsigned long long)(hits + misses), (unsigned long long)S.lost);
+	record_metadata("unwind", line);
+	if (getenv("OPSCOPE_UNWIND_STATS"))
+		fprintf(stderr, "opscope: unwind: %s\n", line);
+}
+
 void sampler_stop(void)
 {
 	pthread_mutex_lock(&S.lock);
@@ -885,6 +979,7 @@ void sampler_stop(void)
 	pthread_mutex_unlock(&S.lock);
 	pthread_join(S.thread, NULL);
 	S.hz = 0;
+	unwind_report();
 }
 
 void sampler_resume(void)

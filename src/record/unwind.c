@@ -33,7 +33,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <elf.h>
 #include <link.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 /* ---- Module table. ---- */
 
@@ -181,6 +184,31 @@ struct build {
 	int oom;
 };
 
+/* The search table of the .eh_frame_hdr at `hdr` into m (hdr, table, count, table_enc), or
+ * m->hdr = NULL when there is none we can binary-search: version 1, a datarel table of
+ * fixed-size entries. */
+static void hdr_table(const uint8_t *hdr, struct umodule *m)
+{
+	m->hdr = NULL;
+	m->table = NULL;
+	m->count = 0;
+	m->table_enc = 0;
+	if (!hdr || hdr[0] != 1 || hdr[2] == PE_OMIT || hdr[3] == PE_OMIT ||
+	    (hdr[3] & 0x70) != PE_DATAREL ||
+	    !((hdr[3] & 0x0f) == PE_UDATA4 || (hdr[3] & 0x0f) == PE_SDATA4 ||
+	      (hdr[3] & 0x0f) == PE_UDATA8 || (hdr[3] & 0x0f) == PE_SDATA8))
+		return;
+	struct cur c = { hdr + 4, hdr + 4 + 16, 0 };
+	cur_ptr(&c, hdr[1], (uint64_t)(uintptr_t)hdr);
+	uint64_t count = cur_ptr(&c, hdr[2], (uint64_t)(uintptr_t)hdr);
+	if (c.bad)
+		return;
+	m->hdr = hdr;
+	m->table = c.p;
+	m->count = count;
+	m->table_enc = hdr[3];
+}
+
 static int collect(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	(void)size;
@@ -189,24 +217,8 @@ static int collect(struct dl_phdr_info *info, size_t size, void *arg)
 	for (int i = 0; i < info->dlpi_phnum; i++)
 		if (info->dlpi_phdr[i].p_type == PT_GNU_EH_FRAME)
 			hdr = (const uint8_t *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
-	const uint8_t *table = NULL;
-	uint64_t count = 0;
-	uint8_t tenc = 0;
-	/* version 1; the table must be datarel with fixed-size entries for a binary search */
-	if (hdr && hdr[0] == 1 && hdr[2] != PE_OMIT && hdr[3] != PE_OMIT &&
-	    ((hdr[3] & 0x70) == PE_DATAREL) &&
-	    ((hdr[3] & 0x0f) == PE_UDATA4 || (hdr[3] & 0x0f) == PE_SDATA4 ||
-	     (hdr[3] & 0x0f) == PE_UDATA8 || (hdr[3] & 0x0f) == PE_SDATA8)) {
-		struct cur c = { hdr + 4, hdr + 4 + 16, 0 };
-		cur_ptr(&c, hdr[1], (uint64_t)(uintptr_t)hdr);
-		count = cur_ptr(&c, hdr[2], (uint64_t)(uintptr_t)hdr);
-		if (!c.bad) {
-			table = c.p;
-			tenc = hdr[3];
-		} else {
-			count = 0;
-		}
-	}
+	struct umodule tab;
+	hdr_table(hdr, &tab);
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X) || ph->p_memsz == 0)
@@ -224,10 +236,10 @@ static int collect(struct dl_phdr_info *info, size_t size, void *arg)
 		struct umodule *m = &b->m[b->n++];
 		m->lo = info->dlpi_addr + ph->p_vaddr;
 		m->hi = m->lo + ph->p_memsz;
-		m->hdr = table ? hdr : NULL;
-		m->table = table;
-		m->count = count;
-		m->table_enc = tenc;
+		m->hdr = tab.hdr;
+		m->table = tab.table;
+		m->count = tab.count;
+		m->table_enc = tab.table_enc;
 	}
 	return 0;
 }
@@ -301,6 +313,47 @@ static const struct umodule *module_of(const struct utable *t, uint64_t pc)
 			return &t->m[mid];
 	}
 	return NULL;
+}
+
+/* A module loaded since the table was built (a handler cannot call dl_iterate_phdr, which
+ * takes the loader's lock): found in the loader's public list of objects (_r_debug), whose
+ * ELF and program headers sit at the start of its first page (a shared object's first
+ * PT_LOAD maps file offset 0 at address 0). That page is checked to be mapped (mincore)
+ * before it is read, and objects at base 0 (a non-PIE executable: in the table anyway) are
+ * skipped. Only walks that met a pc outside the table pay for this. 0 when found. */
+static int module_from_link_map(uint64_t pc, struct umodule *out)
+{
+	unsigned guard = 0;
+	for (const struct link_map *l = _r_debug.r_map; l && guard < 4096; l = l->l_next, guard++) {
+		uint64_t base = l->l_addr;
+		unsigned char vec;
+		if (base == 0 || (base & 4095) ||
+		    syscall(SYS_mincore, (void *)(uintptr_t)base, 4096, &vec) != 0)
+			continue;
+		const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)(uintptr_t)base;
+		if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
+		    eh->e_phentsize != sizeof(ElfW(Phdr)) || eh->e_phnum > 64 ||
+		    eh->e_phoff + (uint64_t)eh->e_phnum * sizeof(ElfW(Phdr)) > 4096)
+			continue;
+		const ElfW(Phdr) *ph = (const ElfW(Phdr) *)(uintptr_t)(base + eh->e_phoff);
+		const uint8_t *hdr = NULL;
+		int hit = 0;
+		for (unsigned i = 0; i < eh->e_phnum; i++) {
+			if (ph[i].p_type == PT_GNU_EH_FRAME)
+				hdr = (const uint8_t *)(uintptr_t)(base + ph[i].p_vaddr);
+			if (ph[i].p_type == PT_LOAD && (ph[i].p_flags & PF_X) &&
+			    pc - (base + ph[i].p_vaddr) < ph[i].p_memsz) {
+				out->lo = base + ph[i].p_vaddr;
+				out->hi = out->lo + ph[i].p_memsz;
+				hit = 1;
+			}
+		}
+		if (hit) {
+			hdr_table(hdr, out);
+			return 0;
+		}
+	}
+	return -1;
 }
 
 /* The FDE whose range may hold pc: the last table entry with initial_loc <= pc. */
@@ -541,10 +594,11 @@ restore:
 			*r = *rule_of((struct rowstate *)init, reg, ci->ra_reg);
 		continue;
 def_cfa:
-		if (reg != DW_RSP && reg != DW_RBP)
-			return -1; /* a CFA on a register we do not track (see unwind.h) */
+		/* Any register here: stack-realigning functions define the CFA on r10 for a few
+		 * prologue instructions and then by an expression over rbp. A row that still
+		 * needs an untracked register fails in the walk (unwind.h says why). */
 		s->cfa.kind = C_REG;
-		s->cfa.reg = (uint8_t)reg;
+		s->cfa.reg = (uint8_t)(reg <= DW_RIP ? reg : 255);
 		s->cfa.off = (int32_t)off;
 		s->cfa.expr = NULL;
 		continue;
@@ -914,8 +968,12 @@ uint32_t unwind_walk(const struct unwind_regs *regs, const struct unwind_window 
 	for (;;) {
 		uint64_t pc = f.reg[DW_RIP], look = exact ? pc : pc - 1;
 		const struct umodule *m = t ? module_of(t, look) : NULL;
-		if (!m)
+		struct umodule late;
+		if (!m) {
 			*flags |= UNWIND_NO_MODULE;
+			if (module_from_link_map(look, &late) == 0)
+				m = &late;
+		}
 		/* two-way set associative, most recent first: pcs of one walk that share a set
 		 * do not evict each other */
 		struct unwind_row local, *row = &local;
@@ -962,7 +1020,7 @@ uint32_t unwind_walk(const struct unwind_regs *regs, const struct unwind_window 
 				break; /* the outermost frame: complete */
 			uint64_t cfa;
 			if (row->cfa.kind == C_REG) {
-				if (!(f.known & (1u << row->cfa.reg))) {
+				if (row->cfa.reg > DW_RIP || !(f.known & (1u << row->cfa.reg))) {
 					bad++;
 					*flags |= UNWIND_BAD_CFI | UNWIND_TRUNCATED;
 					break;

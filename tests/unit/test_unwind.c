@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <dlfcn.h>
 #include <elf.h>
 #include <execinfo.h>
 #include <fcntl.h>
@@ -292,6 +293,32 @@ TEST(plt_stub_expression)
 	CHECK(flags & UNWIND_NO_MODULE);
 }
 
+/* ---- A module loaded after the table was built: found through the loader's list. ---- */
+
+TEST(module_loaded_later)
+{
+	unwind_modules_refresh();
+	void *z = dlopen("libz.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (!z) {
+		SKIP("no libz.so.1 to load");
+		return;
+	}
+	void *fn = dlsym(z, "zlibVersion");
+	REQUIRE(fn != NULL);
+	/* at the function's first instruction: CFA = rsp + 8, the return address at [rsp] */
+	uint64_t ret = (uint64_t)(uintptr_t)&chain1 + 1;
+	uint64_t stack[2] = { ret, 0 };
+	struct unwind_window w = { 0x10000, 0x10000 + sizeof(stack), (const unsigned char *)stack };
+	struct unwind_regs r = { (uint64_t)(uintptr_t)fn, 0x10000, 0 };
+	uint64_t pcs[8];
+	uint32_t flags;
+	uint32_t n = unwind_walk(&r, &w, NULL, pcs, 8, &flags);
+	CHECK(flags & UNWIND_NO_MODULE); /* not in the table: the handler could not rebuild it */
+	REQUIRE(n >= 2);		 /* yet its CFI was used */
+	CHECK_EQ_U(pcs[1], ret);
+	dlclose(z);
+}
+
 /* before the tests: libgcc_s loaded (backtrace's first call dlopens it), the module table */
 __attribute__((constructor)) static void setup(void)
 {
@@ -302,4 +329,4 @@ __attribute__((constructor)) static void setup(void)
 }
 
 TEST_MAIN(chain_matches_backtrace, cache_hits_on_a_second_walk, through_qsort, signal_in_libc,
-	  small_window_truncated, plt_stub_expression)
+	  small_window_truncated, plt_stub_expression, module_loaded_later)
