@@ -68,7 +68,7 @@
 #include "util/grow.h"
 
 #define SAMPLER_ROUND_NS   10000000ull /* how often threads are looked for and rings drained */
-#define SAMPLER_MAX_FRAMES 128	       /* frames kept per sample, innermost first */
+#define SAMPLER_MAX_FRAMES 256	       /* frames kept per sample, innermost first */
 #define SIGRING_SLOTS	   16	       /* signal samples a thread can hold between two drains */
 #define SIGRING_MAGIC	   0x6f70736373616d70ull
 /* Bytes of user stack perf_event copies per sample, from the sampled sp up. docs/sampling.md

@@ -8,9 +8,13 @@
 # sampled into its own file, a 1,000-frame recursion recorded truncated without a crash, a
 # blocking read() that sees no EINTR. Function names come from the program itself (it prints
 # its functions' offsets), as frames are unsymbolized module+0x... here. No times asserted.
-# Env (from CTest): OPSCOPE, PROGRAMS.
+# The stacks are unwound with .eh_frame (src/record/unwind.c): the same program built without
+# frame pointers (prog_sample_abc_nofp), and /usr/bin/python3 (built without them) running a
+# pure-Python loop and a numpy loop, must give >= 99% of samples complete: not truncated and
+# reaching the thread's start (_start, or clone3 for the other threads).
+# Env (from CTest): OPSCOPE, PROGRAMS, SRC.
 set -u
-: "${OPSCOPE:?}" "${PROGRAMS:?}"
+: "${OPSCOPE:?}" "${PROGRAMS:?}" "${SRC:?}"
 PY=/usr/bin/python3
 [ -x "$PY" ] || { echo "skip: no $PY"; exit 77; }
 P="$PROGRAMS/prog_sample_abc"
@@ -37,7 +41,7 @@ for l in open(syms):
 order = sorted(starts.items(), key=lambda kv: kv[1])
 def name_of(frame):
     # symbolized ("c@file:line") or not ("prog_sample_abc+0xOFFSET": map through the offsets)
-    if not frame.startswith('prog_sample_abc+0x'):
+    if not frame.startswith(('prog_sample_abc+0x', 'prog_sample_abc_nofp+0x')):
         base = frame.split('@')[0]
         return base if base in starts else None
     off = int(frame.split('+')[1], 16)
@@ -87,6 +91,46 @@ fd = libc.syscall(298, ctypes.byref(a), 0, -1, -1, 8)
 sys.exit(0 if fd >= 0 else 1)
 PYEOF
 
+# complete FILE [MIN_SAMPLES]: >= 99% of the samples not truncated and whose outermost frame is
+# a thread's start: _start (the main thread) or clone3/clone (the others); and at least one
+# sample through main (MAIN=1) when asked. Prints the counts.
+complete() {
+	"$OPSCOPE" dump "$1" >"$1.dump" || return 1
+	"$PY" - "$1.dump" "${2:-50}" "${MAIN:-0}" <<'PYEOF'
+import sys
+dump, min_samples, want_main = sys.argv[1], int(sys.argv[2]), sys.argv[3] == '1'
+starts = ('_start', '__clone3', 'clone3', '__clone', 'clone')
+total = trunc = at_start = via_main = 0
+for l in open(dump):
+    f = l.split()
+    if len(f) < 4 or f[2] != 'sample':
+        continue
+    total += 1
+    if ' truncated' in l:
+        trunc += 1
+    stack = l.rsplit('stack=', 1)[1].strip().split(';') if 'stack=' in l else []
+    names = [fr.split('@')[0] for fr in stack]
+    if names and names[0] in starts and ' truncated' not in l:
+        at_start += 1
+    if 'main' in names:
+        via_main += 1
+print('samples', total, 'truncated', trunc, 'complete to the thread start', at_start,
+      'through main', via_main)
+ok = total >= min_samples and at_start >= 0.99 * total and (via_main > 0 or not want_main)
+sys.exit(0 if ok else 1)
+PYEOF
+}
+
+# report_truncated_ok FILE: `report --views samples --format json` counts >= 100 samples, of
+# which at most 1% truncated (the totals of its top-functions table).
+report_truncated_ok() {
+	"$OPSCOPE" report --views samples --format json "$1" | "$PY" -c '
+import json, sys
+t = [x["totals"] for x in json.load(sys.stdin)["tables"] if "truncated" in x.get("totals", {})][0]
+print("report: samples", t["samples"], "truncated", t["truncated"])
+sys.exit(0 if t["samples"] >= 100 and t["truncated"] <= 0.01 * t["samples"] else 1)'
+}
+
 # run NAME MECH MODE ARGS...: record into $T/NAME.opscope, stdout in $T/NAME.out. Under GCC 12's
 # ASan a forked child can hang in its first malloc when another thread of the parent was inside
 # ASan's allocator at the fork (libasan takes no allocator lock on fork; see session.c's fork
@@ -97,11 +141,12 @@ ldd "$OPSCOPE" 2>/dev/null | grep -q libasan && asan=1
 run() {
 	local name=$1 mech=$2 mode=$3 try rc
 	shift 3
+	local prog=${RUN_PROG:-$P}
 	for try in 1 2 3; do
 		rm -f "$T/$name".*opscope
 		rc=0
 		OPSCOPE_SAMPLE_MECH=$mech timeout -k 5 60 "$OPSCOPE" record -f -o "$T/$name.opscope" \
-			--sample=999 --sample-mode "$mode" -- "$P" "$@" >"$T/$name.out" 2>"$T/$name.err" ||
+			--sample=999 --sample-mode "$mode" -- "$prog" "$@" >"$T/$name.out" 2>"$T/$name.err" ||
 			rc=$?
 		[ $rc -eq 124 ] || [ $rc -eq 137 ] || return $rc
 		echo "# $name: hung (try $try of 3), killed"
@@ -132,6 +177,26 @@ for mech in perf timer; do
 		child=$(ls "$T"/${mech}_fork.*.opscope 2>/dev/null | head -1)
 		check "$mech: fork: the child samples into its own file" '[ -n "$child" ] && shape "$child" "$T/${mech}_fork.out" 1'
 	fi
+
+	# without frame pointers: only the unwinder's CFI walk gets through
+	RUN_PROG=${P}_nofp run ${mech}_nofp $mech cpu abc
+	check "$mech: no frame pointers: recorded" '[ $? -eq 0 ]'
+	check "$mech: no frame pointers: the metadata names the unwinder" '"$OPSCOPE" info "$T/${mech}_nofp.opscope" | grep -q "sampler .*unwound with .eh_frame"'
+	check "$mech: no frame pointers: c ~70%, b ~20%, stacks a->b->c" 'shape "$T/${mech}_nofp.opscope" "$T/${mech}_nofp.out" 2'
+	check "$mech: no frame pointers: >= 99% of samples complete to clone3" 'complete "$T/${mech}_nofp.opscope"'
+	RUN_PROG=${P}_nofp run ${mech}_nofp_fork $mech cpu fork
+	child=$(ls "$T"/${mech}_nofp_fork.*.opscope 2>/dev/null | head -1)
+	if [ -z "$child" ] && [ "$asan" = 1 ]; then
+		ok "$mech: no frame pointers: main thread complete to _start # SKIP fork hung under ASan"
+	else
+		check "$mech: no frame pointers: main thread >= 99% complete to _start, through main" '[ -n "$child" ] && MAIN=1 complete "$child"'
+	fi
+
+	# Debian's python3.11 and numpy have no frame pointers
+	RUN_PROG=$PY run ${mech}_py $mech cpu "$SRC/tests/programs/sample_loops.py"
+	check "$mech: python: recorded, the loops ran" '[ $? -eq 0 ] && grep -q "^loops done" "$T/${mech}_py.out"'
+	check "$mech: python: >= 99% of samples complete to the thread start" 'complete "$T/${mech}_py.opscope" 100'
+	check "$mech: python: the samples report's truncated total <= 1%" 'report_truncated_ok "$T/${mech}_py.opscope"'
 
 	run ${mech}_deep $mech cpu deep 1500
 	check "$mech: 1,000-frame recursion: no crash" '[ $? -eq 0 ]'
