@@ -102,7 +102,9 @@ struct sigring {
 	struct sigring *next_all;     /* every ring ever made (they are never freed) */
 	struct sigring *next_free;
 	struct sigslot slots[SIGRING_SLOTS];
-	struct unwind_cache cache; /* the handler's, kept while the ring is reused */
+	struct unwind_cache cache;   /* the handler's, kept while the ring is reused */
+	_Atomic uint64_t walk_ticks; /* time the handler spent unwinding (record ticks) */
+	_Atomic uint64_t hit_walks, hit_walk_ticks; /* of them, walks that only hit the cache */
 };
 
 /* ---- The sampled threads. ---- */
@@ -155,7 +157,9 @@ static struct {
 	uint64_t period_ns;
 	uint64_t lost;
 	struct unwind_cache perf_cache; /* the sampler thread's, for the perf_event copies */
-	uint32_t stack_bytes;		/* perf_event's copy per sample */
+	uint64_t perf_walk_ticks;	/* time it spent unwinding them (record ticks) */
+	uint64_t perf_hit_walks, perf_hit_walk_ticks; /* of them, walks that only hit the cache */
+	uint32_t stack_bytes;			      /* perf_event's copy per sample */
 	struct sigaction old_sa;
 	int handler_installed;
 } S = { .lock = PTHREAD_MUTEX_INITIALIZER };
@@ -245,6 +249,7 @@ static void sampler_on_sigprof(int sig, siginfo_t *si, void *ucv)
 	struct unwind_regs regs = { pc, sp, fp };
 	struct unwind_window win = { sp, r->stack_hi, (const unsigned char *)sp };
 	uint32_t uflags;
+	uint64_t misses = atomic_load_explicit(&r->cache.misses, memory_order_relaxed);
 	uint32_t n = sp < r->stack_hi ? unwind_walk(&regs, &win, &r->cache, s->pcs,
 						    SAMPLER_MAX_FRAMES, &uflags)
 				      : 0;
@@ -253,6 +258,20 @@ static void sampler_on_sigprof(int sig, siginfo_t *si, void *ucv)
 		uflags = UNWIND_TRUNCATED;
 	}
 	s->flags = uflags & UNWIND_TRUNCATED ? RECORD_SAMPLE_TRUNCATED : 0;
+	/* one writer: a load and a store, no locked instruction */
+	uint64_t spent = record_ticks() - s->ticks;
+	atomic_store_explicit(&r->walk_ticks,
+			      atomic_load_explicit(&r->walk_ticks, memory_order_relaxed) + spent,
+			      memory_order_relaxed);
+	if (atomic_load_explicit(&r->cache.misses, memory_order_relaxed) == misses) {
+		atomic_store_explicit(&r->hit_walks,
+				      atomic_load_explicit(&r->hit_walks, memory_order_relaxed) + 1,
+				      memory_order_relaxed);
+		atomic_store_explicit(
+			&r->hit_walk_ticks,
+			atomic_load_explicit(&r->hit_walk_ticks, memory_order_relaxed) + spent,
+			memory_order_relaxed);
+	}
 	/* Python frames (issue 17 point 2) go here: pystack_walk() from the same handler, merged
 	 * into s->pcs at the _PyEval_EvalFrameDefault frames. */
 	s->n = n;
@@ -539,7 +558,15 @@ static void perf_sample(struct sthread *t, const unsigned char *p, size_t len)
 	uint32_t n = 0, uflags = UNWIND_TRUNCATED;
 	if (abi != PERF_SAMPLE_REGS_ABI_NONE) {
 		struct unwind_window win = { regs.rsp, regs.rsp + dyn, stack };
+		uint64_t t0 = record_ticks();
+		uint64_t misses = atomic_load_explicit(&S.perf_cache.misses, memory_order_relaxed);
 		n = unwind_walk(&regs, &win, &S.perf_cache, pcs, SAMPLER_MAX_FRAMES, &uflags);
+		uint64_t spent = record_ticks() - t0;
+		S.perf_walk_ticks += spent;
+		if (atomic_load_explicit(&S.perf_cache.misses, memory_order_relaxed) == misses) {
+			S.perf_hit_walks++;
+			S.perf_hit_walk_ticks += spent;
+		}
 	}
 	/* Python frames (issue 17 point 2) would be read from the copy too: not done here. */
 	emit_sample(t, mono_to_ticks(time), pcs, n,
@@ -941,27 +968,37 @@ int sampler_start(uint32_t hz, int mode)
 
 /* The unwinder's figures since the process started, into the metadata (`unwind`): how many
  * walks, frames, truncated walks, frames whose CFI failed, frame-pointer steps, and the hit
- * rate of the unwind caches (every thread ring's and the sampler thread's). */
+ * rate of the unwind caches (every thread ring's and the sampler thread's), the mean time
+ * of a walk (the handler's, or the sampler thread's on a perf_event copy). */
 static void unwind_report(void)
 {
 	struct unwind_stats st;
 	unwind_stats_get(&st);
+	uint64_t ticks = S.perf_walk_ticks, hwalks = S.perf_hit_walks,
+		 hticks = S.perf_hit_walk_ticks;
 	uint64_t hits = atomic_load_explicit(&S.perf_cache.hits, memory_order_relaxed);
 	uint64_t misses = atomic_load_explicit(&S.perf_cache.misses, memory_order_relaxed);
 	for (struct sigring *r = atomic_load(&rings_all); r; r = r->next_all) {
 		hits += atomic_load_explicit(&r->cache.hits, memory_order_relaxed);
 		misses += atomic_load_explicit(&r->cache.misses, memory_order_relaxed);
+		ticks += atomic_load_explicit(&r->walk_ticks, memory_order_relaxed);
+		hwalks += atomic_load_explicit(&r->hit_walks, memory_order_relaxed);
+		hticks += atomic_load_explicit(&r->hit_walk_ticks, memory_order_relaxed);
 	}
-	char line[300];
+	char line[360];
 	snprintf(line, sizeof(line),
 		 "%llu walks, %llu frames, %llu truncated, %llu frames with unusable CFI, %llu "
-		 "frame-pointer steps, cache hits %.1f%% of %llu lookups, %llu samples lost by "
-		 "perf_event",
+		 "frame-pointer steps, cache hits %.1f%% of %llu lookups, %.0f ns per walk (%llu "
+		 "walks that only hit the cache: %.0f ns), %llu samples lost by perf_event",
 		 (unsigned long long)st.walks, (unsigned long long)st.frames,
 		 (unsigned long long)st.truncated, (unsigned long long)st.bad_cfi,
 		 (unsigned long long)st.fp_steps,
 		 hits + misses ? 100.0 * (double)hits / (double)(hits + misses) : 0.0,
-		 (unsigned long long)(hits + misses), (unsigned long long)S.lost);
+		 (unsigned long long)(hits + misses),
+		 st.walks ? (double)record_ticks_to_ns(ticks) / (double)st.walks : 0.0,
+		 (unsigned long long)hwalks,
+		 hwalks ? (double)record_ticks_to_ns(hticks) / (double)hwalks : 0.0,
+		 (unsigned long long)S.lost);
 	record_metadata("unwind", line);
 	if (getenv("OPSCOPE_UNWIND_STATS"))
 		fprintf(stderr, "opscope: unwind: %s\n", line);

@@ -967,27 +967,28 @@ uint32_t unwind_walk(const struct unwind_regs *regs, const struct unwind_window 
 	pcs[n++] = regs->rip;
 	for (;;) {
 		uint64_t pc = f.reg[DW_RIP], look = exact ? pc : pc - 1;
-		const struct umodule *m = t ? module_of(t, look) : NULL;
-		struct umodule late;
-		if (!m) {
-			*flags |= UNWIND_NO_MODULE;
-			if (module_from_link_map(look, &late) == 0)
-				m = &late;
-		}
-		/* two-way set associative, most recent first: pcs of one walk that share a set
-		 * do not evict each other */
+		/* The cache first (it holds only rows of known modules), two-way set
+		 * associative, most recent first: pcs of one walk that share a set do not evict
+		 * each other. Only a miss pays for the module search and the CFI program. */
 		struct unwind_row local, *row = &local;
 		unsigned set = (unsigned)((look * 0x9e3779b97f4a7c15ull) >> 57) * 2;
-		if (cache && m && cache->rows[set].pc == look) {
+		if (cache && cache->rows[set].pc == look) {
 			row = &cache->rows[set];
 			hits++;
-		} else if (cache && m && cache->rows[set + 1].pc == look) {
+		} else if (cache && cache->rows[set + 1].pc == look) {
 			struct unwind_row tmp = cache->rows[set + 1];
 			cache->rows[set + 1] = cache->rows[set];
 			cache->rows[set] = tmp;
 			row = &cache->rows[set];
 			hits++;
 		} else {
+			const struct umodule *m = t ? module_of(t, look) : NULL;
+			struct umodule late;
+			if (!m) {
+				*flags |= UNWIND_NO_MODULE;
+				if (module_from_link_map(look, &late) == 0)
+					m = &late;
+			}
 			if (m && cache) {
 				cache->rows[set + 1] = cache->rows[set];
 				row = &cache->rows[set];
