@@ -1054,6 +1054,18 @@ void sampler_fork_child(void)
 	}
 	S.nthreads = 0;
 	S.lost = 0;
+	/* the child's `unwind` line counts the child's walks only */
+	unwind_stats_reset();
+	atomic_store(&S.perf_cache.hits, 0);
+	atomic_store(&S.perf_cache.misses, 0);
+	S.perf_walk_ticks = S.perf_hit_walks = S.perf_hit_walk_ticks = 0;
+	for (struct sigring *r = atomic_load(&rings_all); r; r = r->next_all) {
+		atomic_store(&r->cache.hits, 0);
+		atomic_store(&r->cache.misses, 0);
+		atomic_store(&r->walk_ticks, 0);
+		atomic_store(&r->hit_walks, 0);
+		atomic_store(&r->hit_walk_ticks, 0);
+	}
 }
 
 void sampler_after_fork_child_session(void)

@@ -291,6 +291,15 @@ int unwind_modules_refresh(void)
 	return 0;
 }
 
+void unwind_stats_reset(void)
+{
+	atomic_store_explicit(&stat_walks, 0, memory_order_relaxed);
+	atomic_store_explicit(&stat_frames, 0, memory_order_relaxed);
+	atomic_store_explicit(&stat_bad, 0, memory_order_relaxed);
+	atomic_store_explicit(&stat_fp, 0, memory_order_relaxed);
+	atomic_store_explicit(&stat_trunc, 0, memory_order_relaxed);
+}
+
 void unwind_stats_get(struct unwind_stats *s)
 {
 	s->walks = atomic_load_explicit(&stat_walks, memory_order_relaxed);

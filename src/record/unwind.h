@@ -85,5 +85,7 @@ struct unwind_stats {
 	uint64_t walks, frames, bad_cfi, fp_steps, truncated;
 };
 void unwind_stats_get(struct unwind_stats *s);
+/* Zero them (a forked child counts its own walks). */
+void unwind_stats_reset(void);
 
 #endif
