@@ -61,9 +61,15 @@ static void walk_ctx(const ucontext_t *uc, uint64_t hi, struct capture *cap)
 	cap->n = unwind_walk(&r, &w, &cache, cap->pcs, MAXF, &cap->flags);
 }
 
-/* Our pcs[1..] (the callers of the captured frame) against backtrace()'s bt[from..]. */
+/* Our pcs[1..] (the callers of the captured frame) against backtrace()'s bt[from..]. Under
+ * ASan, backtrace() is an interceptor whose own frame comes first: one frame of bt before
+ * pcs[1] is skipped. */
 static void check_same_callers(const struct capture *cap, int from)
 {
+	if (cap->n > 1 && from + 1 < cap->nbt &&
+	    (uint64_t)(uintptr_t)cap->bt[from] != cap->pcs[1] &&
+	    (uint64_t)(uintptr_t)cap->bt[from + 1] == cap->pcs[1])
+		from++;
 	int have = cap->nbt - from;
 	CHECK_EQ_U(cap->n - 1, have);
 	for (int i = 0; i < have && i + 1 < (int)cap->n; i++)
@@ -297,15 +303,31 @@ TEST(plt_stub_expression)
 
 TEST(module_loaded_later)
 {
+	/* a library not loaded yet (whichever this build links already is skipped) */
+	static const char *const libs[][2] = { { "libexpat.so.1", "XML_ExpatVersion" },
+					       { "libffi.so.8", "ffi_call" },
+					       { "libbz2.so.1.0", "BZ2_bzlibVersion" },
+					       { "liblzma.so.5", "lzma_version_number" },
+					       { "libz.so.1", "zlibVersion" } };
+	void *z = NULL, *fn = NULL;
 	unwind_modules_refresh();
-	void *z = dlopen("libz.so.1", RTLD_NOW | RTLD_LOCAL);
+	for (unsigned i = 0; i < sizeof(libs) / sizeof(libs[0]) && !z; i++) {
+		void *loaded = dlopen(libs[i][0], RTLD_NOW | RTLD_NOLOAD);
+		if (loaded) {
+			dlclose(loaded);
+			continue;
+		}
+		z = dlopen(libs[i][0], RTLD_NOW | RTLD_LOCAL);
+		if (z)
+			fn = dlsym(z, libs[i][1]);
+	}
 	if (!z) {
-		SKIP("no libz.so.1 to load");
+		SKIP("no library left to load");
 		return;
 	}
-	void *fn = dlsym(z, "zlibVersion");
 	REQUIRE(fn != NULL);
-	/* at the function's first instruction: CFA = rsp + 8, the return address at [rsp] */
+	/* at the function's first instruction (never called): CFA = rsp + 8, the return
+	 * address at [rsp] */
 	uint64_t ret = (uint64_t)(uintptr_t)&chain1 + 1;
 	uint64_t stack[2] = { ret, 0 };
 	struct unwind_window w = { 0x10000, 0x10000 + sizeof(stack), (const unsigned char *)stack };
