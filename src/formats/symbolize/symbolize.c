@@ -405,7 +405,8 @@ int symbolize_address(struct model *m, uint32_t path, uint32_t build_id, uint64_
 	if (v) {
 		const struct sym_result *r = &s->results[*v];
 		int n = r->n < max ? r->n : max;
-		memcpy(out, s->locs + r->first, (size_t)n * sizeof(*out));
+		if (n)
+			memcpy(out, s->locs + r->first, (size_t)n * sizeof(*out));
 		*why = (enum symbolize_why)r->why;
 		*mangled = r->mangled;
 		return n;
@@ -427,7 +428,8 @@ int symbolize_address(struct model *m, uint32_t path, uint32_t build_id, uint64_
 		       s->nresults + 1) &&
 	    grow_array((void **)&s->locs, sizeof(*s->locs), &s->locs_cap, s->nlocs + (uint64_t)n) &&
 	    hmap_put(&s->result_of, rkey, s->nresults)) {
-		memcpy(s->locs + s->nlocs, out, (size_t)n * sizeof(*out));
+		if (n) /* locs is still NULL while every result so far had no location */
+			memcpy(s->locs + s->nlocs, out, (size_t)n * sizeof(*out));
 		s->results[s->nresults++] = (struct sym_result){ (uint32_t)s->nlocs, (uint8_t)n,
 								 (uint8_t)*why, *mangled };
 		s->nlocs += (uint64_t)n;
