@@ -51,6 +51,7 @@ struct umodule {
 struct utable {
 	uint64_t gen; /* 1, 2, ...: rows cached under another generation are stale */
 	unsigned long long adds, subs; /* the loader's counters when it was built */
+	struct utable *prev;	       /* the table it replaced: kept, and reachable (LSan) */
 	size_t n;
 	struct umodule m[];
 };
@@ -279,6 +280,7 @@ int unwind_modules_refresh(void)
 		return -1;
 	}
 	t->gen = old ? old->gen + 1 : 1;
+	t->prev = old;
 	t->adds = ab[0];
 	t->subs = ab[1];
 	t->n = b.n;
