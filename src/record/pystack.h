@@ -62,8 +62,9 @@ void pystack_eval_range(uintptr_t *start, uintptr_t *end);
 
 /* The calling thread's Python stack, innermost first, at most `max` frames into `out`
  * (incomplete frames included as PYSTACK_INCOMPLETE entries so that the merge still sees
- * their entry flag). Async-signal-safe: no locks, no allocation, no system calls; every
- * pointer checked before it is followed. Returns the count (0: no Python on this thread, or
+ * their entry flag). Async-signal-safe: no locks, no allocation; the only system call is
+ * process_vm_readv on this process, for memory that may not be mapped; every pointer checked
+ * before it is followed. Returns the count (0: no Python on this thread, or
  * not enabled); *flags (may be NULL) gets PYSTACK_TRUNCATED when the walk stopped early. */
 uint32_t pystack_walk(struct pystack_frame *out, uint32_t max, uint32_t *flags);
 

@@ -10,7 +10,9 @@
  *    fixed period of 1/HZ of CPU time, the user registers (ip, sp, bp) and a copy of the top
  *    SAMPLER_STACK_BYTES of the user stack, times on CLOCK_MONOTONIC, into an mmap'd ring
  *    that the sampler thread drains, unwinding each copy (unwind.c). The program gets no
- *    signal at all.
+ *    signal at all. In a process running CPython 3.11 (pystack.c) the event instead signals
+ *    SIGPROF to its thread at each sample (MECH_PERF_SIGNAL), whose handler takes it as the
+ *    timers' handler does: a Python stack can only be read on its thread, at the sample.
  *  - a SIGPROF timer (fallback, where perf_event_open is refused, or OPSCOPE_SAMPLE_MECH=timer):
  *    per thread a POSIX timer on that thread's CPU clock (SIGEV_THREAD_ID, so the signal goes
  *    to that thread). The handler unwinds the live stack (unwind.c) from the ucontext, every
@@ -31,6 +33,10 @@
  * one (inside the call). Stacks are unwound with the modules' .eh_frame (unwind.c), whose
  * module table the sampler thread refreshes every round when the loader's counts changed; a
  * walk that does not reach the thread's start (glibc's _start, clone3) is marked truncated.
+ *
+ * Python frames: the handler also reads the thread's Python stack (pystack_walk) into the
+ * ring slot; the sampler thread merges it into the native stack at the interpreter's eval
+ * loop frames (pystack_merge) and interns each (code, instruction) once.
  *
  * fork(): the child's sampler starts again with the child's session (events and timers belong
  * to the parent's threads). exec(): the session stops first (and with it the sampler).
@@ -54,6 +60,7 @@
 #include <link.h>
 #include <linux/perf_event.h>
 #include <pthread.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <ucontext.h>
@@ -62,14 +69,19 @@
 #include "opscope/opscope.h"
 
 #include "record/clock.h"
+#include "record/pystack.h"
 #include "record/record.h"
 #include "record/samples.h"
 #include "record/unwind.h"
 #include "util/grow.h"
+#include "util/hashmap.h"
 
 #define SAMPLER_ROUND_NS   10000000ull /* how often threads are looked for and rings drained */
 #define SAMPLER_MAX_FRAMES 256	       /* frames kept per sample, innermost first */
 #define SIGRING_SLOTS	   16	       /* signal samples a thread can hold between two drains */
+#define SAMPLER_MAX_PY	   128	       /* Python frames kept per sample, innermost first */
+#define SIGNAL_RING_PAGES  8	 /* perf ring of the signalled mode: its records are 16 bytes */
+#define FD_RINGS	   65536 /* perf fds the signalled mode can map to their rings */
 #define SIGRING_MAGIC	   0x6f70736373616d70ull
 /* Bytes of user stack perf_event copies per sample, from the sampled sp up. docs/sampling.md
  * says how it was chosen: the deepest stacks of the Python and torch workloads measured. */
@@ -89,6 +101,8 @@ struct sigslot {
 	uint32_t flags;
 	uint64_t
 		pcs[SAMPLER_MAX_FRAMES]; /* pcs[0] the interrupted address, then return addresses */
+	uint32_t npy, pyflags;		 /* the thread's Python stack (pystack_walk), when on */
+	struct pystack_frame py[SAMPLER_MAX_PY];
 };
 
 struct sigring {
@@ -120,7 +134,11 @@ struct sthread {
 	struct sigring *ring;
 };
 
-enum { MECH_NONE, MECH_PERF, MECH_SIGNAL };
+/* MECH_PERF_SIGNAL: perf_event's overflow, one per sample, signals the sampled thread
+ * (F_SETSIG, F_SETOWN_EX), whose handler takes the sample as the timers' do: the Python stack
+ * can only be read there, on the thread, at the sample (pystack.c), and perf_event keeps the
+ * rate exact where CPU-time timers tick at the kernel's HZ. */
+enum { MECH_NONE, MECH_PERF, MECH_SIGNAL, MECH_PERF_SIGNAL };
 
 struct mapping {
 	uint64_t start, end, offset;
@@ -162,7 +180,15 @@ static struct {
 	uint32_t stack_bytes;			      /* perf_event's copy per sample */
 	struct sigaction old_sa;
 	int handler_installed;
+	_Atomic int python;    /* pystack is on: the handler reads Python stacks */
+	struct hmap py_frames; /* (code id << 32 | instruction) -> sample store frame id */
+	uint64_t py_samples;   /* samples with Python frames */
 } S = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* MECH_PERF_SIGNAL: the ring of the thread whose perf event has fd i (the overflow signal
+ * names the fd, not the ring); mmap'd once, entries set before the fd may signal and
+ * cleared before it is closed. */
+static struct sigring *_Atomic *fd_rings;
 
 static struct sigring *_Atomic rings_all;
 static struct sigring *rings_free; /* under S.lock */
@@ -215,9 +241,13 @@ static void sig_stack_bounds(uintptr_t sp, uintptr_t *lo, uintptr_t *hi)
 static void sampler_on_sigprof(int sig, siginfo_t *si, void *ucv)
 {
 	(void)sig;
-	if (si->si_code != SI_TIMER && si->si_code != SI_QUEUE)
+	struct sigring *r;
+	if (si->si_code == SI_TIMER || si->si_code == SI_QUEUE)
+		r = si->si_value.sival_ptr;
+	else if (si->si_code == POLL_IN && fd_rings && si->si_fd >= 0 && si->si_fd < FD_RINGS)
+		r = atomic_load_explicit(&fd_rings[si->si_fd], memory_order_acquire); /* perf */
+	else
 		return; /* not ours (kill, or a timer of the program's) */
-	struct sigring *r = si->si_value.sival_ptr;
 	if (!r || atomic_load_explicit(&r->magic, memory_order_acquire) != SIGRING_MAGIC)
 		return;
 	int saved_errno = errno;
@@ -272,8 +302,12 @@ static void sampler_on_sigprof(int sig, siginfo_t *si, void *ucv)
 			atomic_load_explicit(&r->hit_walk_ticks, memory_order_relaxed) + spent,
 			memory_order_relaxed);
 	}
-	/* Python frames (issue 17 point 2) go here: pystack_walk() from the same handler, merged
-	 * into s->pcs at the _PyEval_EvalFrameDefault frames. */
+	/* The thread's Python stack, now: it changes as soon as the thread runs on. The
+	 * sampler thread merges it into the native one (pystack_merge). */
+	s->npy = 0;
+	s->pyflags = 0;
+	if (atomic_load_explicit(&S.python, memory_order_relaxed))
+		s->npy = pystack_walk(s->py, SAMPLER_MAX_PY, &s->pyflags);
 	s->n = n;
 	atomic_store_explicit(&r->head, head + 1, memory_order_release);
 	errno = saved_errno;
@@ -451,16 +485,55 @@ static uint32_t frame_of(uint64_t addr)
 	return record_sample_frame_native(m->id, addr);
 }
 
-/* Queue one sample: pcs[0] where the thread was, pcs[1..] return addresses. */
-static void emit_sample(struct sthread *t, uint64_t ticks, const uint64_t *pcs, uint32_t n,
-			uint32_t flags)
+/* The sample store's frame of Python code `code` at instruction `instr`, cached: the sampler
+ * thread meets the same few (code, line) pairs over and over. */
+static uint32_t python_frame_of(uint32_t code, int32_t instr)
 {
-	uint32_t frames[SAMPLER_MAX_FRAMES];
+	uint64_t key = (uint64_t)code << 32 | (uint32_t)instr;
+	uint64_t *v = hmap_find(&S.py_frames, key);
+	if (v)
+		return (uint32_t)*v;
+	const char *name = pystack_code_name(code), *file = pystack_code_file(code);
+	uint32_t f = record_sample_frame_python(name ? name : "<unknown python code>",
+						file ? file : "", pystack_line(code, instr));
+	if (f != RECORD_SAMPLE_NONE)
+		hmap_put(&S.py_frames, key, f);
+	return f;
+}
+
+/* Queue one sample: pcs[0] where the thread was, pcs[1..] return addresses; py[0..npy) the
+ * thread's Python frames at the same moment, merged in where the interpreter ran them. */
+static void emit_sample(struct sthread *t, uint64_t ticks, const uint64_t *pcs, uint32_t n,
+			uint32_t flags, const struct pystack_frame *py, uint32_t npy)
+{
+	uint32_t frames[SAMPLER_MAX_FRAMES + SAMPLER_MAX_PY];
 	uint32_t k = 0;
-	for (uint32_t i = 0; i < n && k < SAMPLER_MAX_FRAMES; i++) {
-		uint32_t f = frame_of(i == 0 ? pcs[i] : pcs[i] - 1);
-		if (f != RECORD_SAMPLE_NONE)
-			frames[k++] = f;
+	if (npy) {
+		uint64_t adj[SAMPLER_MAX_FRAMES];
+		uint8_t kinds[SAMPLER_MAX_FRAMES];
+		struct pystack_merged out[SAMPLER_MAX_FRAMES + SAMPLER_MAX_PY];
+		for (uint32_t i = 0; i < n; i++) {
+			adj[i] = i == 0 ? pcs[i] : pcs[i] - 1;
+			kinds[i] = (uint8_t)pystack_native_kind(adj[i]);
+		}
+		int cut = 0;
+		size_t m = pystack_merge(adj, kinds, n, py, npy, out,
+					 SAMPLER_MAX_FRAMES + SAMPLER_MAX_PY, &cut);
+		if (cut)
+			flags |= RECORD_SAMPLE_TRUNCATED;
+		for (size_t i = 0; i < m; i++) {
+			uint32_t f = out[i].is_python ? python_frame_of(out[i].code, out[i].instr)
+						      : frame_of(out[i].pc);
+			if (f != RECORD_SAMPLE_NONE)
+				frames[k++] = f;
+		}
+		S.py_samples++;
+	} else {
+		for (uint32_t i = 0; i < n && k < SAMPLER_MAX_FRAMES; i++) {
+			uint32_t f = frame_of(i == 0 ? pcs[i] : pcs[i] - 1);
+			if (f != RECORD_SAMPLE_NONE)
+				frames[k++] = f;
+		}
 	}
 	uint32_t stack = k ? record_sample_stack(frames, k) : RECORD_SAMPLE_NONE;
 	if (t->track == RECORD_SAMPLE_NONE)
@@ -472,7 +545,9 @@ static void emit_sample(struct sthread *t, uint64_t ticks, const uint64_t *pcs, 
 /* ---------------------------------------------------------------------------------------- */
 /* perf_event. */
 
-static long perf_open(pid_t tid)
+/* A task-clock event on thread `tid`; `signalled`: for MECH_PERF_SIGNAL, whose samples the
+ * handler takes (the ring only carries small records that wake the fd once each). */
+static long perf_open(pid_t tid, int signalled)
 {
 	struct perf_event_attr a;
 	memset(&a, 0, sizeof(a));
@@ -487,11 +562,17 @@ static long perf_open(pid_t tid)
 	a.sample_regs_user =
 		1ull << PERF_REG_X86_BP | 1ull << PERF_REG_X86_SP | 1ull << PERF_REG_X86_IP;
 	a.sample_stack_user = S.stack_bytes;
+	if (signalled) {
+		a.sample_type = PERF_SAMPLE_TID;
+		a.sample_regs_user = 0;
+		a.sample_stack_user = 0;
+		a.wakeup_events = 1; /* every sample wakes the fd: one signal each */
+		a.disabled = 1;	     /* enabled once the fd signals its thread */
+	}
 	a.exclude_kernel = 1;
 	a.exclude_hv = 1;
 	a.use_clockid = 1;
 	a.clockid = CLOCK_MONOTONIC;
-	a.wakeup_events = 0;
 	return syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
@@ -505,7 +586,8 @@ static size_t perf_map_bytes(uint32_t pages)
  * unprivileged user). */
 static void *perf_map(int fd, uint32_t *pages)
 {
-	for (*pages = PERF_RING_PAGES; *pages >= 8; *pages /= 2) {
+	for (*pages = S.mech == MECH_PERF_SIGNAL ? SIGNAL_RING_PAGES : PERF_RING_PAGES; *pages >= 8;
+	     *pages /= 2) {
 		void *m = mmap(NULL, perf_map_bytes(*pages), PROT_READ | PROT_WRITE, MAP_SHARED, fd,
 			       0);
 		if (m != MAP_FAILED)
@@ -570,7 +652,7 @@ static void perf_sample(struct sthread *t, const unsigned char *p, size_t len)
 	}
 	/* Python frames (issue 17 point 2) would be read from the copy too: not done here. */
 	emit_sample(t, mono_to_ticks(time), pcs, n,
-		    uflags & UNWIND_TRUNCATED ? RECORD_SAMPLE_TRUNCATED : 0);
+		    uflags & UNWIND_TRUNCATED ? RECORD_SAMPLE_TRUNCATED : 0, NULL, 0);
 }
 
 static void perf_drain(struct sthread *t)
@@ -610,7 +692,7 @@ static void perf_drain(struct sthread *t)
 			S.lost += lost;
 			continue;
 		}
-		if (h.type == PERF_RECORD_SAMPLE)
+		if (h.type == PERF_RECORD_SAMPLE && !t->ring) /* signalled: the handler took it */
 			perf_sample(t, p + sizeof(h), h.size - sizeof(h));
 	}
 	__atomic_store_n(&pg->data_tail, tail, __ATOMIC_RELEASE);
@@ -646,7 +728,10 @@ static void sig_drain(struct sthread *t)
 	uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
 	for (; tail < head; tail++) {
 		struct sigslot *s = &r->slots[tail % SIGRING_SLOTS];
-		emit_sample(t, s->ticks, s->pcs, s->n, s->flags);
+		uint32_t flags = s->flags;
+		if (s->pyflags & PYSTACK_TRUNCATED)
+			flags |= RECORD_SAMPLE_TRUNCATED;
+		emit_sample(t, s->ticks, s->pcs, s->n, flags, s->py, s->npy);
 		atomic_store_explicit(&r->tail, tail + 1, memory_order_release);
 	}
 }
@@ -695,6 +780,25 @@ static void wall_tick(void)
 	}
 }
 
+/* MECH_PERF_SIGNAL: make perf event `fd` signal SIGPROF to thread t at each sample, with
+ * t's ring found by the fd, and enable it. 0, or -1 (the thread then goes unsampled). */
+static int perf_signal_thread(struct sthread *t, int fd)
+{
+	if (fd >= FD_RINGS || !(t->ring = ring_get()))
+		return -1;
+	atomic_store_explicit(&fd_rings[fd], t->ring, memory_order_release);
+	struct f_owner_ex owner = { F_OWNER_TID, t->tid };
+	if (fcntl(fd, F_SETFL, O_ASYNC | O_NONBLOCK) != 0 || fcntl(fd, F_SETSIG, SIGPROF) != 0 ||
+	    fcntl(fd, F_SETOWN_EX, &owner) != 0 || ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) != 0) {
+		atomic_store_explicit(&fd_rings[fd], NULL, memory_order_release);
+		t->ring->next_free = rings_free;
+		rings_free = t->ring;
+		t->ring = NULL;
+		return -1;
+	}
+	return 0;
+}
+
 /* ---------------------------------------------------------------------------------------- */
 /* Threads. */
 
@@ -705,12 +809,15 @@ static void thread_attach(struct sthread *t)
 	t->timerid = -1;
 	t->ring = NULL;
 	t->track = RECORD_SAMPLE_NONE;
-	if (S.mech == MECH_PERF) {
-		long fd = perf_open(t->tid);
+	if (S.mech == MECH_PERF || S.mech == MECH_PERF_SIGNAL) {
+		int signalled = S.mech == MECH_PERF_SIGNAL;
+		long fd = perf_open(t->tid, signalled);
 		if (fd < 0)
 			return;
 		void *m = perf_map((int)fd, &t->map_pages);
-		if (!m) {
+		if (!m || (signalled && perf_signal_thread(t, (int)fd) != 0)) {
+			if (m)
+				munmap(m, perf_map_bytes(t->map_pages));
 			close((int)fd);
 			return;
 		}
@@ -726,6 +833,10 @@ static void thread_attach(struct sthread *t)
 static void thread_detach(struct sthread *t)
 {
 	if (t->fd >= 0) {
+		if (t->ring) { /* signalled: no signal may find the ring once it is reused */
+			ioctl(t->fd, PERF_EVENT_IOC_DISABLE, 0);
+			atomic_store_explicit(&fd_rings[t->fd], NULL, memory_order_release);
+		}
 		perf_drain(t);
 		munmap(t->map, perf_map_bytes(t->map_pages));
 		close(t->fd);
@@ -851,7 +962,7 @@ static int sampler_perf_usable(void)
 	const char *m = getenv("OPSCOPE_SAMPLE_MECH");
 	if (m && strcmp(m, "timer") == 0)
 		return 0;
-	long fd = perf_open(0);
+	long fd = perf_open(0, 0);
 	if (fd < 0)
 		return 0;
 	uint32_t pages;
@@ -861,6 +972,20 @@ static int sampler_perf_usable(void)
 		munmap(map, perf_map_bytes(pages));
 	close((int)fd);
 	return ok;
+}
+
+/* The fd -> ring table of MECH_PERF_SIGNAL, made once (512 KiB, never freed: a late
+ * signal may read it). 1 when it exists. */
+static int fd_rings_ready(void)
+{
+	if (!fd_rings) {
+		void *m = mmap(NULL, FD_RINGS * sizeof(*fd_rings), PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (m == MAP_FAILED)
+			return 0;
+		fd_rings = m;
+	}
+	return 1;
 }
 
 static int sampler_install_handler(void)
@@ -918,14 +1043,35 @@ int sampler_start(uint32_t hz, int mode)
 		S.stack_bytes = (uint32_t)atoi(sb) & ~7u; /* the kernel wants a multiple of 8 */
 	/* The module table exists before the first handler runs (it cannot build one). */
 	unwind_modules_refresh();
-	char what[200];
+	/* Python frames: CPython 3.11 in the process (pystack.c); another version is said. */
+	const char *pywarn = NULL;
+	int python = pystack_init(&pywarn) == PYSTACK_ENABLED;
+	if (pywarn) {
+		sampler_say(pywarn);
+		record_metadata("python_frames", pywarn);
+	}
+	const char *with_py = python ? ", with Python frames (CPython 3.11)" : "";
+	const char *mech = getenv("OPSCOPE_SAMPLE_MECH"); /* timer | perf (native only) */
+	char what[240];
 	const char *refused = "";
 	if (S.mode == OPSCOPE_SAMPLE_CPU && sampler_perf_usable()) {
 		S.mech = MECH_PERF;
-		snprintf(what, sizeof(what),
-			 "%u Hz on-CPU through perf_event (task-clock), unwound with .eh_frame "
-			 "from %u-byte stack copies",
-			 hz, S.stack_bytes);
+		/* Python frames are read on the thread at the sample: perf signals it */
+		if (python && !(mech && strcmp(mech, "perf") == 0) && fd_rings_ready() &&
+		    sampler_install_handler() == 0)
+			S.mech = MECH_PERF_SIGNAL;
+		else
+			python = 0, with_py = "";
+		if (S.mech == MECH_PERF_SIGNAL)
+			snprintf(what, sizeof(what),
+				 "%u Hz on-CPU through perf_event (task-clock) signalling each "
+				 "thread, unwound with .eh_frame in the handler%s",
+				 hz, with_py);
+		else
+			snprintf(what, sizeof(what),
+				 "%u Hz on-CPU through perf_event (task-clock), unwound with "
+				 ".eh_frame from %u-byte stack copies",
+				 hz, S.stack_bytes);
 	} else {
 		if (S.mode == OPSCOPE_SAMPLE_CPU && !getenv("OPSCOPE_SAMPLE_MECH"))
 			refused = ", perf_event refused";
@@ -939,14 +1085,15 @@ int sampler_start(uint32_t hz, int mode)
 		if (S.mode == OPSCOPE_SAMPLE_WALL)
 			snprintf(what, sizeof(what),
 				 "%u Hz wall-clock through SIGPROF from a sampler thread, unwound "
-				 "with .eh_frame in the handler",
-				 hz);
+				 "with .eh_frame in the handler%s",
+				 hz, with_py);
 		else
 			snprintf(what, sizeof(what),
 				 "%u Hz on-CPU through SIGPROF CPU-time timers%s, unwound with "
-				 ".eh_frame in the handler",
-				 hz, refused);
+				 ".eh_frame in the handler%s",
+				 hz, refused, with_py);
 	}
+	atomic_store(&S.python, python);
 	atomic_store(&S.stop, 0);
 	/* The sampler thread never takes SIGPROF (nor any signal meant for the program). */
 	sigset_t all, old;
@@ -1000,6 +1147,14 @@ static void unwind_report(void)
 		 hwalks ? (double)record_ticks_to_ns(hticks) / (double)hwalks : 0.0,
 		 (unsigned long long)S.lost);
 	record_metadata("unwind", line);
+	if (atomic_load(&S.python)) {
+		snprintf(line, sizeof(line),
+			 "%llu samples with Python frames, %llu frames of code objects the table "
+			 "had no room for",
+			 (unsigned long long)S.py_samples,
+			 (unsigned long long)pystack_codes_dropped());
+		record_metadata("python_frames", line);
+	}
 	if (getenv("OPSCOPE_UNWIND_STATS"))
 		fprintf(stderr, "opscope: unwind: %s\n", line);
 }
@@ -1045,8 +1200,11 @@ void sampler_fork_child(void)
 	/* The parent's events and rings: the fds are copies (close them), the ring mappings
 	 * were not copied (VM_DONTCOPY), the timers were not inherited. */
 	for (size_t i = 0; i < S.nthreads; i++) {
-		if (S.threads[i].fd >= 0)
+		if (S.threads[i].fd >= 0) {
+			if (fd_rings && S.threads[i].fd < FD_RINGS) /* the child's fds are new */
+				atomic_store(&fd_rings[S.threads[i].fd], NULL);
 			close(S.threads[i].fd);
+		}
 		if (S.threads[i].ring) {
 			S.threads[i].ring->next_free = rings_free;
 			rings_free = S.threads[i].ring;
@@ -1054,6 +1212,7 @@ void sampler_fork_child(void)
 	}
 	S.nthreads = 0;
 	S.lost = 0;
+	S.py_samples = 0;
 	/* the child's `unwind` line counts the child's walks only */
 	unwind_stats_reset();
 	atomic_store(&S.perf_cache.hits, 0);

@@ -24,6 +24,17 @@ def samples_of(path):
     return 0, 0
 
 
+def function_row(path, name):
+    """The samples view's row of function `name` (flat, cum, ...), or None."""
+    report = json.loads(_opscope.report(str(path), views="samples", format="json"))
+    for table in report["tables"]:
+        if table["view"] == "samples":
+            for row in table["rows"]:
+                if row["name"] == name:
+                    return row
+    return None
+
+
 def burn(seconds_of_cpu):
     """Spend about that much CPU time in Python."""
     end = time.process_time() + seconds_of_cpu
@@ -68,6 +79,12 @@ def test_python_m_opscope_sample(tmp_path, form):
     # 0.4 s of CPU: about 200 samples at 499 Hz, about 40 at the default 99 Hz
     assert n >= (50 if form == ["--sample=499"] else 10), r.stdout
     assert weight >= n
+    # the script's Python function is a frame of the stacks (CPython 3.11: pystack.c), on
+    # most of the samples' stacks (cum); the rest is start-up and import
+    if sys.version_info[:2] == (3, 11):
+        hot = function_row(trace, "hot")
+        assert hot is not None, r.stdout
+        assert hot["cum"] >= weight // 2, (hot, weight)
 
 
 def test_python_m_opscope_sample_bad_rate(tmp_path):
