@@ -34,26 +34,30 @@ static double thread_cpu_s(void)
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-static void burn(double seconds)
+/* Spend `seconds` of this thread's CPU; the sum is returned (and kept by the caller) so that
+ * the loop is not optimized away. */
+static unsigned long burn(double seconds)
 {
-	volatile unsigned long sink = 0; /* this thread's: the loop is not optimized away */
+	volatile unsigned long sink = 0;
 	double end = thread_cpu_s() + seconds;
 	while (thread_cpu_s() < end)
 		for (unsigned long i = 0; i < 20000; i++)
 			sink += i * i;
+	return sink;
 }
 
 struct worker {
 	pthread_t thread;
 	double cpu_s;
 	_Atomic pid_t tid;
+	unsigned long sum; /* what burn() computed */
 };
 
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
 	atomic_store(&w->tid, (pid_t)syscall(SYS_gettid));
-	burn(w->cpu_s);
+	w->sum = burn(w->cpu_s);
 	return NULL;
 }
 

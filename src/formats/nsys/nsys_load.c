@@ -127,6 +127,8 @@ struct nimport {
 
 /* Put the first error in N->err ("name: what"); returns N->rc. */
 static int nfail(struct nimport *N, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int nfail(struct nimport *N, int rc, const char *fmt, ...)
 {
 	if (N->rc)
 		return N->rc;
@@ -159,6 +161,8 @@ static int nsql(struct nimport *N, int src, const char *what)
 	return nfail(N, OPSCOPE_EFORMAT, "%s: %s", what, sqlite3_errmsg(N->db));
 }
 
+static void variant_add(struct nimport *N, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 static void variant_add(struct nimport *N, const char *fmt, ...)
 {
 	if (N->variant_len >= sizeof(N->variant) - 1)
