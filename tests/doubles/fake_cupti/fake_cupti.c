@@ -46,7 +46,8 @@ struct fc_buf {
 	size_t size, valid;
 	char **names; /* kernel names of its records, freed after completion */
 	size_t nnames, names_cap;
-	uint64_t seq; /* order of filling */
+	size_t nrecords; /* records written into it */
+	uint64_t seq;	 /* order of filling */
 	struct fc_buf *next;
 };
 
@@ -80,6 +81,13 @@ static uint64_t fc_now(void)
 		return fc_clock();
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t fc_clock_ns(clockid_t id)
+{
+	struct timespec ts;
+	clock_gettime(id, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
@@ -147,17 +155,27 @@ static int fc_deliver_one_locked(int on_worker)
 	fc_stats.buffers++;
 	fc_stats.on_worker += on_worker != 0;
 	CUpti_BuffersCallbackCompleteFunc complete = fc_complete;
+	size_t nrec = b->nrecords;
 	pthread_mutex_unlock(&fc_lock);
+	/* the time the collector spends in its callback, for bench/bench_cupti.sh: measured
+	 * here, where it is called, so the collector needs no timing code of its own */
+	uint64_t c0 = fc_clock_ns(CLOCK_MONOTONIC), u0 = fc_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	if (complete)
 		complete(NULL, 0, b->data, b->size, b->valid);
 	else
 		free(b->data);
+	uint64_t c1 = fc_clock_ns(CLOCK_MONOTONIC), u1 = fc_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	for (size_t i = 0; i < b->nnames; i++) {
 		memset(b->names[i], 0x5a, strlen(b->names[i])); /* poison, then free */
 		free(b->names[i]);
 	}
 	pthread_mutex_lock(&fc_lock);
 	fc_stats.names_poisoned += b->nnames;
+	if (complete) {
+		fc_stats.complete_ns += c1 - c0;
+		fc_stats.complete_cpu_ns += u1 - u0;
+		fc_stats.complete_records += nrec;
+	}
 	free(b->names);
 	free(b);
 	fc_delivering--;
@@ -234,6 +252,7 @@ static uint8_t *fc_reserve_locked(size_t n, const char *name, char **name_copy)
 	uint8_t *p = fc_cur->data + fc_cur->valid;
 	memset(p, 0, n);
 	fc_cur->valid += n;
+	fc_cur->nrecords++;
 	fc_stats.records++;
 	if (name) {
 		if (fc_cur->nnames == fc_cur->names_cap) {
@@ -514,9 +533,56 @@ FC_API void fakecupti_nvtx_counts(uint64_t *push, uint64_t *pop)
 
 /* ---- the control API (fake_cupti.h) ---- */
 
+/* The ids of API records, cached when $FAKECUPTI_CACHE_IDS is 1 (bench/bench_cupti.sh): a
+ * system call each per launch (over 1 us each on some virtual machines) would be most of the
+ * double's own cost per launch. Off by default: the tests' timing stays as it was. */
+static __thread uint32_t fc_tid_cached;
+static uint32_t fc_pid_cached;
+
+static int fc_cache_ids(void)
+{
+	static int on = -1;
+	int v = __atomic_load_n(&on, __ATOMIC_RELAXED);
+	if (v < 0) {
+		const char *e = getenv("FAKECUPTI_CACHE_IDS");
+		v = e && !strcmp(e, "1");
+		__atomic_store_n(&on, v, __ATOMIC_RELAXED);
+	}
+	return v;
+}
+
+static void fc_forked(void)
+{
+	fc_tid_cached = 0;
+	__atomic_store_n(&fc_pid_cached, 0, __ATOMIC_RELAXED);
+}
+
+static void fc_atfork(void)
+{
+	pthread_atfork(NULL, NULL, fc_forked);
+}
+
 static uint32_t fc_tid(void)
 {
-	return (uint32_t)syscall(SYS_gettid);
+	if (!fc_cache_ids())
+		return (uint32_t)syscall(SYS_gettid);
+	if (!fc_tid_cached)
+		fc_tid_cached = (uint32_t)syscall(SYS_gettid);
+	return fc_tid_cached;
+}
+
+static uint32_t fc_pid(void)
+{
+	if (!fc_cache_ids())
+		return (uint32_t)getpid();
+	uint32_t p = __atomic_load_n(&fc_pid_cached, __ATOMIC_RELAXED);
+	if (!p) {
+		static pthread_once_t once = PTHREAD_ONCE_INIT;
+		pthread_once(&once, fc_atfork);
+		p = (uint32_t)getpid();
+		__atomic_store_n(&fc_pid_cached, p, __ATOMIC_RELAXED);
+	}
+	return p;
 }
 
 /* An API call record [start, now] of this thread, preceded by its external correlation. */
@@ -539,7 +605,7 @@ static void fc_api_locked(CUpti_ActivityKind kind, uint32_t cbid, uint64_t start
 	a.end = fc_now();
 	if (a.end < a.start)
 		a.end = a.start;
-	a.processId = (uint32_t)getpid();
+	a.processId = fc_pid();
 	a.threadId = fc_tid();
 	a.correlationId = corr;
 	fc_emit_locked(&a, kind, NULL, 0);
@@ -710,7 +776,7 @@ FC_API uint32_t fakecupti_memory(int release, uint32_t device, uint64_t address,
 	m.address = address;
 	m.bytes = bytes;
 	m.timestamp = t0;
-	m.processId = (uint32_t)getpid();
+	m.processId = fc_pid();
 	m.deviceId = device;
 	m.contextId = device + 1;
 	fc_emit_locked(&m, m.kind, NULL, 0);
@@ -727,7 +793,7 @@ FC_API void fakecupti_overhead(uint64_t dur)
 	o.kind = CUPTI_ACTIVITY_KIND_OVERHEAD;
 	o.overheadKind = CUPTI_ACTIVITY_OVERHEAD_CUPTI_BUFFER_FLUSH;
 	o.objectKind = CUPTI_ACTIVITY_OBJECT_THREAD;
-	o.objectId.pt.processId = (uint32_t)getpid();
+	o.objectId.pt.processId = fc_pid();
 	o.objectId.pt.threadId = fc_tid();
 	o.start = t0;
 	o.end = t0 + dur;

@@ -16,12 +16,15 @@
 #include <stdint.h>
 
 struct fakecupti_stats {
-	uint64_t records;	 /* records written into buffers */
-	uint64_t dropped;	 /* records dropped (no buffer, or one too small) */
-	uint64_t buffers;	 /* buffers completed (handed to the collector) */
-	uint64_t out_of_order;	 /* buffers completed before an older one */
-	uint64_t on_worker;	 /* buffers completed on the fake's own thread */
-	uint64_t names_poisoned; /* kernel names freed after their buffer's completion */
+	uint64_t records;	   /* records written into buffers */
+	uint64_t dropped;	   /* records dropped (no buffer, or one too small) */
+	uint64_t buffers;	   /* buffers completed (handed to the collector) */
+	uint64_t out_of_order;	   /* buffers completed before an older one */
+	uint64_t on_worker;	   /* buffers completed on the fake's own thread */
+	uint64_t names_poisoned;   /* kernel names freed after their buffer's completion */
+	uint64_t complete_ns;	   /* wall time in the collector's completion callback */
+	uint64_t complete_cpu_ns;  /* CPU time of the calling thread in that callback */
+	uint64_t complete_records; /* records in the buffers handed to that callback */
 };
 
 typedef uint32_t (*fakecupti_kernel_fn)(const char *name, uint32_t device, uint32_t stream,
