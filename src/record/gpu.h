@@ -48,9 +48,11 @@ void record_gpu_range_end(void);
 
 /* ---- For the session's writer (session.c) and fork handling. ---- */
 
-/* Take the entries queued for session generation `gen` (malloc'd, *n of them) and the
- * cumulative GPU drops; NULL when there are none. Entries of other generations are dropped. */
-struct ops_gpu_entry *gpu_take(uint64_t gen, size_t *n);
+/* Take the entries queued for session generation `gen` (malloc'd, *n of them, room for
+ * *cap); NULL when there are none. Entries of other generations are dropped. Hand the array
+ * to gpu_give_back when done: it becomes the queue again at a later take. */
+struct ops_gpu_entry *gpu_take(uint64_t gen, size_t *n, size_t *cap);
+void gpu_give_back(struct ops_gpu_entry *q, size_t cap);
 uint64_t gpu_dropped_total(void);
 void gpu_lock_for_fork(void);
 void gpu_unlock_for_fork(void);

@@ -525,13 +525,13 @@ static void writer_samples(uint64_t gen)
  * CUPTI's own drops go in as metadata "gpu.dropped_records" (cumulative: the last wins). */
 static void writer_gpu(uint64_t gen)
 {
-	size_t n;
-	struct ops_gpu_entry *q = gpu_take(gen, &n);
+	size_t n, cap;
+	struct ops_gpu_entry *q = gpu_take(gen, &n, &cap);
 	uint64_t dropped = gpu_dropped_total();
 	if (!q && dropped == the_session.gpu_dropped_written)
 		return;
 	if (!the_session.file_open && !writer_open()) {
-		free(q);
+		gpu_give_back(q, cap);
 		return;
 	}
 	writer_strings();
@@ -554,7 +554,7 @@ static void writer_gpu(uint64_t gen)
 		}
 		writer_record(OPS_REC_GPU, 1);
 	}
-	free(q);
+	gpu_give_back(q, cap);
 	if (dropped != the_session.gpu_dropped_written) {
 		char v[32];
 		snprintf(v, sizeof(v), "%llu",
