@@ -43,7 +43,7 @@ build=$root/build/bench
 }
 export FAKE_CUPTI_PATH=$build/bench/fake_cupti/libcupti.so.13
 export OPSCOPE_CUPTI_LIB=$FAKE_CUPTI_PATH
-export FAKECUPTI_CACHE_IDS=1 # no system call per launch in the double (fake_cupti.c)
+export FAKECUPTI_BENCH=1 # the double times its callbacks, no system call per launch
 work=$(mktemp -d /tmp/opscope-bench-cupti.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 drv=$build/bench/bench_cupti

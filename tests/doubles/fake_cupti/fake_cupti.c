@@ -84,6 +84,8 @@ static uint64_t fc_now(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+static int fc_bench(void);
+
 static uint64_t fc_clock_ns(clockid_t id)
 {
 	struct timespec ts;
@@ -159,19 +161,23 @@ static int fc_deliver_one_locked(int on_worker)
 	pthread_mutex_unlock(&fc_lock);
 	/* the time the collector spends in its callback, for bench/bench_cupti.sh: measured
 	 * here, where it is called, so the collector needs no timing code of its own */
-	uint64_t c0 = fc_clock_ns(CLOCK_MONOTONIC), u0 = fc_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	int timed = fc_bench();
+	uint64_t c0 = 0, u0 = 0, c1 = 0, u1 = 0;
+	if (timed)
+		c0 = fc_clock_ns(CLOCK_MONOTONIC), u0 = fc_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	if (complete)
 		complete(NULL, 0, b->data, b->size, b->valid);
 	else
 		free(b->data);
-	uint64_t c1 = fc_clock_ns(CLOCK_MONOTONIC), u1 = fc_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	if (timed)
+		c1 = fc_clock_ns(CLOCK_MONOTONIC), u1 = fc_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	for (size_t i = 0; i < b->nnames; i++) {
 		memset(b->names[i], 0x5a, strlen(b->names[i])); /* poison, then free */
 		free(b->names[i]);
 	}
 	pthread_mutex_lock(&fc_lock);
 	fc_stats.names_poisoned += b->nnames;
-	if (complete) {
+	if (complete && timed) {
 		fc_stats.complete_ns += c1 - c0;
 		fc_stats.complete_cpu_ns += u1 - u0;
 		fc_stats.complete_records += nrec;
@@ -533,18 +539,19 @@ FC_API void fakecupti_nvtx_counts(uint64_t *push, uint64_t *pop)
 
 /* ---- the control API (fake_cupti.h) ---- */
 
-/* The ids of API records, cached when $FAKECUPTI_CACHE_IDS is 1 (bench/bench_cupti.sh): a
- * system call each per launch (over 1 us each on some virtual machines) would be most of the
- * double's own cost per launch. Off by default: the tests' timing stays as it was. */
+/* $FAKECUPTI_BENCH=1 (bench/bench_cupti.sh): the ids of API records cached, since a system
+ * call each per launch (over 1 us each on some virtual machines) would be most of the double's
+ * own cost per launch; and the completion callbacks timed (fc_deliver_one_locked). Off by
+ * default: the tests' timing stays as it was. */
 static __thread uint32_t fc_tid_cached;
 static uint32_t fc_pid_cached;
 
-static int fc_cache_ids(void)
+static int fc_bench(void)
 {
 	static int on = -1;
 	int v = __atomic_load_n(&on, __ATOMIC_RELAXED);
 	if (v < 0) {
-		const char *e = getenv("FAKECUPTI_CACHE_IDS");
+		const char *e = getenv("FAKECUPTI_BENCH");
 		v = e && !strcmp(e, "1");
 		__atomic_store_n(&on, v, __ATOMIC_RELAXED);
 	}
@@ -564,7 +571,7 @@ static void fc_atfork(void)
 
 static uint32_t fc_tid(void)
 {
-	if (!fc_cache_ids())
+	if (!fc_bench())
 		return (uint32_t)syscall(SYS_gettid);
 	if (!fc_tid_cached)
 		fc_tid_cached = (uint32_t)syscall(SYS_gettid);
@@ -573,7 +580,7 @@ static uint32_t fc_tid(void)
 
 static uint32_t fc_pid(void)
 {
-	if (!fc_cache_ids())
+	if (!fc_bench())
 		return (uint32_t)getpid();
 	uint32_t p = __atomic_load_n(&fc_pid_cached, __ATOMIC_RELAXED);
 	if (!p) {

@@ -22,9 +22,9 @@ struct fakecupti_stats {
 	uint64_t out_of_order;	   /* buffers completed before an older one */
 	uint64_t on_worker;	   /* buffers completed on the fake's own thread */
 	uint64_t names_poisoned;   /* kernel names freed after their buffer's completion */
-	uint64_t complete_ns;	   /* wall time in the collector's completion callback */
-	uint64_t complete_cpu_ns;  /* CPU time of the calling thread in that callback */
-	uint64_t complete_records; /* records in the buffers handed to that callback */
+	uint64_t complete_ns;	   /* FAKECUPTI_BENCH=1: wall time in the completion callback */
+	uint64_t complete_cpu_ns;  /* FAKECUPTI_BENCH=1: CPU time of its thread in it */
+	uint64_t complete_records; /* FAKECUPTI_BENCH=1: records handed to it */
 };
 
 typedef uint32_t (*fakecupti_kernel_fn)(const char *name, uint32_t device, uint32_t stream,
