@@ -2,8 +2,10 @@
 # bench_sampler_peers.sh: stack sampling of a CPU-bound Python + native workload (issue 17's
 # targets), opscope side by side with its peers in one run, at the same rate HZ:
 #   - plain (no profiler),
-#   - the floor: a do-nothing SIGPROF handler on ITIMER_PROF at HZ (bench/floor_sigprof.c,
-#     preloaded; timer interrupt + signal delivery, nothing else),
+#   - the floor: a do-nothing SIGPROF handler signalled by a perf_event task-clock event at
+#     HZ, the mechanism opscope's sampler uses in a Python process (bench/floor_sigprof.c,
+#     preloaded; interrupt + signal delivery, nothing else), and the same handler on
+#     ITIMER_PROF (gperftools' timer, which ticks at the kernel's HZ: fewer signals),
 #   - `opscope record` without sampling (the runtime alone, with its Python and torch capture),
 #   - `opscope record --sample=HZ` (perf_event) and with OPSCOPE_SAMPLE_MECH=timer (SIGPROF),
 #   - `perf record -F HZ -g --call-graph dwarf` (Debian's linux-perf),
@@ -68,9 +70,12 @@ def measure(name, cmd, env, out, count):
 
 rows = []
 rows.append(measure('plain', py, {}, None, None))
-rows.append(measure(f'floor: do-nothing SIGPROF, ITIMER_PROF at {hz} Hz', py,
-                    {'LD_PRELOAD': f'{tmp}/floor.so', 'FLOOR_HZ': hz}, None,
-                    lambda p: int([l for l in p.stderr.splitlines() if l.startswith('floor signals')][-1].split()[-1])))
+floor_count = lambda p: int([l for l in p.stderr.splitlines() if l.startswith('floor signals')][-1].split()[-1])
+rows.append(measure(f'floor: do-nothing SIGPROF, perf_event signals at {hz} Hz (the floor)', py,
+                    {'LD_PRELOAD': f'{tmp}/floor.so', 'FLOOR_HZ': hz, 'FLOOR_MECH': 'perf'}, None,
+                    floor_count))
+rows.append(measure(f'do-nothing SIGPROF, ITIMER_PROF at {hz} Hz (ticks at HZ)', py,
+                    {'LD_PRELOAD': f'{tmp}/floor.so', 'FLOOR_HZ': hz}, None, floor_count))
 ot = f'{tmp}/t.opscope'
 rows.append(measure('opscope record, no sampling (the runtime and its Python capture)',
                     [opscope, 'record', '-q', '-f', '-o', ot, '--'] + py, {}, ot, None))

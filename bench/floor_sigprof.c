@@ -1,33 +1,84 @@
 /*
  * floor_sigprof.c: the floor of any signal-based sampler, as a preload library for
- * bench_sampler_peers.sh: a SIGPROF handler that does nothing, driven by ITIMER_PROF at
- * $FLOOR_HZ (the process's CPU time; the timer gperftools' CPUPROFILE uses), so what a run
- * under it costs over a plain run is the timer interrupt and the signal delivery alone. At
- * exit it prints "floor signals N" on stderr.
+ * bench_sampler_peers.sh: a SIGPROF handler that does nothing, driven at $FLOOR_HZ either
+ *  - by ITIMER_PROF (the process's CPU time; the timer gperftools' CPUPROFILE uses), whose
+ *    ticks come with the kernel's HZ (250 here), so it delivers fewer signals than asked; or
+ *  - with FLOOR_MECH=perf, by a perf_event task-clock event on the main thread that signals
+ *    it at each sample (F_SETSIG, F_SETOWN_EX), as opscope's sampler does in a Python
+ *    process: the same rate and the same interrupt and signal, nothing else (the handler only
+ *    marks the event's small ring as read).
+ * What a run under it costs over a plain run is the timer interrupt and the signal delivery
+ * alone. At exit it prints "floor signals N" on stderr.
  */
+#define _GNU_SOURCE
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
+#include <unistd.h>
 
 static atomic_ulong signals;
+static struct perf_event_mmap_page *ring;
 
 static void on_sigprof(int sig)
 {
 	(void)sig;
 	atomic_fetch_add_explicit(&signals, 1, memory_order_relaxed);
+	if (ring) /* all read: the kernel keeps room for the next record and its wakeup */
+		__atomic_store_n(&ring->data_tail,
+				 __atomic_load_n(&ring->data_head, __ATOMIC_ACQUIRE),
+				 __ATOMIC_RELEASE);
+}
+
+static int perf_floor(long hz)
+{
+	struct perf_event_attr a;
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_TASK_CLOCK;
+	a.sample_period = (unsigned long long)(1000000000L / hz);
+	a.sample_type = PERF_SAMPLE_TID;
+	a.wakeup_events = 1;
+	a.exclude_kernel = 1;
+	a.disabled = 1;
+	int fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	long page = sysconf(_SC_PAGESIZE);
+	void *m = mmap(NULL, (size_t)(9 * page), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (m == MAP_FAILED)
+		return -1;
+	ring = m;
+	struct f_owner_ex owner = { F_OWNER_TID, (pid_t)syscall(SYS_gettid) };
+	if (fcntl(fd, F_SETFL, O_ASYNC | O_NONBLOCK) != 0 || fcntl(fd, F_SETSIG, SIGPROF) != 0 ||
+	    fcntl(fd, F_SETOWN_EX, &owner) != 0)
+		return -1;
+	return ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
 }
 
 __attribute__((constructor)) static void floor_start(void)
 {
-	const char *hz = getenv("FLOOR_HZ");
+	const char *hz = getenv("FLOOR_HZ"), *mech = getenv("FLOOR_MECH");
 	long n = hz ? atol(hz) : 0;
 	if (n <= 0)
 		return;
 	struct sigaction sa = { .sa_handler = on_sigprof, .sa_flags = SA_RESTART };
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGPROF, &sa, NULL);
+	if (mech && strcmp(mech, "perf") == 0) {
+		if (perf_floor(n) != 0)
+			fprintf(stderr, "floor: perf_event refused\n");
+		return;
+	}
 	struct itimerval it = { { 0, 1000000 / n }, { 0, 1000000 / n } };
 	setitimer(ITIMER_PROF, &it, NULL);
 }
