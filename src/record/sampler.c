@@ -650,7 +650,8 @@ static void perf_sample(struct sthread *t, const unsigned char *p, size_t len)
 			S.perf_hit_walk_ticks += spent;
 		}
 	}
-	/* Python frames (issue 17 point 2) would be read from the copy too: not done here. */
+	/* No Python frames here: they cannot be read from a copy taken in the past, so a process
+	 * running CPython samples through MECH_PERF_SIGNAL, whose handler reads them. */
 	emit_sample(t, mono_to_ticks(time), pcs, n,
 		    uflags & UNWIND_TRUNCATED ? RECORD_SAMPLE_TRUNCATED : 0, NULL, 0);
 }
