@@ -17,8 +17,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define PERFMODEL_MAX_INPUTS 32 /* inputs read of one call; more: "too many inputs" */
-#define PERFMODEL_MAX_DIMS   8	/* dimensions of one tensor; more: "too many dimensions" */
+#define PERFMODEL_MAX_INPUTS  32   /* inputs read of one call; more: "too many inputs" */
+#define PERFMODEL_MAX_DIMS    8	   /* dimensions of one tensor; more: "too many dimensions" */
+#define PERFMODEL_TENSOR_LIST (-2) /* perfmodel_input.ndims of a list of tensors */
 
 /* Categories of the roll-up (issue 19 §5; TraceLens's sheet categories). */
 enum perfmodel_category {
@@ -39,9 +40,12 @@ const char *perfmodel_category_name(enum perfmodel_category c);
 /* One input of a call, as the trace gives it (Kineto's "Input Dims", "Input type" and
  * "Concrete Inputs" at the same index). */
 struct perfmodel_input {
-	int ndims;			  /* dimensions; -1: not a tensor ("[]" with a scalar type,
-					   * a list, None) */
+	int ndims;			  /* dimensions of a tensor (0: "[]", a 0-d tensor or a
+					   * scalar: the dtype tells); PERFMODEL_TENSOR_LIST: a list
+					   * of tensors (foreach and fused optimizer ops) */
 	int64_t dims[PERFMODEL_MAX_DIMS]; /* sizes, outermost first */
+	uint32_t list_len;		  /* PERFMODEL_TENSOR_LIST: tensors in the list */
+	uint64_t list_numel;		  /* PERFMODEL_TENSOR_LIST: their elements, summed */
 	const char *dtype;		  /* "float", "c10::Half", "Scalar", "" (NUL-terminated) */
 	const char *value;		  /* the concrete input's text ("1", "[2, 2]", "True"), or
 					   * NULL when the trace has none */
@@ -86,7 +90,7 @@ struct perfmodel_result {
 	 * (M, N, K; channels for a convolution) multiples of 8 (16 for FP8 and INT8), the rule
 	 * of NVIDIA's "Matrix Multiplication Background" guide cited in docs/flops.md. */
 	bool tc_eligible;
-	bool tc_tf32_only; /* eligible only through TF32 (FP32 inputs, sm80 and later) */
+	bool tc_tf32_only;     /* eligible only through TF32 (FP32 inputs, sm80 and later) */
 	const char *tc_reason; /* static text: why not eligible ("K = 3 not a multiple of 8",
 				* "float64"), NULL when eligible or not a matrix op */
 };
@@ -96,7 +100,8 @@ void perfmodel_eval(const struct perfmodel_call *call, struct perfmodel_result *
 
 /* Parse the text of a Kineto "Input Dims" value ("[[32, 3, 224, 224], [], [64]]") into
  * call->in[i].ndims/dims, setting ninputs; a "[]" entry is ndims 0 (a 0-d tensor or a scalar:
- * perfmodel_eval tells them apart by the dtype). Parse the "Input type" list
+ * perfmodel_eval tells them apart by the dtype); a list of lists ("[[[10], [20, 3]], []]", a
+ * TensorList input) is PERFMODEL_TENSOR_LIST with its length and summed elements. Parse the "Input type" list
  * (["float", "Scalar", ""]) and "Concrete Inputs" list (["", "1", "[2, 2]"]) into the
  * dtype/value pointers, which point into `scratch` (NUL-terminated copies, scratch_len bytes
  * at most; the strings are unescaped JSON). types or concrete may be NULL (dtype "" / value
