@@ -732,8 +732,11 @@ static PyObject *py_report(PyObject *mod, PyObject *args, PyObject *kw)
 	if (!PyArg_ParseTupleAndKeywords(args, kw, "s|zsppss", names, &path, &views, &sort,
 					 &op_detail, &thread_sep, &unit, &format))
 		return NULL;
-	struct report_opts ro = { SORT_CPU_TOTAL, op_detail != 0,    thread_sep != 0,
-				  views != NULL,  REPORT_GROUP_NAME, NULL };
+	struct report_opts ro = { .sort = SORT_CPU_TOTAL,
+				  .op_detail = op_detail != 0,
+				  .thread_sep = thread_sep != 0,
+				  .views_explicit = views != NULL,
+				  .group_by = REPORT_GROUP_NAME };
 	struct rformat_opts fo = { RFORMAT_TEXT, rformat_unit(unit), 0, NULL, 0 };
 	int key = report_sort_from_name(sort);
 	if (key < 0 || fo.unit < 0)
@@ -749,6 +752,7 @@ static PyObject *py_report(PyObject *mod, PyObject *args, PyObject *kw)
 	struct model *m = model_new();
 	if (!m)
 		return PyErr_NoMemory();
+	ro.want_flops = !views || strlist_has(views, "flops", 5);
 	m->keep_arg_keys = report_arg_keys_for(&ro); /* what the views read, as opscope report */
 	char err[512];
 	PyThreadState *ts = PyEval_SaveThread(); /* loading may take a while: let others run */

@@ -39,7 +39,8 @@ static const char report_usage[] =
 	"      --views LIST      comma list of views (default: all that apply):\n"
 	"%s"
 	"      --sort KEY        operator/user-defined order: CPUTotal (default), CPUAvg, CPUMax,\n"
-	"                        CPUMin, GPUTotal, GPUAvg, GPUMax, GPUMin, Calls (*Min ascending)\n"
+	"                        CPUMin, GPUTotal, GPUAvg, GPUMax, GPUMin, Calls (*Min ascending);\n"
+	"                        the flops view also FLOPs, Bytes, TFLOPs (achieved FLOP/s)\n"
 	"  -u, --time-unit U     s, ms (default), us or ns (text and CSV; JSON is always ns)\n"
 	"      --op-detail       inner phases and kernels under each operator (default)\n"
 	"      --no-op-detail    operators only\n"
@@ -47,6 +48,10 @@ static const char report_usage[] =
 	"      --group-by KEY    operator rows by name (default) or by name and input shapes:\n"
 	"                        name, input-shape (an Input Shapes column; torch's\n"
 	"                        key_averages(group_by_input_shape=True))\n"
+	"      --peak PEAKS      flops view: the device's peaks, a name from the table\n"
+	"                        (\"H100 SXM\", docs/peaks.md) or KEY=VALUE,... with keys fp64,\n"
+	"                        fp32, tf32, fp16, bf16, fp8, int8 (FLOP/s) and bw (bytes/s),\n"
+	"                        suffixes k M G T P: \"fp32=1.2T,bw=100G\" (a CPU's peaks too)\n"
 	"      --under NAME      samples view: only the stack samples taken while their thread\n"
 	"                        was inside a range named NAME (an operator, a phase)\n"
 	"  -n, --top N           at most N rows per table (rows under a kept row stay)\n"
@@ -177,6 +182,7 @@ int cmd_report(int argc, char **argv)
 		{ "thread-sep", no_argument, NULL, 'T' },
 		{ "group-by", required_argument, NULL, 'G' },
 		{ "under", required_argument, NULL, 'U' },
+		{ "peak", required_argument, NULL, 'P' },
 		{ "top", required_argument, NULL, 'n' },
 		{ "columns", required_argument, NULL, 'c' },
 		{ "width", required_argument, NULL, 'w' },
@@ -186,7 +192,7 @@ int cmd_report(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct report_opts ro = { SORT_CPU_TOTAL, true, false, false, REPORT_GROUP_NAME, NULL };
+	struct report_opts ro = { .sort = SORT_CPU_TOTAL, .op_detail = true };
 	struct rformat_opts fo = { RFORMAT_TEXT, 1, 0, NULL, 0 };
 	const char *views = NULL, *output = NULL;
 	int c;
@@ -241,6 +247,20 @@ int cmd_report(int argc, char **argv)
 		case 'T':
 			ro.thread_sep = true;
 			break;
+		case 'P': {
+			static struct hardware_peaks given;
+			const struct hardware_peaks *row = hardware_find(optarg);
+			char err[160];
+			if (row && !strchr(optarg, '=')) {
+				ro.peaks = row;
+				break;
+			}
+			memset(&given, 0, sizeof(given));
+			if (!hardware_peaks_parse(optarg, &given, err, sizeof(err)))
+				return cli_usage_error("report", err);
+			ro.peaks = &given;
+			break;
+		}
 		case 'U':
 			ro.under = optarg;
 			break;
@@ -285,6 +305,7 @@ int cmd_report(int argc, char **argv)
 	if (!m)
 		cli_die_oom();
 	cli_symbolize_options(m);
+	ro.want_flops = !views || strlist_has(views, "flops", 5);
 	if (!getenv("OPSCOPE_REPORT_ALL_ARGS")) /* the tests' way to compare with all of them */
 		m->keep_arg_keys = report_arg_keys_for(&ro);
 	struct progress prog;

@@ -18,6 +18,18 @@ static void fmt_time(char *buf, size_t size, int64_t ns, int unit)
 }
 
 /* The text of one cell (not escaped: names are escaped by the caller). */
+/* Decimals that show v with 3 significant digits, none for |v| >= 100, at most 9. */
+static int sig3_decimals(double v)
+{
+	double a = v < 0 ? -v : v;
+	int d = 2;
+	for (double lim = 1.0; a > 0 && a < lim && d < 9; lim /= 10)
+		d++;
+	for (double lim = 10.0; a >= lim && d > 0; lim *= 10)
+		d--;
+	return d;
+}
+
 static void cell_text(struct sbuf *b, const struct rcol *c, const struct rcell *x, int unit)
 {
 	char t[5][48];
@@ -48,6 +60,8 @@ static void cell_text(struct sbuf *b, const struct rcol *c, const struct rcell *
 	case RCOL_NUMBER:
 		if (x->empty)
 			sb_lit(b, "-");
+		else if (c->flags & RCOL_F_SIG3)
+			sb_printf(b, "%.*f", sig3_decimals(x->num), x->num);
 		else
 			sb_printf(b, "%.5f", x->num);
 		return;

@@ -40,6 +40,9 @@ struct rcol {
 
 #define RCOL_F_CUT	   1 /* text: names longer than the width are cut, with "..." */
 #define RCOL_F_TEXT_HIDDEN 2 /* not shown in text (JSON and CSV only) */
+#define RCOL_F_SIG3 \
+	4 /* RCOL_NUMBER: text shows 3 significant digits (no fewer than
+			      * the integer part): 32768000, 5.72, 0.000123 */
 
 struct rstats {
 	int64_t total, avg, max, min; /* ns */
@@ -57,7 +60,7 @@ struct rcell {
 	bool empty;	  /* no value: '-' in text and CSV, null in JSON */
 };
 
-#define RTABLE_MAX_COLS 20
+#define RTABLE_MAX_COLS 28
 
 struct rrow {
 	struct rcell *cells; /* ncols cells */

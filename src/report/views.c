@@ -162,9 +162,16 @@ void report_ctx_free(struct report_ctx *c)
  * one. */
 const char *const report_arg_keys[] = { "num_samples", "domain", NULL };
 static const char *const report_arg_keys_shapes[] = { "num_samples", "domain", "Input Dims", NULL };
+/* the flops view reads shapes, dtypes, scalar arguments and the forward-backward link */
+static const char *const report_arg_keys_flops[] = {
+	"num_samples",	   "domain",	      "Input Dims", "Input type",
+	"Concrete Inputs", "Sequence number", NULL
+};
 
 const char *const *report_arg_keys_for(const struct report_opts *o)
 {
+	if (o && o->want_flops)
+		return report_arg_keys_flops;
 	return o && o->group_by == REPORT_GROUP_INPUT_SHAPE ? report_arg_keys_shapes
 							    : report_arg_keys;
 }
@@ -208,6 +215,9 @@ const struct report_view report_views[] = {
 	{ "samples", "CPU stack samples: top functions (flat, cum), callers and callees",
 	  view_samples, 1, false, "Samples: Top Functions",
 	  "Samples: no stack samples in the trace (with --under: none inside such a range)" },
+	{ "flops", "FLOPs, bytes, achieved throughput, % of peak and tensor cores per operator",
+	  view_flops, 1, false, "FLOPs per Operator",
+	  "FLOPs: no operators with input shapes in the trace (record with record_shapes)" },
 	{ NULL, NULL, NULL, 0, false, NULL, NULL },
 };
 
@@ -221,15 +231,16 @@ const struct report_view *report_view_find(const char *name)
 
 int report_sort_from_name(const char *name)
 {
-	static const char *const names[] = { "cputotal", "cpuavg", "cpumax", "cpumin", "gputotal",
-					     "gpuavg",	 "gpumax", "gpumin", "calls" };
+	static const char *const names[] = { "cputotal", "cpuavg", "cpumax", "cpumin",
+					     "gputotal", "gpuavg", "gpumax", "gpumin",
+					     "calls",	 "flops",  "bytes",  "tflops" };
 	char low[16];
 	size_t n = strlen(name);
 	if (n >= sizeof(low))
 		return -1;
 	for (size_t i = 0; i <= n; i++)
 		low[i] = (char)tolower((unsigned char)name[i]);
-	for (int i = 0; i < 9; i++)
+	for (int i = 0; i < (int)(sizeof(names) / sizeof(names[0])); i++)
 		if (strcmp(low, names[i]) == 0)
 			return i;
 	return -1;

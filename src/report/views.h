@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "analyze/analysis.h"
+#include "analyze/hardware.h"
 #include "model/model.h"
 #include "report/table.h"
 
@@ -26,6 +27,9 @@ enum report_sort {
 	SORT_GPU_MAX,
 	SORT_GPU_MIN,
 	SORT_CALLS,
+	SORT_FLOPS,  /* the flops view: FLOPs */
+	SORT_BYTES,  /* the flops view: bytes moved */
+	SORT_TFLOPS, /* the flops view: achieved FLOP/s */
 };
 
 /* What the operator table groups its rows by, besides the name. */
@@ -43,6 +47,9 @@ struct report_opts {
 				* gives an empty table that says so (report_view.empty) */
 	enum report_group group_by; /* operator rows by name, or by name and input shapes */
 	const char *under; /* samples view: only samples inside ranges of this name, or NULL */
+	const struct hardware_peaks *peaks; /* flops view: peaks given by hand (--peak), or
+					     * NULL to find each device in the table */
+	bool want_flops;		    /* the flops view runs: load the arguments it reads */
 };
 
 /* What every view reads, computed once, and the tables they give. */

@@ -31,6 +31,7 @@ int view_nvtx(struct report_ctx *c);
 int view_kernel(struct report_ctx *c);
 int view_nvprof(struct report_ctx *c);
 int view_samples(struct report_ctx *c);
+int view_flops(struct report_ctx *c);
 
 /* A new table of `view` titled `title`, appended to the context's tables; NULL (c->oom set)
  * when out of memory. */

@@ -37,6 +37,10 @@ static int64_t sort_value(const struct agg_item *it, enum report_sort s)
 		return -it->gpu_min_ns;
 	case SORT_CALLS:
 		return (int64_t)it->calls;
+	case SORT_FLOPS: /* the flops view's keys: CPU total elsewhere */
+	case SORT_BYTES:
+	case SORT_TFLOPS:
+		break;
 	}
 	return it->cpu_ns;
 }

@@ -1,0 +1,678 @@
+/*
+ * flops.c: FLOPs, bytes and achieved throughput per operator (flops.h): the rules of which
+ * calls count, the links from backward to forward through sequence numbers, the device time
+ * and tensor-core use of each call, and the roll-ups.
+ *
+ * Three passes per thread track, over its ranges in start order (a parent before its
+ * children, tree.h gives each range its parent):
+ *   1. down: a range is covered when an enclosing operator has a model; an operator that is
+ *      not covered is evaluated (perfmodel_eval), and counted into its row when modelled;
+ *   2. up: which ranges have a modelled operator inside them;
+ *   3. down: the outermost unmodelled operators with no modelled operator inside are the
+ *      gaps, listed with the model's reason.
+ * Before them, one pass over every thread finds, per (process, sequence number), the forward
+ * operator and the grad_output of the convolution backward of that autograd node.
+ */
+#include "analyze/flops.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "opscope/opscope.h"
+
+#include "util/hashmap.h"
+
+/* What pass 1 made of a range. */
+enum fl_state {
+	FL_NONE = 0,	/* not an operator, nothing above it modelled */
+	FL_COVERED = 1, /* an enclosing operator is modelled: not evaluated */
+	FL_COUNTED = 2, /* an operator with a model: counted into a row */
+	FL_NO_WORK = 3, /* an operator that does no work (a view, an allocation) */
+	FL_NO_MODEL = 4 /* an operator with no model */
+};
+
+/* Per range of one track, what the passes keep. */
+struct fl_range {
+	uint8_t state;	      /* enum fl_state */
+	bool backward;	      /* inside an autograd node (itself included) */
+	bool modelled_inside; /* pass 2: a counted operator is inside it */
+	bool in_gap;	      /* pass 3: itself or an enclosing range is a listed gap */
+	const char *reason;   /* FL_NO_MODEL: the model's reason */
+	uint64_t autograd;    /* the innermost enclosing autograd node with a sequence
+				* number (itself included), MODEL_NONE if none */
+};
+
+/* The state of one run. */
+struct fl {
+	const struct analysis *an;
+	const struct model *m;
+	const struct flops_opts *o;
+	struct flops_result *r;
+	uint32_t k_dims, k_types, k_concrete, k_seq; /* argument keys (0: not in the trace) */
+	struct hindex row_index;		     /* rows by (name, shapes, dtypes, dir) */
+	struct hindex gap_index;		     /* gaps by (name, reason) */
+	const struct flops_row *probe_row;	     /* the key hindex_find compares with */
+	const struct flops_gap *probe_gap;
+	uint32_t rows_cap, gaps_cap;
+	struct hmap fwd_op;   /* (process, seq) -> string id of the forward operator */
+	struct hmap conv_out; /* (process, seq) -> (track << 40 | range) of the conv backward */
+	int8_t *tc_by_name;   /* per string id: -1 not looked at, 0 no tensor cores, 1 yes */
+	char *scratch;	      /* perfmodel_parse_inputs' strings */
+	size_t scratch_cap;
+	struct perfmodel_call call; /* the call being evaluated */
+	/* device peaks by (file, device), looked up once each */
+	struct fl_dev {
+		uint32_t file, device;
+		uint32_t name; /* string id of the device's name, 0 if not known */
+		const struct hardware_peaks *peaks;
+	} devs[64];
+	uint32_t ndevs;
+};
+
+/* ---------------------------------------------------------------------------------------- */
+/* Names and arguments */
+
+static bool has_prefix(const char *s, const char *p)
+{
+	return strncmp(s, p, strlen(p)) == 0;
+}
+
+/* Is a range of this name an autograd node: "AddmmBackward0", "CudnnConvolutionBackward",
+ * "autograd::engine::evaluate_function: AddmmBackward0", "torch::autograd::AccumulateGrad"? */
+static bool is_autograd_node(const char *name)
+{
+	if (has_prefix(name, "autograd::engine::evaluate_function:") ||
+	    has_prefix(name, "torch::autograd::"))
+		return true;
+	const char *b = strstr(name, "Backward");
+	if (!b)
+		return false;
+	b += strlen("Backward");
+	while (*b >= '0' && *b <= '9')
+		b++;
+	return *b == '\0';
+}
+
+/* Index of the grad_output among the inputs of a convolution backward call, -1 if the name
+ * is not one (docs/flops.md: the argument orders of torch 1.8 to 2.x). */
+static int conv_bwd_grad_index(const char *name)
+{
+	if (strcmp(name, "aten::convolution_backward") == 0)
+		return 0;
+	if (strcmp(name, "aten::cudnn_convolution_backward") == 0 ||
+	    strcmp(name, "aten::cudnn_convolution_backward_input") == 0 ||
+	    strcmp(name, "aten::cudnn_convolution_backward_weight") == 0 ||
+	    strcmp(name, "aten::mkldnn_convolution_backward") == 0)
+		return 1;
+	return -1;
+}
+
+/* The text of range i's argument `key` (a string, or JSON text), NULL if none. */
+static const char *arg_text(const struct fl *F, uint32_t t, uint64_t i, uint32_t key, uint32_t *id)
+{
+	*id = 0;
+	if (!key)
+		return NULL;
+	uint64_t a = model_range_arg(F->m, t, i, key);
+	if (a == MODEL_NONE)
+		return NULL;
+	uint8_t type = F->m->args.type[a];
+	if (type != MODEL_ARG_STR && type != MODEL_ARG_JSON)
+		return NULL;
+	*id = (uint32_t)F->m->args.bits[a];
+	return model_str(F->m, *id);
+}
+
+/* Range i's "Sequence number", -1 if none. */
+static int64_t arg_seq(const struct fl *F, uint32_t t, uint64_t i)
+{
+	if (!F->k_seq)
+		return -1;
+	uint64_t a = model_range_arg(F->m, t, i, F->k_seq);
+	if (a == MODEL_NONE)
+		return -1;
+	uint8_t type = F->m->args.type[a];
+	if (type == MODEL_ARG_I64 || type == MODEL_ARG_U64) {
+		int64_t v = (int64_t)F->m->args.bits[a];
+		return v >= 0 ? v : -1;
+	}
+	return -1;
+}
+
+/* The key of (process, sequence number) in the maps. */
+static uint64_t seq_key(uint32_t process, int64_t seq)
+{
+	return ((uint64_t)process << 44) ^ ((uint64_t)seq & ((1ull << 44) - 1));
+}
+
+/* Parse range i's inputs into F->call; false (with *reason) when they do not parse. */
+static bool load_call(struct fl *F, uint32_t t, uint64_t i, uint32_t *shapes, uint32_t *dtypes,
+		      const char **reason)
+{
+	uint32_t cid;
+	const char *dims = arg_text(F, t, i, F->k_dims, shapes);
+	const char *types = arg_text(F, t, i, F->k_types, dtypes);
+	const char *concrete = arg_text(F, t, i, F->k_concrete, &cid);
+	memset(&F->call, 0, sizeof(F->call));
+	F->call.name = model_str(F->m, F->m->tracks[t].ranges.name[i]);
+	F->call.out_ndims = -1;
+	if (!dims) {
+		*reason = "no input shapes recorded";
+		return false;
+	}
+	size_t need = (types ? strlen(types) : 0) + (concrete ? strlen(concrete) : 0) + 64;
+	if (need > F->scratch_cap) {
+		char *s = realloc(F->scratch, need);
+		if (!s) {
+			F->r->oom = true;
+			*reason = "out of memory";
+			return false;
+		}
+		F->scratch = s;
+		F->scratch_cap = need;
+	}
+	return perfmodel_parse_inputs(&F->call, dims, types, concrete, F->scratch, F->scratch_cap,
+				      reason);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Rows and gaps */
+
+static uint64_t row_hash(const struct flops_row *r)
+{
+	uint64_t h = hash_u64(((uint64_t)r->name << 32) | r->shapes);
+	return hash_u64(h ^ (((uint64_t)r->dtypes << 1) | r->backward));
+}
+
+static bool row_eq(const void *ctx, uint32_t e)
+{
+	const struct fl *F = ctx;
+	const struct flops_row *a = &F->r->rows[e], *b = F->probe_row;
+	return a->name == b->name && a->shapes == b->shapes && a->dtypes == b->dtypes &&
+	       a->backward == b->backward;
+}
+
+static uint64_t row_rehash(const void *ctx, uint32_t e)
+{
+	return row_hash(&((const struct fl *)ctx)->r->rows[e]);
+}
+
+/* The row of key k (name, shapes, dtypes, backward), made on first use; NULL when out of
+ * memory. */
+static struct flops_row *row_get(struct fl *F, const struct flops_row *k)
+{
+	uint64_t h = row_hash(k);
+	F->probe_row = k;
+	uint32_t e = hindex_find(&F->row_index, h, row_eq, F);
+	if (e != HINDEX_NONE)
+		return &F->r->rows[e];
+	if (F->r->nrows == F->rows_cap) {
+		uint32_t cap = F->rows_cap ? F->rows_cap * 2 : 64;
+		struct flops_row *v = realloc(F->r->rows, cap * sizeof(*v));
+		if (!v)
+			return NULL;
+		F->r->rows = v;
+		F->rows_cap = cap;
+	}
+	if (!hindex_reserve(&F->row_index, row_rehash, F))
+		return NULL;
+	struct flops_row *r = &F->r->rows[F->r->nrows];
+	*r = *k;
+	hindex_insert(&F->row_index, h, F->r->nrows++);
+	return r;
+}
+
+static uint64_t gap_hash(const struct flops_gap *g)
+{
+	return hash_u64(((uint64_t)g->name << 32) ^ (uint64_t)(uintptr_t)g->reason);
+}
+
+static bool gap_eq(const void *ctx, uint32_t e)
+{
+	const struct fl *F = ctx;
+	const struct flops_gap *a = &F->r->gaps[e], *b = F->probe_gap;
+	return a->name == b->name && a->reason == b->reason;
+}
+
+static uint64_t gap_rehash(const void *ctx, uint32_t e)
+{
+	return gap_hash(&((const struct fl *)ctx)->r->gaps[e]);
+}
+
+static struct flops_gap *gap_get(struct fl *F, uint32_t name, const char *reason)
+{
+	struct flops_gap k = { name, reason, 0, 0, 0 };
+	uint64_t h = gap_hash(&k);
+	F->probe_gap = &k;
+	uint32_t e = hindex_find(&F->gap_index, h, gap_eq, F);
+	if (e != HINDEX_NONE)
+		return &F->r->gaps[e];
+	if (F->r->ngaps == F->gaps_cap) {
+		uint32_t cap = F->gaps_cap ? F->gaps_cap * 2 : 64;
+		struct flops_gap *v = realloc(F->r->gaps, cap * sizeof(*v));
+		if (!v)
+			return NULL;
+		F->r->gaps = v;
+		F->gaps_cap = cap;
+	}
+	if (!hindex_reserve(&F->gap_index, gap_rehash, F))
+		return NULL;
+	struct flops_gap *g = &F->r->gaps[F->r->ngaps];
+	*g = k;
+	hindex_insert(&F->gap_index, h, F->r->ngaps++);
+	return g;
+}
+
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Devices and tensor cores */
+
+/* The peaks and name of `device` of file `file` (NULL peaks: not in the table). */
+static const struct fl_dev *device_of(struct fl *F, uint32_t file, uint32_t device, uint32_t pid)
+{
+	for (uint32_t i = 0; i < F->ndevs; i++)
+		if (F->devs[i].file == file && F->devs[i].device == device)
+			return &F->devs[i];
+	static const struct fl_dev none = { 0, 0, 0, NULL };
+	if (F->ndevs == sizeof(F->devs) / sizeof(F->devs[0]))
+		return &none;
+	struct fl_dev *d = &F->devs[F->ndevs++];
+	d->file = file;
+	d->device = device;
+	d->name = 0;
+	d->peaks = NULL;
+	/* Kineto's deviceProperties and nsys: "device.N.name"; our CUPTI recordings "gpu.N.name" */
+	char key[48];
+	snprintf(key, sizeof(key), "device.%u.name", device);
+	const char *name = model_get_meta(F->m, pid, key);
+	if (!name) {
+		snprintf(key, sizeof(key), "gpu.%u.name", device);
+		name = model_get_meta(F->m, pid, key);
+	}
+	if (name)
+		d->name = model_find_str(F->m, name);
+	d->peaks = F->o && F->o->peaks ? F->o->peaks : name ? hardware_find(name) : NULL;
+	if (name && !d->peaks && !F->r->unknown_device)
+		F->r->unknown_device = d->name;
+	return d;
+}
+
+static bool kernel_uses_tc(struct fl *F, uint32_t name, int arch)
+{
+	if (name >= F->m->nstrings)
+		return false;
+	int8_t *c = &F->tc_by_name[name];
+	if (*c < 0)
+		*c = hardware_kernel_uses_tc(model_str(F->m, name), arch) ? 1 : 0;
+	return *c == 1;
+}
+
+/* The kernels range i of track t launched from inside it: count, time, time on tensor cores,
+ * and the device of the first one into the row (when the row has none yet). */
+static void scan_kernels(struct fl *F, uint32_t t, uint64_t i, struct flops_row *row)
+{
+	const struct model *m = F->m;
+	const struct model_track *tr = &m->tracks[t];
+	const struct tree_track *tk = &F->an->tree.tracks[t];
+	int64_t end = tr->ranges.start_ns[i] + tr->ranges.dur_ns[i];
+	uint32_t depth = tr->ranges.depth[i];
+	for (uint64_t j = i + 1; j < tr->nranges && tr->ranges.start_ns[j] <= end; j++) {
+		if (tr->ranges.depth[j] <= depth)
+			break; /* a sibling starting where i ends */
+		if (!tk->launches || tk->launches[j] == TREE_NONE)
+			continue;
+		for (uint32_t l = tk->launches[j]; l != TREE_NONE;
+		     l = F->an->tree.launches[l].next) {
+			const struct tree_launch *L = &F->an->tree.launches[l];
+			const struct model_track *dt = &m->tracks[L->track];
+			if (!tree_is_kernel(dt->ranges.category[L->range]))
+				continue;
+			if (!row->peaks && !row->device_name) {
+				const struct fl_dev *d =
+					device_of(F, dt->file, dt->device, tr->pid);
+				row->peaks = d->peaks;
+				row->device_name = d->name;
+			}
+			int arch = row->peaks ? row->peaks->tc_arch : 0;
+			row->kernels++;
+			if (kernel_uses_tc(F, dt->ranges.name[L->range], arch))
+				row->tc_ns += dt->ranges.dur_ns[L->range];
+		}
+	}
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* The passes */
+
+/* Every thread: the forward operator and the convolution backward of each (process, seq). */
+static bool link_sequences(struct fl *F, struct fl_range **per_track)
+{
+	const struct model *m = F->m;
+	for (uint32_t t = 0; t < m->ntracks; t++) {
+		const struct model_track *tr = &m->tracks[t];
+		struct fl_range *R = per_track[t];
+		if (!R)
+			continue;
+		const uint64_t *parent = F->an->tree.tracks[t].parent;
+		for (uint64_t i = 0; i < tr->nranges; i++) {
+			uint64_t p = parent ? parent[i] : MODEL_NONE;
+			const char *name = model_str(m, tr->ranges.name[i]);
+			int64_t seq = arg_seq(F, t, i);
+			bool node = is_autograd_node(name);
+			R[i].backward = node || (p != MODEL_NONE && R[p].backward);
+			R[i].autograd = node && seq >= 0  ? i
+					: p != MODEL_NONE ? R[p].autograd
+							  : MODEL_NONE;
+			if (tr->ranges.category[i] != OPSCOPE_CAT_OPERATOR)
+				continue;
+			if (!R[i].backward && seq >= 0) {
+				uint64_t k = seq_key(tr->process, seq);
+				if (!hmap_find(&F->fwd_op, k) &&
+				    !hmap_put(&F->fwd_op, k, tr->ranges.name[i]))
+					return false;
+			} else if (R[i].backward && R[i].autograd != MODEL_NONE &&
+				   conv_bwd_grad_index(name) >= 0) {
+				int64_t s = arg_seq(F, t, R[i].autograd);
+				uint64_t k = seq_key(tr->process, s);
+				if (!hmap_find(&F->conv_out, k) &&
+				    !hmap_put(&F->conv_out, k, ((uint64_t)t << 40) | i))
+					return false;
+			}
+		}
+	}
+	return true;
+}
+
+/* A forward convolution's output shape from its backward's grad_output, when the trace has
+ * no concrete inputs: set into F->call when found and consistent (batch = input's batch,
+ * channels = weight's output channels). */
+static void conv_out_from_backward(struct fl *F, uint32_t t, uint64_t i)
+{
+	const struct model *m = F->m;
+	const struct model_track *tr = &m->tracks[t];
+	if (!strstr(F->call.name, "conv") || F->call.ninputs < 2 || F->call.in[0].ndims < 3 ||
+	    F->call.in[1].ndims != F->call.in[0].ndims)
+		return;
+	for (int k = 0; k < F->call.ninputs; k++)
+		if (F->call.in[k].value && F->call.in[k].value[0])
+			return; /* concrete inputs: the model computes the output itself */
+	int64_t seq = arg_seq(F, t, i);
+	if (seq < 0)
+		return;
+	uint64_t *v = hmap_find(&F->conv_out, seq_key(tr->process, seq));
+	if (!v)
+		return;
+	uint32_t bt = (uint32_t)(*v >> 40);
+	uint64_t bi = *v & ((1ull << 40) - 1);
+	const char *bname = model_str(m, m->tracks[bt].ranges.name[bi]);
+	int g = conv_bwd_grad_index(bname);
+	uint32_t id;
+	const char *dims = arg_text(F, bt, bi, F->k_dims, &id);
+	if (g < 0 || !dims)
+		return;
+	struct perfmodel_call *bc = malloc(sizeof(*bc));
+	if (!bc) {
+		F->r->oom = true;
+		return;
+	}
+	char scratch[8];
+	const char *why;
+	if (perfmodel_parse_inputs(bc, dims, NULL, NULL, scratch, sizeof(scratch), &why) &&
+	    g < bc->ninputs && bc->in[g].ndims == F->call.in[0].ndims &&
+	    bc->in[g].dims[0] == F->call.in[0].dims[0] &&
+	    bc->in[g].dims[1] == F->call.in[1].dims[0]) {
+		F->call.out_ndims = bc->in[g].ndims;
+		memcpy(F->call.out_dims, bc->in[g].dims, sizeof(F->call.out_dims));
+		F->r->out_from_bwd++;
+	}
+	free(bc);
+}
+
+/* Count operator call i of track t (modelled, result res) into its row. */
+static bool count_call(struct fl *F, uint32_t t, uint64_t i, const struct fl_range *R,
+		       const struct perfmodel_result *res, uint32_t shapes, uint32_t dtypes)
+{
+	const struct model *m = F->m;
+	const struct model_track *tr = &m->tracks[t];
+	const struct tree_track *tk = &F->an->tree.tracks[t];
+	struct flops_row k = { 0 };
+	k.name = tr->ranges.name[i];
+	k.shapes = shapes;
+	k.dtypes = dtypes;
+	k.backward = R[i].backward;
+	struct flops_row *row = row_get(F, &k);
+	if (!row)
+		return false;
+	if (row->calls == 0) {
+		row->category = (uint8_t)res->category;
+		row->dtype = (uint8_t)res->dtype;
+		row->tc_eligible = res->tc_eligible;
+		row->tc_tf32_only = res->tc_tf32_only;
+		row->tc_reason = res->tc_reason;
+		if (row->backward && R[i].autograd != MODEL_NONE) {
+			int64_t s = arg_seq(F, t, R[i].autograd);
+			uint64_t *v = hmap_find(&F->fwd_op, seq_key(tr->process, s));
+			row->fwd_op = v ? (uint32_t)*v : 0;
+		}
+	}
+	row->calls++;
+	row->cpu_ns += tr->ranges.dur_ns[i];
+	row->gpu_ns += tk->ggpu_ns ? tk->ggpu_ns[i] : 0;
+	row->kernel_ns += tk->gpu_ns ? tk->gpu_ns[i] : 0;
+	row->flops = sat_add(row->flops, res->flops);
+	row->bytes = sat_add(row->bytes, sat_add(res->bytes_read, res->bytes_written));
+	scan_kernels(F, t, i, row);
+	return true;
+}
+
+/* The time basis of range i of track t: its device time, or its CPU time. */
+static int64_t basis_ns(const struct fl *F, uint32_t t, uint64_t i)
+{
+	const struct tree_track *tk = &F->an->tree.tracks[t];
+	if (F->r->device_time)
+		return tk->ggpu_ns ? tk->ggpu_ns[i] : 0;
+	return F->m->tracks[t].ranges.dur_ns[i];
+}
+
+static bool track_passes(struct fl *F, uint32_t t, struct fl_range *R)
+{
+	const struct model *m = F->m;
+	const struct model_track *tr = &m->tracks[t];
+	const uint64_t *parent = F->an->tree.tracks[t].parent;
+	struct flops_result *r = F->r;
+	/* 1. down: evaluate what no modelled operator encloses */
+	for (uint64_t i = 0; i < tr->nranges; i++) {
+		uint64_t p = parent ? parent[i] : MODEL_NONE;
+		bool covered =
+			p != MODEL_NONE && (R[p].state == FL_COVERED || R[p].state == FL_COUNTED);
+		bool op = tr->ranges.category[i] == OPSCOPE_CAT_OPERATOR;
+		if (covered) {
+			R[i].state = FL_COVERED;
+			continue;
+		}
+		if (!op)
+			continue;
+		/* outermost operator calls make the whole the shares are of */
+		bool outermost = true;
+		for (uint64_t q = p; q != MODEL_NONE; q = parent[q])
+			if (tr->ranges.category[q] == OPSCOPE_CAT_OPERATOR) {
+				outermost = false;
+				break;
+			}
+		if (outermost)
+			r->total_ns += basis_ns(F, t, i);
+		uint32_t shapes, dtypes;
+		const char *why = NULL;
+		struct perfmodel_result res;
+		memset(&res, 0, sizeof(res));
+		if (load_call(F, t, i, &shapes, &dtypes, &why)) {
+			if (!R[i].backward)
+				conv_out_from_backward(F, t, i);
+			perfmodel_eval(&F->call, &res);
+			why = res.reason;
+		}
+		if (res.category != PERFMODEL_NONE) {
+			R[i].state = FL_COUNTED;
+			if (!count_call(F, t, i, R, &res, shapes, dtypes))
+				return false;
+			struct flops_category *c = &r->cat[res.category];
+			c->calls++;
+			c->time_ns += basis_ns(F, t, i);
+			c->flops = sat_add(c->flops, res.flops);
+			c->bytes = sat_add(c->bytes, sat_add(res.bytes_read, res.bytes_written));
+		} else if (why && strcmp(why, "no work (a view or allocation)") == 0) {
+			R[i].state = FL_NO_WORK;
+		} else {
+			R[i].state = FL_NO_MODEL;
+			R[i].reason = why ? why : "no model for this operator";
+		}
+	}
+	/* 2. up: ranges with a counted operator inside */
+	for (uint64_t i = tr->nranges; i-- > 0;) {
+		uint64_t p = parent ? parent[i] : MODEL_NONE;
+		if (p != MODEL_NONE && (R[i].modelled_inside || R[i].state == FL_COUNTED))
+			R[p].modelled_inside = true;
+	}
+	/* 3. down: the outermost unmodelled operators with nothing modelled inside */
+	for (uint64_t i = 0; i < tr->nranges; i++) {
+		uint64_t p = parent ? parent[i] : MODEL_NONE;
+		if (p != MODEL_NONE && R[p].in_gap) {
+			R[i].in_gap = true;
+			continue;
+		}
+		if (R[i].state == FL_NO_WORK && !R[i].modelled_inside) {
+			bool outer = true;
+			for (uint64_t q = p; q != MODEL_NONE; q = parent[q])
+				outer &= R[q].state != FL_NO_WORK;
+			r->no_work_calls += outer;
+			continue;
+		}
+		if (R[i].state != FL_NO_MODEL || R[i].modelled_inside)
+			continue;
+		R[i].in_gap = true;
+		struct flops_gap *g = gap_get(F, tr->ranges.name[i], R[i].reason);
+		if (!g)
+			return false;
+		const struct tree_track *tk = &F->an->tree.tracks[t];
+		g->calls++;
+		g->cpu_ns += tr->ranges.dur_ns[i];
+		g->gpu_ns += tk->ggpu_ns ? tk->ggpu_ns[i] : 0;
+		r->cat[PERFMODEL_NONE].calls++;
+		r->cat[PERFMODEL_NONE].time_ns += basis_ns(F, t, i);
+	}
+	return true;
+}
+
+/* The roofline sums of the categories, from the rows (their peaks are known by now). */
+static void roll_up_roofline(struct flops_result *r)
+{
+	for (uint32_t i = 0; i < r->nrows; i++) {
+		const struct flops_row *row = &r->rows[i];
+		struct flops_derived d;
+		flops_derive(row, r->device_time, &d);
+		if (d.roofline_ns <= 0)
+			continue;
+		struct flops_category *c = &r->cat[row->category];
+		c->roofline_ns += d.roofline_ns;
+		c->peak_time_ns += (int64_t)(d.time_s * 1e9 + 0.5);
+	}
+}
+
+int flops_run(const struct analysis *an, const struct flops_opts *o, struct flops_result *out)
+{
+	memset(out, 0, sizeof(*out));
+	const struct model *m = an->m;
+	struct fl F;
+	memset(&F, 0, sizeof(F));
+	F.an = an;
+	F.m = m;
+	F.o = o;
+	F.r = out;
+	F.k_dims = model_find_str(m, "Input Dims");
+	F.k_types = model_find_str(m, "Input type");
+	F.k_concrete = model_find_str(m, "Concrete Inputs");
+	F.k_seq = model_find_str(m, "Sequence number");
+	if (!F.k_dims)
+		return 0; /* no operator has shapes: nothing to model, nothing to list */
+	for (uint32_t t = 0; t < m->ntracks && !out->device_time; t++)
+		out->device_time = m->tracks[t].kind == MODEL_TRACK_DEVICE && m->tracks[t].nranges;
+
+	struct fl_range **per_track = calloc(m->ntracks ? m->ntracks : 1, sizeof(*per_track));
+	F.tc_by_name = malloc(m->nstrings ? m->nstrings : 1);
+	bool ok = per_track && F.tc_by_name;
+	if (ok)
+		memset(F.tc_by_name, -1, m->nstrings);
+	for (uint32_t t = 0; ok && t < m->ntracks; t++) {
+		const struct model_track *tr = &m->tracks[t];
+		if (tr->kind != MODEL_TRACK_THREAD || !tr->nranges)
+			continue;
+		per_track[t] = calloc(tr->nranges, sizeof(struct fl_range));
+		ok = per_track[t] != NULL;
+	}
+	ok = ok && link_sequences(&F, per_track);
+	for (uint32_t t = 0; ok && t < m->ntracks; t++)
+		if (per_track[t])
+			ok = track_passes(&F, t, per_track[t]);
+	/* CPU time has no peak in the table; peaks given by hand apply to it too */
+	if (ok && !out->device_time && o && o->peaks)
+		for (uint32_t i = 0; i < out->nrows; i++)
+			out->rows[i].peaks = o->peaks;
+	if (ok)
+		roll_up_roofline(out);
+
+	if (per_track)
+		for (uint32_t t = 0; t < m->ntracks; t++)
+			free(per_track[t]);
+	free(per_track);
+	free(F.tc_by_name);
+	free(F.scratch);
+	hindex_free(&F.row_index);
+	hindex_free(&F.gap_index);
+	hmap_free(&F.fwd_op);
+	hmap_free(&F.conv_out);
+	if (!ok || out->oom) {
+		out->oom = true;
+		return OPSCOPE_ENOMEM;
+	}
+	return 0;
+}
+
+void flops_free(struct flops_result *r)
+{
+	free(r->rows);
+	free(r->gaps);
+	memset(r, 0, sizeof(*r));
+}
+
+void flops_derive(const struct flops_row *r, bool device_time, struct flops_derived *d)
+{
+	memset(d, 0, sizeof(*d));
+	int64_t ns = device_time ? r->gpu_ns : r->cpu_ns;
+	d->time_s = (double)ns / 1e9;
+	double flops = (double)r->flops, bytes = (double)r->bytes;
+	d->intensity = bytes > 0 ? flops / bytes : 0;
+	if (d->time_s > 0) {
+		d->flops_per_s = flops / d->time_s;
+		d->bytes_per_s = bytes / d->time_s;
+	}
+	if (!r->peaks)
+		return;
+	d->peak_flops = hardware_peak_flops(r->peaks, (enum perfmodel_dtype)r->dtype, r->tc_ns > 0);
+	double bw = r->peaks->mem_bw_bytes;
+	if (d->peak_flops > 0 && d->time_s > 0)
+		d->pct_peak_flops = d->flops_per_s / d->peak_flops;
+	if (bw > 0 && d->time_s > 0)
+		d->pct_peak_bw = d->bytes_per_s / bw;
+	if (d->peak_flops > 0 && bw > 0) {
+		double tc = flops / d->peak_flops * 1e9, tm = bytes / bw * 1e9;
+		d->roofline_ns = tc > tm ? tc : tm;
+		d->bound = tc >= tm ? "compute" : "memory";
+		if (ns > 0)
+			d->roofline_eff = d->roofline_ns / (double)ns;
+	}
+}
