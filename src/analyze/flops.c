@@ -108,6 +108,30 @@ static int conv_bwd_grad_index(const char *name)
 	return -1;
 }
 
+/* Is range i of track t a call whose parts are its child calls, to be counted instead of it?
+ * torch < 1.11's aten::cudnn_convolution_backward calls aten::cudnn_convolution_backward_input
+ * and _weight for just the gradients asked for: a network's first convolution gets no input
+ * gradient, which a model of the whole (both gradients, with no output_mask in the trace)
+ * would count anyway. */
+static bool runs_as_parts(const struct model *m, const uint64_t *parent, uint32_t t, uint64_t i)
+{
+	const struct model_track *tr = &m->tracks[t];
+	if (strcmp(model_str(m, tr->ranges.name[i]), "aten::cudnn_convolution_backward") != 0)
+		return false;
+	int64_t end = tr->ranges.start_ns[i] + tr->ranges.dur_ns[i];
+	for (uint64_t j = i + 1; j < tr->nranges && tr->ranges.start_ns[j] <= end; j++) {
+		if (tr->ranges.depth[j] <= tr->ranges.depth[i])
+			break;
+		if (parent[j] != i || tr->ranges.category[j] != OPSCOPE_CAT_OPERATOR)
+			continue;
+		const char *n = model_str(m, tr->ranges.name[j]);
+		if (strcmp(n, "aten::cudnn_convolution_backward_input") == 0 ||
+		    strcmp(n, "aten::cudnn_convolution_backward_weight") == 0)
+			return true;
+	}
+	return false;
+}
+
 /* The text of range i's argument `key` (a string, or JSON text), NULL if none. */
 static const char *arg_text(const struct fl *F, uint32_t t, uint64_t i, uint32_t key, uint32_t *id)
 {
@@ -506,6 +530,8 @@ static bool track_passes(struct fl *F, uint32_t t, struct fl_range *R)
 			}
 		if (outermost)
 			r->total_ns += basis_ns(F, t, i);
+		if (runs_as_parts(m, parent, t, i))
+			continue; /* its parts are evaluated, not it */
 		uint32_t shapes, dtypes;
 		const char *why = NULL;
 		struct perfmodel_result res;

@@ -15,6 +15,8 @@
  *     ("...Backward", "...Backward0", "autograd::engine::evaluate_function: ..."), else
  *     forward. A backward row names the forward operator of its autograd node, found through
  *     the "Sequence number" argument (the outermost forward call carrying it, same process).
+ *   - torch < 1.11's aten::cudnn_convolution_backward is counted as its child calls
+ *     (_input, _weight), which are just the gradients cuDNN ran.
  *   - A forward convolution with no "Concrete Inputs" takes its output shape from the
  *     grad_output of the convolution backward call of its autograd node (same sequence number,
  *     same process), when batch and channels agree.
