@@ -74,6 +74,38 @@ def test_phases_ops_shapes_steps(tmp_path, cli, run_record):
 
 
 @pytest.mark.record
+def test_flops_of_a_cpu_recording(tmp_path, cli, run_record):
+    """Issue 19 on a recording of our own: the observer writes a convolution's stride, padding,
+    dilation and groups as "Concrete Inputs", so the flops view models conv1 from them (3x3,
+    padding 1: the output is the input's 8x8), and on a trace without device work its time is
+    CPU time and no device peak applies."""
+    out = tmp_path / "digits.opscope"
+    record(run_record, out, "--epochs", "1", "--batch", "64")
+    d = subprocess.run([cli, "dump", "--category", "Operator", "--name", "aten::conv2d", str(out)],
+                       capture_output=True, text=True, timeout=120).stdout
+    assert 'Concrete Inputs="["", "", "", "[1, 1]", "[1, 1]", "[1, 1]", "1"]"' in d
+    r = subprocess.run([cli, "report", "--format", "json", "--views", "flops", str(out)],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    tables = {t["title"]: t for t in json.loads(r.stdout)["tables"]}
+    rows = tables["FLOPs per Operator"]["rows"]
+    conv1 = [x for x in rows if x["name"] == "aten::conv2d" and x["direction"] == "fwd"
+             and x["input_shapes"] == "[[64, 1, 8, 8], [16, 1, 3, 3], [16], [], [], [], []]"]
+    assert len(conv1) == 1, [x["input_shapes"] for x in rows if x["name"] == "aten::conv2d"]
+    # out [64, 16, 8, 8] = 65536 elements; 2 * (1*3*3) * 65536 + 65536 (bias) per call
+    assert conv1[0]["calls"] == 28
+    assert conv1[0]["flops"] == 28 * (2 * 9 * 65536 + 65536)
+    assert conv1[0]["category"] == "convolution" and conv1[0]["time_ns"] > 0
+    assert conv1[0]["peak_flops_ratio"] is None and conv1[0]["tflops_per_s"] > 0
+    # the backward convolutions are modelled too, each naming its forward operator
+    bwd = [x for x in rows if x["name"] == "aten::convolution_backward"]
+    assert bwd and all(x["direction"] == "bwd" for x in bwd)
+    assert {x["forward_op"] for x in bwd} == {"aten::conv2d"}
+    cats = {x["category"]: x for x in tables["FLOPs by Category"]["rows"]}
+    assert cats["convolution"]["calls"] >= 2 * 29 and "GEMM" in cats
+
+
+@pytest.mark.record
 def test_module_and_input_shape_tables(tmp_path, cli, run_record):
     """The module hierarchy has its table (module paths, calls, self time), module calls are
     not user-defined ranges, and the operators group by input shapes on request (issue 16,

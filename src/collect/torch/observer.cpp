@@ -106,22 +106,57 @@ struct out {
 	}
 };
 
-/* "Input Dims": [[2, 3], [], ...] and "Input type": ["float", "Scalar", ...] like Kineto. */
-void format_inputs(const c10::ArrayRef<const c10::IValue> &inputs, std::string &dims_out,
-		   std::string &types_out)
+/* The concrete value of a scalar or integer-list input as Kineto (torch >= 2.1) writes it in
+ * "Concrete Inputs": "1", "0.5", "True", "[2, 2]"; nothing for other inputs. */
+void put_concrete(out &c, const c10::IValue &v)
 {
-	char dims[1024], types[512];
+	if (v.isInt()) {
+		c.put_int(v.toInt());
+	} else if (v.isBool()) {
+		c.put(v.toBool() ? "True" : "False");
+	} else if (v.isDouble()) {
+		char num[40];
+		int n = std::snprintf(num, sizeof(num), "%.17g", v.toDouble());
+		if (n > 0)
+			c.put_n(num, (size_t)n < sizeof(num) ? (size_t)n : sizeof(num) - 1);
+	} else if (v.isIntList()) {
+		c.put("[");
+		size_t i = 0;
+		for (int64_t x : v.toIntList()) {
+			if (i++)
+				c.put(", ");
+			c.put_int(x);
+		}
+		c.put("]");
+	}
+}
+
+/* "Input Dims": [[2, 3], [], ...], "Input type": ["float", "Scalar", ...] and "Concrete
+ * Inputs": ["", "1", "[2, 2]", ...] like Kineto; concrete_out is left empty when no input
+ * has a concrete value (most operators: tensors only). */
+void format_inputs(const c10::ArrayRef<const c10::IValue> &inputs, std::string &dims_out,
+		   std::string &types_out, std::string &concrete_out)
+{
+	char dims[1024], types[512], concrete[512];
 	out d{ dims, sizeof(dims), 0 }, t{ types, sizeof(types), 0 };
-	dims[0] = types[0] = '\0';
+	out c{ concrete, sizeof(concrete), 0 };
+	dims[0] = types[0] = concrete[0] = '\0';
 	d.put("[");
 	t.put("[");
-	bool first = true;
+	c.put("[");
+	bool first = true, any_concrete = false;
 	for (const c10::IValue &v : inputs) {
 		if (!first) {
 			d.put(", ");
 			t.put(", ");
+			c.put(", ");
 		}
 		first = false;
+		c.put("\"");
+		size_t before = c.len;
+		put_concrete(c, v);
+		any_concrete |= c.len != before;
+		c.put("\"");
 		if (v.isTensor()) {
 			const at::Tensor &x = v.toTensor();
 			d.put("[");
@@ -148,12 +183,19 @@ void format_inputs(const c10::ArrayRef<const c10::IValue> &inputs, std::string &
 	}
 	d.put("]");
 	t.put("]");
+	c.put("]");
 	if (d.len >= d.cap)
 		dims[d.cap - 1] = '\0';
 	if (t.len >= t.cap)
 		types[t.cap - 1] = '\0';
+	if (c.len >= c.cap)
+		any_concrete = false; /* cut short: not valid JSON, leave it out */
 	dims_out.assign(dims);
 	types_out.assign(types);
+	if (any_concrete)
+		concrete_out.assign(concrete);
+	else
+		concrete_out.clear();
 }
 
 /*
@@ -235,6 +277,8 @@ struct shape_entry {
 	size_t len = 0;
 	int64_t sig[SIG_MAX];
 	uint32_t dims = 0, types = 0; /* interned "Input Dims" and "Input type" */
+	uint32_t concrete = 0;	      /* interned "Concrete Inputs", 0 when there are none */
+	bool has_concrete = false;    /* the inputs have concrete values */
 };
 
 using shape_cache = hash_table<shape_entry, 4096>; /* at most 2,048 entries of 400 B */
@@ -258,6 +302,26 @@ size_t input_signature(const c10::ArrayRef<const c10::IValue> &inputs, int64_t *
 			sig[n++] = 1 | (int64_t)x.scalar_type() << 8 | (int64_t)sizes.size() << 16;
 			for (int64_t s : sizes)
 				sig[n++] = s;
+		} else if (v.isInt()) { /* concrete values are part of the key */
+			if (n + 2 > SIG_MAX)
+				return 0;
+			sig[n++] = 6;
+			sig[n++] = v.toInt();
+		} else if (v.isBool()) {
+			sig[n++] = v.toBool() ? 7 : 8;
+		} else if (v.isDouble()) {
+			if (n + 2 > SIG_MAX)
+				return 0;
+			double x = v.toDouble();
+			sig[n++] = 9;
+			std::memcpy(&sig[n++], &x, sizeof(x));
+		} else if (v.isIntList()) {
+			c10::List<int64_t> l = v.toIntList();
+			if (n + 1 + l.size() > SIG_MAX)
+				return 0;
+			sig[n++] = 10 | (int64_t)l.size() << 16;
+			for (int64_t x : l)
+				sig[n++] = x;
 		} else {
 			sig[n++] = v.isScalar() ? 3 : v.isTensorList() ? 4 : 5;
 		}
@@ -277,7 +341,7 @@ uint64_t signature_hash(const int64_t *sig, size_t n)
 }
 
 /* Interned ids of the argument keys, made at enable. */
-uint32_t key_seq, key_fwd_tid, key_dims, key_types;
+uint32_t key_seq, key_fwd_tid, key_dims, key_types, key_concrete;
 
 uint32_t intern(const std::string &s)
 {
@@ -292,10 +356,12 @@ void put_inputs(const at::RecordFunction &fn)
 	size_t n = input_signature(inputs, sig);
 	if (n == 0 && !inputs.empty()) { /* too long to cache */
 		cache_misses.fetch_add(1, std::memory_order_relaxed);
-		std::string dims, types;
-		format_inputs(inputs, dims, types);
+		std::string dims, types, concrete;
+		format_inputs(inputs, dims, types, concrete);
 		api.arg_string_id(key_dims, intern(dims));
 		api.arg_string_id(key_types, intern(types));
+		if (!concrete.empty())
+			api.arg_string_id(key_concrete, intern(concrete));
 		return;
 	}
 	if (!cache)
@@ -304,10 +370,11 @@ void put_inputs(const at::RecordFunction &fn)
 	shape_entry *e = cache->find(h, [&](const shape_entry &c) {
 		return c.len == n && std::memcmp(c.sig, sig, n * sizeof(int64_t)) == 0;
 	});
-	if (!e || !e->dims || !e->types) { /* new, or its strings could not be interned */
+	if (!e || !e->dims || !e->types || (e->has_concrete && !e->concrete)) {
+		/* new, or its strings could not be interned */
 		cache_misses.fetch_add(1, std::memory_order_relaxed);
-		std::string dims, types;
-		format_inputs(inputs, dims, types);
+		std::string dims, types, concrete;
+		format_inputs(inputs, dims, types, concrete);
 		if (!e) {
 			e = cache->make(h);
 			e->len = n;
@@ -315,9 +382,13 @@ void put_inputs(const at::RecordFunction &fn)
 		}
 		e->dims = intern(dims);
 		e->types = intern(types);
+		e->has_concrete = !concrete.empty();
+		e->concrete = e->has_concrete ? intern(concrete) : 0;
 	}
 	api.arg_string_id(key_dims, e->dims);
 	api.arg_string_id(key_types, e->types);
+	if (e->concrete)
+		api.arg_string_id(key_concrete, e->concrete);
 }
 
 /*
@@ -449,6 +520,7 @@ extern "C" __attribute__((visibility("default"))) int opscope_torch_enable(const
 	key_fwd_tid = api.string_id("Fwd thread id", 13);
 	key_dims = api.string_id("Input Dims", 10);
 	key_types = api.string_id("Input type", 10);
+	key_concrete = api.string_id("Concrete Inputs", 15);
 	handle = at::addGlobalCallback(at::RecordFunctionCallback(on_start, on_end)
 					       .needsInputs(with_shapes)
 					       .scopes({ at::RecordScope::FUNCTION,

@@ -42,8 +42,9 @@ struct opscope_torch_api {
 };
 
 /* Observe every aten operator, backward function and record_function label: a range each,
- * with "Sequence number" (forward/backward link) and, when shapes is nonzero, "Input Dims"
- * and "Input type" as Kineto writes them. 0, or -1 when already enabled or api is NULL. */
+ * with "Sequence number" (forward/backward link) and, when shapes is nonzero, "Input Dims",
+ * "Input type" and (for calls with scalar or integer-list inputs) "Concrete Inputs" as Kineto
+ * writes them. 0, or -1 when already enabled or api is NULL. */
 int opscope_torch_enable(const struct opscope_torch_api *api, int shapes);
 /* Stop observing (the library stays loaded: callbacks in flight may still run). */
 void opscope_torch_disable(void);
