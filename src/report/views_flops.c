@@ -12,6 +12,14 @@
 #include "analyze/flops.h"
 #include "report/views_internal.h"
 
+/* A number column shown with 3 significant digits in text (FLOPs span 1e3 to 1e18). */
+static int num_col(struct rtable *t, const char *title, const char *key, int width)
+{
+	int c = rtable_col(t, title, key, RCOL_NUMBER, width);
+	rtable_col_flags(t, c, RCOL_F_SIG3);
+	return c;
+}
+
 /* The sort key of a row, larger first. */
 static double row_key(const struct flops_row *r, const struct flops_derived *d, enum report_sort s,
 		      bool device_time)
@@ -84,22 +92,13 @@ static int operator_table(struct report_ctx *c, const struct flops_result *f)
 		rtable_col(t, f->device_time ? "GPU Time" : "CPU Time", "time_ns", RCOL_TIME, 9);
 	int cflops = rtable_col(t, "FLOPs", "flops", RCOL_COUNT, 0);
 	rtable_col_flags(t, cflops, RCOL_F_TEXT_HIDDEN);
-	int cgf = rtable_col(t, "GFLOPs", "gflops", RCOL_NUMBER, 9);
-	rtable_col_flags(t, cgf, RCOL_F_SIG3);
-	rtable_col_flags(t, cgf, RCOL_F_SIG3);
+	int cgf = num_col(t, "GFLOPs", "gflops", 9);
 	int cbytes = rtable_col(t, "Bytes", "bytes", RCOL_COUNT, 0);
 	rtable_col_flags(t, cbytes, RCOL_F_TEXT_HIDDEN);
-	int cgb = rtable_col(t, "GB", "gbytes", RCOL_NUMBER, 8);
-	rtable_col_flags(t, cgb, RCOL_F_SIG3);
-	rtable_col_flags(t, cgb, RCOL_F_SIG3);
-	int cint = rtable_col(t, "FLOP/B", "flop_per_byte", RCOL_NUMBER, 8);
-	rtable_col_flags(t, cint, RCOL_F_SIG3);
-	int ctf = rtable_col(t, "TFLOP/s", "tflops_per_s", RCOL_NUMBER, 8);
-	rtable_col_flags(t, ctf, RCOL_F_SIG3);
-	rtable_col_flags(t, ctf, RCOL_F_SIG3);
-	int ctb = rtable_col(t, "TB/s", "tbytes_per_s", RCOL_NUMBER, 8);
-	rtable_col_flags(t, ctb, RCOL_F_SIG3);
-	rtable_col_flags(t, ctb, RCOL_F_SIG3);
+	int cgb = num_col(t, "GB", "gbytes", 8);
+	int cint = num_col(t, "FLOP/B", "flop_per_byte", 8);
+	int ctf = num_col(t, "TFLOP/s", "tflops_per_s", 8);
+	int ctb = num_col(t, "TB/s", "tbytes_per_s", 8);
 	int cpf = rtable_col(t, "Peak FLOP/s(%)", "peak_flops_ratio", RCOL_RATIO, 8);
 	int cpb = rtable_col(t, "Peak BW(%)", "peak_bw_ratio", RCOL_RATIO, 8);
 	int croof = rtable_col(t, "Roofline(%)", "roofline_ratio", RCOL_RATIO, 8);
@@ -181,10 +180,10 @@ static int category_table(struct report_ctx *c, const struct flops_result *f)
 	int ctime =
 		rtable_col(t, f->device_time ? "GPU Time" : "CPU Time", "time_ns", RCOL_TIME, 10);
 	int cshare = rtable_col(t, "Share(%)", "share", RCOL_RATIO, 8);
-	int cgf = rtable_col(t, "GFLOPs", "gflops", RCOL_NUMBER, 10);
-	int cgb = rtable_col(t, "GB", "gbytes", RCOL_NUMBER, 9);
-	int ctf = rtable_col(t, "TFLOP/s", "tflops_per_s", RCOL_NUMBER, 9);
-	int ctb = rtable_col(t, "TB/s", "tbytes_per_s", RCOL_NUMBER, 9);
+	int cgf = num_col(t, "GFLOPs", "gflops", 10);
+	int cgb = num_col(t, "GB", "gbytes", 9);
+	int ctf = num_col(t, "TFLOP/s", "tflops_per_s", 9);
+	int ctb = num_col(t, "TB/s", "tbytes_per_s", 9);
 	int croof = rtable_col(t, "Roofline(%)", "roofline_ratio", RCOL_RATIO, 8);
 	for (int k = 1; k <= PERFMODEL_CATEGORIES; k++) {
 		int i = k % PERFMODEL_CATEGORIES; /* "no model" last */
@@ -283,22 +282,14 @@ static int ceiling_table(struct report_ctx *c, const struct flops_result *f)
 	if (!t)
 		return OPSCOPE_ENOMEM;
 	int cname = rtable_col(t, "Device", "device", RCOL_TEXT, 26);
-	int c64 = rtable_col(t, "FP64 TFLOP/s", "fp64_tflops", RCOL_NUMBER, 9);
-	rtable_col_flags(t, c64, RCOL_F_SIG3);
-	int c32 = rtable_col(t, "FP32 TFLOP/s", "fp32_tflops", RCOL_NUMBER, 9);
-	rtable_col_flags(t, c32, RCOL_F_SIG3);
-	int ctf32 = rtable_col(t, "TF32 TC", "tf32_tflops", RCOL_NUMBER, 9);
-	rtable_col_flags(t, ctf32, RCOL_F_SIG3);
-	int c16 = rtable_col(t, "FP16 TC", "fp16_tflops", RCOL_NUMBER, 9);
-	rtable_col_flags(t, c16, RCOL_F_SIG3);
-	int cbf = rtable_col(t, "BF16 TC", "bf16_tflops", RCOL_NUMBER, 9);
-	rtable_col_flags(t, cbf, RCOL_F_SIG3);
-	int c8 = rtable_col(t, "FP8 TC", "fp8_tflops", RCOL_NUMBER, 9);
-	rtable_col_flags(t, c8, RCOL_F_SIG3);
-	int cbw = rtable_col(t, "TB/s", "tbytes_per_s", RCOL_NUMBER, 8);
-	rtable_col_flags(t, cbw, RCOL_F_SIG3);
-	int cridge = rtable_col(t, "Ridge FP32", "ridge_fp32_flop_per_byte", RCOL_NUMBER, 9);
-	rtable_col_flags(t, cridge, RCOL_F_SIG3);
+	int c64 = num_col(t, "FP64 TFLOP/s", "fp64_tflops", 9);
+	int c32 = num_col(t, "FP32 TFLOP/s", "fp32_tflops", 9);
+	int ctf32 = num_col(t, "TF32 TC", "tf32_tflops", 9);
+	int c16 = num_col(t, "FP16 TC", "fp16_tflops", 9);
+	int cbf = num_col(t, "BF16 TC", "bf16_tflops", 9);
+	int c8 = num_col(t, "FP8 TC", "fp8_tflops", 9);
+	int cbw = num_col(t, "TB/s", "tbytes_per_s", 8);
+	int cridge = num_col(t, "Ridge FP32", "ridge_fp32_flop_per_byte", 9);
 	int csrc = rtable_col(t, "Source", "source", RCOL_TEXT, 0);
 	rtable_col_flags(t, csrc, RCOL_F_TEXT_HIDDEN);
 	for (int k = 0; k < n; k++) {
