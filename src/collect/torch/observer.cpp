@@ -107,7 +107,8 @@ struct out {
 };
 
 /* The concrete value of a scalar or integer-list input as Kineto (torch >= 2.1) writes it in
- * "Concrete Inputs": "1", "0.5", "True", "[2, 2]"; nothing for other inputs. */
+ * "Concrete Inputs": "1", "0.5", "True", "[2, 2]", "[True, False, True]"; nothing for other
+ * inputs. */
 void put_concrete(out &c, const c10::IValue &v)
 {
 	if (v.isInt()) {
@@ -126,6 +127,15 @@ void put_concrete(out &c, const c10::IValue &v)
 			if (i++)
 				c.put(", ");
 			c.put_int(x);
+		}
+		c.put("]");
+	} else if (v.isBoolList()) { /* a convolution backward's output_mask */
+		c.put("[");
+		size_t i = 0;
+		for (bool x : v.toBoolList()) {
+			if (i++)
+				c.put(", ");
+			c.put(x ? "True" : "False");
 		}
 		c.put("]");
 	}
@@ -322,6 +332,11 @@ size_t input_signature(const c10::ArrayRef<const c10::IValue> &inputs, int64_t *
 			sig[n++] = 10 | (int64_t)l.size() << 16;
 			for (int64_t x : l)
 				sig[n++] = x;
+		} else if (v.isBoolList()) {
+			int64_t bits = 0, i = 0;
+			for (bool x : v.toBoolList())
+				bits |= (int64_t)x << (i++ & 31);
+			sig[n++] = 11 | i << 8 | bits << 24;
 		} else {
 			sig[n++] = v.isScalar() ? 3 : v.isTensorList() ? 4 : 5;
 		}
