@@ -31,6 +31,7 @@ static void device_label(struct rtable *t, struct rrow *r, int col, const struct
 /* Columns shared by the two utilization tables. */
 struct util_cols {
 	int dev, step, start, dur, kernel, work, sm, kernels; /* column indexes; step -1: none */
+	int kernel_ns, work_ns, sm_ns; /* the same as times, for exact use (JSON, CSV) */
 };
 
 static void util_cells(struct rrow *r, const struct util_cols *c, const struct gpu_util_device *g,
@@ -46,6 +47,12 @@ static void util_cells(struct rrow *r, const struct util_cols *c, const struct g
 	else
 		r->cells[c->sm].empty = true;
 	r->cells[c->kernels].i = (int64_t)sp->kernels;
+	r->cells[c->kernel_ns].i = sp->kernel_ns;
+	r->cells[c->work_ns].i = sp->work_ns;
+	if (g->sm_known) /* the integral, to the nearest ns */
+		r->cells[c->sm_ns].i = (int64_t)(sp->sm_eff_ns + 0.5);
+	else
+		r->cells[c->sm_ns].empty = true;
 }
 
 static struct util_cols util_table_cols(struct rtable *t, bool steps)
@@ -59,6 +66,12 @@ static struct util_cols util_table_cols(struct rtable *t, bool steps)
 	c.work = rtable_col(t, "Device busy (%)", "device_busy", RCOL_RATIO, 15);
 	c.sm = rtable_col(t, "SM Efficiency (%)", "sm_efficiency", RCOL_RATIO, 17);
 	c.kernels = rtable_col(t, "Kernels", "kernels", RCOL_COUNT, 8);
+	c.kernel_ns = rtable_col(t, "Kernel busy", "kernel_busy_ns", RCOL_TIME, 10);
+	c.work_ns = rtable_col(t, "Device busy", "device_busy_ns", RCOL_TIME, 10);
+	c.sm_ns = rtable_col(t, "SM busy", "sm_busy_ns", RCOL_TIME, 10);
+	rtable_col_flags(t, c.kernel_ns, RCOL_F_TEXT_HIDDEN);
+	rtable_col_flags(t, c.work_ns, RCOL_F_TEXT_HIDDEN);
+	rtable_col_flags(t, c.sm_ns, RCOL_F_TEXT_HIDDEN);
 	if (steps) /* the step's name says where it is */
 		rtable_col_flags(t, c.start, RCOL_F_TEXT_HIDDEN);
 	return c;
@@ -163,7 +176,7 @@ static int alloc_table(struct report_ctx *c, const struct gpu_mem *gm, const cha
 				return OPSCOPE_ENOMEM;
 			device_label(t, r, cdev, m, g->file, g->device);
 			r->cells[cbytes].i = al->bytes;
-			r->cells[cat].i = al->ts_ns - m->min_ns;
+			r->cells[cat].i = al->ts_ns - g->first_ns;
 			if (al->launcher)
 				set_text(r, cby, m, al->launcher);
 			else
@@ -179,13 +192,15 @@ static int alloc_table(struct report_ctx *c, const struct gpu_mem *gm, const cha
 			}
 		}
 	}
-	t->note = leaks ? "Allocations with no free at their address later in the trace, "
-			  "largest first (at most 10 per device);\nAt is from the trace's start."
-			: "At most 10 per device, largest first; At is from the trace's start; "
-			  "Lifetime runs to the free at\nthe same address ('unknown': the "
-			  "records carry no addresses). Launched by: the innermost host\nrange "
-			  "around the allocation on its thread (for CUPTI records, around the "
-			  "cudaMalloc call).";
+	t->note =
+		leaks ? "Allocations with no free at their address later in the trace, "
+			"largest first (at most 10 per device);\nAt is from the device's first "
+			"allocation record."
+		      : "At most 10 per device, largest first; At is from the device's first record; "
+			"Lifetime runs to the free at\nthe same address ('unknown': the "
+			"records carry no addresses). Launched by: the innermost host\nrange "
+			"around the allocation on its thread (for CUPTI records, around the "
+			"cudaMalloc call).";
 	return t->oom ? OPSCOPE_ENOMEM : 0;
 }
 
@@ -229,7 +244,7 @@ int view_gpumem(struct report_ctx *c)
 		r->cells[cst].i = g->start_bytes;
 		r->cells[cen].i = g->end_bytes;
 		r->cells[cpk].i = g->peak_bytes;
-		r->cells[cpat].i = g->peak_ns - m->min_ns;
+		r->cells[cpat].i = g->peak_ns - g->first_ns;
 		if (g->addresses) {
 			r->cells[cnf].i = (int64_t)g->never_freed;
 			r->cells[cnfb].i = g->never_freed_bytes;
@@ -239,11 +254,12 @@ int view_gpumem(struct report_ctx *c)
 		set_cstr(r, cbasis, g->totals ? "allocator total" : "records, from 0");
 		any_leaks = any_leaks || g->nleaks > 0;
 	}
-	t->note = "From the allocation records (CUPTI's, or PyTorch's [memory] events of CUDA "
-		  "devices). Allocated bytes:\nthe allocator's own total where every record "
-		  "carries one (memory from before the trace included),\nelse the sum of the "
-		  "records from 0. Peak at is from the trace's start. Never freed: no free at "
-		  "the\nsame address later in the trace ('-': the records carry no addresses).";
+	t->note =
+		"From the allocation records (CUPTI's, or PyTorch's [memory] events of CUDA "
+		"devices). Allocated bytes:\nthe allocator's own total where every record "
+		"carries one (memory from before the trace included),\nelse the sum of the "
+		"records from 0. Peak at is from the device's first record. Never freed: no free at "
+		"the\nsame address later in the trace ('-': the records carry no addresses).";
 	if ((rc = alloc_table(c, &gm, "GPU Memory: Largest Allocations", false)) != 0)
 		goto out;
 	if (any_leaks && (rc = alloc_table(c, &gm, "GPU Memory: Never Freed", true)) != 0)
