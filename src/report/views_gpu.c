@@ -251,7 +251,7 @@ int view_gpumem(struct report_ctx *c)
 		} else {
 			r->cells[cnf].empty = r->cells[cnfb].empty = true;
 		}
-		set_cstr(r, cbasis, g->totals ? "allocator total" : "records, from 0");
+		set_cstr(r, cbasis, g->totals ? "Total Allocated" : "sum from 0");
 		any_leaks = any_leaks || g->nleaks > 0;
 	}
 	t->note =

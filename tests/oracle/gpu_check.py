@@ -280,7 +280,7 @@ def analyze_memory(doc):
         cur = rs[0]["total"] - rs[0]["bytes"] if totals else 0
         d = {"allocations": 0, "frees": 0, "allocated_bytes": 0, "freed_bytes": 0,
              "start_bytes": cur, "peak_bytes": None, "basis":
-             "allocator total" if totals else "records, from 0"}
+             "Total Allocated" if totals else "sum from 0"}
         live, after = {}, []
         first = rs[0]["ts"]
         for r in rs:
@@ -306,7 +306,7 @@ def analyze_memory(doc):
         def row(r):
             return {"bytes": r["bytes"], "at_ns": r["ts"] - first,
                     "lifetime_ns": None if r["freed"] is None else r["freed"] - r["ts"],
-                    "launched_by": innermost(host, r["thread"], r["ts"])}
+                    "launched_by": innermost(host, r["thread"], r["ts"]) or ""}
         d["largest"] = [row(r) for r in allocs[:TOP]]
         never = [r for r in allocs if addrs and r["freed"] is None]
         d["never_freed"] = len(never) if addrs else None
