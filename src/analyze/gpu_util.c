@@ -196,7 +196,8 @@ static int i64_cmp(const void *x, const void *y)
 /* Sweep the edges into segments of constant, capped value (those of value 0 left out). */
 static void sweep(struct dev_data *d)
 {
-	qsort(d->edge, d->nedge, sizeof(*d->edge), edge_cmp);
+	if (d->nedge)
+		qsort(d->edge, d->nedge, sizeof(*d->edge), edge_cmp);
 	d->seg = malloc((d->nedge ? d->nedge : 1) * sizeof(*d->seg));
 	if (!d->seg) {
 		d->oom = true;
@@ -312,7 +313,8 @@ static void collect(const struct model *m, uint32_t f, uint32_t tt, struct gpu_u
 		return;
 	ivec_merge(&d->k);
 	ivec_merge(&d->w);
-	qsort(d->kstart, d->nk, sizeof(*d->kstart), i64_cmp);
+	if (d->nk) /* qsort's array may not be NULL, even for no element */
+		qsort(d->kstart, d->nk, sizeof(*d->kstart), i64_cmp);
 	sweep(d);
 	d->oom = d->oom || d->k.oom || d->w.oom;
 	g->sm_known = g->kernels_sm > 0;

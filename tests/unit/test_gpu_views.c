@@ -306,7 +306,7 @@ TEST(views_render_the_analyses)
 	CHECK_EQ_I(w->cells[9].i, 900);
 	CHECK_EQ_I(w->cells[10].i, 555);
 	CHECK(t->rows[5].summary);
-	CHECK(t->rows[5].cells[6].empty); /* device 1: no kernel gives blocks */
+	CHECK(t->rows[5].cells[6].empty);		     /* device 1: no kernel gives blocks */
 	CHECK_NEAR(t->rows[5].cells[5].ratio, 0.025, 1e-12); /* its memset: 50 of 2000 ns */
 	CHECK_STR(c.tables[2]->title, "GPU Utilization over time");
 	CHECK_EQ_U(c.tables[2]->nrows, 4); /* 2 buckets of 1 µs per device */
