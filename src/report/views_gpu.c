@@ -4,8 +4,8 @@
  * (gpu_mem.h: the allocated bytes per device, the largest allocations, those never freed,
  * and the bytes over buckets). They render the analyses' fields and compute nothing else;
  * docs/report.md defines every number. Times of events are given from the start of what
- * they belong to (the window, the trace), since absolute clock values mean nothing to a
- * reader.
+ * they belong to (the window; the device's first allocation record), since absolute clock
+ * values mean nothing to a reader.
  */
 #include <stdio.h>
 #include <stdlib.h>
