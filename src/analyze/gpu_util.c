@@ -279,7 +279,8 @@ static void dev_data_free(struct dev_data *d)
 	memset(d, 0, sizeof(*d));
 }
 
-/* Collect the work of device `dev` of file f (tracks from tt on) into d and g's counts. */
+/* Collect the work of device g->device of file f (its tracks start at tt) into d, and count
+ * its kernels into g. */
 static void collect(const struct model *m, uint32_t f, uint32_t tt, struct gpu_util_device *g,
 		    struct dev_data *d)
 {
