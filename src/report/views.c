@@ -4,8 +4,9 @@
  * read-only while they run. The views themselves, after Paddle's profiler_statistic
  * (SPEC-seeds §2), nvprof's summary (§5.2) and the step view (steps.h), are in
  * views_summary.c (files, device, overview, model, distributed, step, perf), views_ranges.c
- * (operators, user-defined, memory, Python functions, modules, NVTX, kernels, nvprof) and
- * views_samples.c (stack samples), with the cell helpers of views_cells.c
+ * (operators, user-defined, memory, Python functions, modules, NVTX, kernels, nvprof),
+ * views_gpu.c (GPU utilization, GPU memory), views_samples.c (stack samples) and
+ * views_flops.c (FLOPs per operator), with the cell helpers of views_cells.c
  * (views_internal.h). Each view calls the analysis its table shows (src/analyze) and turns
  * the result into tables: it reads fields, orders rows, labels and fills cells, and computes
  * nothing else. docs/report.md states every definition and where we differ from Paddle.
@@ -159,14 +160,18 @@ void report_ctx_free(struct report_ctx *c)
 /* Keep these lists to what the views read: a report of a JSON trace loads no other argument
  * (tests/e2e compares reports with and without it on every corpus trace). "Input Dims" only
  * when the operators are grouped by input shapes: most of a Kineto trace's operators carry
- * one. */
-const char *const report_arg_keys[] = { "num_samples", "domain", NULL };
-static const char *const report_arg_keys_shapes[] = { "num_samples", "domain", "Input Dims", NULL };
-/* the flops view reads shapes, dtypes, scalar arguments and the forward-backward link */
-static const char *const report_arg_keys_flops[] = {
-	"num_samples",	   "domain",	      "Input Dims", "Input type",
-	"Concrete Inputs", "Sequence number", NULL
-};
+ * one. The GPU views read kernels' grids and blocks per SM, and the [memory] events' device,
+ * size, address and allocator total; the flops view shapes, dtypes, scalar arguments and the
+ * forward-backward link. */
+#define GPU_ARG_KEYS \
+	"grid", "blocks per SM", "Device Type", "Device Id", "Bytes", "Addr", "Total Allocated"
+const char *const report_arg_keys[] = { "num_samples", "domain", GPU_ARG_KEYS, NULL };
+static const char *const report_arg_keys_shapes[] = { "num_samples", "domain", GPU_ARG_KEYS,
+						      "Input Dims", NULL };
+static const char *const report_arg_keys_flops[] = { "num_samples",	"domain",
+						     GPU_ARG_KEYS,	"Input Dims",
+						     "Input type",	"Concrete Inputs",
+						     "Sequence number", NULL };
 
 const char *const *report_arg_keys_for(const struct report_opts *o)
 {
@@ -212,6 +217,11 @@ const struct report_view report_views[] = {
 	  view_step, 3, false, "Step Summary", "Step: no steps in the trace" },
 	{ "perf", "reader cost, batch cost, throughput of steps with num_samples", view_perf, 0,
 	  false, "Perf Summary", "Perf: no ProfileStep ranges with num_samples in the trace" },
+	{ "gpu", "GPU busy share and SM efficiency per step, window and over time", view_gpu, 1,
+	  false, "GPU Utilization", "GPU Utilization: no GPU in the trace" },
+	{ "gpumem", "GPU memory: allocated and peak over time, largest allocations, leaks",
+	  view_gpumem, 0, false, "GPU Memory",
+	  "GPU Memory: no GPU allocation records in the trace" },
 	{ "samples", "CPU stack samples: top functions (flat, cum), callers and callees",
 	  view_samples, 1, false, "Samples: Top Functions",
 	  "Samples: no stack samples in the trace (with --under: none inside such a range)" },

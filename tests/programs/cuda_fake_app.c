@@ -12,6 +12,10 @@
  *   --no-clock            the fake refuses the collector's timestamp callback
  *   --foreign-subscriber  another tool holds CUPTI's subscriber slot
  *   --drops N             the fake drops N records (as if no buffer were free)
+ *   --allocs              more allocations, inside operators (the GPU memory view's test):
+ *                         before the workers, "aten::empty" allocates 2 MiB on device 0
+ *                         and 3 MiB on device 1, then "aten::zeros" 4 MiB on device 0;
+ *                         after them the 2 MiB is freed; the 3 and 4 MiB never are
  *
  * The work (durations in the fake's clock units, see fake_cupti.h):
  *   once: devices 0 and 1 ("Fake GPU 0/1"), 1 MiB allocated on each and freed at the end,
@@ -93,12 +97,14 @@ static void *worker(void *arg)
 
 int main(int argc, char **argv)
 {
-	int no_clock = 0, foreign = 0, drops = 0, a = 1;
+	int no_clock = 0, foreign = 0, drops = 0, allocs = 0, a = 1;
 	for (; a < argc && argv[a][0] == '-'; a++) {
 		if (!strcmp(argv[a], "--no-clock"))
 			no_clock = 1;
 		else if (!strcmp(argv[a], "--foreign-subscriber"))
 			foreign = 1;
+		else if (!strcmp(argv[a], "--allocs"))
+			allocs = 1;
 		else if (!strcmp(argv[a], "--drops") && a + 1 < argc)
 			drops = atoi(argv[++a]);
 		else {
@@ -160,6 +166,15 @@ int main(int argc, char **argv)
 	fdev(1, "Fake GPU 1", 108, 8, 0, 40ull << 30);
 	fmem(0, 0, 0x7f0000000000ull, 1 << 20);
 	fmem(0, 1, 0x7f1000000000ull, 1 << 20);
+	if (allocs) {
+		op("aten::empty");
+		fmem(0, 0, 0x7f0000200000ull, 2 << 20);
+		fmem(0, 1, 0x7f1000200000ull, 3 << 20);
+		op_done();
+		op("aten::zeros");
+		fmem(0, 0, 0x7f0000600000ull, 4 << 20);
+		op_done();
+	}
 	fpeer(0, 1, 2048, 3, 400);
 	fover(777);
 	if (drops) {
@@ -179,6 +194,8 @@ int main(int argc, char **argv)
 		pthread_create(&th[t], NULL, worker, (void *)(uintptr_t)t);
 	for (int t = 0; t < threads; t++)
 		pthread_join(th[t], NULL);
+	if (allocs)
+		fmem(1, 0, 0x7f0000200000ull, 2 << 20);
 	fmem(1, 0, 0x7f0000000000ull, 1 << 20);
 	fmem(1, 1, 0x7f1000000000ull, 1 << 20);
 

@@ -4,6 +4,10 @@
  * "Memset (Device)", kernels by their (mangled) names, runtime calls by CUPTI's callback
  * names ("cudaLaunchKernel_v7000"); arguments "correlation", "External id", "device",
  * "stream", "context", "grid", "block", "registers per thread", "shared memory", "bytes".
+ * An allocation or free (MEMORY2) is a "[memory]" instant on its device's track with
+ * "device", "bytes" (negative for a free), "Addr", "Total Allocated" and the "correlation"
+ * of the cudaMalloc/cudaFree call that made it (analyze/gpu_mem.c finds the host range
+ * around that call).
  *
  * Runtime and driver calls land on the host track of their thread id; that track is nested
  * again afterwards (model_nest_track), so a call sits under the operator or user range that
@@ -192,7 +196,8 @@ static bool add_work(struct gl *g, const struct ops_gpu_entry *e, int64_t *alloc
 		snprintf(tmp, sizeof(tmp), "0x%" PRIx64, e->address);
 		if (!arg_i(g, g->k_dev, e->device) || !arg_i(g, g->k_bytes, b) ||
 		    !arg_s(g, g->k_addr, tmp, MODEL_ARG_STR) || !arg_i(g, g->k_total, *total) ||
-		    !arg_s(g, g->k_stream, mem_kind(e->src_kind), MODEL_ARG_STR))
+		    !arg_s(g, g->k_stream, mem_kind(e->src_kind), MODEL_ARG_STR) ||
+		    (e->correlation && !arg_i(g, g->k_corr, (int64_t)e->correlation)))
 			return false;
 		tr = &g->m->tracks[t];
 		tr->instants.nargs[i] = (uint32_t)(g->m->nargs - tr->instants.first_arg[i]);
