@@ -20,6 +20,7 @@
 #define PERFMODEL_MAX_INPUTS  32   /* inputs read of one call; more: "too many inputs" */
 #define PERFMODEL_MAX_DIMS    8	   /* dimensions of one tensor; more: "too many dimensions" */
 #define PERFMODEL_TENSOR_LIST (-2) /* perfmodel_input.ndims of a list of tensors */
+#define PERFMODEL_LIST_SHAPES 2	   /* shapes kept of a list's first tensors (einsum's operands) */
 
 /* Categories of the roll-up (issue 19 §5; TraceLens's sheet categories). */
 enum perfmodel_category {
@@ -40,14 +41,17 @@ const char *perfmodel_category_name(enum perfmodel_category c);
 /* One input of a call, as the trace gives it (Kineto's "Input Dims", "Input type" and
  * "Concrete Inputs" at the same index). */
 struct perfmodel_input {
-	int ndims;			  /* dimensions of a tensor (0: "[]", a 0-d tensor or a
+	int ndims;			       /* dimensions of a tensor (0: "[]", a 0-d tensor or a
 					   * scalar: the dtype tells); PERFMODEL_TENSOR_LIST: a list
 					   * of tensors (foreach and fused optimizer ops) */
-	int64_t dims[PERFMODEL_MAX_DIMS]; /* sizes, outermost first */
-	uint32_t list_len;		  /* PERFMODEL_TENSOR_LIST: tensors in the list */
-	uint64_t list_numel;		  /* PERFMODEL_TENSOR_LIST: their elements, summed */
-	const char *dtype;		  /* "float", "c10::Half", "Scalar", "" (NUL-terminated) */
-	const char *value;		  /* the concrete input's text ("1", "[2, 2]", "True"), or
+	int64_t dims[PERFMODEL_MAX_DIMS];      /* sizes, outermost first */
+	uint32_t list_len;		       /* PERFMODEL_TENSOR_LIST: tensors in the list */
+	uint64_t list_numel;		       /* PERFMODEL_TENSOR_LIST: their elements, summed */
+	int list_ndims[PERFMODEL_LIST_SHAPES]; /* PERFMODEL_TENSOR_LIST: dimensions of the first
+						* tensors (-1 past the list's end) */
+	int64_t list_dims[PERFMODEL_LIST_SHAPES][PERFMODEL_MAX_DIMS]; /* and their sizes */
+	const char *dtype; /* "float", "c10::Half", "Scalar", "" (NUL-terminated) */
+	const char *value; /* the concrete input's text ("1", "[2, 2]", "True"), or
 					   * NULL when the trace has none */
 };
 
