@@ -463,6 +463,7 @@ struct pm_ctx {
 	const struct pm_op *op;		/* its table row */
 	bool inplace;			/* matched the row by dropping a trailing '_' */
 	bool ovf;			/* a checked product or sum overflowed */
+	bool baddt;			/* the bytes of a tensor of unknown dtype were needed */
 };
 
 typedef void (*pm_model_fn)(struct pm_ctx *x);
@@ -538,10 +539,11 @@ static const struct perfmodel_input *pm_in(const struct pm_ctx *x, int i)
 }
 
 /* Is in a tensor (not a scalar argument, a list or None)? A "[]" is a 0-d tensor when its
- * type is a tensor dtype. */
+ * type is a tensor dtype; an input with dimensions is a tensor whatever its type says (an
+ * unknown one makes pm_bytes give up). */
 static bool pm_tensor(const struct perfmodel_input *in)
 {
-	return in && in->ndims >= 0 && perfmodel_dtype_bytes(in->dtype) > 0;
+	return in && (in->ndims > 0 || (in->ndims == 0 && perfmodel_dtype_bytes(in->dtype) > 0));
 }
 
 /* Elements of a tensor whose dimensions were validated by perfmodel_eval. */
@@ -562,7 +564,10 @@ static uint64_t pm_bytes(struct pm_ctx *x, const struct perfmodel_input *in)
 {
 	if (!pm_tensor(in))
 		return 0;
-	return pm_mul(x, pm_numel(x, in), perfmodel_dtype_bytes(in->dtype));
+	unsigned bpe = perfmodel_dtype_bytes(in->dtype);
+	if (!bpe)
+		x->baddt = true;
+	return pm_mul(x, pm_numel(x, in), bpe);
 }
 
 static uint64_t pm_prod(struct pm_ctx *x, const int64_t *dims, int n)
@@ -1593,6 +1598,13 @@ static void m_pool(struct pm_ctx *x)
 				PM_FAIL("output_size out of range");
 			windows = pm_mul(x, windows, pm_adaptive_sum(in->dims[off + i], osp[i]));
 		}
+	} else if (bwd && !(x->op->f & PM_F_AVG)) {
+		/* max pooling backward: each output gradient added to the one input its index
+		 * names: one FLOP per output, no kernel size needed */
+		if (go->ndims != in->ndims)
+			PM_FAIL("pooling operand has the wrong shape");
+		memcpy(osp, go->dims + off, sizeof(osp[0]) * (size_t)nsp);
+		windows = pm_prod(x, osp, nsp);
 	} else {
 		int64_t k[PERFMODEL_MAX_DIMS], st[PERFMODEL_MAX_DIMS], pad[PERFMODEL_MAX_DIMS],
 			dil[PERFMODEL_MAX_DIMS];
@@ -2324,6 +2336,11 @@ void perfmodel_eval(const struct perfmodel_call *call, struct perfmodel_result *
 	if (x.ovf) {
 		memset(out, 0, sizeof(*out));
 		out->reason = "a count overflows 64 bits";
+		return;
+	}
+	if (x.baddt && out->category != PERFMODEL_NONE) {
+		memset(out, 0, sizeof(*out));
+		out->reason = "unknown dtype";
 		return;
 	}
 	if (out->category == PERFMODEL_NONE) {
