@@ -917,6 +917,8 @@ static void m_einsum(struct pm_ctx *x)
 			int seen = 0;
 			for (int w = 0; w < 2; w++)
 				seen += memchr(ops[w], c, (size_t)nops[w]) != NULL;
+			if (seen == 1 && nops[2] == PERFMODEL_MAX_DIMS)
+				PM_FAIL("einsum equation is not a GEMM");
 			if (seen == 1)
 				ops[2][nops[2]++] = (char)c;
 		}
@@ -1032,12 +1034,16 @@ static void m_conv(struct pm_ctx *x)
 	int64_t groups = 1;
 	const char *gt = pm_val(x, a[8]);
 	bool have_groups = a[8] < 0 || (gt && pm_parse_i64(gt, &groups));
-	if (have_groups && groups < 1)
-		PM_FAIL("groups < 1");
-	if ((!tr && have_groups && ch != w->dims[1] * groups) || (tr && ch != w->dims[0]))
+	int64_t wg; /* w[1]·groups: C_in (not transposed) or C_out (transposed) */
+	if (have_groups && (groups < 1 || __builtin_mul_overflow(w->dims[1], groups, &wg) ||
+			    wg > (int64_t)PM_MAX_ELEMS))
+		PM_FAIL("groups out of range");
+	if (!have_groups)
+		wg = w->dims[1];
+	if ((!tr && have_groups && ch != wg) || (tr && ch != w->dims[0]))
 		PM_FAIL("convolution channels do not match the weight");
 	bool has_bias = pm_tensor(bias) && bias->ndims > 0;
-	int64_t out_ch = tr ? w->dims[1] * groups : w->dims[0];
+	int64_t out_ch = tr ? wg : w->dims[0];
 	int64_t osp[PERFMODEL_MAX_DIMS];
 	int64_t st[PERFMODEL_MAX_DIMS], pad[PERFMODEL_MAX_DIMS], dil[PERFMODEL_MAX_DIMS],
 		opad[PERFMODEL_MAX_DIMS];
@@ -1594,7 +1600,8 @@ static void m_pool(struct pm_ctx *x)
 			PM_FAIL("output_size not recorded");
 		}
 		for (int i = 0; i < nsp; i++) {
-			if (osp[i] < 1 || osp[i] > INT32_MAX || in->dims[off + i] > INT32_MAX)
+			/* the windows are summed one output at a time: at most 2^20 of them */
+			if (osp[i] < 1 || osp[i] > (1 << 20) || in->dims[off + i] > INT32_MAX)
 				PM_FAIL("output_size out of range");
 			windows = pm_mul(x, windows, pm_adaptive_sum(in->dims[off + i], osp[i]));
 		}

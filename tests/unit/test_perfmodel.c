@@ -198,6 +198,10 @@ TEST(gemm_einsum)
 	r = ev("aten::einsum", "[[], [[3, 4], [4, 5]], []]", "[\"str\", \"float\", \"\"]",
 	       "[\"...ij,jk\", \"\", \"\"]");
 	CHECK_NONE(r, "einsum equation is not a GEMM");
+	/* implicit output of 9 indices (fuzz): more than a tensor's dimensions */
+	r = ev("aten::einsum", "[[], [[2, 3, 4], [2, 4, 5]], []]", "[\"str\", \"float\", \"\"]",
+	       "[\"hiz,long bjk\", \"\", \"\"]");
+	CHECK_NONE(r, "einsum equation is not a GEMM");
 	/* torch writes "TensorList" as the type of a list: its dtype is not known */
 	r = ev("aten::einsum", "[[], [[3, 4], [4, 5]], []]", "[\"str\", \"TensorList\", \"\"]",
 	       "[\"ij,jk\", \"\", \"\"]");
