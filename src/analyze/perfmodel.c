@@ -333,10 +333,10 @@ static bool pm_string(struct pm_scan *s, const char **out)
 		if (e == '\0')
 			return pm_err(s, "unterminated string");
 		s->p++;
-		const char *simple = strchr("\"\\/bfnrt", e);
-		if (simple && e != '\0') {
-			static const char map[] = "\"\\/\b\f\n\r\t";
-			if (!pm_put(s, map[simple - "\"\\/bfnrt"]))
+		static const char esc[] = "\"\\/bfnrt", map[] = "\"\\/\b\f\n\r\t";
+		const char *simple = strchr(esc, e); /* e is not the NUL here */
+		if (simple) {
+			if (!pm_put(s, map[simple - esc]))
 				return false;
 			continue;
 		}

@@ -83,19 +83,21 @@ enum perfmodel_dtype {
 /* The result for one call. */
 struct perfmodel_result {
 	enum perfmodel_category category; /* PERFMODEL_NONE: no model */
-	const char *reason;		  /* static text: why no model ("no model for aten::cat",
-					   * "dimension -3 of input 0"); NULL when modelled */
+	const char *reason;		  /* static text: why no model ("no model for this
+					   * operator", "negative dimension", "no work (a view or
+					   * allocation)"); NULL when modelled */
 	uint64_t flops;			  /* floating-point operations, an FMA counted as 2 */
 	uint64_t bytes_read;		  /* bytes of inputs read, each tensor once */
 	uint64_t bytes_written;		  /* bytes of outputs written */
 	enum perfmodel_dtype dtype;	  /* the compute dtype (of the first floating input) */
 	/* Could tensor cores run it: a GEMM or convolution (or attention) in FP16, BF16, FP8 or
 	 * INT8 (TF32 for FP32 on Ampere and later: tc_tf32_only), with the GEMM dimensions
-	 * (M, N, K; channels for a convolution) multiples of 8 (16 for FP8 and INT8), the rule
-	 * of NVIDIA's "Matrix Multiplication Background" guide cited in docs/flops.md. */
+	 * (M, N, K; channels for a convolution; head dimensions for attention) multiples of 16
+	 * bytes: 8 elements (16 for FP8 and INT8, 4 for TF32), the rule of NVIDIA's guides cited
+	 * in docs/flops.md. */
 	bool tc_eligible;
 	bool tc_tf32_only;     /* eligible only through TF32 (FP32 inputs, sm80 and later) */
-	const char *tc_reason; /* static text: why not eligible ("K = 3 not a multiple of 8",
+	const char *tc_reason; /* static text: why not eligible ("K not a multiple of 8",
 				* "float64"), NULL when eligible or not a matrix op */
 };
 
