@@ -20,6 +20,7 @@
 #define PERFMODEL_MAX_INPUTS  32   /* inputs read of one call; more: "too many inputs" */
 #define PERFMODEL_MAX_DIMS    8	   /* dimensions of one tensor; more: "too many dimensions" */
 #define PERFMODEL_TENSOR_LIST (-2) /* perfmodel_input.ndims of a list of tensors */
+#define PERFMODEL_LIST_SHAPES 2	   /* shapes kept of a list's first tensors (einsum's operands) */
 
 /* Categories of the roll-up (issue 19 §5; TraceLens's sheet categories). */
 enum perfmodel_category {
@@ -40,14 +41,17 @@ const char *perfmodel_category_name(enum perfmodel_category c);
 /* One input of a call, as the trace gives it (Kineto's "Input Dims", "Input type" and
  * "Concrete Inputs" at the same index). */
 struct perfmodel_input {
-	int ndims;			  /* dimensions of a tensor (0: "[]", a 0-d tensor or a
+	int ndims;			       /* dimensions of a tensor (0: "[]", a 0-d tensor or a
 					   * scalar: the dtype tells); PERFMODEL_TENSOR_LIST: a list
 					   * of tensors (foreach and fused optimizer ops) */
-	int64_t dims[PERFMODEL_MAX_DIMS]; /* sizes, outermost first */
-	uint32_t list_len;		  /* PERFMODEL_TENSOR_LIST: tensors in the list */
-	uint64_t list_numel;		  /* PERFMODEL_TENSOR_LIST: their elements, summed */
-	const char *dtype;		  /* "float", "c10::Half", "Scalar", "" (NUL-terminated) */
-	const char *value;		  /* the concrete input's text ("1", "[2, 2]", "True"), or
+	int64_t dims[PERFMODEL_MAX_DIMS];      /* sizes, outermost first */
+	uint32_t list_len;		       /* PERFMODEL_TENSOR_LIST: tensors in the list */
+	uint64_t list_numel;		       /* PERFMODEL_TENSOR_LIST: their elements, summed */
+	int list_ndims[PERFMODEL_LIST_SHAPES]; /* PERFMODEL_TENSOR_LIST: dimensions of the first
+						* tensors (-1 past the list's end) */
+	int64_t list_dims[PERFMODEL_LIST_SHAPES][PERFMODEL_MAX_DIMS]; /* and their sizes */
+	const char *dtype; /* "float", "c10::Half", "Scalar", "" (NUL-terminated) */
+	const char *value; /* the concrete input's text ("1", "[2, 2]", "True"), or
 					   * NULL when the trace has none */
 };
 
@@ -79,19 +83,21 @@ enum perfmodel_dtype {
 /* The result for one call. */
 struct perfmodel_result {
 	enum perfmodel_category category; /* PERFMODEL_NONE: no model */
-	const char *reason;		  /* static text: why no model ("no model for aten::cat",
-					   * "dimension -3 of input 0"); NULL when modelled */
+	const char *reason;		  /* static text: why no model ("no model for this
+					   * operator", "negative dimension", "no work (a view or
+					   * allocation)"); NULL when modelled */
 	uint64_t flops;			  /* floating-point operations, an FMA counted as 2 */
 	uint64_t bytes_read;		  /* bytes of inputs read, each tensor once */
 	uint64_t bytes_written;		  /* bytes of outputs written */
 	enum perfmodel_dtype dtype;	  /* the compute dtype (of the first floating input) */
 	/* Could tensor cores run it: a GEMM or convolution (or attention) in FP16, BF16, FP8 or
 	 * INT8 (TF32 for FP32 on Ampere and later: tc_tf32_only), with the GEMM dimensions
-	 * (M, N, K; channels for a convolution) multiples of 8 (16 for FP8 and INT8), the rule
-	 * of NVIDIA's "Matrix Multiplication Background" guide cited in docs/flops.md. */
+	 * (M, N, K; channels for a convolution; head dimensions for attention) multiples of 16
+	 * bytes: 8 elements (16 for FP8 and INT8, 4 for TF32), the rule of NVIDIA's guides cited
+	 * in docs/flops.md. */
 	bool tc_eligible;
 	bool tc_tf32_only;     /* eligible only through TF32 (FP32 inputs, sm80 and later) */
-	const char *tc_reason; /* static text: why not eligible ("K = 3 not a multiple of 8",
+	const char *tc_reason; /* static text: why not eligible ("K not a multiple of 8",
 				* "float64"), NULL when eligible or not a matrix op */
 };
 
