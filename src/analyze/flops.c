@@ -457,6 +457,35 @@ static void conv_out_from_backward(struct fl *F, uint32_t t, uint64_t i)
 	free(bc);
 }
 
+/* The shape a part of cuDNN's backward convolution gives only as its sizes (torch < 1.11:
+ * _input's first input is the input's sizes, _weight's the weight's, as lists the trace does
+ * not keep), from the enclosing aten::cudnn_convolution_backward's own inputs (input 0 is the
+ * input, 2 the weight): set as F->call's output hint, which the model reads for them. */
+static void part_sizes_from_parent(struct fl *F, uint32_t t, uint64_t p)
+{
+	const struct model *m = F->m;
+	int k = strcmp(F->call.name, "aten::cudnn_convolution_backward_input") == 0    ? 0
+		: strcmp(F->call.name, "aten::cudnn_convolution_backward_weight") == 0 ? 2
+										       : -1;
+	if (k < 0 || p == MODEL_NONE ||
+	    strcmp(model_str(m, m->tracks[t].ranges.name[p]), "aten::cudnn_convolution_backward") !=
+		    0)
+		return;
+	uint32_t id;
+	const char *dims = arg_text(F, t, p, F->k_dims, &id);
+	struct perfmodel_call *pc = dims ? malloc(sizeof(*pc)) : NULL;
+	if (!pc)
+		return;
+	char scratch[8];
+	const char *why;
+	if (perfmodel_parse_inputs(pc, dims, NULL, NULL, scratch, sizeof(scratch), &why) &&
+	    k < pc->ninputs && pc->in[k].ndims > 0) {
+		F->call.out_ndims = pc->in[k].ndims;
+		memcpy(F->call.out_dims, pc->in[k].dims, sizeof(F->call.out_dims));
+	}
+	free(pc);
+}
+
 /* Count operator call i of track t (modelled, result res) into its row. */
 static bool count_call(struct fl *F, uint32_t t, uint64_t i, const struct fl_range *R,
 		       const struct perfmodel_result *res, uint32_t shapes, uint32_t dtypes)
@@ -532,6 +561,8 @@ static bool track_passes(struct fl *F, uint32_t t, struct fl_range *R)
 			r->total_ns += basis_ns(F, t, i);
 		if (runs_as_parts(m, parent, t, i))
 			continue; /* its parts are evaluated, not it */
+		if (is_autograd_node(model_str(m, tr->ranges.name[i])))
+			continue; /* a container: its work is the operators it calls */
 		uint32_t shapes, dtypes;
 		const char *why = NULL;
 		struct perfmodel_result res;
@@ -539,6 +570,8 @@ static bool track_passes(struct fl *F, uint32_t t, struct fl_range *R)
 		if (load_call(F, t, i, &shapes, &dtypes, &why)) {
 			if (!R[i].backward)
 				conv_out_from_backward(F, t, i);
+			else
+				part_sizes_from_parent(F, t, p);
 			perfmodel_eval(&F->call, &res);
 			why = res.reason;
 		}
@@ -688,7 +721,10 @@ void flops_derive(const struct flops_row *r, bool device_time, struct flops_deri
 	}
 	if (!r->peaks)
 		return;
-	d->peak_flops = hardware_peak_flops(r->peaks, (enum perfmodel_dtype)r->dtype, r->tc_ns > 0);
+	enum perfmodel_dtype dt = (enum perfmodel_dtype)r->dtype;
+	d->peak_flops = hardware_peak_flops(r->peaks, dt, r->tc_ns > 0);
+	if (d->peak_flops <= 0 && r->tc_ns > 0) /* no such tensor-core rate (TF32 on a V100) */
+		d->peak_flops = hardware_peak_flops(r->peaks, dt, false);
 	double bw = r->peaks->mem_bw_bytes;
 	if (d->peak_flops > 0 && d->time_s > 0)
 		d->pct_peak_flops = d->flops_per_s / d->peak_flops;

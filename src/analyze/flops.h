@@ -11,6 +11,8 @@
  *     its thread has one: aten::linear is counted and the aten::addmm inside it is not, so no
  *     FLOP is counted twice. An operator with no model and no modelled operator inside it is
  *     listed with the model's reason (only the outermost such call of a nest), never guessed.
+ *   - Autograd nodes (AddmmBackward0, ...) are containers, neither modelled nor listed: their
+ *     work is the operators they call.
  *   - Direction: backward when the call is inside a range named like an autograd node
  *     ("...Backward", "...Backward0", "autograd::engine::evaluate_function: ..."), else
  *     forward. A backward row names the forward operator of its autograd node, found through

@@ -299,15 +299,18 @@ def conv_bwd_flops(name, args):
     return f
 
 
-def conv_bwd_part_flops(name, args):
+def conv_bwd_part_flops(name, args, parent):
     dims = args.get("Input Dims")
     go = shape(dims, 1)
     if name == "aten::cudnn_convolution_backward_input":
         w = shape(dims, 2)  # (self_size, grad_output, weight, ...)
-    else:  # (weight_size, grad_output, self, ...): the weight's shape is a concrete list
+    else:  # (weight_size, grad_output, self, ...): the weight's shape is a concrete list,
+        # else the enclosing cudnn_convolution_backward's weight (its input 2)
         w = concrete(args, 0)
         if not (isinstance(w, list) and all(isinstance(v, int) for v in w)):
-            raise NoModel("weight size not in Concrete Inputs")
+            if parent is None or parent.name != "aten::cudnn_convolution_backward":
+                raise NoModel("weight size not in Concrete Inputs")
+            w = shape(parent.args.get("Input Dims"), 2)
     if len(w) < 3 or len(go) != len(w):
         raise NoModel("conv backward shapes")
     return 2 * prod(w[1:]) * prod(go)
@@ -407,7 +410,7 @@ def analyze(events):
             elif c.name in CONV_BWD:
                 cat, f = "convolution", conv_bwd_flops(c.name, c.args)
             else:
-                cat, f = "convolution", conv_bwd_part_flops(c.name, c.args)
+                cat, f = "convolution", conv_bwd_part_flops(c.name, c.args, c.parent)
         except NoModel:
             nomodel += 1
             continue
@@ -454,9 +457,11 @@ def compare(rows, report, max_lines=40):
     """Returns a list of mismatch lines (empty: equal)."""
     if not isinstance(report, dict) or not isinstance(report.get("tables"), list):
         return ["report: no tables array"]
-    ft = [t for t in report["tables"] if isinstance(t, dict) and t.get("view") == "flops"]
+    # the view's first table is per operator (the others: by category, gaps, ceilings)
+    ft = [t for t in report["tables"] if isinstance(t, dict) and t.get("view") == "flops"
+          and t.get("title") == "FLOPs per Operator"]
     if len(ft) != 1:
-        return ["report: %d tables with view \"flops\", expected 1" % len(ft)]
+        return ["report: %d tables \"FLOPs per Operator\", expected 1" % len(ft)]
     if not isinstance(ft[0].get("rows"), list):
         return ["report: flops table has no rows array"]
     errs, theirs = [], {}
@@ -628,7 +633,7 @@ def self_test():
                "category": "elementwise", "calls": 1, "flops": 5}]
         if extra:
             rr.append(extra)
-        return {"tables": [{"view": "flops", "rows": rr}]}
+        return {"tables": [{"view": "flops", "title": "FLOPs per Operator", "rows": rr}]}
     check(compare(rows, rep()) == [], "equal report")
     check(compare(rows, rep(calls=3)) != [], "calls differ")
     check(compare(rows, rep(flops=191)) != [], "flops differ")
