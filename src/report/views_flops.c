@@ -61,10 +61,13 @@ static const char *dtype_label(const struct flops_row *r)
 	return perfmodel_dtype_name((enum perfmodel_dtype)r->dtype);
 }
 
-/* "yes", "tf32", "no: K = 3 not a multiple of 8", or "-" (not a matrix operator). */
+/* "yes", "tf32", "no: K = 3 not a multiple of 8", or "-" (not a matrix operator). FP32 work is
+ * eligible only through TF32, which a device whose peaks have no TF32 rate (a V100) lacks. */
 static void set_eligible(struct rtable *t, struct rrow *rr, int col, const struct flops_row *r)
 {
-	if (r->tc_eligible)
+	if (r->tc_eligible && r->tc_tf32_only && r->peaks && r->peaks->tf32_flops <= 0)
+		set_cstr(rr, col, "no: fp32 (no TF32 on this device)");
+	else if (r->tc_eligible)
 		set_cstr(rr, col, r->tc_tf32_only ? "tf32" : "yes");
 	else if (r->tc_reason)
 		set_label(t, rr, col, "no: %s", r->tc_reason);

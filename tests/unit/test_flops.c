@@ -146,12 +146,14 @@ TEST(flops_rows_gaps_and_links)
 	CHECK_EQ_I(r.total_ns, 80);
 
 	/* derived: 1024 FLOPs in 30 ns = 34.13 GFLOP/s; the bound and roofline need the
-	 * V100's peaks, which the row has */
+	 * V100's peaks, which the row has. Its kernel ran on tensor cores, but a V100 has no
+	 * TF32 rate for FP32 there: the FP32 vector peak bounds it. */
 	struct flops_derived dv;
 	flops_derive(bwd, true, &dv);
 	CHECK_NEAR(dv.flops_per_s, 1024 / 30e-9, 1.0);
 	CHECK(dv.bound != NULL);
 	CHECK(dv.roofline_ns > 0);
+	CHECK_NEAR(dv.peak_flops, hardware_peak_flops(bwd->peaks, PERFMODEL_DT_FP32, false), 1.0);
 	flops_free(&r);
 
 	/* peaks by hand replace the table's for every device */
