@@ -26,7 +26,11 @@ int diff_rule_parse(const char *s, struct diff_rule *r, char *err, size_t errsiz
 {
 	memset(r, 0, sizeof(*r));
 	snprintf(r->text, sizeof(r->text), "%s", s);
-	const char *op = strpbrk(s, "<>");
+	/* the last '<' or '>': the amount has none, a module path ("Net > Linear") may */
+	const char *op = NULL;
+	for (const char *p = s; *p; p++)
+		if (*p == '<' || *p == '>')
+			op = p;
 	if (!op) {
 		rule_err(err, errsize, s, "no '>' or '<' (e.g. 'kernel:* > +10%')");
 		return -1;

@@ -195,8 +195,10 @@ int cmd_diff(int argc, char **argv)
 			if (nrules == DIFF_MAX_RULES)
 				return cli_usage_error("diff",
 						       "too many --fail-if rules (64 at most)");
-			if (diff_rule_parse(optarg, &rules[nrules], err, sizeof(err)) != 0)
-				return cli_usage_error("diff", err);
+			if (diff_rule_parse(optarg, &rules[nrules], err, sizeof(err)) != 0) {
+				fprintf(stderr, "opscope diff: %s\n", err); /* one line */
+				return CLI_USAGE;
+			}
 			nrules++;
 			break;
 		}
