@@ -151,7 +151,7 @@ bool agg_is_module(uint8_t cat, const char *name)
 	       strncmp(name, FORWARD_PREFIX, sizeof(FORWARD_PREFIX) - 1) == 0;
 }
 
-static bool selects(const struct model *m, enum agg_select sel, uint8_t cat, uint32_t name)
+bool agg_selects(const struct model *m, enum agg_select sel, uint8_t cat, uint32_t name)
 {
 	switch (sel) {
 	case AGG_OPERATORS:
@@ -174,9 +174,7 @@ static bool selects(const struct model *m, enum agg_select sel, uint8_t cat, uin
 	return false;
 }
 
-/* The string id of the value of range i's argument `key` (a string, or JSON text as Kineto's
- * "Input Dims"), 0 if it has none. */
-static uint32_t arg_group(const struct model *m, uint32_t t, uint64_t i, uint32_t key)
+uint32_t agg_arg_group(const struct model *m, uint32_t t, uint64_t i, uint32_t key)
 {
 	if (!key)
 		return 0;
@@ -230,11 +228,11 @@ int agg_host_ranges(const struct analysis *an, enum agg_select sel, uint32_t tra
 		const struct tree_track *tk = &an->tree.tracks[tt];
 		const struct model_ranges *r = &tr->ranges;
 		for (uint64_t i = 0; i < tr->nranges; i++) {
-			if (!selects(m, sel, r->category[i], r->name[i]))
+			if (!agg_selects(m, sel, r->category[i], r->name[i]))
 				continue;
 			uint32_t item =
 				agg_get_group(out, AGG_NONE, r->name[i],
-					      arg_group(m, tt, i, group_key), AGG_KIND_RANGE);
+					      agg_arg_group(m, tt, i, group_key), AGG_KIND_RANGE);
 			agg_add(out, item, r->dur_ns[i], tk->ggpu_ns[i]);
 			if (item != AGG_NONE)
 				out->v[item].self_ns += tk->self_ns[i];
@@ -363,7 +361,7 @@ int agg_nvtx(const struct model *m, struct agg_nvtx *out)
 		for (uint64_t i = 0; i < tr->nranges; i++) {
 			if (r->category[i] != OPSCOPE_CAT_NVTX)
 				continue;
-			uint32_t dom = agg_get(&out->a, AGG_NONE, arg_group(m, tt, i, key),
+			uint32_t dom = agg_get(&out->a, AGG_NONE, agg_arg_group(m, tt, i, key),
 					       AGG_NVTX_DOMAIN);
 			uint32_t it = dom == AGG_NONE ? AGG_NONE
 						      : agg_get(&out->a, dom, r->name[i], style);

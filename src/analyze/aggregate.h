@@ -74,6 +74,13 @@ enum agg_select {
 	AGG_PYTHON_FUNCTIONS, /* PythonFunction ranges that are not module calls */
 };
 
+/* Does aggregation `sel` select a host range of category `cat` named `name` (string id)?
+ * The rule agg_host_ranges applies to each range (the diff attributes ranges to steps by it). */
+bool agg_selects(const struct model *m, enum agg_select sel, uint8_t cat, uint32_t name);
+/* The string id of the value of range i of track t's argument `key` (a string id; a string,
+ * or JSON text as Kineto's "Input Dims"), 0 if it has none or key is 0: agg_item.group. */
+uint32_t agg_arg_group(const struct model *m, uint32_t t, uint64_t i, uint32_t key);
+
 /* Is a range of category `cat` named `name` an nn.Module call? Named "nn.Module: <class>"
  * (opscope's PyTorch capture, Kineto's python_function events), or a Forward range named
  * "forward: <class>" (opscope's capture names the outermost module call so). */

@@ -3,7 +3,8 @@
  * point of each command, and small helpers for errors and for loading traces.
  *
  * Exit codes of every command: CLI_OK (0), CLI_ERROR (1) when something at run time failed
- * (an unreadable trace, a write error), CLI_USAGE (2) for a usage error. Each command parses
+ * (an unreadable trace, a write error), CLI_USAGE (2) for a usage error; `diff` also
+ * CLI_FIRED (3) when a --fail-if rule fired. Each command parses
  * its own options with getopt_long; argv[0] is "opscope CMD" so that getopt's own messages
  * name the command.
  *
@@ -23,6 +24,7 @@ struct model;
 #define CLI_OK	  0
 #define CLI_ERROR 1
 #define CLI_USAGE 2
+#define CLI_FIRED 3 /* diff: a --fail-if rule fired */
 
 struct cli_command {
 	const char *name;		  /* "record" */
@@ -35,6 +37,7 @@ int cmd_info(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
 
 /* Print "opscope CMD: MSG" (when msg is not NULL) and "try 'opscope CMD --help'" to stderr;
  * returns CLI_USAGE. */
@@ -52,6 +55,8 @@ extern bool cli_no_symbolize;
 void cli_symbolize_options(struct model *m);
 /* Load one trace file into a new model; NULL after printing why. */
 struct model *cli_load(const char *path);
+/* The same, keeping only the arguments with these keys (model.keep_arg_keys; NULL: all). */
+struct model *cli_load_keep(const char *path, const char *const *keep_arg_keys);
 /* Write `len` bytes of s to out, escaping what a terminal would interpret
  * (util/escape.h: escape_terminal with \n and \t short, \r as \x0d). */
 void cli_put_escaped(FILE *out, const char *s, size_t len);

@@ -36,6 +36,7 @@ static const struct cli_command cli_commands[] = {
 	{ "dump", cmd_dump, "print the events of a trace as text" },
 	{ "export", cmd_export, "convert a trace to another format (Chrome/Perfetto JSON)" },
 	{ "report", cmd_report, "summary tables: where the time went (operators, kernels, steps)" },
+	{ "diff", cmd_diff, "compare two traces (or two step ranges): what changed, beyond noise" },
 	{ "help", NULL, "show help for a command" },
 };
 #define NCOMMANDS (sizeof(cli_commands) / sizeof(cli_commands[0]))
@@ -90,10 +91,16 @@ void cli_symbolize_options(struct model *m)
 
 struct model *cli_load(const char *path)
 {
+	return cli_load_keep(path, NULL);
+}
+
+struct model *cli_load_keep(const char *path, const char *const *keep_arg_keys)
+{
 	struct model *m = model_new();
 	if (!m)
 		cli_die_oom();
 	cli_symbolize_options(m);
+	m->keep_arg_keys = keep_arg_keys;
 	char err[512];
 	if (import_load_path(m, path, err, sizeof(err)) != 0) {
 		cli_error("%s", err);
