@@ -107,7 +107,7 @@ static int operator_table(struct report_ctx *c, const struct flops_result *f)
 	int croof = rtable_col(t, "Roofline(%)", "roofline_ratio", RCOL_RATIO, 8);
 	int cbound = rtable_col(t, "Bound", "bound", RCOL_TEXT, 7);
 	int ctc = rtable_col(t, "TC Used(%)", "tc_used_ratio", RCOL_RATIO, 8);
-	int celig = rtable_col(t, "TC Eligible", "tc_eligible", RCOL_TEXT, 11);
+	int celig = rtable_col(t, "TC Eligible", "tc_eligible", RCOL_TEXT, 30);
 	rtable_col_flags(t, celig, RCOL_F_CUT);
 	int cfwd = rtable_col(t, "Forward Op", "forward_op", RCOL_TEXT, 0);
 	rtable_col_flags(t, cfwd, RCOL_F_TEXT_HIDDEN);
