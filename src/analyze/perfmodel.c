@@ -477,16 +477,19 @@ struct pm_op {
 	uint16_t f;	    /* PM_F_ flags */
 };
 
-#define PM_F_TRANSPOSED 0x01  /* convolution: transposed by its name */
-#define PM_F_BOOL_OUT	0x02  /* elementwise: the output is bool */
-#define PM_F_INDICES	0x04  /* pooling/reduction: also writes int64 indices */
-#define PM_F_INPLACE_OK 0x08  /* the name with a trailing '_' is the in-place variant */
-#define PM_F_BACKWARD	0x10  /* the backward of the family */
-#define PM_F_ADAPTIVE	0x20  /* pooling: adaptive */
-#define PM_F_AVG	0x40  /* pooling: average */
-#define PM_F_LOG	0x80  /* softmax: log_softmax */
-#define PM_F_NOBIAS	0x100 /* convolution: no bias argument */
-#define PM_F_NOREAD	0x200 /* foreach: the list is only written (_foreach_zero_) */
+#define PM_F_TRANSPOSED	 0x01	/* convolution: transposed by its name */
+#define PM_F_BOOL_OUT	 0x02	/* elementwise: the output is bool */
+#define PM_F_INDICES	 0x04	/* pooling/reduction: also writes int64 indices */
+#define PM_F_INPLACE_OK	 0x08	/* the name with a trailing '_' is the in-place variant */
+#define PM_F_BACKWARD	 0x10	/* the backward of the family */
+#define PM_F_ADAPTIVE	 0x20	/* pooling: adaptive */
+#define PM_F_AVG	 0x40	/* pooling: average */
+#define PM_F_LOG	 0x80	/* softmax: log_softmax */
+#define PM_F_NOBIAS	 0x100	/* convolution: no bias argument */
+#define PM_F_DTYPE_LAST	 0x400	/* reduction: the last argument is the output dtype or tensor */
+#define PM_F_INT_TO_LONG 0x800	/* reduction: integer inputs give int64 (sum, prod, cumsum) */
+#define PM_F_LONG_OUT	 0x1000 /* reduction: the output is int64 (argmax, argmin) */
+#define PM_F_NOREAD	 0x200	/* foreach: the list is only written (_foreach_zero_) */
 
 static uint64_t pm_mul(struct pm_ctx *x, uint64_t a, uint64_t b)
 {
@@ -1466,6 +1469,30 @@ static void m_foreach(struct pm_ctx *x)
 /* ------------------------------------------------------------------------------------------ */
 /* Reductions, softmax, pooling */
 
+/* The output's bytes per element given by argument pos (a dtype code in Concrete Inputs, or
+ * an out= tensor), def when it is None. False (the call failed) when it was not recorded. */
+static bool pm_out_bpe(struct pm_ctx *x, int pos, const struct perfmodel_input *in, unsigned def,
+		       unsigned *obpe)
+{
+	const struct perfmodel_input *arg = pm_in(x, pos);
+	const char *t = pm_val(x, pos);
+	int64_t code;
+	const char *name;
+	*obpe = def;
+	if (!arg || arg == in || pm_none(x, pos))
+		return true;
+	if (arg->ndims > 0 || pm_tensor(arg)) { /* an out= tensor */
+		*obpe = perfmodel_dtype_bytes(arg->dtype);
+		return *obpe || pm_fail(x, "unknown dtype");
+	}
+	if (!t)
+		return pm_fail(x, "output dtype not recorded");
+	if (!pm_parse_i64(t, &code) || !(name = pm_scalar_type(code)))
+		return pm_fail(x, "unknown target dtype");
+	*obpe = perfmodel_dtype_bytes(name);
+	return true;
+}
+
 /* Reduction of input a[0] over the dims at a[1] (-1: the op reduces everything; an int or a
  * list; None: everything), read only when an argument follows it (sum(x, dtype) and
  * sum(x, dim, keepdim, dtype) are told apart by their count). k FLOPs per input element.
@@ -1518,7 +1545,18 @@ static void m_reduce(struct pm_ctx *x)
 	} else {
 		indices = false; /* max(x), min(x): the value only */
 	}
-	uint64_t wr = pm_mul(x, out_n, bpe);
+	unsigned obpe = bpe;
+	uint16_t f = x->op->f;
+	if ((f & PM_F_INT_TO_LONG) && !pm_is_float(perfmodel_dtype_of(in->dtype)))
+		obpe = 8;
+	if ((f & PM_F_DTYPE_LAST) && x->c->ninputs > 1 &&
+	    !pm_out_bpe(x, x->c->ninputs - 1, in, obpe, &obpe))
+		return;
+	if (f & PM_F_LONG_OUT)
+		obpe = 8;
+	if (f & PM_F_BOOL_OUT)
+		obpe = 1;
+	uint64_t wr = pm_mul(x, out_n, obpe);
 	if (indices)
 		wr = pm_add(x, wr, pm_mul(x, out_n, 8));
 	pm_set(x, PERFMODEL_REDUCTION, pm_mul(x, n, x->op->k), pm_bytes(x, in), wr);
@@ -1546,6 +1584,8 @@ static void m_softmax(struct pm_ctx *x)
 	bool half_to_float = false;
 	if (h && pm_parse_bool(h, &half_to_float) && half_to_float)
 		obpe = 4;
+	if (x->op->a[2] >= 0 && !pm_out_bpe(x, x->op->a[2], in, bpe, &obpe))
+		return;
 	pm_set(x, PERFMODEL_REDUCTION, pm_mul(x, n, x->op->k), rd, pm_mul(x, n, obpe));
 }
 
@@ -1564,8 +1604,8 @@ static uint64_t pm_adaptive_sum(int64_t in, int64_t out)
 /* Pooling, forward or backward. Forward a = {x, kernel, stride, padding, dilation,
  * ceil_mode, output_size (adaptive)}; backward a = {grad_output, x, kernel, stride, padding,
  * dilation, ceil_mode, indices}. k spatial dims. FLOPs: one per window element (comparison
- * or addition); bytes: x read, output (+ int64 indices) written; backward: grad_output (and
- * indices) read, grad_input written. */
+ * or addition), max pooling's backward one per output gradient; bytes: x read, output (+
+ * int64 indices) written; backward: grad_output (and indices) read, grad_input written. */
 static void m_pool(struct pm_ctx *x)
 {
 	const int8_t *a = x->op->a;
@@ -2127,32 +2167,33 @@ static const struct pm_op pm_ops[] = {
 	{ "aten::_fused_adamw", m_foreach, A(0, 1, 2, 3, 2, 3), 14, 0 },
 	{ "aten::_fused_sgd_", m_foreach, A(0, 1, 2, N1, 2, N1), 4, 0 },
 	/* reductions: dim position, FLOPs per input element */
-	RED("aten::sum", 1, 1, 0),
-	RED("aten::mean", 1, 1, 0),
-	RED("aten::prod", 1, 1, 0),
-	RED("aten::nansum", 1, 1, 0),
+	RED("aten::sum", 1, 1, PM_F_DTYPE_LAST | PM_F_INT_TO_LONG),
+	RED("aten::mean", 1, 1, PM_F_DTYPE_LAST),
+	RED("aten::prod", 1, 1, PM_F_DTYPE_LAST | PM_F_INT_TO_LONG),
+	RED("aten::nansum", 1, 1, PM_F_DTYPE_LAST),
 	RED("aten::max", 1, 1, PM_F_INDICES),
 	RED("aten::min", 1, 1, PM_F_INDICES),
 	RED("aten::amax", 1, 1, 0),
 	RED("aten::amin", 1, 1, 0),
-	RED("aten::argmax", 1, 1, 0),
-	RED("aten::argmin", 1, 1, 0),
-	RED("aten::any", 1, 1, 0),
-	RED("aten::all", 1, 1, 0),
+	RED("aten::argmax", 1, 1, PM_F_LONG_OUT),
+	RED("aten::argmin", 1, 1, PM_F_LONG_OUT),
+	RED("aten::any", 1, 1, PM_F_BOOL_OUT),
+	RED("aten::all", 1, 1, PM_F_BOOL_OUT),
 	RED("aten::norm", 2, 2, 0),
-	RED("aten::linalg_vector_norm", 2, 2, 0),
+	RED("aten::linalg_vector_norm", 2, 2, PM_F_DTYPE_LAST),
 	RED("aten::var", 1, 3, 0),
 	RED("aten::std", 1, 3, 0),
 	RED("aten::logsumexp", 1, 3, 0),
-	{ "aten::cumsum", m_reduce, A(0, N1, 1), 1, 0 },
-	{ "aten::cumprod", m_reduce, A(0, N1, 1), 1, 0 },
+	{ "aten::cumsum", m_reduce, A(0, N1, 1), 1, PM_F_DTYPE_LAST | PM_F_INT_TO_LONG },
+	{ "aten::cumprod", m_reduce, A(0, N1, 1), 1, PM_F_DTYPE_LAST | PM_F_INT_TO_LONG },
 	/* softmax: 5 FLOPs per element forward (max, subtract, exp, sum, divide), 4 backward */
-	{ "aten::_softmax", m_softmax, A(0, 2), 5, 0 },
-	{ "aten::softmax", m_softmax, A(0, N1), 5, 0 },
-	{ "aten::_log_softmax", m_softmax, A(0, 2), 5, PM_F_LOG },
-	{ "aten::log_softmax", m_softmax, A(0, N1), 5, PM_F_LOG },
-	{ "aten::_softmax_backward_data", m_softmax, A(0, N1), 4, PM_F_BACKWARD },
-	{ "aten::_log_softmax_backward_data", m_softmax, A(0, N1), 4, PM_F_BACKWARD | PM_F_LOG },
+	{ "aten::_softmax", m_softmax, A(0, 2, N1), 5, 0 },
+	{ "aten::softmax", m_softmax, A(0, N1, 2), 5, 0 },
+	{ "aten::_log_softmax", m_softmax, A(0, 2, N1), 5, PM_F_LOG },
+	{ "aten::log_softmax", m_softmax, A(0, N1, 2), 5, PM_F_LOG },
+	{ "aten::_softmax_backward_data", m_softmax, A(0, N1, N1), 4, PM_F_BACKWARD },
+	{ "aten::_log_softmax_backward_data", m_softmax, A(0, N1, N1), 4,
+	  PM_F_BACKWARD | PM_F_LOG },
 	/* pooling forward: x, kernel, stride, padding, dilation, ceil_mode, output_size */
 	{ "aten::max_pool1d", m_pool, A(0, 1, 2, 3, 4, 5, N1), 1, 0 },
 	{ "aten::max_pool2d", m_pool, A(0, 1, 2, 3, 4, 5, N1), 2, 0 },

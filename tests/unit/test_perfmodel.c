@@ -512,9 +512,18 @@ TEST(reductions)
 	struct perfmodel_result r = ev("aten::sum", "[[1024, 40], [], [], []]",
 				       "[\"float\", \"\", \"Scalar\", \"\"]", NULL);
 	CHECK_MODEL(r, PERFMODEL_REDUCTION, 40960, 163840, 4);
-	/* mtia: sum(x, dtype=None) [979, 1024] int: 1002496 elements */
+	/* mtia: sum(x, dtype=None) [979, 1024] int: 1002496 elements; an integer sum is int64 */
 	r = ev("aten::sum", "[[979, 1024], []]", "[\"int\", \"\"]", NULL);
-	CHECK_MODEL(r, PERFMODEL_REDUCTION, 1002496, 4009984, 4);
+	CHECK_MODEL(r, PERFMODEL_REDUCTION, 1002496, 4009984, 8);
+	/* the dtype argument not recorded */
+	r = ev("aten::sum", "[[979, 1024], []]", "[\"int\", \"Scalar\"]", NULL);
+	CHECK_NONE(r, "output dtype not recorded");
+	/* argmax writes int64, any bool */
+	r = ev("aten::argmax", "[[4, 5], [], []]", "[\"float\", \"Scalar\", \"Scalar\"]",
+	       "[\"\", \"1\", \"False\"]");
+	CHECK_MODEL(r, PERFMODEL_REDUCTION, 20, 80, 32);
+	r = ev("aten::any", "[[4, 5]]", "[\"bool\"]", NULL);
+	CHECK_MODEL(r, PERFMODEL_REDUCTION, 20, 20, 1);
 	/* sum(x, dtype=float): the 6 is a dtype, not a dim (two arguments) */
 	r = ev("aten::sum", "[[979, 1024], []]", "[\"int\", \"Scalar\"]", "[\"\", \"6\"]");
 	CHECK_MODEL(r, PERFMODEL_REDUCTION, 1002496, 4009984, 4);
@@ -543,10 +552,18 @@ TEST(reductions)
 	       "[\"float\", \"Scalar\", \"\", \"Scalar\", \"\"]",
 	       "[\"\", \"2.\", \"\", \"False\", \"\"]");
 	CHECK_MODEL(r, PERFMODEL_REDUCTION, 98, 196, 4);
-	/* mtia: cumsum [6144] int: one output per input */
+	/* mtia: cumsum [6144] int to dtype 3 (int32): one output per input */
 	r = ev("aten::cumsum", "[[6144], [], []]", "[\"int\", \"Scalar\", \"Scalar\"]",
 	       "[\"\", \"0\", \"3\"]");
 	CHECK_MODEL(r, PERFMODEL_REDUCTION, 6144, 24576, 24576);
+	/* mtia: its out= variant: the out tensor's dtype */
+	r = ev("aten::cumsum", "[[6144], [], [], [6144]]",
+	       "[\"int\", \"Scalar\", \"Scalar\", \"int\"]", "[\"\", \"0\", \"3\", \"\"]");
+	CHECK_MODEL(r, PERFMODEL_REDUCTION, 6144, 24576, 24576);
+	/* cumsum of int with dtype None: int64 out */
+	r = ev("aten::cumsum", "[[6144], [], []]", "[\"int\", \"Scalar\", \"\"]",
+	       "[\"\", \"0\", \"\"]");
+	CHECK_MODEL(r, PERFMODEL_REDUCTION, 6144, 24576, 49152);
 }
 
 TEST(softmax)
@@ -559,6 +576,12 @@ TEST(softmax)
 	r = ev("aten::_softmax", "[[8, 16], [], []]", "[\"c10::Half\", \"Int\", \"Bool\"]",
 	       "[\"\", \"-1\", \"True\"]");
 	CHECK_MODEL(r, PERFMODEL_REDUCTION, 640, 256, 512);
+	/* softmax(x, dim, dtype=float) of half [8, 16]: float out; not recorded: no model */
+	r = ev("aten::softmax", "[[8, 16], [], []]", "[\"c10::Half\", \"Int\", \"Int\"]",
+	       "[\"\", \"-1\", \"6\"]");
+	CHECK_MODEL(r, PERFMODEL_REDUCTION, 640, 256, 512);
+	r = ev("aten::log_softmax", "[[32, 1000], [], []]", "[\"float\", \"Int\", \"Int\"]", NULL);
+	CHECK_NONE(r, "output dtype not recorded");
 	/* ResNet-50: _log_softmax_backward_data [grad, output, dim, self]: 4 FLOPs per element;
 	 * two tensors read */
 	r = ev("aten::_log_softmax_backward_data", "[[32, 1000], [32, 1000], [], [32, 1000]]",
