@@ -489,6 +489,7 @@ struct pm_op {
 #define PM_F_DTYPE_LAST	 0x400	/* reduction: the last argument is the output dtype or tensor */
 #define PM_F_INT_TO_LONG 0x800	/* reduction: integer inputs give int64 (sum, prod, cumsum) */
 #define PM_F_LONG_OUT	 0x1000 /* reduction: the output is int64 (argmax, argmin) */
+#define PM_F_TRUEDIV	 0x2000 /* elementwise: true division (integers give float) */
 #define PM_F_NOREAD	 0x200	/* foreach: the list is only written (_foreach_zero_) */
 
 static uint64_t pm_mul(struct pm_ctx *x, uint64_t a, uint64_t b)
@@ -1300,16 +1301,88 @@ static bool pm_inplace(const struct pm_ctx *x)
 	return x->inplace || (l > 0 && x->c->name[l - 1] == '_');
 }
 
+/* Does a Scalar argument's text hold a floating-point number ("0.5", "1e-05", "inf"), not an
+ * integer or a boolean? */
+static bool pm_float_text(const char *t)
+{
+	int64_t i;
+	bool b;
+	return !pm_parse_i64(t, &i) && !pm_parse_bool(t, &b);
+}
+
+/* Bytes per element of the output of an elementwise op over the operands at a[0..2], by
+ * torch's type promotion: the dimensioned tensors decide within their category (float over
+ * integer; float16 with bfloat16 gives float32); 0-d tensors and Scalar arguments count only
+ * when they are of a higher category, and then give torch's default dtype (float32) for a
+ * floating Scalar; a 0-d floating tensor beside integer tensors is ambiguous (a wrapped
+ * Python number gives float32, a real 0-d tensor its own dtype), as is a Scalar whose value
+ * was not recorded. True division (PM_F_TRUEDIV) of integers gives float32. False: failed. */
+static bool pm_ew_out_bpe(struct pm_ctx *x, unsigned *bpe)
+{
+	unsigned dim_f = 0, dim_i = 0, zero_f = 0, zero_i = 0;
+	bool f16 = false, b16 = false, scalar_f = false, scalar_unknown = false;
+	for (int i = 0; i < 3; i++) {
+		const struct perfmodel_input *in = x->op->a[i] >= 0 ? pm_in(x, x->op->a[i]) : NULL;
+		if (!in)
+			continue;
+		if (!pm_tensor(in)) {
+			const char *t = pm_val(x, x->op->a[i]);
+			if (strcmp(in->dtype, "Double") == 0 || (t && pm_float_text(t)))
+				scalar_f = true;
+			else if (strcmp(in->dtype, "Scalar") == 0 && !t)
+				scalar_unknown = true;
+			continue;
+		}
+		enum perfmodel_dtype d = perfmodel_dtype_of(in->dtype);
+		unsigned b = perfmodel_dtype_bytes(in->dtype);
+		if (!b)
+			return pm_fail(x, "unknown dtype");
+		if (pm_is_float(d)) {
+			unsigned *m = in->ndims > 0 ? &dim_f : &zero_f;
+			*m = b > *m ? b : *m;
+			f16 |= d == PERFMODEL_DT_FP16;
+			b16 |= d == PERFMODEL_DT_BF16;
+		} else if (d == PERFMODEL_DT_UNKNOWN) {
+			return pm_fail(x, "unknown dtype"); /* complex */
+		} else {
+			unsigned *m = in->ndims > 0 ? &dim_i : &zero_i;
+			*m = b > *m ? b : *m;
+		}
+	}
+	unsigned fl = dim_f ? dim_f : zero_f;
+	if (fl) {
+		if (!dim_f && dim_i)
+			return pm_fail(x, "output dtype not recorded");
+		*bpe = f16 && b16 && fl == 2 ? 4 : fl;
+		return true;
+	}
+	if (scalar_f) {
+		*bpe = 4;
+		return true;
+	}
+	if (scalar_unknown)
+		return pm_fail(x, "output dtype not recorded");
+	*bpe = dim_i ? dim_i : zero_i;
+	if (x->op->f & PM_F_TRUEDIV) {
+		const char *mode = pm_val(x, 2);
+		if (x->c->ninputs < 3 || pm_none(x, 2))
+			*bpe = 4;
+		else if (!mode)
+			return pm_fail(x, "rounding mode not recorded");
+	}
+	return true;
+}
+
 /* Elementwise over the tensors at a[0..2] (-1: none): output = their broadcast shape; k
  * FLOPs per output element. In place: the output is input a[0]. The output dtype: bool for
- * comparisons (PM_F_BOOL_OUT), else that of the first dimensioned floating tensor, else of
- * the first tensor. Scalar arguments are not memory. */
+ * comparisons (PM_F_BOOL_OUT), else torch's promotion (pm_ew_out_bpe). Scalar arguments are
+ * not memory. */
 static void m_ew(struct pm_ctx *x)
 {
 	const struct perfmodel_input *t[3];
 	int64_t shape[PERFMODEL_MAX_DIMS];
 	int nd = 0, nt = 0;
-	const struct perfmodel_input *first = NULL, *outdt = NULL;
+	const struct perfmodel_input *first = NULL, *compute = NULL;
 	uint64_t rd = 0;
 	for (int i = 0; i < 3; i++) {
 		t[i] = x->op->a[i] >= 0 ? pm_in(x, x->op->a[i]) : NULL;
@@ -1319,17 +1392,15 @@ static void m_ew(struct pm_ctx *x)
 			PM_FAIL("shapes do not broadcast");
 		if (!first)
 			first = t[i];
-		if (!outdt && t[i]->ndims > 0 && pm_is_float(perfmodel_dtype_of(t[i]->dtype)))
-			outdt = t[i];
+		if (!compute && t[i]->ndims > 0 && pm_is_float(perfmodel_dtype_of(t[i]->dtype)))
+			compute = t[i];
 		rd = pm_add(x, rd, pm_bytes(x, t[i]));
 		nt++;
 	}
 	if (!nt)
 		PM_FAIL("no tensor operand");
-	if (!outdt)
-		outdt = first;
 	unsigned bpe;
-	if (!pm_dtype(x, outdt, &bpe))
+	if (!pm_dtype(x, compute ? compute : first, &bpe))
 		return;
 	uint64_t n = pm_prod(x, shape, nd);
 	if (pm_inplace(x)) {
@@ -1340,6 +1411,8 @@ static void m_ew(struct pm_ctx *x)
 		bpe = perfmodel_dtype_bytes(t[0]->dtype);
 	} else if (x->op->f & PM_F_BOOL_OUT) {
 		bpe = 1;
+	} else if (!pm_ew_out_bpe(x, &bpe)) {
+		return;
 	}
 	pm_set(x, PERFMODEL_ELEMENTWISE, pm_mul(x, n, x->op->k), rd, pm_mul(x, n, bpe));
 }
@@ -2100,7 +2173,7 @@ static const struct pm_op pm_ops[] = {
 	BIN("aten::sub"),
 	BIN("aten::rsub"),
 	BIN("aten::mul"),
-	BIN("aten::div"),
+	EW("aten::div", 0, 1, N1, 1, PM_F_TRUEDIV),
 	BIN("aten::pow"),
 	BIN("aten::maximum"),
 	BIN("aten::minimum"),

@@ -429,6 +429,32 @@ TEST(elementwise)
 	/* mtia: clamp with scalar bounds */
 	r = ev("aten::clamp", "[[1024, 64], [], []]", "[\"float\", \"Scalar\", \"Scalar\"]", NULL);
 	CHECK_MODEL(r, PERFMODEL_ELEMENTWISE, 65536, 262144, 262144);
+	/* type promotion of the output: half with float gives float (read 2·4 + 4·4, written
+	 * 4·4); half with bfloat16 gives float; integer true division gives float; an integer
+	 * times a floating Scalar gives the default float32; two longs stay long */
+	r = ev("aten::mul", "[[4], [4]]", "[\"c10::Half\", \"float\"]", NULL);
+	CHECK_MODEL(r, PERFMODEL_ELEMENTWISE, 4, 24, 16);
+	r = ev("aten::mul", "[[4], [4]]", "[\"c10::Half\", \"c10::BFloat16\"]", NULL);
+	CHECK_MODEL(r, PERFMODEL_ELEMENTWISE, 4, 16, 16);
+	r = ev("aten::div", "[[1024], [1024]]", "[\"long\", \"long\"]", NULL);
+	CHECK_MODEL(r, PERFMODEL_ELEMENTWISE, 1024, 16384, 4096);
+	r = ev("aten::div", "[[1024], [1024], []]", "[\"long\", \"long\", \"str\"]",
+	       "[\"\", \"\", \"floor\"]");
+	CHECK_MODEL(r, PERFMODEL_ELEMENTWISE, 1024, 16384, 8192);
+	r = ev("aten::mul", "[[4], []]", "[\"long\", \"Scalar\"]", "[\"\", \"0.5\"]");
+	CHECK_MODEL(r, PERFMODEL_ELEMENTWISE, 4, 32, 16);
+	r = ev("aten::mul", "[[4], []]", "[\"long\", \"Scalar\"]", "[\"\", \"3\"]");
+	CHECK_MODEL(r, PERFMODEL_ELEMENTWISE, 4, 32, 32);
+	r = ev("aten::mul", "[[4], []]", "[\"long\", \"Scalar\"]", NULL);
+	CHECK_NONE(r, "output dtype not recorded");
+	r = ev("aten::mul", "[[4], []]", "[\"long\", \"double\"]", NULL);
+	CHECK_NONE(r, "output dtype not recorded");
+	r = ev("aten::add", "[[4], [4], []]", "[\"long\", \"long\", \"Scalar\"]", NULL);
+	CHECK_MODEL(r, PERFMODEL_ELEMENTWISE, 4, 64, 32);
+	/* mtia: pow(0.9, long 0-d): float32 */
+	r = ev("aten::pow", "[[], []]", "[\"Scalar\", \"long\"]",
+	       "[\"0.90000000000000002\", \"\"]");
+	CHECK_MODEL(r, PERFMODEL_ELEMENTWISE, 1, 8, 4);
 	/* max(a, b) is elementwise */
 	r = ev("aten::max", "[[4], [4]]", "[\"float\", \"float\"]", NULL);
 	CHECK_MODEL(r, PERFMODEL_ELEMENTWISE, 4, 32, 16);
