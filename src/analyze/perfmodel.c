@@ -490,6 +490,7 @@ struct pm_op {
 #define PM_F_INT_TO_LONG 0x800	/* reduction: integer inputs give int64 (sum, prod, cumsum) */
 #define PM_F_LONG_OUT	 0x1000 /* reduction: the output is int64 (argmax, argmin) */
 #define PM_F_TRUEDIV	 0x2000 /* elementwise: true division (integers give float) */
+#define PM_F_COND	 0x4000 /* elementwise: a[2] is a condition, not in the type promotion */
 #define PM_F_NOREAD	 0x200	/* foreach: the list is only written (_foreach_zero_) */
 
 static uint64_t pm_mul(struct pm_ctx *x, uint64_t a, uint64_t b)
@@ -1316,12 +1317,13 @@ static bool pm_float_text(const char *t)
  * when they are of a higher category, and then give torch's default dtype (float32) for a
  * floating Scalar; a 0-d floating tensor beside integer tensors is ambiguous (a wrapped
  * Python number gives float32, a real 0-d tensor its own dtype), as is a Scalar whose value
- * was not recorded. True division (PM_F_TRUEDIV) of integers gives float32. False: failed. */
+ * was not recorded. True division (PM_F_TRUEDIV) of integers gives float32; where's condition
+ * (PM_F_COND) takes no part. False: failed. */
 static bool pm_ew_out_bpe(struct pm_ctx *x, unsigned *bpe)
 {
 	unsigned dim_f = 0, dim_i = 0, zero_f = 0, zero_i = 0;
 	bool f16 = false, b16 = false, scalar_f = false, scalar_unknown = false;
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < ((x->op->f & PM_F_COND) ? 2 : 3); i++) {
 		const struct perfmodel_input *in = x->op->a[i] >= 0 ? pm_in(x, x->op->a[i]) : NULL;
 		if (!in)
 			continue;
@@ -2206,7 +2208,7 @@ static const struct pm_op pm_ops[] = {
 	EW("aten::addcmul", 0, 1, 2, 3, 0),
 	EW("aten::addcdiv", 0, 1, 2, 3, 0),
 	EW("aten::lerp", 0, 1, 2, 3, 0),
-	EW("aten::where", 1, 2, 0, 1, 0),
+	EW("aten::where", 1, 2, 0, 1, PM_F_COND),
 	/* copies and conversions: no FLOPs */
 	{ "aten::copy_", m_copy, A(N1), 0, 0 },
 	{ "aten::clone", m_clone, A(N1), 0, 0 },

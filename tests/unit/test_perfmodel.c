@@ -426,6 +426,12 @@ TEST(elementwise)
 	 * written 8192 */
 	r = ev("aten::where", "[[1024], [1024], [1024]]", "[\"bool\", \"long\", \"long\"]", NULL);
 	CHECK_MODEL(r, PERFMODEL_ELEMENTWISE, 1024, 17408, 8192);
+	/* mtia: where(bool [1024], 0-d float, 0-d float): the condition takes no part in the
+	 * promotion: float out; with two unrecorded Scalars: not known */
+	r = ev("aten::where", "[[1024], [], []]", "[\"bool\", \"float\", \"float\"]", NULL);
+	CHECK_MODEL(r, PERFMODEL_ELEMENTWISE, 1024, 1032, 4096);
+	r = ev("aten::where", "[[1024], [], []]", "[\"bool\", \"Scalar\", \"Scalar\"]", NULL);
+	CHECK_NONE(r, "output dtype not recorded");
 	/* mtia: clamp with scalar bounds */
 	r = ev("aten::clamp", "[[1024, 64], [], []]", "[\"float\", \"Scalar\", \"Scalar\"]", NULL);
 	CHECK_MODEL(r, PERFMODEL_ELEMENTWISE, 65536, 262144, 262144);
