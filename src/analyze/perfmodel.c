@@ -484,7 +484,6 @@ struct pm_op {
 #define PM_F_BACKWARD	 0x10	/* the backward of the family */
 #define PM_F_ADAPTIVE	 0x20	/* pooling: adaptive */
 #define PM_F_AVG	 0x40	/* pooling: average */
-#define PM_F_LOG	 0x80	/* softmax: log_softmax */
 #define PM_F_NOBIAS	 0x100	/* convolution: no bias argument */
 #define PM_F_DTYPE_LAST	 0x400	/* reduction: the last argument is the output dtype or tensor */
 #define PM_F_INT_TO_LONG 0x800	/* reduction: integer inputs give int64 (sum, prod, cumsum) */
@@ -1501,7 +1500,8 @@ static void m_to(struct pm_ctx *x)
 	} else if (!pm_none(x, pos)) {
 		PM_FAIL("target dtype not recorded");
 	}
-	if (is_to && strcmp(to, in->dtype) == 0)
+	if (is_to && perfmodel_dtype_bytes(to) == bpe &&
+	    perfmodel_dtype_of(to) == perfmodel_dtype_of(in->dtype))
 		PM_FAIL("aten::to without a dtype change (a no-op or a device copy)");
 	uint64_t n = pm_numel(x, in);
 	pm_set(x, PERFMODEL_ELEMENTWISE, 0, pm_bytes(x, in),
@@ -1526,7 +1526,7 @@ static void m_foreach(struct pm_ctx *x)
 			continue; /* a scalar or ScalarList operand */
 		unsigned b = perfmodel_dtype_bytes(l->dtype);
 		if (!b)
-			b = bpe; /* "TensorList" of an operand of the same op: same dtype */
+			PM_FAIL("dtype of the tensor list not recorded");
 		if (l->list_len != l0->list_len)
 			PM_FAIL("tensor lists of different lengths");
 		rd = pm_add(x, rd, pm_mul(x, l->list_numel, b));
@@ -2264,11 +2264,10 @@ static const struct pm_op pm_ops[] = {
 	/* softmax: 5 FLOPs per element forward (max, subtract, exp, sum, divide), 4 backward */
 	{ "aten::_softmax", m_softmax, A(0, 2, N1), 5, 0 },
 	{ "aten::softmax", m_softmax, A(0, N1, 2), 5, 0 },
-	{ "aten::_log_softmax", m_softmax, A(0, 2, N1), 5, PM_F_LOG },
-	{ "aten::log_softmax", m_softmax, A(0, N1, 2), 5, PM_F_LOG },
+	{ "aten::_log_softmax", m_softmax, A(0, 2, N1), 5, 0 },
+	{ "aten::log_softmax", m_softmax, A(0, N1, 2), 5, 0 },
 	{ "aten::_softmax_backward_data", m_softmax, A(0, N1, N1), 4, PM_F_BACKWARD },
-	{ "aten::_log_softmax_backward_data", m_softmax, A(0, N1, N1), 4,
-	  PM_F_BACKWARD | PM_F_LOG },
+	{ "aten::_log_softmax_backward_data", m_softmax, A(0, N1, N1), 4, PM_F_BACKWARD },
 	/* pooling forward: x, kernel, stride, padding, dilation, ceil_mode, output_size */
 	{ "aten::max_pool1d", m_pool, A(0, 1, 2, 3, 4, 5, N1), 1, 0 },
 	{ "aten::max_pool2d", m_pool, A(0, 1, 2, 3, 4, 5, N1), 2, 0 },
