@@ -2127,7 +2127,7 @@ static const struct pm_op pm_ops[] = {
 	  0, 0 },
 	{ "aten::_scaled_dot_product_efficient_attention_backward", m_attn_bwd,
 	  A(0, 1, 2, 3, 5, 11, N1), 0, 0 },
-	{ "aten::_flash_attention_backward", m_attn_bwd, A(0, 1, 2, 3, 4, 10, 6), 1, 0 },
+	{ "aten::_flash_attention_backward", m_attn_bwd, A(0, 1, 2, 3, 4, 11, 6), 1, 0 },
 	/* Elementwise, unary (1 FLOP per element; TraceLens's count) */
 	UN("aten::abs", 1),
 	UN("aten::neg", 1),

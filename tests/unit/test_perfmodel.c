@@ -384,6 +384,13 @@ TEST(attention)
 	       "[\"c10::Half\", \"c10::Half\", \"c10::Half\", \"Double\", \"Double\", \"Bool\"]",
 	       "[\"\", \"\", \"\", \"0.\", \"0.35\", \"False\"]");
 	CHECK_MODEL(r, PERFMODEL_ATTENTION, 1024, 3 * 128, 128);
+	/* _flash_attention_backward, (B, N, H, d) = (1, 4, 2, 8), causal: 4·5/2 = 10 pairs per
+	 * head, 2 heads x 10 x 2·(3·8 + 2·8): 1600; read go, q, k, v, out 5·128; written 3·128 */
+	r = ev("aten::_flash_attention_backward",
+	       "[[1, 4, 2, 8], [1, 4, 2, 8], [1, 4, 2, 8], [1, 4, 2, 8], [1, 4, 2, 8], [1, 2, 4], [], [], [], [], [], [], [], [], []]",
+	       "[\"c10::Half\", \"c10::Half\", \"c10::Half\", \"c10::Half\", \"c10::Half\", \"float\", \"\", \"\", \"Int\", \"Int\", \"Double\", \"Bool\", \"long int\", \"long int\", \"\"]",
+	       "[\"\", \"\", \"\", \"\", \"\", \"\", \"\", \"\", \"4\", \"4\", \"0.\", \"True\", \"\", \"\", \"\"]");
+	CHECK_MODEL(r, PERFMODEL_ATTENTION, 1600, 640, 384);
 }
 
 TEST(elementwise)
