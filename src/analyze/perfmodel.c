@@ -1443,6 +1443,13 @@ static void m_clone(struct pm_ctx *x)
 	pm_set(x, PERFMODEL_ELEMENTWISE, 0, x->op->k ? 0 : b, b);
 }
 
+/* contiguous copies only when its input is not contiguous, which the trace does not say;
+ * when it does, the copy is its aten::clone child, modelled. */
+static void m_contiguous(struct pm_ctx *x)
+{
+	PM_FAIL("contiguous copies only when needed (its aten::clone child is modelled)");
+}
+
 /* c10::ScalarType codes, as a concrete dtype argument writes them ("6": float). */
 static const char *pm_scalar_type(int64_t code)
 {
@@ -2212,6 +2219,7 @@ static const struct pm_op pm_ops[] = {
 	/* copies and conversions: no FLOPs */
 	{ "aten::copy_", m_copy, A(N1), 0, 0 },
 	{ "aten::clone", m_clone, A(N1), 0, 0 },
+	{ "aten::contiguous", m_contiguous, A(N1), 0, 0 },
 	{ "aten::fill_", m_clone, A(N1), 1, 0 },
 	{ "aten::zero_", m_clone, A(N1), 1, 0 },
 	{ "aten::_to_copy", m_to, A(1), 0, 0 },

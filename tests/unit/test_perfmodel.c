@@ -503,6 +503,10 @@ TEST(copies)
 	       "[\"float\", \"Scalar\", \"Scalar\", \"Scalar\", \"\"]",
 	       "[\"\", \"15\", \"False\", \"False\", \"\"]");
 	CHECK_MODEL(r, PERFMODEL_ELEMENTWISE, 0, 40, 20);
+	/* mtia: contiguous may or may not copy */
+	r = ev("aten::contiguous", "[[1024, 128, 21], []]", "[\"float\", \"Scalar\"]",
+	       "[\"\", \"0\"]");
+	CHECK_NONE(r, "contiguous copies only when needed (its aten::clone child is modelled)");
 	/* fill_ [64]: written only */
 	r = ev("aten::fill_", "[[64], []]", "[\"float\", \"Int\"]", NULL);
 	CHECK_MODEL(r, PERFMODEL_ELEMENTWISE, 0, 0, 256);
