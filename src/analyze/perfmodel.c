@@ -477,16 +477,20 @@ struct pm_op {
 	uint16_t f;	    /* PM_F_ flags */
 };
 
-#define PM_F_TRANSPOSED 0x01  /* convolution: transposed by its name */
-#define PM_F_BOOL_OUT	0x02  /* elementwise: the output is bool */
-#define PM_F_INDICES	0x04  /* pooling/reduction: also writes int64 indices */
-#define PM_F_INPLACE_OK 0x08  /* the name with a trailing '_' is the in-place variant */
-#define PM_F_BACKWARD	0x10  /* the backward of the family */
-#define PM_F_ADAPTIVE	0x20  /* pooling: adaptive */
-#define PM_F_AVG	0x40  /* pooling: average */
-#define PM_F_LOG	0x80  /* softmax: log_softmax */
-#define PM_F_NOBIAS	0x100 /* convolution: no bias argument */
-#define PM_F_NOREAD	0x200 /* foreach: the list is only written (_foreach_zero_) */
+#define PM_F_TRANSPOSED	 0x01	/* convolution: transposed by its name */
+#define PM_F_BOOL_OUT	 0x02	/* elementwise: the output is bool */
+#define PM_F_INDICES	 0x04	/* pooling/reduction: also writes int64 indices */
+#define PM_F_INPLACE_OK	 0x08	/* the name with a trailing '_' is the in-place variant */
+#define PM_F_BACKWARD	 0x10	/* the backward of the family */
+#define PM_F_ADAPTIVE	 0x20	/* pooling: adaptive */
+#define PM_F_AVG	 0x40	/* pooling: average */
+#define PM_F_NOBIAS	 0x100	/* convolution: no bias argument */
+#define PM_F_DTYPE_LAST	 0x400	/* reduction: the last argument is the output dtype or tensor */
+#define PM_F_INT_TO_LONG 0x800	/* reduction: integer inputs give int64 (sum, prod, cumsum) */
+#define PM_F_LONG_OUT	 0x1000 /* reduction: the output is int64 (argmax, argmin) */
+#define PM_F_TRUEDIV	 0x2000 /* elementwise: true division (integers give float) */
+#define PM_F_COND	 0x4000 /* elementwise: a[2] is a condition, not in the type promotion */
+#define PM_F_NOREAD	 0x200	/* foreach: the list is only written (_foreach_zero_) */
 
 static uint64_t pm_mul(struct pm_ctx *x, uint64_t a, uint64_t b)
 {
@@ -1297,16 +1301,89 @@ static bool pm_inplace(const struct pm_ctx *x)
 	return x->inplace || (l > 0 && x->c->name[l - 1] == '_');
 }
 
+/* Does a Scalar argument's text hold a floating-point number ("0.5", "1e-05", "inf"), not an
+ * integer or a boolean? */
+static bool pm_float_text(const char *t)
+{
+	int64_t i;
+	bool b;
+	return !pm_parse_i64(t, &i) && !pm_parse_bool(t, &b);
+}
+
+/* Bytes per element of the output of an elementwise op over the operands at a[0..2], by
+ * torch's type promotion: the dimensioned tensors decide within their category (float over
+ * integer; float16 with bfloat16 gives float32); 0-d tensors and Scalar arguments count only
+ * when they are of a higher category, and then give torch's default dtype (float32) for a
+ * floating Scalar; a 0-d floating tensor beside integer tensors is ambiguous (a wrapped
+ * Python number gives float32, a real 0-d tensor its own dtype), as is a Scalar whose value
+ * was not recorded. True division (PM_F_TRUEDIV) of integers gives float32; where's condition
+ * (PM_F_COND) takes no part. False: failed. */
+static bool pm_ew_out_bpe(struct pm_ctx *x, unsigned *bpe)
+{
+	unsigned dim_f = 0, dim_i = 0, zero_f = 0, zero_i = 0;
+	bool f16 = false, b16 = false, scalar_f = false, scalar_unknown = false;
+	for (int i = 0; i < ((x->op->f & PM_F_COND) ? 2 : 3); i++) {
+		const struct perfmodel_input *in = x->op->a[i] >= 0 ? pm_in(x, x->op->a[i]) : NULL;
+		if (!in)
+			continue;
+		if (!pm_tensor(in)) {
+			const char *t = pm_val(x, x->op->a[i]);
+			if (strcmp(in->dtype, "Double") == 0 || (t && pm_float_text(t)))
+				scalar_f = true;
+			else if (strcmp(in->dtype, "Scalar") == 0 && !t)
+				scalar_unknown = true;
+			continue;
+		}
+		enum perfmodel_dtype d = perfmodel_dtype_of(in->dtype);
+		unsigned b = perfmodel_dtype_bytes(in->dtype);
+		if (!b)
+			return pm_fail(x, "unknown dtype");
+		if (pm_is_float(d)) {
+			unsigned *m = in->ndims > 0 ? &dim_f : &zero_f;
+			*m = b > *m ? b : *m;
+			f16 |= d == PERFMODEL_DT_FP16;
+			b16 |= d == PERFMODEL_DT_BF16;
+		} else if (d == PERFMODEL_DT_UNKNOWN) {
+			return pm_fail(x, "unknown dtype"); /* complex */
+		} else {
+			unsigned *m = in->ndims > 0 ? &dim_i : &zero_i;
+			*m = b > *m ? b : *m;
+		}
+	}
+	unsigned fl = dim_f ? dim_f : zero_f;
+	if (fl) {
+		if (!dim_f && dim_i)
+			return pm_fail(x, "output dtype not recorded");
+		*bpe = f16 && b16 && fl == 2 ? 4 : fl;
+		return true;
+	}
+	if (scalar_f) {
+		*bpe = 4;
+		return true;
+	}
+	if (scalar_unknown)
+		return pm_fail(x, "output dtype not recorded");
+	*bpe = dim_i ? dim_i : zero_i;
+	if (x->op->f & PM_F_TRUEDIV) {
+		const char *mode = pm_val(x, 2);
+		if (x->c->ninputs < 3 || pm_none(x, 2))
+			*bpe = 4;
+		else if (!mode)
+			return pm_fail(x, "rounding mode not recorded");
+	}
+	return true;
+}
+
 /* Elementwise over the tensors at a[0..2] (-1: none): output = their broadcast shape; k
  * FLOPs per output element. In place: the output is input a[0]. The output dtype: bool for
- * comparisons (PM_F_BOOL_OUT), else that of the first dimensioned floating tensor, else of
- * the first tensor. Scalar arguments are not memory. */
+ * comparisons (PM_F_BOOL_OUT), else torch's promotion (pm_ew_out_bpe). Scalar arguments are
+ * not memory. */
 static void m_ew(struct pm_ctx *x)
 {
 	const struct perfmodel_input *t[3];
 	int64_t shape[PERFMODEL_MAX_DIMS];
 	int nd = 0, nt = 0;
-	const struct perfmodel_input *first = NULL, *outdt = NULL;
+	const struct perfmodel_input *first = NULL, *compute = NULL;
 	uint64_t rd = 0;
 	for (int i = 0; i < 3; i++) {
 		t[i] = x->op->a[i] >= 0 ? pm_in(x, x->op->a[i]) : NULL;
@@ -1316,17 +1393,15 @@ static void m_ew(struct pm_ctx *x)
 			PM_FAIL("shapes do not broadcast");
 		if (!first)
 			first = t[i];
-		if (!outdt && t[i]->ndims > 0 && pm_is_float(perfmodel_dtype_of(t[i]->dtype)))
-			outdt = t[i];
+		if (!compute && t[i]->ndims > 0 && pm_is_float(perfmodel_dtype_of(t[i]->dtype)))
+			compute = t[i];
 		rd = pm_add(x, rd, pm_bytes(x, t[i]));
 		nt++;
 	}
 	if (!nt)
 		PM_FAIL("no tensor operand");
-	if (!outdt)
-		outdt = first;
 	unsigned bpe;
-	if (!pm_dtype(x, outdt, &bpe))
+	if (!pm_dtype(x, compute ? compute : first, &bpe))
 		return;
 	uint64_t n = pm_prod(x, shape, nd);
 	if (pm_inplace(x)) {
@@ -1337,6 +1412,8 @@ static void m_ew(struct pm_ctx *x)
 		bpe = perfmodel_dtype_bytes(t[0]->dtype);
 	} else if (x->op->f & PM_F_BOOL_OUT) {
 		bpe = 1;
+	} else if (!pm_ew_out_bpe(x, &bpe)) {
+		return;
 	}
 	pm_set(x, PERFMODEL_ELEMENTWISE, pm_mul(x, n, x->op->k), rd, pm_mul(x, n, bpe));
 }
@@ -1364,6 +1441,13 @@ static void m_clone(struct pm_ctx *x)
 		return;
 	uint64_t b = pm_bytes(x, in);
 	pm_set(x, PERFMODEL_ELEMENTWISE, 0, x->op->k ? 0 : b, b);
+}
+
+/* contiguous copies only when its input is not contiguous, which the trace does not say;
+ * when it does, the copy is its aten::clone child, modelled. */
+static void m_contiguous(struct pm_ctx *x)
+{
+	PM_FAIL("contiguous copies only when needed (its aten::clone child is modelled)");
 }
 
 /* c10::ScalarType codes, as a concrete dtype argument writes them ("6": float). */
@@ -1423,7 +1507,8 @@ static void m_to(struct pm_ctx *x)
 	} else if (!pm_none(x, pos)) {
 		PM_FAIL("target dtype not recorded");
 	}
-	if (is_to && strcmp(to, in->dtype) == 0)
+	if (is_to && perfmodel_dtype_bytes(to) == bpe &&
+	    perfmodel_dtype_of(to) == perfmodel_dtype_of(in->dtype))
 		PM_FAIL("aten::to without a dtype change (a no-op or a device copy)");
 	uint64_t n = pm_numel(x, in);
 	pm_set(x, PERFMODEL_ELEMENTWISE, 0, pm_bytes(x, in),
@@ -1448,7 +1533,7 @@ static void m_foreach(struct pm_ctx *x)
 			continue; /* a scalar or ScalarList operand */
 		unsigned b = perfmodel_dtype_bytes(l->dtype);
 		if (!b)
-			b = bpe; /* "TensorList" of an operand of the same op: same dtype */
+			PM_FAIL("dtype of the tensor list not recorded");
 		if (l->list_len != l0->list_len)
 			PM_FAIL("tensor lists of different lengths");
 		rd = pm_add(x, rd, pm_mul(x, l->list_numel, b));
@@ -1465,6 +1550,30 @@ static void m_foreach(struct pm_ctx *x)
 
 /* ------------------------------------------------------------------------------------------ */
 /* Reductions, softmax, pooling */
+
+/* The output's bytes per element given by argument pos (a dtype code in Concrete Inputs, or
+ * an out= tensor), def when it is None. False (the call failed) when it was not recorded. */
+static bool pm_out_bpe(struct pm_ctx *x, int pos, const struct perfmodel_input *in, unsigned def,
+		       unsigned *obpe)
+{
+	const struct perfmodel_input *arg = pm_in(x, pos);
+	const char *t = pm_val(x, pos);
+	int64_t code;
+	const char *name;
+	*obpe = def;
+	if (!arg || arg == in || pm_none(x, pos))
+		return true;
+	if (arg->ndims > 0 || pm_tensor(arg)) { /* an out= tensor */
+		*obpe = perfmodel_dtype_bytes(arg->dtype);
+		return *obpe || pm_fail(x, "unknown dtype");
+	}
+	if (!t)
+		return pm_fail(x, "output dtype not recorded");
+	if (!pm_parse_i64(t, &code) || !(name = pm_scalar_type(code)))
+		return pm_fail(x, "unknown target dtype");
+	*obpe = perfmodel_dtype_bytes(name);
+	return true;
+}
 
 /* Reduction of input a[0] over the dims at a[1] (-1: the op reduces everything; an int or a
  * list; None: everything), read only when an argument follows it (sum(x, dtype) and
@@ -1518,7 +1627,18 @@ static void m_reduce(struct pm_ctx *x)
 	} else {
 		indices = false; /* max(x), min(x): the value only */
 	}
-	uint64_t wr = pm_mul(x, out_n, bpe);
+	unsigned obpe = bpe;
+	uint16_t f = x->op->f;
+	if ((f & PM_F_INT_TO_LONG) && !pm_is_float(perfmodel_dtype_of(in->dtype)))
+		obpe = 8;
+	if ((f & PM_F_DTYPE_LAST) && x->c->ninputs > 1 &&
+	    !pm_out_bpe(x, x->c->ninputs - 1, in, obpe, &obpe))
+		return;
+	if (f & PM_F_LONG_OUT)
+		obpe = 8;
+	if (f & PM_F_BOOL_OUT)
+		obpe = 1;
+	uint64_t wr = pm_mul(x, out_n, obpe);
 	if (indices)
 		wr = pm_add(x, wr, pm_mul(x, out_n, 8));
 	pm_set(x, PERFMODEL_REDUCTION, pm_mul(x, n, x->op->k), pm_bytes(x, in), wr);
@@ -1546,6 +1666,8 @@ static void m_softmax(struct pm_ctx *x)
 	bool half_to_float = false;
 	if (h && pm_parse_bool(h, &half_to_float) && half_to_float)
 		obpe = 4;
+	if (x->op->a[2] >= 0 && !pm_out_bpe(x, x->op->a[2], in, bpe, &obpe))
+		return;
 	pm_set(x, PERFMODEL_REDUCTION, pm_mul(x, n, x->op->k), rd, pm_mul(x, n, obpe));
 }
 
@@ -1564,8 +1686,8 @@ static uint64_t pm_adaptive_sum(int64_t in, int64_t out)
 /* Pooling, forward or backward. Forward a = {x, kernel, stride, padding, dilation,
  * ceil_mode, output_size (adaptive)}; backward a = {grad_output, x, kernel, stride, padding,
  * dilation, ceil_mode, indices}. k spatial dims. FLOPs: one per window element (comparison
- * or addition); bytes: x read, output (+ int64 indices) written; backward: grad_output (and
- * indices) read, grad_input written. */
+ * or addition), max pooling's backward one per output gradient; bytes: x read, output (+
+ * int64 indices) written; backward: grad_output (and indices) read, grad_input written. */
 static void m_pool(struct pm_ctx *x)
 {
 	const int8_t *a = x->op->a;
@@ -2012,7 +2134,7 @@ static const struct pm_op pm_ops[] = {
 	  0, 0 },
 	{ "aten::_scaled_dot_product_efficient_attention_backward", m_attn_bwd,
 	  A(0, 1, 2, 3, 5, 11, N1), 0, 0 },
-	{ "aten::_flash_attention_backward", m_attn_bwd, A(0, 1, 2, 3, 4, 10, 6), 1, 0 },
+	{ "aten::_flash_attention_backward", m_attn_bwd, A(0, 1, 2, 3, 4, 11, 6), 1, 0 },
 	/* Elementwise, unary (1 FLOP per element; TraceLens's count) */
 	UN("aten::abs", 1),
 	UN("aten::neg", 1),
@@ -2060,7 +2182,7 @@ static const struct pm_op pm_ops[] = {
 	BIN("aten::sub"),
 	BIN("aten::rsub"),
 	BIN("aten::mul"),
-	BIN("aten::div"),
+	EW("aten::div", 0, 1, N1, 1, PM_F_TRUEDIV),
 	BIN("aten::pow"),
 	BIN("aten::maximum"),
 	BIN("aten::minimum"),
@@ -2093,10 +2215,11 @@ static const struct pm_op pm_ops[] = {
 	EW("aten::addcmul", 0, 1, 2, 3, 0),
 	EW("aten::addcdiv", 0, 1, 2, 3, 0),
 	EW("aten::lerp", 0, 1, 2, 3, 0),
-	EW("aten::where", 1, 2, 0, 1, 0),
+	EW("aten::where", 1, 2, 0, 1, PM_F_COND),
 	/* copies and conversions: no FLOPs */
 	{ "aten::copy_", m_copy, A(N1), 0, 0 },
 	{ "aten::clone", m_clone, A(N1), 0, 0 },
+	{ "aten::contiguous", m_contiguous, A(N1), 0, 0 },
 	{ "aten::fill_", m_clone, A(N1), 1, 0 },
 	{ "aten::zero_", m_clone, A(N1), 1, 0 },
 	{ "aten::_to_copy", m_to, A(1), 0, 0 },
@@ -2127,32 +2250,32 @@ static const struct pm_op pm_ops[] = {
 	{ "aten::_fused_adamw", m_foreach, A(0, 1, 2, 3, 2, 3), 14, 0 },
 	{ "aten::_fused_sgd_", m_foreach, A(0, 1, 2, N1, 2, N1), 4, 0 },
 	/* reductions: dim position, FLOPs per input element */
-	RED("aten::sum", 1, 1, 0),
-	RED("aten::mean", 1, 1, 0),
-	RED("aten::prod", 1, 1, 0),
-	RED("aten::nansum", 1, 1, 0),
+	RED("aten::sum", 1, 1, PM_F_DTYPE_LAST | PM_F_INT_TO_LONG),
+	RED("aten::mean", 1, 1, PM_F_DTYPE_LAST),
+	RED("aten::prod", 1, 1, PM_F_DTYPE_LAST | PM_F_INT_TO_LONG),
+	RED("aten::nansum", 1, 1, PM_F_DTYPE_LAST),
 	RED("aten::max", 1, 1, PM_F_INDICES),
 	RED("aten::min", 1, 1, PM_F_INDICES),
 	RED("aten::amax", 1, 1, 0),
 	RED("aten::amin", 1, 1, 0),
-	RED("aten::argmax", 1, 1, 0),
-	RED("aten::argmin", 1, 1, 0),
-	RED("aten::any", 1, 1, 0),
-	RED("aten::all", 1, 1, 0),
+	RED("aten::argmax", 1, 1, PM_F_LONG_OUT),
+	RED("aten::argmin", 1, 1, PM_F_LONG_OUT),
+	RED("aten::any", 1, 1, PM_F_BOOL_OUT),
+	RED("aten::all", 1, 1, PM_F_BOOL_OUT),
 	RED("aten::norm", 2, 2, 0),
-	RED("aten::linalg_vector_norm", 2, 2, 0),
+	RED("aten::linalg_vector_norm", 2, 2, PM_F_DTYPE_LAST),
 	RED("aten::var", 1, 3, 0),
 	RED("aten::std", 1, 3, 0),
 	RED("aten::logsumexp", 1, 3, 0),
-	{ "aten::cumsum", m_reduce, A(0, N1, 1), 1, 0 },
-	{ "aten::cumprod", m_reduce, A(0, N1, 1), 1, 0 },
+	{ "aten::cumsum", m_reduce, A(0, N1, 1), 1, PM_F_DTYPE_LAST | PM_F_INT_TO_LONG },
+	{ "aten::cumprod", m_reduce, A(0, N1, 1), 1, PM_F_DTYPE_LAST | PM_F_INT_TO_LONG },
 	/* softmax: 5 FLOPs per element forward (max, subtract, exp, sum, divide), 4 backward */
-	{ "aten::_softmax", m_softmax, A(0, 2), 5, 0 },
-	{ "aten::softmax", m_softmax, A(0, N1), 5, 0 },
-	{ "aten::_log_softmax", m_softmax, A(0, 2), 5, PM_F_LOG },
-	{ "aten::log_softmax", m_softmax, A(0, N1), 5, PM_F_LOG },
-	{ "aten::_softmax_backward_data", m_softmax, A(0, N1), 4, PM_F_BACKWARD },
-	{ "aten::_log_softmax_backward_data", m_softmax, A(0, N1), 4, PM_F_BACKWARD | PM_F_LOG },
+	{ "aten::_softmax", m_softmax, A(0, 2, N1), 5, 0 },
+	{ "aten::softmax", m_softmax, A(0, N1, 2), 5, 0 },
+	{ "aten::_log_softmax", m_softmax, A(0, 2, N1), 5, 0 },
+	{ "aten::log_softmax", m_softmax, A(0, N1, 2), 5, 0 },
+	{ "aten::_softmax_backward_data", m_softmax, A(0, N1, N1), 4, PM_F_BACKWARD },
+	{ "aten::_log_softmax_backward_data", m_softmax, A(0, N1, N1), 4, PM_F_BACKWARD },
 	/* pooling forward: x, kernel, stride, padding, dilation, ceil_mode, output_size */
 	{ "aten::max_pool1d", m_pool, A(0, 1, 2, 3, 4, 5, N1), 1, 0 },
 	{ "aten::max_pool2d", m_pool, A(0, 1, 2, 3, 4, 5, N1), 2, 0 },

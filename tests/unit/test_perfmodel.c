@@ -384,6 +384,13 @@ TEST(attention)
 	       "[\"c10::Half\", \"c10::Half\", \"c10::Half\", \"Double\", \"Double\", \"Bool\"]",
 	       "[\"\", \"\", \"\", \"0.\", \"0.35\", \"False\"]");
 	CHECK_MODEL(r, PERFMODEL_ATTENTION, 1024, 3 * 128, 128);
+	/* _flash_attention_backward, (B, N, H, d) = (1, 4, 2, 8), causal: 4·5/2 = 10 pairs per
+	 * head, 2 heads x 10 x 2·(3·8 + 2·8): 1600; read go, q, k, v, out 5·128; written 3·128 */
+	r = ev("aten::_flash_attention_backward",
+	       "[[1, 4, 2, 8], [1, 4, 2, 8], [1, 4, 2, 8], [1, 4, 2, 8], [1, 4, 2, 8], [1, 2, 4], [], [], [], [], [], [], [], [], []]",
+	       "[\"c10::Half\", \"c10::Half\", \"c10::Half\", \"c10::Half\", \"c10::Half\", \"float\", \"\", \"\", \"Int\", \"Int\", \"Double\", \"Bool\", \"long int\", \"long int\", \"\"]",
+	       "[\"\", \"\", \"\", \"\", \"\", \"\", \"\", \"\", \"4\", \"4\", \"0.\", \"True\", \"\", \"\", \"\"]");
+	CHECK_MODEL(r, PERFMODEL_ATTENTION, 1600, 640, 384);
 }
 
 TEST(elementwise)
@@ -426,9 +433,41 @@ TEST(elementwise)
 	 * written 8192 */
 	r = ev("aten::where", "[[1024], [1024], [1024]]", "[\"bool\", \"long\", \"long\"]", NULL);
 	CHECK_MODEL(r, PERFMODEL_ELEMENTWISE, 1024, 17408, 8192);
+	/* mtia: where(bool [1024], 0-d float, 0-d float): the condition takes no part in the
+	 * promotion: float out; with two unrecorded Scalars: not known */
+	r = ev("aten::where", "[[1024], [], []]", "[\"bool\", \"float\", \"float\"]", NULL);
+	CHECK_MODEL(r, PERFMODEL_ELEMENTWISE, 1024, 1032, 4096);
+	r = ev("aten::where", "[[1024], [], []]", "[\"bool\", \"Scalar\", \"Scalar\"]", NULL);
+	CHECK_NONE(r, "output dtype not recorded");
 	/* mtia: clamp with scalar bounds */
 	r = ev("aten::clamp", "[[1024, 64], [], []]", "[\"float\", \"Scalar\", \"Scalar\"]", NULL);
 	CHECK_MODEL(r, PERFMODEL_ELEMENTWISE, 65536, 262144, 262144);
+	/* type promotion of the output: half with float gives float (read 2·4 + 4·4, written
+	 * 4·4); half with bfloat16 gives float; integer true division gives float; an integer
+	 * times a floating Scalar gives the default float32; two longs stay long */
+	r = ev("aten::mul", "[[4], [4]]", "[\"c10::Half\", \"float\"]", NULL);
+	CHECK_MODEL(r, PERFMODEL_ELEMENTWISE, 4, 24, 16);
+	r = ev("aten::mul", "[[4], [4]]", "[\"c10::Half\", \"c10::BFloat16\"]", NULL);
+	CHECK_MODEL(r, PERFMODEL_ELEMENTWISE, 4, 16, 16);
+	r = ev("aten::div", "[[1024], [1024]]", "[\"long\", \"long\"]", NULL);
+	CHECK_MODEL(r, PERFMODEL_ELEMENTWISE, 1024, 16384, 4096);
+	r = ev("aten::div", "[[1024], [1024], []]", "[\"long\", \"long\", \"str\"]",
+	       "[\"\", \"\", \"floor\"]");
+	CHECK_MODEL(r, PERFMODEL_ELEMENTWISE, 1024, 16384, 8192);
+	r = ev("aten::mul", "[[4], []]", "[\"long\", \"Scalar\"]", "[\"\", \"0.5\"]");
+	CHECK_MODEL(r, PERFMODEL_ELEMENTWISE, 4, 32, 16);
+	r = ev("aten::mul", "[[4], []]", "[\"long\", \"Scalar\"]", "[\"\", \"3\"]");
+	CHECK_MODEL(r, PERFMODEL_ELEMENTWISE, 4, 32, 32);
+	r = ev("aten::mul", "[[4], []]", "[\"long\", \"Scalar\"]", NULL);
+	CHECK_NONE(r, "output dtype not recorded");
+	r = ev("aten::mul", "[[4], []]", "[\"long\", \"double\"]", NULL);
+	CHECK_NONE(r, "output dtype not recorded");
+	r = ev("aten::add", "[[4], [4], []]", "[\"long\", \"long\", \"Scalar\"]", NULL);
+	CHECK_MODEL(r, PERFMODEL_ELEMENTWISE, 4, 64, 32);
+	/* mtia: pow(0.9, long 0-d): float32 */
+	r = ev("aten::pow", "[[], []]", "[\"Scalar\", \"long\"]",
+	       "[\"0.90000000000000002\", \"\"]");
+	CHECK_MODEL(r, PERFMODEL_ELEMENTWISE, 1, 8, 4);
 	/* max(a, b) is elementwise */
 	r = ev("aten::max", "[[4], [4]]", "[\"float\", \"float\"]", NULL);
 	CHECK_MODEL(r, PERFMODEL_ELEMENTWISE, 4, 32, 16);
@@ -464,6 +503,10 @@ TEST(copies)
 	       "[\"float\", \"Scalar\", \"Scalar\", \"Scalar\", \"\"]",
 	       "[\"\", \"15\", \"False\", \"False\", \"\"]");
 	CHECK_MODEL(r, PERFMODEL_ELEMENTWISE, 0, 40, 20);
+	/* mtia: contiguous may or may not copy */
+	r = ev("aten::contiguous", "[[1024, 128, 21], []]", "[\"float\", \"Scalar\"]",
+	       "[\"\", \"0\"]");
+	CHECK_NONE(r, "contiguous copies only when needed (its aten::clone child is modelled)");
 	/* fill_ [64]: written only */
 	r = ev("aten::fill_", "[[64], []]", "[\"float\", \"Int\"]", NULL);
 	CHECK_MODEL(r, PERFMODEL_ELEMENTWISE, 0, 0, 256);
@@ -512,9 +555,18 @@ TEST(reductions)
 	struct perfmodel_result r = ev("aten::sum", "[[1024, 40], [], [], []]",
 				       "[\"float\", \"\", \"Scalar\", \"\"]", NULL);
 	CHECK_MODEL(r, PERFMODEL_REDUCTION, 40960, 163840, 4);
-	/* mtia: sum(x, dtype=None) [979, 1024] int: 1002496 elements */
+	/* mtia: sum(x, dtype=None) [979, 1024] int: 1002496 elements; an integer sum is int64 */
 	r = ev("aten::sum", "[[979, 1024], []]", "[\"int\", \"\"]", NULL);
-	CHECK_MODEL(r, PERFMODEL_REDUCTION, 1002496, 4009984, 4);
+	CHECK_MODEL(r, PERFMODEL_REDUCTION, 1002496, 4009984, 8);
+	/* the dtype argument not recorded */
+	r = ev("aten::sum", "[[979, 1024], []]", "[\"int\", \"Scalar\"]", NULL);
+	CHECK_NONE(r, "output dtype not recorded");
+	/* argmax writes int64, any bool */
+	r = ev("aten::argmax", "[[4, 5], [], []]", "[\"float\", \"Scalar\", \"Scalar\"]",
+	       "[\"\", \"1\", \"False\"]");
+	CHECK_MODEL(r, PERFMODEL_REDUCTION, 20, 80, 32);
+	r = ev("aten::any", "[[4, 5]]", "[\"bool\"]", NULL);
+	CHECK_MODEL(r, PERFMODEL_REDUCTION, 20, 20, 1);
 	/* sum(x, dtype=float): the 6 is a dtype, not a dim (two arguments) */
 	r = ev("aten::sum", "[[979, 1024], []]", "[\"int\", \"Scalar\"]", "[\"\", \"6\"]");
 	CHECK_MODEL(r, PERFMODEL_REDUCTION, 1002496, 4009984, 4);
@@ -543,10 +595,18 @@ TEST(reductions)
 	       "[\"float\", \"Scalar\", \"\", \"Scalar\", \"\"]",
 	       "[\"\", \"2.\", \"\", \"False\", \"\"]");
 	CHECK_MODEL(r, PERFMODEL_REDUCTION, 98, 196, 4);
-	/* mtia: cumsum [6144] int: one output per input */
+	/* mtia: cumsum [6144] int to dtype 3 (int32): one output per input */
 	r = ev("aten::cumsum", "[[6144], [], []]", "[\"int\", \"Scalar\", \"Scalar\"]",
 	       "[\"\", \"0\", \"3\"]");
 	CHECK_MODEL(r, PERFMODEL_REDUCTION, 6144, 24576, 24576);
+	/* mtia: its out= variant: the out tensor's dtype */
+	r = ev("aten::cumsum", "[[6144], [], [], [6144]]",
+	       "[\"int\", \"Scalar\", \"Scalar\", \"int\"]", "[\"\", \"0\", \"3\", \"\"]");
+	CHECK_MODEL(r, PERFMODEL_REDUCTION, 6144, 24576, 24576);
+	/* cumsum of int with dtype None: int64 out */
+	r = ev("aten::cumsum", "[[6144], [], []]", "[\"int\", \"Scalar\", \"\"]",
+	       "[\"\", \"0\", \"\"]");
+	CHECK_MODEL(r, PERFMODEL_REDUCTION, 6144, 24576, 49152);
 }
 
 TEST(softmax)
@@ -559,6 +619,12 @@ TEST(softmax)
 	r = ev("aten::_softmax", "[[8, 16], [], []]", "[\"c10::Half\", \"Int\", \"Bool\"]",
 	       "[\"\", \"-1\", \"True\"]");
 	CHECK_MODEL(r, PERFMODEL_REDUCTION, 640, 256, 512);
+	/* softmax(x, dim, dtype=float) of half [8, 16]: float out; not recorded: no model */
+	r = ev("aten::softmax", "[[8, 16], [], []]", "[\"c10::Half\", \"Int\", \"Int\"]",
+	       "[\"\", \"-1\", \"6\"]");
+	CHECK_MODEL(r, PERFMODEL_REDUCTION, 640, 256, 512);
+	r = ev("aten::log_softmax", "[[32, 1000], [], []]", "[\"float\", \"Int\", \"Int\"]", NULL);
+	CHECK_NONE(r, "output dtype not recorded");
 	/* ResNet-50: _log_softmax_backward_data [grad, output, dim, self]: 4 FLOPs per element;
 	 * two tensors read */
 	r = ev("aten::_log_softmax_backward_data", "[[32, 1000], [32, 1000], [], [32, 1000]]",
