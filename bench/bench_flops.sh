@@ -27,7 +27,7 @@ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DOPSCOPE_TESTS=OFF \
 cmake --build "$build" -j "$(nproc)" --target opscope_cli gen_kineto >>"$work/build.log" 2>&1
 opscope=${OPSCOPE:-$build/opscope}
 trace=$work/synthetic.json
-"$build/bench/gen_kineto" "$size" >"$trace"
+"$build/bench/gen_kineto" "$size" "$trace"
 bytes=$(stat -c %s "$trace")
 
 views=$("$opscope" report --help | awk '/--views/{on=1; next} /--sort/{on=0} on {print $1}' |

@@ -6,14 +6,14 @@
  *     each with its peak FLOP/s per unit and data type (FP64, FP32 on the vector units, TF32,
  *     FP16 and BF16 on tensor/matrix cores, FP8, INT8) and its memory bandwidth, every number
  *     from the vendor's published datasheet cited beside it in hardware.c and in
- *     docs/flops.md. A device is found by the name the trace gives ("Tesla V100-DGXS-32GB",
+ *     docs/peaks.md. A device is found by the name the trace gives ("Tesla V100-DGXS-32GB",
  *     "NVIDIA H100 80GB HBM3", "AMD Instinct MI300X") through an ordered list of patterns, so
  *     a form factor (SXM, PCIe, NVL) picks its own row. Peaks given by hand
  *     (hardware_peaks_parse) replace the table's.
  *   - Tensor cores: whether a kernel ran on tensor cores, from its name, by an ordered list of
  *     substrings per architecture (PyProf's list, which the TensorBoard plugin copied, and
  *     the names of cuBLAS/cuDNN/CUTLASS kernels of Ampere, Hopper and Blackwell), kept in one
- *     table in hardware.c and printed in docs/flops.md.
+ *     table in hardware.c and printed in docs/peaks.md.
  *
  * Static tables and pure functions: safe from any thread.
  */
