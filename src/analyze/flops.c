@@ -55,7 +55,7 @@ struct fl {
 	const struct flops_row *probe_row;	     /* the key hindex_find compares with */
 	const struct flops_gap *probe_gap;
 	uint32_t rows_cap, gaps_cap;
-	struct hmap fwd_op;   /* (process, seq) -> string id of the forward operator */
+	struct hmap fwd_op;   /* (process, seq) -> (track << 40 | range) of the forward operator */
 	struct hmap conv_out; /* (process, seq) -> (track << 40 | range) of the conv backward */
 	int8_t *tc_by_name;   /* per string id: -1 not looked at, 0 no tensor cores, 1 yes */
 	char *scratch;	      /* perfmodel_parse_inputs' strings */
@@ -373,6 +373,24 @@ static void scan_kernels(struct fl *F, uint32_t t, uint64_t i, struct flops_row 
 /* ---------------------------------------------------------------------------------------- */
 /* The passes */
 
+/* The start of range ref (track << 40 | range). */
+static int64_t range_start(const struct model *m, uint64_t ref)
+{
+	return m->tracks[ref >> 40].ranges.start_ns[ref & ((1ull << 40) - 1)];
+}
+
+/* Is operator i inside an operator carrying the same sequence number (conv2d > convolution >
+ * _convolution all carry their node's)? The outermost of such a chain names it. */
+static bool inside_same_seq(const struct fl *F, uint32_t t, const uint64_t *parent, uint64_t i,
+			    int64_t seq)
+{
+	const struct model_track *tr = &F->m->tracks[t];
+	for (uint64_t q = parent ? parent[i] : MODEL_NONE; q != MODEL_NONE; q = parent[q])
+		if (tr->ranges.category[q] == OPSCOPE_CAT_OPERATOR)
+			return arg_seq(F, t, q) == seq;
+	return false;
+}
+
 /* Every thread: the forward operator and the convolution backward of each (process, seq). */
 static bool link_sequences(struct fl *F, struct fl_range **per_track)
 {
@@ -394,10 +412,16 @@ static bool link_sequences(struct fl *F, struct fl_range **per_track)
 							  : MODEL_NONE;
 			if (tr->ranges.category[i] != OPSCOPE_CAT_OPERATOR)
 				continue;
-			if (!R[i].backward && seq >= 0) {
-				uint64_t k = seq_key(tr->process, seq);
-				if (!hmap_find(&F->fwd_op, k) &&
-				    !hmap_put(&F->fwd_op, k, tr->ranges.name[i]))
+			if (!R[i].backward && seq >= 0 && !inside_same_seq(F, t, parent, i, seq)) {
+				/* the latest call with the number is the one that made the node:
+				 * torch stamps calls that make none (aten::item, lift_fresh) with
+				 * the number the next node will get, as TraceLens found */
+				uint64_t k = seq_key(tr->process, seq),
+					 *v = hmap_find(&F->fwd_op, k);
+				uint64_t ref = ((uint64_t)t << 40) | i;
+				if (v && range_start(m, *v) <= tr->ranges.start_ns[i])
+					*v = ref;
+				else if (!v && !hmap_put(&F->fwd_op, k, ref))
 					return false;
 			} else if (R[i].backward && R[i].autograd != MODEL_NONE &&
 				   conv_bwd_grad_index(name) >= 0) {
@@ -510,7 +534,8 @@ static bool count_call(struct fl *F, uint32_t t, uint64_t i, const struct fl_ran
 		if (row->backward && R[i].autograd != MODEL_NONE) {
 			int64_t s = arg_seq(F, t, R[i].autograd);
 			uint64_t *v = hmap_find(&F->fwd_op, seq_key(tr->process, s));
-			row->fwd_op = v ? (uint32_t)*v : 0;
+			row->fwd_op =
+				v ? m->tracks[*v >> 40].ranges.name[*v & ((1ull << 40) - 1)] : 0;
 		}
 	}
 	row->calls++;

@@ -219,6 +219,35 @@ TEST(flops_cpu_time_and_no_shapes)
 }
 
 /*
+ * The forward operator of an autograd node is the latest call with its sequence number: torch
+ * stamps a call that makes no node (aten::lift_fresh [0,5)) with the number the next node will
+ * get (3), and the call that makes it (aten::mm [10,20)) carries it too. MmBackward0 [30,50)
+ * (seq 3) holds aten::mm [32,40): its row's forward operator is aten::mm.
+ */
+TEST(flops_forward_op_is_the_latest_with_the_number)
+{
+	struct model *m = model_new();
+	model_add_file(m, "x", "test");
+	uint32_t h = model_add_track(m, MODEL_TRACK_THREAD, 1, 1, 0);
+	const char *f2 = "[\"float\", \"float\"]";
+	op_args(m, h, op(m, h, 0, 5, "aten::lift_fresh"), "[[2, 3]]", "[\"float\"]", 3);
+	op_args(m, h, op(m, h, 10, 20, "aten::mm"), "[[2, 3], [3, 5]]", f2, 3);
+	op_args(m, h, op(m, h, 30, 50, "MmBackward0"), "[[2, 5]]", "[\"float\"]", 3);
+	op_args(m, h, op(m, h, 32, 40, "aten::mm"), "[[2, 5], [5, 3]]", f2, -1);
+	nest(m);
+	struct analysis an;
+	REQUIRE(analysis_run(&an, m) == 0);
+	struct flops_result r;
+	REQUIRE(flops_run(&an, NULL, &r) == 0);
+	const struct flops_row *bwd = row_of(m, &r, "aten::mm", true);
+	REQUIRE(bwd != NULL);
+	CHECK_STR(model_str(m, bwd->fwd_op), "aten::mm");
+	flops_free(&r);
+	analysis_free(&an);
+	model_free(m);
+}
+
+/*
  * A forward convolution with no concrete inputs (torch 1.8): x [2,3,8,8], w [4,3,3,3], bias
  * [4], seq 7; its backward node CudnnConvolutionBackward (seq 7) holds
  * aten::cudnn_convolution_backward with inputs (input, grad_output [2,4,6,6], weight). The
@@ -274,4 +303,5 @@ TEST(flops_conv_output_from_backward)
 	model_free(m);
 }
 
-TEST_MAIN(flops_rows_gaps_and_links, flops_cpu_time_and_no_shapes, flops_conv_output_from_backward)
+TEST_MAIN(flops_rows_gaps_and_links, flops_cpu_time_and_no_shapes, flops_conv_output_from_backward,
+	  flops_forward_op_is_the_latest_with_the_number)
