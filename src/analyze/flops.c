@@ -32,6 +32,13 @@ enum fl_state {
 	FL_NO_MODEL = 4 /* an operator with no model */
 };
 
+/* What a name is (struct fl.name_kind), looked at once per string id. */
+#define FL_NAME_SEEN	 1u /* looked at */
+#define FL_NAME_AUTOGRAD 2u /* an autograd node (is_autograd_node) */
+#define FL_NAME_HINTED \
+	4u /* its model may take a shape the analysis finds elsewhere (a
+			     * convolution, a part of cuDNN's backward one): never cached */
+
 /* Per range of one track, what the passes keep. */
 struct fl_range {
 	uint8_t state;	      /* enum fl_state */
@@ -58,7 +65,17 @@ struct fl {
 	struct hmap fwd_op;   /* (process, seq) -> (track << 40 | range) of the forward operator */
 	struct hmap conv_out; /* (process, seq) -> (track << 40 | range) of the conv backward */
 	int8_t *tc_by_name;   /* per string id: -1 not looked at, 0 no tensor cores, 1 yes */
-	char *scratch;	      /* perfmodel_parse_inputs' strings */
+	uint8_t *name_kind;   /* per string id: FL_NAME_* bits, 0 not looked at */
+	/* results of calls with no hint, by (name, shapes, dtypes, concrete inputs): a training
+	 * loop repeats its calls step after step, and parsing is most of a call's cost */
+	struct fl_cached {
+		uint32_t name, shapes, dtypes, concrete; /* string ids (0: none) */
+		struct perfmodel_result res;		 /* its model's result */
+	} * cache;
+	uint32_t ncache, cache_cap;
+	struct hindex cache_index;
+	const struct fl_cached *probe_cache;
+	char *scratch; /* perfmodel_parse_inputs' strings */
 	size_t scratch_cap;
 	struct perfmodel_call call; /* the call being evaluated */
 	/* device peaks by (file, device), looked up once each */
@@ -92,6 +109,20 @@ static bool is_autograd_node(const char *name)
 	while (*b >= '0' && *b <= '9')
 		b++;
 	return *b == '\0';
+}
+
+/* The FL_NAME_* bits of string id `name`. */
+static unsigned name_kind(struct fl *F, uint32_t name)
+{
+	if (name >= F->m->nstrings)
+		return FL_NAME_SEEN;
+	uint8_t *k = &F->name_kind[name];
+	if (!*k) {
+		const char *s = model_str(F->m, name);
+		*k = (uint8_t)(FL_NAME_SEEN | (is_autograd_node(s) ? FL_NAME_AUTOGRAD : 0) |
+			       (strstr(s, "conv") ? FL_NAME_HINTED : 0));
+	}
+	return *k;
 }
 
 /* Index of the grad_output among the inputs of a convolution backward call, -1 if the name
@@ -170,21 +201,14 @@ static uint64_t seq_key(uint32_t process, int64_t seq)
 	return ((uint64_t)process << 44) ^ ((uint64_t)seq & ((1ull << 44) - 1));
 }
 
-/* Parse range i's inputs into F->call; false (with *reason) when they do not parse. */
-static bool load_call(struct fl *F, uint32_t t, uint64_t i, uint32_t *shapes, uint32_t *dtypes,
-		      const char **reason)
+/* Parse the call's inputs (texts of its arguments) into F->call; false (with *reason) when
+ * they do not parse. */
+static bool load_call(struct fl *F, const char *name, const char *dims, const char *types,
+		      const char *concrete, const char **reason)
 {
-	uint32_t cid;
-	const char *dims = arg_text(F, t, i, F->k_dims, shapes);
-	const char *types = arg_text(F, t, i, F->k_types, dtypes);
-	const char *concrete = arg_text(F, t, i, F->k_concrete, &cid);
 	memset(&F->call, 0, sizeof(F->call));
-	F->call.name = model_str(F->m, F->m->tracks[t].ranges.name[i]);
+	F->call.name = name;
 	F->call.out_ndims = -1;
-	if (!dims) {
-		*reason = "no input shapes recorded";
-		return false;
-	}
 	size_t need = (types ? strlen(types) : 0) + (concrete ? strlen(concrete) : 0) + 64;
 	if (need > F->scratch_cap) {
 		char *s = realloc(F->scratch, need);
@@ -405,7 +429,7 @@ static bool link_sequences(struct fl *F, struct fl_range **per_track)
 			uint64_t p = parent ? parent[i] : MODEL_NONE;
 			const char *name = model_str(m, tr->ranges.name[i]);
 			int64_t seq = arg_seq(F, t, i);
-			bool node = is_autograd_node(name);
+			bool node = name_kind(F, tr->ranges.name[i]) & FL_NAME_AUTOGRAD;
 			R[i].backward = node || (p != MODEL_NONE && R[p].backward);
 			R[i].autograd = node && seq >= 0  ? i
 					: p != MODEL_NONE ? R[p].autograd
@@ -510,6 +534,88 @@ static void part_sizes_from_parent(struct fl *F, uint32_t t, uint64_t p)
 	free(pc);
 }
 
+static uint64_t cached_hash(const struct fl_cached *c)
+{
+	uint64_t h = hash_u64(((uint64_t)c->name << 32) | c->shapes);
+	return hash_u64(h ^ (((uint64_t)c->dtypes << 32) | c->concrete));
+}
+
+static bool cached_eq(const void *ctx, uint32_t e)
+{
+	const struct fl *F = ctx;
+	const struct fl_cached *a = &F->cache[e], *b = F->probe_cache;
+	return a->name == b->name && a->shapes == b->shapes && a->dtypes == b->dtypes &&
+	       a->concrete == b->concrete;
+}
+
+static uint64_t cached_rehash(const void *ctx, uint32_t e)
+{
+	return cached_hash(&((const struct fl *)ctx)->cache[e]);
+}
+
+/* Remember the result of key k (k->res set); out of memory only loses the speed. */
+static void cache_put(struct fl *F, const struct fl_cached *k)
+{
+	if (F->ncache == F->cache_cap) {
+		uint32_t cap = F->cache_cap ? F->cache_cap * 2 : 256;
+		struct fl_cached *v = realloc(F->cache, cap * sizeof(*v));
+		if (!v)
+			return;
+		F->cache = v;
+		F->cache_cap = cap;
+	}
+	if (!hindex_reserve(&F->cache_index, cached_rehash, F))
+		return;
+	F->cache[F->ncache] = *k;
+	hindex_insert(&F->cache_index, cached_hash(k), F->ncache++);
+}
+
+/* The model of operator call i of track t (parent p) into *res, its shapes and dtypes' string
+ * ids into *shapes and *dtypes: from the cache when a call with the same name and arguments
+ * had no hint, else parsed, given its hint and evaluated. */
+static void evaluate(struct fl *F, uint32_t t, uint64_t i, uint64_t p, bool backward,
+		     struct perfmodel_result *res, uint32_t *shapes, uint32_t *dtypes)
+{
+	const struct model *m = F->m;
+	uint32_t name = m->tracks[t].ranges.name[i];
+	struct fl_cached k;
+	memset(&k, 0, sizeof(k));
+	memset(res, 0, sizeof(*res));
+	k.name = name;
+	const char *dims = arg_text(F, t, i, F->k_dims, &k.shapes);
+	const char *types = arg_text(F, t, i, F->k_types, &k.dtypes);
+	const char *concrete = arg_text(F, t, i, F->k_concrete, &k.concrete);
+	*shapes = k.shapes;
+	*dtypes = k.dtypes;
+	if (!dims) {
+		res->reason = "no input shapes recorded";
+		return;
+	}
+	bool hinted = name_kind(F, name) & FL_NAME_HINTED;
+	if (!hinted) {
+		F->probe_cache = &k;
+		uint32_t e = hindex_find(&F->cache_index, cached_hash(&k), cached_eq, F);
+		if (e != HINDEX_NONE) {
+			*res = F->cache[e].res;
+			return;
+		}
+	}
+	const char *why = NULL;
+	if (!load_call(F, model_str(m, name), dims, types, concrete, &why)) {
+		res->reason = why;
+	} else {
+		if (!backward)
+			conv_out_from_backward(F, t, i);
+		else
+			part_sizes_from_parent(F, t, p);
+		perfmodel_eval(&F->call, res);
+	}
+	if (!hinted && !F->r->oom) {
+		k.res = *res;
+		cache_put(F, &k);
+	}
+}
+
 /* Count operator call i of track t (modelled, result res) into its row. */
 static bool count_call(struct fl *F, uint32_t t, uint64_t i, const struct fl_range *R,
 		       const struct perfmodel_result *res, uint32_t shapes, uint32_t dtypes)
@@ -586,20 +692,12 @@ static bool track_passes(struct fl *F, uint32_t t, struct fl_range *R)
 			r->total_ns += basis_ns(F, t, i);
 		if (runs_as_parts(m, parent, t, i))
 			continue; /* its parts are evaluated, not it */
-		if (is_autograd_node(model_str(m, tr->ranges.name[i])))
+		if (name_kind(F, tr->ranges.name[i]) & FL_NAME_AUTOGRAD)
 			continue; /* a container: its work is the operators it calls */
 		uint32_t shapes, dtypes;
-		const char *why = NULL;
 		struct perfmodel_result res;
-		memset(&res, 0, sizeof(res));
-		if (load_call(F, t, i, &shapes, &dtypes, &why)) {
-			if (!R[i].backward)
-				conv_out_from_backward(F, t, i);
-			else
-				part_sizes_from_parent(F, t, p);
-			perfmodel_eval(&F->call, &res);
-			why = res.reason;
-		}
+		evaluate(F, t, i, p, R[i].backward, &res, &shapes, &dtypes);
+		const char *why = res.reason;
 		if (res.category != PERFMODEL_NONE) {
 			R[i].state = FL_COUNTED;
 			if (!count_call(F, t, i, R, &res, shapes, dtypes))
@@ -688,7 +786,8 @@ int flops_run(const struct analysis *an, const struct flops_opts *o, struct flop
 
 	struct fl_range **per_track = calloc(m->ntracks ? m->ntracks : 1, sizeof(*per_track));
 	F.tc_by_name = malloc(m->nstrings ? m->nstrings : 1);
-	bool ok = per_track && F.tc_by_name;
+	F.name_kind = calloc(m->nstrings ? m->nstrings : 1, 1);
+	bool ok = per_track && F.tc_by_name && F.name_kind;
 	if (ok)
 		memset(F.tc_by_name, -1, m->nstrings);
 	for (uint32_t t = 0; ok && t < m->ntracks; t++) {
@@ -714,6 +813,9 @@ int flops_run(const struct analysis *an, const struct flops_opts *o, struct flop
 			free(per_track[t]);
 	free(per_track);
 	free(F.tc_by_name);
+	free(F.name_kind);
+	free(F.cache);
+	hindex_free(&F.cache_index);
 	free(F.scratch);
 	hindex_free(&F.row_index);
 	hindex_free(&F.gap_index);
