@@ -427,14 +427,16 @@ static bool link_sequences(struct fl *F, struct fl_range **per_track)
 		const uint64_t *parent = F->an->tree.tracks[t].parent;
 		for (uint64_t i = 0; i < tr->nranges; i++) {
 			uint64_t p = parent ? parent[i] : MODEL_NONE;
-			const char *name = model_str(m, tr->ranges.name[i]);
-			int64_t seq = arg_seq(F, t, i);
-			bool node = name_kind(F, tr->ranges.name[i]) & FL_NAME_AUTOGRAD;
+			unsigned kind = name_kind(F, tr->ranges.name[i]);
+			bool node = kind & FL_NAME_AUTOGRAD;
+			bool op = tr->ranges.category[i] == OPSCOPE_CAT_OPERATOR;
+			/* runtime calls and kernels' launches are most ranges: no argument scan */
+			int64_t seq = node || op ? arg_seq(F, t, i) : -1;
 			R[i].backward = node || (p != MODEL_NONE && R[p].backward);
 			R[i].autograd = node && seq >= 0  ? i
 					: p != MODEL_NONE ? R[p].autograd
 							  : MODEL_NONE;
-			if (tr->ranges.category[i] != OPSCOPE_CAT_OPERATOR)
+			if (!op)
 				continue;
 			if (!R[i].backward && seq >= 0 && !inside_same_seq(F, t, parent, i, seq)) {
 				/* the latest call with the number is the one that made the node:
@@ -448,7 +450,8 @@ static bool link_sequences(struct fl *F, struct fl_range **per_track)
 				else if (!v && !hmap_put(&F->fwd_op, k, ref))
 					return false;
 			} else if (R[i].backward && R[i].autograd != MODEL_NONE &&
-				   conv_bwd_grad_index(name) >= 0) {
+				   (kind & FL_NAME_HINTED) &&
+				   conv_bwd_grad_index(model_str(m, tr->ranges.name[i])) >= 0) {
 				int64_t s = arg_seq(F, t, R[i].autograd);
 				uint64_t k = seq_key(tr->process, s);
 				if (!hmap_find(&F->conv_out, k) &&

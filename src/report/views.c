@@ -226,7 +226,7 @@ const struct report_view report_views[] = {
 	  view_samples, 1, false, "Samples: Top Functions",
 	  "Samples: no stack samples in the trace (with --under: none inside such a range)" },
 	{ "flops", "FLOPs, bytes, achieved throughput, % of peak and tensor cores per operator",
-	  view_flops, 1, false, "FLOPs per Operator",
+	  view_flops, 2, false, "FLOPs per Operator",
 	  "FLOPs: no operators with input shapes in the trace (record with record_shapes)" },
 	{ NULL, NULL, NULL, 0, false, NULL, NULL },
 };
