@@ -42,6 +42,8 @@ int cmd_diff(int argc, char **argv);
 /* Print "opscope CMD: MSG" (when msg is not NULL) and "try 'opscope CMD --help'" to stderr;
  * returns CLI_USAGE. */
 int cli_usage_error(const char *cmd, const char *msg);
+/* A whole decimal number in [0, max] (--top, --width); false when s is anything else. */
+bool cli_parse_count(const char *s, long max, long *out);
 /* Print "opscope: MSG" to stderr; returns CLI_ERROR. */
 int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Out of memory in the tool: print and exit(CLI_ERROR). Only the CLI may exit. */

@@ -84,16 +84,6 @@ static bool parse_steps(const char *s, uint32_t *first, uint32_t *last)
 	return true;
 }
 
-static bool parse_count(const char *s, long max, long *out)
-{
-	char *end;
-	long v = strtol(s, &end, 10);
-	if (*s == '\0' || *end != '\0' || v < 0 || v > max)
-		return false;
-	*out = v;
-	return true;
-}
-
 /* A time for a message: "+1.234 ms". */
 static void fmt_time(char *buf, size_t size, int64_t ns)
 {
@@ -206,7 +196,7 @@ int cmd_diff(int argc, char **argv)
 			noise_check = false;
 			break;
 		case 'n':
-			if (!parse_count(optarg, 1000000000L, &v) || v == 0)
+			if (!cli_parse_count(optarg, 1000000000L, &v) || v == 0)
 				return cli_usage_error("diff", "--top wants a positive number");
 			fo.top = (size_t)v;
 			break;
@@ -219,7 +209,7 @@ int cmd_diff(int argc, char **argv)
 				return cli_usage_error("diff", "--time-unit wants s, ms, us or ns");
 			break;
 		case 'w':
-			if (!parse_count(optarg, 100000, &v) || v < 4)
+			if (!cli_parse_count(optarg, 100000, &v) || v < 4)
 				return cli_usage_error("diff", "--width wants a number >= 4");
 			fo.name_width = (int)v;
 			break;

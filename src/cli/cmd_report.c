@@ -161,16 +161,6 @@ static const char *bad_view(const char *list)
 	return NULL;
 }
 
-static bool parse_count(const char *s, long max, long *out)
-{
-	char *end;
-	long v = strtol(s, &end, 10);
-	if (*s == '\0' || *end != '\0' || v < 0 || v > max)
-		return false;
-	*out = v;
-	return true;
-}
-
 int cmd_report(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -265,7 +255,7 @@ int cmd_report(int argc, char **argv)
 			ro.under = optarg;
 			break;
 		case 'n':
-			if (!parse_count(optarg, 1000000000L, &v) || v == 0)
+			if (!cli_parse_count(optarg, 1000000000L, &v) || v == 0)
 				return cli_usage_error("report", "--top wants a positive number");
 			fo.top = (size_t)v;
 			break;
@@ -273,7 +263,7 @@ int cmd_report(int argc, char **argv)
 			fo.columns = optarg;
 			break;
 		case 'w':
-			if (!parse_count(optarg, 100000, &v) || v < 4)
+			if (!cli_parse_count(optarg, 100000, &v) || v < 4)
 				return cli_usage_error("report", "--width wants a number >= 4");
 			fo.name_width = (int)v;
 			break;

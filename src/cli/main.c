@@ -64,6 +64,16 @@ int cli_usage_error(const char *cmd, const char *msg)
 	return CLI_USAGE;
 }
 
+bool cli_parse_count(const char *s, long max, long *out)
+{
+	char *end;
+	long v = strtol(s, &end, 10);
+	if (*s == '\0' || *end != '\0' || v < 0 || v > max)
+		return false;
+	*out = v;
+	return true;
+}
+
 int cli_error(const char *fmt, ...)
 {
 	va_list ap;
