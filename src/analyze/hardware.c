@@ -66,11 +66,12 @@
 	"AMD Instinct MI250/MI250X table (per module; halved: ROCm shows each of the two GCDs " \
 	"as a device), read in "                                                                \
 	"https://zexron.com/amd-mi250-x-aldebaran-as-mcm-with-up-to-479-teraflop-s-and-560-watt-tdp"
-#define SRC_MI300X                                                                   \
-	"AMD Instinct MI300X: 5.3 TB/s in "                                          \
-	"https://rocm.docs.amd.com/en/docs-6.2.2/conceptual/gpu-arch/mi300.html "    \
-	"context and https://www.emergentmind.com/topics/amd-mi300x-gpu; no stored " \
-	"copy of AMD's peak FLOPS table"
+#define SRC_MI300X                                                                             \
+	"AMD Instinct MI300X: 5.3 TB/s in "                                                    \
+	"https://rocm.docs.amd.com/en/docs-6.2.2/conceptual/gpu-arch/mi300.html; FP32 163.4, " \
+	"FP16/BF16 1307.4, FP8 2614.9 TFLOPS (dense) in AMD's own roofline tool's peak table " \
+	"(_PEAK_TFLOPS_MI300, (c) Advanced Micro Devices 2026, stored public source); FP64, "  \
+	"TF32 and INT8: no stored AMD figure"
 
 /* Rows, in the order docs/peaks.md prints them; the indexes below name them for the patterns. */
 enum {
@@ -133,7 +134,8 @@ const struct hardware_peaks hardware_table[ROW_COUNT + 1] = {
 			 191.5 * T, 191.5 * T, 0, 191.5 * T, 1600 * G, 0 },
 	[ROW_MI250] = { "AMD Instinct MI250 (one GCD)", SRC_MI250, 22.65 * T, 22.65 * T, 0,
 			181.05 * T, 181.05 * T, 0, 181.05 * T, 1600 * G, 0 },
-	[ROW_MI300X] = { "AMD Instinct MI300X", SRC_MI300X, 0, 0, 0, 0, 0, 0, 0, 5300 * G, 0 },
+	[ROW_MI300X] = { "AMD Instinct MI300X", SRC_MI300X, 0, 163.4 * T, 0, 1307.4 * T, 1307.4 * T,
+			 2614.9 * T, 0, 5300 * G, 0 },
 	[ROW_COUNT] = { NULL, NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
 };
 

@@ -103,6 +103,13 @@ TEST(peak_per_dtype)
 	REQUIRE(v);
 	CHECK_NEAR(hardware_peak_flops(v, PERFMODEL_DT_FP32, true), 0, 0);
 	CHECK_NEAR(hardware_peak_flops(v, PERFMODEL_DT_FP16, true), 125e12, 1);
+	/* MI300X: AMD's dense figures for the rates a stored source gives; TF32 none */
+	const struct hardware_peaks *x = hardware_find("AMD Instinct MI300X");
+	REQUIRE(x);
+	CHECK_NEAR(hardware_peak_flops(x, PERFMODEL_DT_BF16, true), 1307.4e12, 1e3);
+	CHECK_NEAR(hardware_peak_flops(x, PERFMODEL_DT_FP8, true), 2614.9e12, 1e3);
+	CHECK_NEAR(hardware_peak_flops(x, PERFMODEL_DT_FP32, false), 163.4e12, 1e3);
+	CHECK_NEAR(hardware_peak_flops(x, PERFMODEL_DT_FP32, true), 0, 0);
 }
 
 TEST(parse_good)
