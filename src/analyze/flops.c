@@ -35,9 +35,9 @@ enum fl_state {
 /* What a name is (struct fl.name_kind), looked at once per string id. */
 #define FL_NAME_SEEN	 1u /* looked at */
 #define FL_NAME_AUTOGRAD 2u /* an autograd node (is_autograd_node) */
-#define FL_NAME_HINTED \
-	4u /* its model may take a shape the analysis finds elsewhere (a
-			     * convolution, a part of cuDNN's backward one): never cached */
+/* its model may take a shape the analysis finds elsewhere (a convolution, a part of cuDNN's
+ * backward one): never cached */
+#define FL_NAME_HINTED 4u
 
 /* Per range of one track, what the passes keep. */
 struct fl_range {
@@ -48,6 +48,12 @@ struct fl_range {
 	const char *reason;   /* FL_NO_MODEL: the model's reason */
 	uint64_t autograd;    /* the innermost enclosing autograd node with a sequence
 				* number (itself included), MODEL_NONE if none */
+};
+
+/* A call's model result, kept by the call's name and arguments. */
+struct fl_cached {
+	uint32_t name, shapes, dtypes, concrete; /* string ids (0: none) */
+	struct perfmodel_result res;		 /* its model's result */
 };
 
 /* The state of one run. */
@@ -68,10 +74,7 @@ struct fl {
 	uint8_t *name_kind;   /* per string id: FL_NAME_* bits, 0 not looked at */
 	/* results of calls with no hint, by (name, shapes, dtypes, concrete inputs): a training
 	 * loop repeats its calls step after step, and parsing is most of a call's cost */
-	struct fl_cached {
-		uint32_t name, shapes, dtypes, concrete; /* string ids (0: none) */
-		struct perfmodel_result res;		 /* its model's result */
-	} * cache;
+	struct fl_cached *cache;
 	uint32_t ncache, cache_cap;
 	struct hindex cache_index;
 	const struct fl_cached *probe_cache;
