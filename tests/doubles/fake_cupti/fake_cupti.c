@@ -848,6 +848,14 @@ FC_API void fakecupti_drop_records(int n)
 	pthread_mutex_unlock(&fc_lock);
 }
 
+FC_API void fakecupti_drain(void)
+{
+	pthread_mutex_lock(&fc_lock);
+	while (fc_ndone >= 2 || fc_delivering) /* the worker wakes at two */
+		pthread_cond_wait(&fc_idle, &fc_lock);
+	pthread_mutex_unlock(&fc_lock);
+}
+
 FC_API void fakecupti_stats(struct fakecupti_stats *out)
 {
 	pthread_mutex_lock(&fc_lock);

@@ -46,5 +46,9 @@ typedef void (*fakecupti_device_fn)(uint32_t id, const char *name, uint32_t sms,
 				    uint32_t cc_minor, uint64_t memory);
 typedef void (*fakecupti_set_fn)(int value);
 typedef void (*fakecupti_stats_fn)(struct fakecupti_stats *out);
+/* fakecupti_drain: wait until the fake's worker has delivered what it will deliver by itself
+ * (fewer than two buffers left waiting), so that the stats of a loaded machine are those of an
+ * idle one. Delivers nothing itself. */
+typedef void (*fakecupti_drain_fn)(void);
 
 #endif
