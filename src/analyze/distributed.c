@@ -32,15 +32,17 @@ static bool comm_host_cached(const struct model *m, uint8_t *by_name, uint8_t ca
 	return by_name[name] == 2;
 }
 
-void distributed_ranges(const struct analysis *a, struct ivec *host_comm, struct ivec *gpu_comm,
-			struct ivec *compute)
+/* distributed_ranges of the tracks of file `file` (DISTRIBUTED_ALL_FILES: every track). */
+static void ranges_of(const struct analysis *a, uint32_t file, struct ivec *host_comm,
+		      struct ivec *gpu_comm, struct ivec *compute)
 {
 	const struct model *m = a->m;
 	uint8_t *by_name = calloc(m->nstrings ? m->nstrings : 1, 1);
 	/* host side: communication ranges, and the kernels launched under them */
 	for (uint32_t tt = 0; tt < m->ntracks; tt++) {
 		const struct model_track *tr = &m->tracks[tt];
-		if (tr->kind != MODEL_TRACK_THREAD)
+		if (tr->kind != MODEL_TRACK_THREAD ||
+		    (file != DISTRIBUTED_ALL_FILES && tr->file != file))
 			continue;
 		const struct tree_track *tk = &a->tree.tracks[tt];
 		for (uint64_t i = 0; i < tr->nranges; i++) {
@@ -73,7 +75,8 @@ void distributed_ranges(const struct analysis *a, struct ivec *host_comm, struct
 	/* kernels nobody launched in the window: by their category */
 	for (uint32_t tt = 0; tt < m->ntracks; tt++) {
 		const struct model_track *tr = &m->tracks[tt];
-		if (tr->kind != MODEL_TRACK_DEVICE)
+		if (tr->kind != MODEL_TRACK_DEVICE ||
+		    (file != DISTRIBUTED_ALL_FILES && tr->file != file))
 			continue;
 		for (uint64_t i = 0; i < tr->nranges; i++) {
 			uint8_t cat = tr->ranges.category[i];
@@ -89,11 +92,22 @@ void distributed_ranges(const struct analysis *a, struct ivec *host_comm, struct
 	free(by_name);
 }
 
+void distributed_ranges(const struct analysis *a, struct ivec *host_comm, struct ivec *gpu_comm,
+			struct ivec *compute)
+{
+	ranges_of(a, DISTRIBUTED_ALL_FILES, host_comm, gpu_comm, compute);
+}
+
 int distributed_analyze(const struct analysis *a, struct distributed *out)
+{
+	return distributed_analyze_file(a, DISTRIBUTED_ALL_FILES, out);
+}
+
+int distributed_analyze_file(const struct analysis *a, uint32_t file, struct distributed *out)
 {
 	memset(out, 0, sizeof(*out));
 	struct ivec host_comm = { 0 }, gpu_comm = { 0 }, comp = { 0 };
-	distributed_ranges(a, &host_comm, &gpu_comm, &comp);
+	ranges_of(a, file, &host_comm, &gpu_comm, &comp);
 	ivec_merge(&host_comm);
 	ivec_merge(&gpu_comm);
 	ivec_merge(&comp);

@@ -31,5 +31,9 @@ void distributed_ranges(const struct analysis *a, struct ivec *host_comm, struct
 
 /* Communication, computation and their overlap in a's model. 0, or OPSCOPE_ENOMEM. */
 int distributed_analyze(const struct analysis *a, struct distributed *out);
+/* The same over the tracks of one file (index in model.files; one rank of many: ranks.h), or
+ * of every file with DISTRIBUTED_ALL_FILES. */
+#define DISTRIBUTED_ALL_FILES UINT32_MAX
+int distributed_analyze_file(const struct analysis *a, uint32_t file, struct distributed *out);
 
 #endif

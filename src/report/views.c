@@ -6,7 +6,7 @@
  * views_summary.c (files, device, overview, model, distributed, step, perf), views_ranges.c
  * (operators, user-defined, memory, Python functions, modules, NVTX, kernels, nvprof),
  * views_gpu.c (GPU utilization, GPU memory), views_samples.c (stack samples) and
- * views_flops.c (FLOPs per operator), with the cell helpers of views_cells.c
+ * views_flops.c (FLOPs per operator), views_ranks.c (many ranks), with the cell helpers of views_cells.c
  * (views_internal.h). Each view calls the analysis its table shows (src/analyze) and turns
  * the result into tables: it reads fields, orders rows, labels and fills cells, and computes
  * nothing else. docs/report.md states every definition and where we differ from Paddle.
@@ -163,8 +163,11 @@ void report_ctx_free(struct report_ctx *c)
  * one. The GPU views read kernels' grids and blocks per SM, and the [memory] events' device,
  * size, address and allocator total; the flops view shapes, dtypes, scalar arguments and the
  * forward-backward link. */
-#define GPU_ARG_KEYS \
-	"grid", "blocks per SM", "Device Type", "Device Id", "Bytes", "Addr", "Total Allocated"
+#define GPU_ARG_KEYS                                                                             \
+	"grid", "blocks per SM", "Device Type", "Device Id", "Bytes", "Addr", "Total Allocated", \
+		RANKS_ARG_KEYS
+/* The ranks view: the NCCL kernels' message sizes, dtype, group size and collective */
+#define RANKS_ARG_KEYS "In msg nelems", "Out msg nelems", "dtype", "Group size", "Collective name"
 const char *const report_arg_keys[] = { "num_samples", "domain", GPU_ARG_KEYS, NULL };
 static const char *const report_arg_keys_shapes[] = { "num_samples", "domain", GPU_ARG_KEYS,
 						      "Input Dims", NULL };
@@ -195,6 +198,9 @@ const struct report_view report_views[] = {
 	  "Model: no Dataloader, Forward, Backward or Optimization ranges in the trace" },
 	{ "distributed", "communication, computation and their overlap", view_distributed, 1, false,
 	  "Distribution Summary", "Distributed: no communication in the trace" },
+	{ "ranks", "many ranks: clocks aligned, steps side by side, stragglers, collectives",
+	  view_ranks, 2, false, "Ranks",
+	  "Ranks: fewer than two ranks in the loaded files (one trace per rank: report DIR)" },
 	{ "operator", "operators, with their inner phases and kernels", view_operator, 1, false,
 	  "Operator Summary", "Operator: no ranges of this kind in the trace" },
 	{ "kernel", "every GPU kernel by name", view_kernel, 0, false, "Kernel Summary",

@@ -34,6 +34,7 @@ int view_samples(struct report_ctx *c);
 int view_gpu(struct report_ctx *c);
 int view_gpumem(struct report_ctx *c);
 int view_flops(struct report_ctx *c);
+int view_ranks(struct report_ctx *c);
 
 /* A new table of `view` titled `title`, appended to the context's tables; NULL (c->oom set)
  * when out of memory. */
