@@ -501,18 +501,18 @@ static int compare_steps(const struct model *m, struct ranks *out)
 	uint32_t nr = out->nranks, ns = UINT32_MAX;
 	for (uint32_t r = 0; r < nr; r++) {
 		const struct ranks_rank *rk = &out->ranks[r];
-		if (rk->steps.nrows == 0) {
+		if (rk->nsteps == 0) {
 			note(out, "rank %d (%s): no steps: no step to compare", rk->rank,
 			     model_str(m, m->files[rk->file].path));
 			ns = 0;
-		} else if (rk->steps.nrows < ns) {
-			ns = rk->steps.nrows;
+		} else if (rk->nsteps < ns) {
+			ns = rk->nsteps;
 		}
 	}
 	if (ns == UINT32_MAX)
 		ns = 0;
 	for (uint32_t r = 0; r < nr && ns; r++)
-		if (out->ranks[r].steps.nrows != ns) {
+		if (out->ranks[r].nsteps != ns) {
 			note(out, "ranks kept different numbers of steps: the first %u compared",
 			     ns);
 			break;
@@ -643,6 +643,9 @@ int ranks_analyze(const struct analysis *a, struct ranks *out)
 			oom = true;
 			break;
 		}
+		/* a file without ProfileStep ranges is one step to steps.h: none to compare */
+		bool named = rk->steps.nspans && rk->steps.spans[0].track != UINT32_MAX;
+		rk->nsteps = named ? rk->steps.nrows : 0;
 		kc[r] = collect_colls(m, rk->file, &nkc[r], &oom);
 		rk->ncolls = nkc[r];
 	}

@@ -46,6 +46,7 @@ struct ranks_rank {
 	bool aligned;		 /* offset_ns came from shared collectives (else 0) */
 	uint32_t ncolls;	 /* collective kernels in its file */
 	struct step_table steps; /* its steps (steps.h) */
+	uint32_t nsteps; /* its steps to compare: steps.nrows, 0 without ProfileStep ranges */
 	struct distributed dist; /* its communication, computation and their overlap */
 };
 

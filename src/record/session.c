@@ -222,15 +222,26 @@ static void writer_process_metadata(void)
 	meta_add(&m, &n, "pid", tmp);
 	snprintf(tmp, sizeof(tmp), "%d", (int)getppid());
 	meta_add(&m, &n, "ppid", tmp);
-	static const char *const rank_vars[] = { "RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK",
-						 "SLURM_PROCID" };
-	for (size_t i = 0; i < sizeof(rank_vars) / sizeof(rank_vars[0]); i++) {
-		const char *v = getenv(rank_vars[i]);
-		if (v && *v) {
-			meta_add(&m, &n, "rank", v);
-			break;
+	/* where the launcher says it: torchrun, Open MPI, PMI (MPICH, Intel MPI), Slurm; the
+	 * first set wins per key (docs/ranks.md) */
+	static const struct {
+		const char *key, *vars[4];
+	} dist_vars[] = {
+		{ "rank", { "RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID" } },
+		{ "local_rank",
+		  { "LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID",
+		    "SLURM_LOCALID" } },
+		{ "world_size",
+		  { "WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS" } },
+	};
+	for (size_t k = 0; k < sizeof(dist_vars) / sizeof(dist_vars[0]); k++)
+		for (size_t i = 0; i < 4; i++) {
+			const char *v = getenv(dist_vars[k].vars[i]);
+			if (v && *v) {
+				meta_add(&m, &n, dist_vars[k].key, v);
+				break;
+			}
 		}
-	}
 	meta_add(&m, &n, "clocksource", clock_source_name(tmp, sizeof(tmp)));
 	meta_add(&m, &n, "tick_clock", clock_use_tsc ? "tsc" : "monotonic");
 	meta_add(&m, &n, "opscope_version", OPSCOPE_VERSION_STRING);

@@ -53,7 +53,7 @@ static int ranks_table(struct report_ctx *c, const struct ranks *rk)
 		row->cells[coff].i = r->offset_ns;
 		set_cstr(row, cal, i == 0 ? (r->aligned ? "ref" : "-") : r->aligned ? "yes" : "no");
 		row->cells[cnc].i = r->ncolls;
-		row->cells[cst].i = r->steps.nrows;
+		row->cells[cst].i = r->nsteps;
 		row->cells[ccomm].i = r->dist.communication_ns;
 		row->cells[ccomp].i = r->dist.computation_ns;
 		row->cells[cov].i = r->dist.overlap_ns;

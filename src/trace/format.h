@@ -86,6 +86,8 @@ _Static_assert(sizeof(struct ops_record_header) == 16, "record header is 16 byte
  * METADATA: u32 count, then count x (str key, str value). Keys written by the runtime:
  *   "program", "cmdline" (arguments joined by spaces), "hostname", "pid", "ppid",
  *   "rank" (from RANK / OMPI_COMM_WORLD_RANK / PMI_RANK / SLURM_PROCID when set),
+ *   "local_rank" (LOCAL_RANK / OMPI_COMM_WORLD_LOCAL_RANK / MPI_LOCALRANKID / SLURM_LOCALID),
+ *   "world_size" (WORLD_SIZE / OMPI_COMM_WORLD_SIZE / PMI_SIZE / SLURM_NTASKS),
  *   "clocksource", "opscope_version", "window" (profiler window index, when scheduled).
  *   A later METADATA record overrides earlier keys.
  *
