@@ -382,7 +382,7 @@ static void rule_idle(struct adv *X, const struct step_table *t, const struct gp
 			X->oom = true;
 			return;
 		}
-		int64_t idle = 0, total = 0, worst = -1;
+		int64_t idle = 0, total = 0, busy = 0, worst = -1;
 		uint32_t over = 0, wk = 0;
 		for (uint32_t k = 0; k < t->nrows; k++) {
 			const struct gpu_util_span *sp = &dv->steps[k];
@@ -397,6 +397,7 @@ static void rule_idle(struct adv *X, const struct step_table *t, const struct gp
 			low[k] = true;
 			over++;
 			total += d;
+			busy += sp->kernel_ns;
 			idle += i > 0 ? i : 0;
 			if (i > worst) {
 				worst = i;
@@ -433,7 +434,7 @@ static void rule_idle(struct adv *X, const struct step_table *t, const struct gp
 		char b1[32], b2[32];
 		x->at_stake_ns = idle;
 		x->base_ns = total;
-		x->measured = 1 - frac(idle, total);
+		x->measured = frac(busy, total);
 		x->threshold = IDLE_BUSY;
 		x->steps = over;
 		x->start_ns = r->start_ns;
