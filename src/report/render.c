@@ -128,7 +128,7 @@ size_t render_rows_shown(const struct rtable *t, const struct rformat_opts *o)
 bool render_has_levels(const struct rtable *t)
 {
 	for (size_t r = 0; r < t->nrows; r++)
-		if (t->rows[r].indent)
+		if (t->rows[r].indent && !t->rows[r].text_only)
 			return true;
 	return false;
 }

@@ -76,6 +76,8 @@ static void render_csv_table(struct sbuf *b, const struct rtable *t, size_t inde
 	sb_lit(b, "\n");
 	size_t nrows = render_rows_shown(t, o);
 	for (size_t r = 0; r < nrows; r++) {
+		if (t->rows[r].text_only)
+			continue;
 		first = true;
 		if (levels) {
 			sb_printf(b, "%d", t->rows[r].indent);

@@ -46,8 +46,11 @@ static void render_json_table(struct sbuf *b, const struct rtable *t, const stru
 	size_t nrows = render_rows_shown(t, o);
 	int order[RTABLE_MAX_COLS];
 	int ncols = render_col_order(t, o, order);
-	for (size_t r = 0; r < nrows; r++) {
-		sb_put(b, r ? ",{" : "{", r ? 2 : 1);
+	for (size_t r = 0, shown = 0; r < nrows; r++) {
+		if (t->rows[r].text_only)
+			continue;
+		sb_put(b, shown ? ",{" : "{", shown ? 2 : 1);
+		shown++;
 		bool first = true;
 		if (levels) {
 			sb_printf(b, "\"level\":%d", t->rows[r].indent);

@@ -155,11 +155,15 @@ static void render_text_paddle(struct sbuf *b, const struct rtable *t, const str
 			if (col->kind == RCOL_TEXT && c == 0)
 				for (int k = 0; k < 2 * t->rows[r].indent; k++)
 					sb_lit(cb, " ");
-			cell_text(cb, col, &t->rows[r].cells[c], o->unit);
+			/* a detail line (text_only) leaves its empty cells blank */
+			if (!t->rows[r].text_only || !t->rows[r].cells[c].empty)
+				cell_text(cb, col, &t->rows[r].cells[c], o->unit);
 			size_t w = cb->s ? text_cols(cb->s, cb->len) : 0;
 			/* names longer than the limit: cut, with "..." */
 			size_t limit = 0;
-			if (col->kind == RCOL_TEXT && o->name_width > 3)
+			if (col->flags & RCOL_F_NOCUT)
+				limit = 0;
+			else if (col->kind == RCOL_TEXT && o->name_width > 3)
 				limit = (size_t)o->name_width;
 			else if (col->kind == RCOL_TEXT && col->width > 3 &&
 				 ((col->flags & RCOL_F_CUT) || t->rows[r].indent > 0))
@@ -178,6 +182,8 @@ static void render_text_paddle(struct sbuf *b, const struct rtable *t, const str
 				w = limit;
 			}
 			cols[r * (size_t)nc + (size_t)c] = w;
+			if (t->rows[r].text_only)
+				continue; /* detail lines overflow, they do not widen the table */
 			if (col->kind == RCOL_TEXT && t->cols[c].width && w > width[c] && !limit &&
 			    c == 0 && c == lead)
 				continue; /* long names overflow their column, as in Paddle */

@@ -100,6 +100,7 @@ struct rrow *rtable_row(struct rtable *t, int level)
 	r->cells = cells;
 	r->indent = level;
 	r->summary = false;
+	r->text_only = false;
 	return r;
 }
 

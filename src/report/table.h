@@ -40,6 +40,7 @@ struct rcol {
 
 #define RCOL_F_CUT	   1 /* text: names longer than the width are cut, with "..." */
 #define RCOL_F_TEXT_HIDDEN 2 /* not shown in text (JSON and CSV only) */
+#define RCOL_F_NOCUT	   8 /* RCOL_TEXT: never cut, not even by -w (sentences) */
 #define RCOL_F_SIG3 \
 	4 /* RCOL_NUMBER: text shows 3 significant digits (no fewer than
 			      * the integer part): 32768000, 5.72, 0.000123 */
@@ -67,6 +68,8 @@ struct rrow {
 	int indent;	     /* tree level: text indents the first column by 2 per level; JSON
 			      * and CSV give it as "level" */
 	bool summary;	     /* a total or average of the rows above: shown whatever --top says */
+	bool text_only;	     /* a detail line for the text rendering (its row above carries
+			      * the same in hidden columns): not in JSON or CSV */
 };
 
 enum rstyle {

@@ -5,8 +5,9 @@
  * (SPEC-seeds §2), nvprof's summary (§5.2) and the step view (steps.h), are in
  * views_summary.c (files, device, overview, model, distributed, step, perf), views_ranges.c
  * (operators, user-defined, memory, Python functions, modules, NVTX, kernels, nvprof),
- * views_gpu.c (GPU utilization, GPU memory), views_samples.c (stack samples) and
- * views_flops.c (FLOPs per operator), views_ranks.c (many ranks), with the cell helpers of views_cells.c
+ * views_gpu.c (GPU utilization, GPU memory), views_samples.c (stack samples),
+ * views_flops.c (FLOPs per operator), views_ranks.c (many ranks) and views_advice.c (the
+ * advisor), with the cell helpers of views_cells.c
  * (views_internal.h). Each view calls the analysis its table shows (src/analyze) and turns
  * the result into tables: it reads fields, orders rows, labels and fills cells, and computes
  * nothing else. docs/report.md states every definition and where we differ from Paddle.
@@ -162,10 +163,11 @@ void report_ctx_free(struct report_ctx *c)
  * when the operators are grouped by input shapes: most of a Kineto trace's operators carry
  * one. The GPU views read kernels' grids and blocks per SM, and the [memory] events' device,
  * size, address and allocator total; the flops view shapes, dtypes, scalar arguments and the
- * forward-backward link. */
+ * forward-backward link (the advice view too, for tensor cores), and the advice view the
+ * copies' bytes. */
 #define GPU_ARG_KEYS                                                                             \
 	"grid", "blocks per SM", "Device Type", "Device Id", "Bytes", "Addr", "Total Allocated", \
-		RANKS_ARG_KEYS
+		"bytes", RANKS_ARG_KEYS
 /* The ranks view: the NCCL kernels' message sizes, dtype, group size and collective */
 #define RANKS_ARG_KEYS "In msg nelems", "Out msg nelems", "dtype", "Group size", "Collective name"
 const char *const report_arg_keys[] = { "num_samples", "domain", GPU_ARG_KEYS, NULL };
@@ -189,6 +191,8 @@ const char *const *report_arg_keys_for(const struct report_opts *o)
 const struct report_view report_views[] = {
 	{ "files", "each trace file: events, dropped, torn tail, complete (always shown)",
 	  view_files, 0, true, "Trace Files", "Trace Files: no file was read" },
+	{ "advice", "ranked findings: what to change, with evidence (docs/advice.md)", view_advice,
+	  3, false, "Advice", "Advice: no rule fired on this trace" },
 	{ "device", "utilization of the CPU (where recorded) and of each GPU", view_device, 0,
 	  false, "Device Summary", "Device: no CPU utilization recorded and no GPU in the trace" },
 	{ "overview", "time per event type, overlaps merged; GPU busy time", view_overview, 2,

@@ -1,6 +1,6 @@
 /*
  * views_internal.h: what the files of the report's views share (views.c, views_cells.c,
- * views_summary.c, views_ranges.c, views_samples.c, views_gpu.c), not part of views.h: the views that the
+ * views_summary.c, views_ranges.c, views_samples.c, views_gpu.c, views_advice.c), not part of views.h: the views that the
  * registry lists, a new table in the report's context, and the cell helpers.
  */
 #ifndef OPSCOPE_REPORT_VIEWS_INTERNAL_H
@@ -16,6 +16,7 @@
 /* The views of views.c's registry (report_views[]): each adds its tables to c; 0, or
  * OPSCOPE_ENOMEM. */
 int view_files(struct report_ctx *c);
+int view_advice(struct report_ctx *c);
 int view_device(struct report_ctx *c);
 int view_overview(struct report_ctx *c);
 int view_model(struct report_ctx *c);
