@@ -604,7 +604,7 @@ static void q_fill(const struct q_seg *seg, size_t nseg, struct gpu_queue_span *
 		int64_t y = seg[i].e < sp->e ? seg[i].e : sp->e;
 		if (y <= x)
 			continue;
-		sp->len_ns += (double)(y - x) * seg[i].n;
+		sp->queued_ns += (y - x) * (int64_t)seg[i].n;
 		sp->max = seg[i].n > sp->max ? seg[i].n : sp->max;
 		if (seg[i].n >= GPU_TIME_QUEUE_FULL)
 			sp->full_ns += y - x;
@@ -714,6 +714,7 @@ int gpu_queue_analyze(const struct analysis *a, struct gpu_queue *out)
 				q->file = f;
 				q->device = dev[k];
 				q->stream = tr->stream;
+				q->name = tr->name;
 				q->window.s = ws;
 				q->window.e = we;
 				ok = q_stream(m, &L, t, q);

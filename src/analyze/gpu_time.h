@@ -115,18 +115,19 @@ void gpu_launch_free(struct gpu_launch *l);
 
 /* The queue of one stream over one span. */
 struct gpu_queue_span {
-	int64_t s, e;	 /* ns: the span */
-	uint32_t max;	 /* the largest queue length in it */
-	double len_ns;	 /* ns: the integral of the queue length over it (divide by e - s
-			   * for the time-weighted mean) */
-	int64_t full_ns; /* ns: time with GPU_TIME_QUEUE_FULL or more queued */
+	int64_t s, e;	   /* ns: the span */
+	uint32_t max;	   /* the largest queue length in it */
+	int64_t queued_ns; /* ops x ns: the integral of the queue length over it (divide by
+			    * e - s for the time-weighted mean) */
+	int64_t full_ns;   /* ns: time with GPU_TIME_QUEUE_FULL or more queued */
 };
 
 struct gpu_queue_stream {
-	uint32_t file;			/* index in model.files */
-	uint32_t device;		/* device id */
-	uint64_t stream;		/* stream id on the device */
-	uint64_t ops;			/* ops of the stream with a launching call */
+	uint32_t file;	 /* index in model.files */
+	uint32_t device; /* device id */
+	uint64_t stream; /* stream id on the device */
+	uint32_t name;	 /* string id of the track's name (Kineto: a string tid), 0 if none */
+	uint64_t ops;	 /* ops of the stream with a launching call */
 	struct gpu_queue_span window;	/* the device's window (as gpu_time_device's) */
 	int64_t bucket_ns;		/* ns: bucket length (gpu_util_bucket_ns), 0: none */
 	uint32_t nbuckets;		/* buckets over the window */

@@ -224,30 +224,40 @@ static struct q_cols q_table_cols(struct rtable *t, bool series)
 {
 	struct q_cols c;
 	c.dev = rtable_col(t, "Device", "device", RCOL_TEXT, 8);
-	c.stream = rtable_col(t, "Stream", "stream", RCOL_COUNT, 6);
+	c.stream = rtable_col(t, "Stream", "stream", RCOL_TEXT, 8);
 	c.start = rtable_col(t, "Start", "start_ns", RCOL_TIME, 10);
 	c.dur = rtable_col(t, "Duration", "duration_ns", RCOL_TIME, 10);
 	c.max = rtable_col(t, "Max queued", "max", RCOL_COUNT, 10);
 	c.mean = rtable_col(t, "Mean queued", "mean", RCOL_NUMBER, 11);
 	c.full = rtable_col(t, "Full (>= 1024)", "full_ns", RCOL_TIME, 14);
-	c.integral = rtable_col(t, "Queued x time", "queued_ns", RCOL_NUMBER, 12);
+	c.integral = rtable_col(t, "Queued x time", "queued_ns", RCOL_COUNT, 12);
 	rtable_col_flags(t, c.integral, RCOL_F_TEXT_HIDDEN);
 	if (!series)
 		rtable_col_flags(t, c.start, RCOL_F_TEXT_HIDDEN);
 	return c;
 }
 
+/* The stream's track name where it has one (Kineto's string tids: "stream 7"), else its
+ * number. */
+static void stream_label(struct rtable *t, struct rrow *r, int col, const struct model *m,
+			 const struct gpu_queue_stream *q)
+{
+	if (q->name)
+		set_text(r, col, m, q->name);
+	else
+		set_label(t, r, col, "%llu", (unsigned long long)q->stream);
+}
+
 static void q_cells(struct rrow *r, const struct q_cols *c, const struct gpu_queue_stream *q,
 		    const struct gpu_queue_span *sp)
 {
 	int64_t len = sp->e - sp->s;
-	r->cells[c->stream].i = (int64_t)q->stream;
 	r->cells[c->start].i = sp->s - q->window.s;
 	r->cells[c->dur].i = len;
 	r->cells[c->max].i = sp->max;
-	r->cells[c->mean].num = len > 0 ? sp->len_ns / (double)len : 0;
+	r->cells[c->mean].num = len > 0 ? (double)sp->queued_ns / (double)len : 0;
 	r->cells[c->full].i = sp->full_ns;
-	r->cells[c->integral].num = sp->len_ns;
+	r->cells[c->integral].i = sp->queued_ns;
 }
 
 int view_queue(struct report_ctx *c)
@@ -275,6 +285,7 @@ int view_queue(struct report_ctx *c)
 		if (!r)
 			break;
 		dev_label(t, r, cs.dev, m, q.st[i].file, q.st[i].device);
+		stream_label(t, r, cs.stream, m, &q.st[i]);
 		q_cells(r, &cs, &q.st[i], &q.st[i].window);
 		r->cells[cops].i = (int64_t)q.st[i].ops;
 	}
@@ -297,6 +308,7 @@ int view_queue(struct report_ctx *c)
 			if (!r)
 				break;
 			dev_label(s, r, cb.dev, m, q.st[i].file, q.st[i].device);
+			stream_label(s, r, cb.stream, m, &q.st[i]);
 			q_cells(r, &cb, &q.st[i], &q.st[i].buckets[b]);
 		}
 	}
