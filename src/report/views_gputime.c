@@ -185,7 +185,7 @@ int view_launch(struct report_ctx *c)
 	cs.delay_out = rtable_col(t, "Delay > 100us", "delay_outliers", RCOL_COUNT, 13);
 	cs.cpu_sum = rtable_col(t, "Launch total", "launch_total_ns", RCOL_TIME, 10);
 	cs.delay_sum = rtable_col(t, "Delay total", "delay_total_ns", RCOL_TIME, 10);
-	cs.gpu_sum = rtable_col(t, "GPU total", "gpu_total_ns", RCOL_TIME, 10);
+	cs.gpu_sum = rtable_col(t, "Op total", "op_total_ns", RCOL_TIME, 10);
 	rtable_col_flags(t, cs.cpu_sum, RCOL_F_TEXT_HIDDEN);
 	rtable_col_flags(t, cs.delay_sum, RCOL_F_TEXT_HIDDEN);
 	rtable_col_flags(t, cs.gpu_sum, RCOL_F_TEXT_HIDDEN);
@@ -237,15 +237,16 @@ static struct q_cols q_table_cols(struct rtable *t, bool series)
 	return c;
 }
 
-/* The stream's track name where it has one (Kineto's string tids: "stream 7"), else its
- * number. */
+/* The stream's track name where it has one (Kineto's string tids and thread names: "stream
+ * 7"), else "stream <number>", as the Chrome export names the track: the label survives a
+ * round trip through it. */
 static void stream_label(struct rtable *t, struct rrow *r, int col, const struct model *m,
 			 const struct gpu_queue_stream *q)
 {
 	if (q->name)
 		set_text(r, col, m, q->name);
 	else
-		set_label(t, r, col, "%llu", (unsigned long long)q->stream);
+		set_label(t, r, col, "stream %llu", (unsigned long long)q->stream);
 }
 
 static void q_cells(struct rrow *r, const struct q_cols *c, const struct gpu_queue_stream *q,

@@ -19,7 +19,8 @@ views, its own way (lengths of unions, not the report's peeling and sweeps):
   * launch: per op name, ops with a runtime call of the same correlation id: count, call
     durations (sum, max), delays max(0, op start - call end) (sum, max), ops under 10 µs,
     HTA's short ops (call <= 50 µs, op < call), calls > 50 µs, delays > 100 µs;
-  * queue: per (device, stream: its thread_name, else its tid), ops with a call; over the window and its buckets, per
+  * queue: per (device, stream: its thread_name, else a string tid, else "stream <tid>"),
+    ops with a call; over the window and its buckets, per
     interval between consecutive edges, the count of calls begun minus ops started by its
     start (bisect): the largest, the integral (an integer, count x ns), and the time with
     1024 or more.
@@ -102,7 +103,7 @@ def analyze(doc):
                                              "cuda_profiler_range") and \
                 (name.startswith("enumerate(DataLoader)") or cat == "Dataloader"):
             dl.append((s, e))
-    # a stream's label: its thread_name, else its tid (Kineto: "stream 7" or 7)
+    # a stream's label: its thread_name, else a string tid, else "stream <tid>"
     tname = {(ev.get("pid"), ev.get("tid")): (ev.get("args") or {}).get("name")
              for ev in events if ev.get("ph") == "M" and ev.get("name") == "thread_name"}
     gpu = []  # (s, e, corr, device, cat) for steps_of
@@ -127,7 +128,8 @@ def analyze(doc):
         else:
             k = 2 if cat in ("gpu_memcpy", "Memcpy") else 3
         tid = ev.get("tid")
-        stream = tname.get((ev.get("pid"), tid)) or str(tid)
+        stream = tname.get((ev.get("pid"), tid)) or \
+            (tid if isinstance(tid, str) else "stream %s" % tid)
         ops.append((s, e, ev.get("pid"), stream, k, name,
                     calls.get(corr) if corr else None))
     steps = steps_of(events, gpu)
@@ -222,7 +224,7 @@ def analyze(doc):
             continue
         r = out["launch"].setdefault(name, dict.fromkeys(
             ("count", "launch_total_ns", "launch_max_ns", "delay_total_ns", "delay_max_ns",
-             "gpu_total_ns", "short", "shorter_than_launch", "launch_outliers",
+             "op_total_ns", "short", "shorter_than_launch", "launch_outliers",
              "delay_outliers"), 0))
         cpu, delay, dur = c[1] - c[0], max(0, s - c[1]), e - s
         r["count"] += 1
@@ -230,7 +232,7 @@ def analyze(doc):
         r["launch_max_ns"] = max(r["launch_max_ns"], cpu)
         r["delay_total_ns"] += delay
         r["delay_max_ns"] = max(r["delay_max_ns"], delay)
-        r["gpu_total_ns"] += dur
+        r["op_total_ns"] += dur
         r["short"] += dur < SHORT
         r["shorter_than_launch"] += cpu <= RT_CUT and dur < cpu
         r["launch_outliers"] += cpu > RT_CUT
@@ -339,7 +341,7 @@ def self_test():
     k3 = w["launch"]["K3"]
     ok = ok and k3["launch_outliers"] == 1 and k3["delay_total_ns"] == 70000
     # queue: K1 [11,20), nccl [14,25), K3 [70,200): max 2, integral 9+11+130 = 150 us
-    q = w["queue"][("GPU0", "7")]["window"]
+    q = w["queue"][("GPU0", "stream 7")]["window"]
     ok = ok and q["max"] == 2 and q["queued_ns"] == 150000
     # without the sync call, [40,200) begins with K3 not yet launched: host-bound
     w = analyze({"traceEvents": [e for e in ev if e["name"] != "cudaStreamSynchronize"]})
