@@ -232,7 +232,10 @@ static void render_text_paddle(struct sbuf *b, const struct rtable *t, const str
 	}
 	put_line(b, '-', line);
 	if (t->note) {
-		sb_printf(b, "Note:\n%s\n", t->note);
+		/* not sb_printf: it cuts at 511 bytes, and a note may be longer */
+		sb_lit(b, "Note:\n");
+		sb_put(b, t->note, strlen(t->note));
+		sb_lit(b, "\n");
 		put_line(b, '-', line);
 	}
 	sb_lit(b, "\n\n");
@@ -305,6 +308,8 @@ static void render_text_table(struct sbuf *b, const struct rtable *t, size_t ind
 			      const struct rformat_opts *o)
 {
 	(void)index;
+	if (t->text_hidden)
+		return;
 	if (t->empty) { /* a view asked for with nothing to show: one line says so */
 		sb_printf(b, "%s\n\n\n", t->empty);
 		return;

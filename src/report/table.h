@@ -95,6 +95,8 @@ struct rtable {
 		int64_t v;	 /* ns */
 	} totals[8];		 /* JSON "totals" */
 	int ntotals;		 /* totals used */
+	bool text_hidden;	 /* text leaves the table out (CSV and JSON give it): a
+				  * detail of a view that was not asked for by name */
 	struct rarena *arena;	 /* owned strings and cells */
 	bool oom;		 /* an allocation failed: rows or strings are missing */
 };

@@ -5,9 +5,10 @@
  * (SPEC-seeds §2), nvprof's summary (§5.2) and the step view (steps.h), are in
  * views_summary.c (files, device, overview, model, distributed, step, perf), views_ranges.c
  * (operators, user-defined, memory, Python functions, modules, NVTX, kernels, nvprof),
- * views_gpu.c (GPU utilization, GPU memory), views_samples.c (stack samples),
- * views_flops.c (FLOPs per operator), views_ranks.c (many ranks) and views_advice.c (the
- * advisor), with the cell helpers of views_cells.c
+ * views_gpu.c (GPU utilization, GPU memory), views_gputime.c (GPU time breakdown, launch
+ * statistics, queue length), views_samples.c (stack samples), views_flops.c (FLOPs per
+ * operator), views_ranks.c (many ranks) and views_advice.c (the advisor), with the cell
+ * helpers of views_cells.c
  * (views_internal.h). Each view calls the analysis its table shows (src/analyze) and turns
  * the result into tables: it reads fields, orders rows, labels and fills cells, and computes
  * nothing else. docs/report.md states every definition and where we differ from Paddle.
@@ -229,6 +230,14 @@ const struct report_view report_views[] = {
 	  false, "Perf Summary", "Perf: no ProfileStep ranges with num_samples in the trace" },
 	{ "gpu", "GPU busy share and SM efficiency per step, window and over time", view_gpu, 1,
 	  false, "GPU Utilization", "GPU Utilization: no GPU in the trace" },
+	{ "gputime", "GPU time per step: compute, communication, copies, idle by cause",
+	  view_gputime, 1, false, "GPU Time Breakdown", "GPU Time Breakdown: no GPU in the trace" },
+	{ "launch", "per kernel: launch call time, launch-to-start delay, short kernels",
+	  view_launch, 1, false, "Kernel Launch Statistics",
+	  "Kernel Launch Statistics: no device work launched by a runtime call in the trace" },
+	{ "queue", "per stream: kernels launched and not started, and over time", view_queue, 1,
+	  false, "Queue Length",
+	  "Queue Length: no device work launched by a runtime call in the trace" },
 	{ "gpumem", "GPU memory: allocated and peak over time, largest allocations, leaks",
 	  view_gpumem, 0, false, "GPU Memory",
 	  "GPU Memory: no GPU allocation records in the trace" },

@@ -1,6 +1,7 @@
 /*
  * views_internal.h: what the files of the report's views share (views.c, views_cells.c,
- * views_summary.c, views_ranges.c, views_samples.c, views_gpu.c, views_advice.c), not part of views.h: the views that the
+ * views_summary.c, views_ranges.c, views_samples.c, views_gpu.c, views_gputime.c,
+ * views_flops.c, views_ranks.c, views_advice.c), not part of views.h: the views that the
  * registry lists, a new table in the report's context, and the cell helpers.
  */
 #ifndef OPSCOPE_REPORT_VIEWS_INTERNAL_H
@@ -34,6 +35,9 @@ int view_nvprof(struct report_ctx *c);
 int view_samples(struct report_ctx *c);
 int view_gpu(struct report_ctx *c);
 int view_gpumem(struct report_ctx *c);
+int view_gputime(struct report_ctx *c);
+int view_launch(struct report_ctx *c);
+int view_queue(struct report_ctx *c);
 int view_flops(struct report_ctx *c);
 int view_ranks(struct report_ctx *c);
 

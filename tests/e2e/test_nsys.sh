@@ -46,8 +46,8 @@ nsys_db/con_kernel.sqlite.gz 9 271711594
 LIST
 	p1=$D/concurrent_example/concurrent.s1/profile1.sqlite.gz
 	views=$("$OPSCOPE" report --format json "$p1" | nonempty)
-	check "profile1: device, files, gpu, kernel, nvprof, nvtx, overview have rows ($views)" \
-		'[ "$views" = "device,files,gpu,kernel,nvprof,nvtx,overview" ]'
+	check "profile1: device, files, gpu, gputime, kernel, launch, nvprof, nvtx, overview, queue have rows ($views)" \
+		'[ "$views" = "device,files,gpu,gputime,kernel,launch,nvprof,nvtx,overview,queue" ]'
 	"$OPSCOPE" report --views nvprof "$p1" >"$T/nvprof" 2>&1
 	check "profile1: nvprof's GPU activities and API calls" \
 		'grep -q "GPU activities:.*test2(double" "$T/nvprof" && grep -q "API calls:.*cudaStreamCreate$" "$T/nvprof" && grep -q "\[CUDA memcpy HtoD\]" "$T/nvprof" && grep -q "\[CUDA memset\]" "$T/nvprof"'
