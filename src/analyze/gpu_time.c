@@ -57,6 +57,25 @@ bool gpu_time_is_sync_call(const char *name)
 	return strstr(name, "Memcpy") && !strstr(name, "Async");
 }
 
+/* What a name is, kept per string id in the by_name cache (bits; 0: not looked at): a
+ * synchronizing runtime call (NAME_SYNC_*) and a communication kernel (NAME_COMM_*). Kernel
+ * names are long and a trace has hundreds of thousands of kernels: scanning each name four
+ * times per kernel was more than half of a 1 GiB report. */
+#define NAME_SYNC_NO  0x01u
+#define NAME_SYNC_YES 0x02u
+#define NAME_COMM_NO  0x04u
+#define NAME_COMM_YES 0x08u
+
+/* Is string id n a communication kernel's name? Cached in by_name (may be NULL). */
+static bool comm_name(const struct model *m, uint8_t *by_name, uint32_t n)
+{
+	if (!by_name || n >= m->nstrings)
+		return gpu_time_is_comm_name(model_str(m, n));
+	if (!(by_name[n] & (NAME_COMM_NO | NAME_COMM_YES)))
+		by_name[n] |= gpu_time_is_comm_name(model_str(m, n)) ? NAME_COMM_YES : NAME_COMM_NO;
+	return by_name[n] & NAME_COMM_YES;
+}
+
 /* Kineto's cuda_sync events that block the host ("Stream Wait Event" makes one stream wait
  * for another on the device; the host goes on). */
 static bool is_sync_event(const char *name)
@@ -270,7 +289,7 @@ static void bd_fill(const struct bd_data *d, struct gpu_time_span *sp)
 
 /* Collect device `dev` of file f into d (host_sync: the file's sync calls, merged). */
 static bool bd_collect(const struct model *m, const struct launch_map *L, uint32_t f, uint32_t dev,
-		       const struct ivec *host_sync, struct bd_data *d)
+		       const struct ivec *host_sync, uint8_t *by_name, struct bd_data *d)
 {
 	for (uint32_t t = 0; t < m->ntracks; t++) {
 		const struct model_track *tr = &m->tracks[t];
@@ -288,7 +307,7 @@ static bool bd_collect(const struct model *m, const struct launch_map *L, uint32
 			int k = c == OPSCOPE_CAT_MEMCPY	  ? 2
 				: c == OPSCOPE_CAT_MEMSET ? 3
 				: c == OPSCOPE_CAT_COMMUNICATION ||
-						gpu_time_is_comm_name(model_str(m, r->name[i]))
+						comm_name(m, by_name, r->name[i])
 					? 1
 					: 0;
 			ivec_push(&d->cls[k], s, e);
@@ -341,10 +360,11 @@ static void file_host(const struct model *m, uint32_t f, uint8_t *sync_by_name, 
 			uint32_t n = r->name[i];
 			bool yes;
 			if (sync_by_name && n < m->nstrings) {
-				if (!sync_by_name[n])
-					sync_by_name[n] =
-						gpu_time_is_sync_call(model_str(m, n)) ? 2 : 1;
-				yes = sync_by_name[n] == 2;
+				if (!(sync_by_name[n] & (NAME_SYNC_NO | NAME_SYNC_YES)))
+					sync_by_name[n] |= gpu_time_is_sync_call(model_str(m, n))
+								   ? NAME_SYNC_YES
+								   : NAME_SYNC_NO;
+				yes = sync_by_name[n] & NAME_SYNC_YES;
 			} else {
 				yes = gpu_time_is_sync_call(model_str(m, n));
 			}
@@ -402,7 +422,7 @@ static bool bd_file(const struct analysis *a, const struct launch_map *L, uint32
 		struct bd_data d;
 		memset(&d, 0, sizeof(d));
 		d.data = &dl;
-		if (!(ok = bd_collect(m, L, f, dev[k], &hsync, &d))) {
+		if (!(ok = bd_collect(m, L, f, dev[k], &hsync, sync_by_name, &d))) {
 			bd_free(&d);
 			break;
 		}
