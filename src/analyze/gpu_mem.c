@@ -21,6 +21,19 @@
 #include "util/hashmap.h"
 
 /* One allocation or free record. */
+/* A record claiming more than this (1 PiB) is not a device's memory: it is not read, so that
+ * no sum of millions of records can overflow (a hostile trace made the totals negative). */
+#define GPU_MEM_MAX_BYTES (INT64_C(1) << 50)
+
+/* a + b, held at INT64_MAX / INT64_MIN instead of overflowing */
+static int64_t sat_add(int64_t a, int64_t b)
+{
+	int64_t r;
+	if (__builtin_add_overflow(a, b, &r))
+		return b > 0 ? INT64_MAX : INT64_MIN;
+	return r;
+}
+
 struct rec {
 	int64_t ts;	  /* ns */
 	int64_t bytes;	  /* > 0 allocation, < 0 free */
@@ -102,7 +115,8 @@ static bool read_rec(const struct model *m, const struct keys *K, uint32_t t, ui
 		return false;
 	if (!arg_int(m, tr, i, K->bytes_k, &bytes) && !arg_int(m, tr, i, K->bytes, &bytes))
 		return false;
-	if (dev < 0 || dev > UINT32_MAX || bytes == 0)
+	if (dev < 0 || dev > UINT32_MAX || bytes == 0 || bytes > GPU_MEM_MAX_BYTES ||
+	    bytes < -GPU_MEM_MAX_BYTES)
 		return false;
 	memset(r, 0, sizeof(*r));
 	r->ts = tr->instants.ts_ns[i];
@@ -112,6 +126,8 @@ static bool read_rec(const struct model *m, const struct keys *K, uint32_t t, ui
 	r->instant = i;
 	r->freed = INT64_MIN;
 	r->has_total = arg_int(m, tr, i, K->total, &r->total);
+	if (r->has_total && (r->total > GPU_MEM_MAX_BYTES || r->total < -GPU_MEM_MAX_BYTES))
+		return false;
 	r->has_addr = arg_int(m, tr, i, K->addr, &v);
 	r->addr = r->has_addr ? (uint64_t)v : 0;
 	if (arg_int(m, tr, i, K->corr, &v))
@@ -202,8 +218,12 @@ static struct gpu_mem_alloc alloc_of(const struct analysis *a, const struct rec 
 /* The series of device g over its records recs[0..n). */
 static bool series(struct gpu_mem_device *g, const struct rec *recs, const int64_t *after, size_t n)
 {
-	g->bucket_ns = gpu_util_bucket_ns(g->last_ns - g->first_ns + 1);
-	uint32_t nb = (uint32_t)((g->last_ns - g->first_ns + g->bucket_ns) / g->bucket_ns);
+	/* the buckets of [first, last]: the last record's instant has a bucket too */
+	uint32_t nb = g->last_ns < INT64_MAX
+			      ? gpu_util_nbuckets(g->first_ns, g->last_ns + 1, &g->bucket_ns)
+			      : 0;
+	if (!nb)
+		return true; /* records over a span an int64 cannot hold: no series */
 	g->buckets = calloc(nb, sizeof(*g->buckets));
 	if (!g->buckets)
 		return false;
@@ -245,7 +265,7 @@ static bool walk_device(const struct analysis *a, struct rec *recs, size_t n,
 	g->peak_bytes = INT64_MIN;
 	for (size_t i = 0; i < n && ok; i++) {
 		struct rec *r = &recs[i];
-		cur = g->totals ? r->total : cur + r->bytes;
+		cur = g->totals ? r->total : sat_add(cur, r->bytes);
 		after[i] = cur;
 		if (cur > g->peak_bytes) {
 			g->peak_bytes = cur;
@@ -253,13 +273,13 @@ static bool walk_device(const struct analysis *a, struct rec *recs, size_t n,
 		}
 		if (r->bytes > 0) {
 			g->allocs++;
-			g->alloc_bytes += r->bytes;
+			g->alloc_bytes = sat_add(g->alloc_bytes, r->bytes);
 			allocs[na++] = r;
 			if (g->addresses)
 				ok = hmap_put(&live, r->addr, i + 1);
 		} else {
 			g->frees++;
-			g->free_bytes -= r->bytes;
+			g->free_bytes = sat_add(g->free_bytes, -r->bytes);
 			uint64_t *v = g->addresses ? hmap_find(&live, r->addr) : NULL;
 			if (v && *v) {
 				recs[*v - 1].freed = r->ts;
@@ -276,7 +296,7 @@ static bool walk_device(const struct analysis *a, struct rec *recs, size_t n,
 			if (!g->addresses || allocs[i]->freed != INT64_MIN)
 				continue;
 			g->never_freed++;
-			g->never_freed_bytes += allocs[i]->bytes;
+			g->never_freed_bytes = sat_add(g->never_freed_bytes, allocs[i]->bytes);
 			if (g->nleaks < GPU_MEM_TOP)
 				g->leaks[g->nleaks++] = alloc_of(a, allocs[i], calls);
 		}

@@ -667,11 +667,10 @@ static bool q_stream(const struct model *m, const struct launch_map *L, uint32_t
 			seg[nseg++] = (struct q_seg){ t0, edge[i].t, (uint32_t)cur };
 	}
 	q_fill(seg, nseg, &q->window);
-	q->bucket_ns = gpu_util_bucket_ns(q->window.e - q->window.s);
 	bool ok = true;
-	if (q->bucket_ns) {
+	uint32_t nb = gpu_util_nbuckets(q->window.s, q->window.e, &q->bucket_ns);
+	if (nb) {
 		int64_t ws = q->window.s, we = q->window.e;
-		uint32_t nb = (uint32_t)((we - ws + q->bucket_ns - 1) / q->bucket_ns);
 		q->buckets = calloc(nb, sizeof(*q->buckets));
 		ok = q->buckets != NULL;
 		for (uint32_t b = 0; ok && b < nb; b++) {

@@ -49,9 +49,20 @@ int64_t gpu_util_bucket_ns(int64_t span_ns)
 	if (span_ns <= 0)
 		return 0;
 	int64_t b = 1000; /* 1 µs */
-	while ((span_ns + b - 1) / b > GPU_UTIL_MAX_BUCKETS && b < INT64_MAX / 10)
+	/* (span - 1) / b + 1 buckets: span + b - 1 overflows for spans near 2^63 */
+	while ((span_ns - 1) / b + 1 > GPU_UTIL_MAX_BUCKETS && b <= INT64_MAX / 10)
 		b *= 10;
 	return b;
+}
+
+uint32_t gpu_util_nbuckets(int64_t s, int64_t e, int64_t *bucket_ns)
+{
+	int64_t span;
+	*bucket_ns = 0;
+	if (e <= s || __builtin_sub_overflow(e, s, &span))
+		return 0; /* empty, or a span an int64 cannot hold */
+	*bucket_ns = gpu_util_bucket_ns(span);
+	return (uint32_t)((span - 1) / *bucket_ns + 1);
 }
 
 const char *gpu_util_file_meta(const struct model *m, uint32_t file, const char *key)
@@ -374,9 +385,8 @@ static bool fill_device(const struct model *m, uint32_t tt, const struct step_ta
 	}
 	g->window = (struct gpu_util_span){ .s = ws, .e = we };
 	fill_span(&g->window, &d);
-	g->bucket_ns = gpu_util_bucket_ns(we - ws);
-	if (g->bucket_ns) {
-		uint32_t n = (uint32_t)((we - ws + g->bucket_ns - 1) / g->bucket_ns);
+	uint32_t n = gpu_util_nbuckets(ws, we, &g->bucket_ns);
+	if (n) {
 		g->buckets = calloc(n, sizeof(*g->buckets));
 		if (!g->buckets) {
 			dev_data_free(&d);

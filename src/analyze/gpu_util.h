@@ -62,6 +62,10 @@ struct gpu_util {
 /* The bucket length for a series over span_ns: the smallest power of 10 µs (1 µs up) that
  * cuts it into at most GPU_UTIL_MAX_BUCKETS buckets; 0 when span_ns <= 0. */
 int64_t gpu_util_bucket_ns(int64_t span_ns);
+/* The buckets of the series of [s, e): their count (at most GPU_UTIL_MAX_BUCKETS, the last
+ * one may be shorter) and their length in *bucket_ns; 0 (and 0) when e <= s or e - s does not
+ * fit an int64. */
+uint32_t gpu_util_nbuckets(int64_t s, int64_t e, int64_t *bucket_ns);
 
 /* The GPU utilization of a's model. 0, or OPSCOPE_ENOMEM (out is then empty). */
 int gpu_util_analyze(const struct analysis *a, struct gpu_util *out);
