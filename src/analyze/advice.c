@@ -314,14 +314,21 @@ static void rule_first(struct adv *X, const struct step_table *t)
 {
 	if (t->nrows < 3)
 		return;
-	uint32_t n = t->nrows - 1;
-	int64_t *d = malloc(n * sizeof(*d));
+	int64_t *d = malloc((t->nrows - 1) * sizeof(*d));
 	if (!d) {
 		X->oom = true;
 		return;
 	}
-	for (uint32_t k = 0; k < n; k++)
-		d[k] = t->rows[k + 1].end_ns - t->rows[k + 1].start_ns;
+	/* steps of no length (a ProfileStep range with no duration) say nothing of the others:
+	 * left out of the median, and two of the others must remain */
+	uint32_t n = 0;
+	for (uint32_t k = 1; k < t->nrows; k++)
+		if (t->rows[k].end_ns > t->rows[k].start_ns)
+			d[n++] = t->rows[k].end_ns - t->rows[k].start_ns;
+	if (n < 2) {
+		free(d);
+		return;
+	}
 	qsort(d, n, sizeof(*d), cmp_i64);
 	int64_t med = n % 2 ? d[n / 2] : (d[n / 2 - 1] + d[n / 2]) / 2;
 	free(d);

@@ -51,10 +51,13 @@ int view_advice(struct report_ctx *c)
 	int c_ev = rtable_col(t, "Evidence", "evidence", RCOL_TEXT, 0);
 	int c_ch = rtable_col(t, "Change", "change", RCOL_TEXT, 0);
 	int c_find = rtable_col(t, "Finding", "finding", RCOL_TEXT, 0);
-	const int hidden[] = { c_file, c_meas, c_thr, c_base, c_s, c_e, c_title, c_ev, c_ch };
+	const int hidden[] = { c_meas, c_thr, c_base, c_s, c_e, c_title, c_ev, c_ch };
 	rtable_col_flags(t, c_find, RCOL_F_NOCUT);
 	for (size_t i = 0; i < sizeof(hidden) / sizeof(hidden[0]); i++)
 		rtable_col_flags(t, hidden[i], RCOL_F_TEXT_HIDDEN);
+	/* one file: every finding is about it; several (ranks, workers): say which */
+	rtable_col_flags(t, c_file, m->nfiles > 1 ? RCOL_F_CUT : RCOL_F_TEXT_HIDDEN);
+	t->cols[c_file].width = 24;
 	for (uint32_t i = 0; i < ad.n; i++) {
 		const struct advice_finding *x = &ad.v[i];
 		const struct advice_rule *rule = &advice_rules[x->rule];
