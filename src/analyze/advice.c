@@ -6,10 +6,12 @@
  * below; docs/advice.md states each with its reason.
  *
  * Invariants: a step rule runs only where the file has ProfileStep ranges (a->has_steps and
- * steps kept), a GPU rule only where the file has device work. A finding's texts are cut at
- * their buffers' sizes (the evidence lists at most TOP_NAMES names, so only very long trace
- * names reach the end); trace names are copied as they are, and the renderers escape them
- * (a name cut inside a UTF-8 character included).
+ * steps kept), a GPU rule only where the file has device work, the rank rule only where two
+ * or more files have a rank and ranks_analyze aligned every clock (it reads that analysis and
+ * repeats none of it). A finding's texts are cut at their buffers' sizes (the evidence lists
+ * at most TOP_NAMES names, so only very long trace names reach the end); trace names are
+ * copied as they are, and the renderers escape them (a name cut inside a UTF-8 character
+ * included).
  */
 #include "analyze/advice.h"
 
