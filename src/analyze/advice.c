@@ -6,10 +6,12 @@
  * below; docs/advice.md states each with its reason.
  *
  * Invariants: a step rule runs only where the file has ProfileStep ranges (a->has_steps and
- * steps kept), a GPU rule only where the file has device work. A finding's texts are cut at
- * their buffers' sizes (the evidence lists at most TOP_NAMES names, so only very long trace
- * names reach the end); trace names are copied as they are, and the renderers escape them
- * (a name cut inside a UTF-8 character included).
+ * steps kept), a GPU rule only where the file has device work, the rank rule only where two
+ * or more files have a rank and ranks_analyze aligned every clock (it reads that analysis and
+ * repeats none of it). A finding's texts are cut at their buffers' sizes (the evidence lists
+ * at most TOP_NAMES names, so only very long trace names reach the end); trace names are
+ * copied as they are, and the renderers escape them (a name cut inside a UTF-8 character
+ * included).
  */
 #include "analyze/advice.h"
 
@@ -23,6 +25,7 @@
 
 #include "analyze/flops.h"
 #include "analyze/gpu_util.h"
+#include "analyze/ranks.h"
 #include "analyze/steps.h"
 #include "analyze/tree.h"
 
@@ -37,6 +40,8 @@
 #define TC_SHARE       0.05  /* eligible kernel time off tensor cores / modelled kernel time */
 #define COMM_SHARE     0.10  /* exposed communication / step: the TB plugin's rule */
 #define FIRST_RATIO    1.5   /* first step / median of the others */
+#define STRAG_SHARE    0.05  /* a straggler's margin / its step time, per step */
+#define STRAG_STEPS    0.50  /* steps one rank led above STRAG_SHARE / steps compared */
 #define TOP_NAMES      3     /* operators or steps named in an evidence line */
 
 const struct advice_rule advice_rules[ADVICE_NRULES] = {
@@ -65,6 +70,9 @@ const struct advice_rule advice_rules[ADVICE_NRULES] = {
 	[ADVICE_FIRST_STEP] = { "first_step_slow", "First step far slower than the rest",
 				"first step > 1.5x the median of the other steps (3 steps or more)",
 				"opscope (warm-up in the window)" },
+	[ADVICE_STRAGGLER] = { "straggler", "A straggler rank",
+			       "one rank last by > 5% of the step in >= half the steps (2+ ranks)",
+			       "HTA straggler analysis, TensorBoard plugin distributed view" },
 };
 
 /* The work of one advice_run. */
@@ -758,6 +766,162 @@ static void rule_tc(struct adv *X, const struct flops_result *fr)
 }
 
 /* ---------------------------------------------------------------------------------------- */
+/* Rank rule */
+
+/* Rule 9: over the steps ranks.h compares, the rank that ended last (its ready time: the
+ * step's end less its waits at collectives) by more than STRAG_SHARE of its step, in at least
+ * STRAG_STEPS of the steps, and more of them than any other rank. The time at stake is its
+ * margins summed: how long the next rank, and so every other rank, waited for it. Silent when
+ * the clocks could not all be aligned from collectives: the margins would then be clock skew. */
+static void rule_straggler(struct adv *X)
+{
+	const struct model *m = X->m;
+	if (!ranks_present(m))
+		return;
+	struct ranks R;
+	if (ranks_analyze(X->a, &R) != 0) {
+		X->oom = true;
+		return;
+	}
+	uint32_t *led = calloc(R.nranks ? R.nranks : 1, sizeof(*led));
+	int64_t *sum = calloc(R.nranks ? R.nranks : 1, sizeof(*sum));
+	if (!led || !sum) {
+		X->oom = true;
+		goto out;
+	}
+	if (R.nranks < 2 || R.nsteps == 0 || !R.aligned)
+		goto out;
+	/* the steps each rank led above the threshold, and its margins there */
+	for (uint32_t k = 0; k < R.nsteps; k++) {
+		const struct ranks_step *s = &R.steps[k];
+		if ((double)s->margin_ns > STRAG_SHARE * (double)s->per[s->straggler].step_ns) {
+			led[s->straggler]++;
+			sum[s->straggler] += s->margin_ns;
+		}
+	}
+	uint32_t w = 0; /* the rank that led the most steps */
+	for (uint32_t r = 1; r < R.nranks; r++)
+		if (led[r] > led[w])
+			w = r;
+	if (led[w] == 0 || (double)led[w] < STRAG_STEPS * (double)R.nsteps)
+		goto out;
+	for (uint32_t r = 0; r < R.nranks; r++)
+		if (r != w && led[r] == led[w])
+			goto out; /* two ranks share the role (1 of 2 steps each): no one straggler */
+	/* per cause: steps and margins; the worst step; the steps by margin for the evidence */
+	uint32_t ncause[4] = { 0 };
+	int64_t mcause[4] = { 0 }, xcause[4] = { 0 }, total = 0, flagged = 0;
+	int64_t late_worst = -1;
+	uint64_t late_coll = UINT64_MAX;
+	uint32_t worst = UINT32_MAX, top[TOP_NAMES], ntop = 0;
+	for (uint32_t k = 0; k < R.nsteps; k++) {
+		const struct ranks_step *s = &R.steps[k];
+		total += s->per[w].step_ns;
+		if (s->straggler != w ||
+		    (double)s->margin_ns <= STRAG_SHARE * (double)s->per[w].step_ns)
+			continue;
+		flagged += s->per[w].step_ns;
+		ncause[s->why]++;
+		mcause[s->why] += s->margin_ns;
+		xcause[s->why] += s->why_ns;
+		if (s->why == RANKS_WHY_LATE && s->why_ns > late_worst) {
+			late_worst = s->why_ns;
+			late_coll = s->why_coll;
+		}
+		if (worst == UINT32_MAX || s->margin_ns > R.steps[worst].margin_ns)
+			worst = k;
+		/* keep the TOP_NAMES largest margins, largest first (ties: the earlier step) */
+		uint32_t at = ntop < TOP_NAMES ? ntop++ : TOP_NAMES;
+		while (at > 0 && R.steps[top[at - 1]].margin_ns < s->margin_ns) {
+			if (at < TOP_NAMES)
+				top[at] = top[at - 1];
+			at--;
+		}
+		if (at < TOP_NAMES)
+			top[at] = k;
+	}
+	enum ranks_why cause = RANKS_WHY_NONE; /* the cause with the largest margins summed */
+	for (int c = RANKS_WHY_DATA; c <= RANKS_WHY_LATE; c++)
+		if (mcause[c] > mcause[cause])
+			cause = (enum ranks_why)c;
+	const struct ranks_rank *rk = &R.ranks[w];
+	struct advice_finding *x = add(X, ADVICE_STRAGGLER, rk->file);
+	if (!x)
+		goto out;
+	char b1[32], b2[32], b3[32];
+	x->at_stake_ns = sum[w];
+	x->base_ns = total;
+	x->measured = frac(sum[w], flagged);
+	x->threshold = STRAG_SHARE;
+	x->steps = led[w];
+	x->start_ns = rk->steps.rows[worst].start_ns;
+	x->end_ns = rk->steps.rows[worst].end_ns;
+	snprintf(x->finding, sizeof(x->finding),
+		 "rank %d%s%s ended last in %u of %u steps, by %s on average (%.1f%% of its step): "
+		 "the other ranks waited %s for it",
+		 rk->rank, rk->host ? " on " : "", rk->host ? model_str(m, rk->host) : "", led[w],
+		 R.nsteps, tm(b1, sizeof(b1), sum[w] / led[w]), x->measured * 100,
+		 tm(b2, sizeof(b2), sum[w]));
+	snprintf(x->evidence, sizeof(x->evidence), "steps (margin): ");
+	for (uint32_t i = 0; i < ntop; i++) {
+		const struct ranks_step *s = &R.steps[top[i]];
+		cat(x->evidence, sizeof(x->evidence), "%s%s (%s)", i ? ", " : "",
+		    s->name ? model_str(m, s->name) : "step", tm(b1, sizeof(b1), s->margin_ns));
+	}
+	cat(x->evidence, sizeof(x->evidence), "; why:");
+	bool first = true;
+	for (int c = RANKS_WHY_DATA; c <= RANKS_WHY_LATE; c++) {
+		if (!ncause[c])
+			continue;
+		tm(b1, sizeof(b1), xcause[c] / ncause[c]);
+		if (c == RANKS_WHY_LATE)
+			cat(x->evidence, sizeof(x->evidence),
+			    "%s arrived late at a collective in %u (%s after the next rank, on "
+			    "average)",
+			    first ? "" : ",", ncause[c], b1);
+		else
+			cat(x->evidence, sizeof(x->evidence),
+			    "%s %s in %u (%s more than the other ranks' median, on average)",
+			    first ? "" : ",",
+			    c == RANKS_WHY_DATA ? "waited for data" : "longer compute", ncause[c],
+			    b1);
+		first = false;
+	}
+	if (ncause[RANKS_WHY_NONE])
+		cat(x->evidence, sizeof(x->evidence), "%s no cause found in %u", first ? "" : ",",
+		    ncause[RANKS_WHY_NONE]);
+	if (late_coll < R.ncolls) {
+		const char *kn = model_str(m, R.colls[late_coll].name);
+		cat(x->evidence, sizeof(x->evidence), "; latest at #%u %.*s (%s)",
+		    R.colls[late_coll].seq, (int)strcspn(kn, "("), kn,
+		    tm(b3, sizeof(b3), late_worst));
+	}
+	static const char *const change[4] = {
+		[RANKS_WHY_NONE] = "look at that rank's host (other jobs, thermal throttling, "
+				   "clocks: nvidia-smi -q -d PERFORMANCE) and at how the data and "
+				   "the model are split across ranks",
+		[RANKS_WHY_DATA] = "feed that rank faster: more DataLoader workers (num_workers) "
+				   "and pin_memory on its host, prefetch_factor; check that host's "
+				   "CPU load (other jobs) and its storage or network filesystem",
+		[RANKS_WHY_COMPUTE] =
+			"balance the work: the same batch size and sequence lengths on every rank "
+			"(bucket by length), even pipeline or model-parallel stages; if the work "
+			"is the same, look at that GPU (thermal throttling, clocks: nvidia-smi -q "
+			"-d PERFORMANCE, other processes on it)",
+		[RANKS_WHY_LATE] =
+			"look at that rank's host between compute and the collective: CPU load "
+			"from other jobs, per-rank logging or checkpointing, Python GC; and NCCL's "
+			"setup (NCCL_DEBUG=INFO; NCCL_SOCKET_IFNAME, NCCL_IB_HCA on the right "
+			"interface)",
+	};
+	x->change = change[cause];
+out:
+	free(led);
+	free(sum);
+	ranks_free(&R);
+}
+
+/* ---------------------------------------------------------------------------------------- */
 
 static int finding_cmp(const void *a, const void *b)
 {
@@ -806,6 +970,8 @@ int advice_run(const struct analysis *a, const struct flops_opts *fo, struct adv
 	}
 	gpu_util_free(&u);
 	free(gpu);
+	if (!X.oom)
+		rule_straggler(&X);
 	if (any_gpu && !X.oom) {
 		struct flops_result fr;
 		struct flops_opts none = { NULL };

@@ -7,8 +7,9 @@
  * every rule, its threshold and why.
  *
  * A rule fires only where the trace supports it: the GPU rules stay silent on a trace with no
- * device work, the step rules on a trace with no ProfileStep ranges. Findings are ranked by
- * the time at stake, most first.
+ * device work, the step rules on a trace with no ProfileStep ranges, the straggler rule on
+ * fewer than two ranks (it reads the rank analysis, ranks.h). Findings are ranked by the time
+ * at stake, most first.
  *
  * Thread safety: advice_run reads the analysis and model only; the result is the caller's.
  */
@@ -28,6 +29,7 @@ enum advice_rule_id {
 	ADVICE_TENSOR_CORES, /* tensor-core eligible work that ran without them */
 	ADVICE_EXPOSED_COMM, /* communication not overlapped with compute > 10% of the step */
 	ADVICE_FIRST_STEP,   /* first step > 1.5x the median of the others */
+	ADVICE_STRAGGLER,    /* one rank last by > 5% of the step in >= half the steps */
 	ADVICE_NRULES,
 };
 
@@ -51,7 +53,8 @@ struct advice_finding {
 	int64_t at_stake_ns; /* ns: the time the change could save at most (ranking key) */
 	int64_t base_ns;     /* ns: the time at_stake_ns is a share of (steps, total) */
 	double measured;     /* the measured value the threshold applies to (a fraction, or a
-			       * ratio for the first-step rule) */
+			       * ratio for the first-step rule; for the straggler rule the
+			       * margins over the step time of the steps it led) */
 	double threshold;    /* the threshold it passed */
 	uint32_t steps;	     /* steps where it holds (0: not a per-step rule) */
 	int64_t start_ns;    /* ns: where to look in the trace: start of the worst instance */

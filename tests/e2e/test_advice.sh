@@ -9,6 +9,12 @@
 #   - HTA's NCCL trace (negative_queue_length_values_check): exposed communication, a slow
 #     first step, GPU idle, tiny kernels; HTA's cuda_event_sync trace: a synchronization in the
 #     step; a CPU-only trace: no GPU rule.
+#   - A straggler rank: the synthetic 4-rank job of tests/tools/gen_ranks.py (rank 2's compute
+#     20% longer: 12 ms against 10 ms) fires naming rank 2: last by 2 ms in each of 3 steps
+#     (the others' ready time 2 ms earlier), 2 / 13.56 ms = 14.7% of its step, 6 ms at stake,
+#     longer compute. Balanced (--slow 0), and 3% slower (margin 0.3 ms = 2.5% of 11.86 ms,
+#     under 5%): silent. HTA's trace_filter pair: rank 1 last in step 551, rank 0 in 552, one
+#     each: silent. A single rank: silent (no rule above fires it).
 #   - Findings ranked by time at stake; text has the table first after Trace Files with the
 #     evidence and change lines; CSV one row per finding.
 # Env (from CTest): OPSCOPE (the CLI), SRC (source root). Data: $SRC/../shared/data.
@@ -85,6 +91,37 @@ rc=$(rules "$C" | sed -n 1p)
 for r in gpu_idle sync_in_step pageable_copy tiny_kernels tensor_cores; do
 	check "cpu-only trace: $r silent" '! has "$rc" $r'
 done
+
+# --- straggler rank (multi-rank directories)
+GEN=$SRC/tests/tools/gen_ranks.py
+"$PY" "$GEN" "$T/syn" >/dev/null && "$PY" "$GEN" "$T/bal" --slow 0 >/dev/null &&
+	"$PY" "$GEN" "$T/s3" --slow 3 >/dev/null
+check "gen_ranks: three jobs made" '[ $? -eq 0 ]'
+out=$(rules "$T/syn")
+check "4 ranks, rank 2 slower: ranked" '[ "$(echo "$out" | tail -1)" = sorted ]'
+check "4 ranks, rank 2 slower: straggler fires" 'has "$(echo "$out" | sed -n 1p)" straggler'
+"$OPSCOPE" report --views advice -f json "$T/syn" | "$PY" -c '
+import json, sys
+r = [r for t in json.load(sys.stdin)["tables"] if t["view"] == "advice" for r in t["rows"] if r["rule"] == "straggler"]
+for x in r:
+    print(x["file"].rsplit("/", 1)[-1], x["at_stake_ns"], x["steps"], "%.1f" % (100 * x["measured"]))
+    print(x["finding"])
+    print(x["evidence"])
+    print(x["change"])' >"$T/st.txt"
+check "straggler: one finding, rank2.json, 6 ms at stake, 3 steps, 14.7%" '[ "$(sed -n 1p "$T/st.txt")" = "rank2.json 6000000 3 14.7" ] && [ "$(grep -c "^rank" "$T/st.txt")" -eq 2 ]'
+check "straggler: names rank 2 on node-1, 3 of 3 steps, 6.00 ms waited" \
+	'grep -qx "rank 2 on node-1 ended last in 3 of 3 steps, by 2.00 ms on average (14.7% of its step): the other ranks waited 6.00 ms for it" "$T/st.txt"'
+check "straggler: evidence: the steps and the cause (longer compute, +2 ms)" \
+	'grep -q "^steps (margin): ProfilerStep#0 (2.00 ms), ProfilerStep#1 (2.00 ms), ProfilerStep#2 (2.00 ms); why: longer compute in 3 (2.00 ms more" "$T/st.txt"'
+check "straggler: the change for longer compute" 'grep -q "^balance the work" "$T/st.txt"'
+check "4 ranks, balanced: straggler silent" '! has "$(rules "$T/bal" | sed -n 1p)" straggler'
+check "4 ranks, rank 2 3% slower (2.5% of the step): straggler silent" '! has "$(rules "$T/s3" | sed -n 1p)" straggler'
+mkdir -p "$T/one" && cp "$T/syn/rank2.json" "$T/one/"
+check "rank 2 alone: straggler silent" '! has "$(rules "$T/one" | sed -n 1p)" straggler'
+TF=$DATA/hta/trace_filter
+if [ -d "$TF" ]; then
+	check "trace_filter (ranks take turns, one step each): straggler silent" '! has "$(rules "$TF" | sed -n 1p)" straggler'
+fi
 
 # --- text: first after Trace Files, with the detail lines; CSV: one row per finding
 "$OPSCOPE" report "$R0" >"$T/all.txt" 2>&1

@@ -489,6 +489,149 @@ TEST(advice_ranked_by_time_at_stake)
 	model_free(m);
 }
 
+/*
+ * Rule 9, straggler: one file per rank, three steps of 1000U each at k * 1000U, rank r's clock
+ * late by r * 10000U (alignment takes it out: offsets -r * 10000U from the all-reduce ends).
+ * In each step a rank computes on one kernel [cs, cs + c) and then reaches an all-reduce
+ * that every rank leaves at 900U (its arrival = cs + c); a DataLoader range [0, dl) delays
+ * its compute. Ranks 0 and 1: cs 100U, c 400U (arrive 500U), no DataLoader. Rank 2:
+ *   step 0: c 600U, arrives 700U. The others wait 700U - 500U = 200U, so their ready time is
+ *           1000U - 200U = 800U against rank 2's 1000U: margin 200U > 5% x 1000U = 50U.
+ *           Cause: compute 600U - median(400U, 400U) = 200U >= 200U / 2: longer compute.
+ *   step 1: DataLoader [0, 400U), cs 400U, c 400U, arrives 800U: margin 800U - 500U = 300U
+ *           > 50U; data wait 400U - median(0, 0) = 400U >= 150U: waited for data.
+ *   step 2: c 420U, arrives 520U: margin 20U = 2% of the step: not counted.
+ * Rank 2 led 2 of 3 steps above 5% (>= half, and no other rank led any): fires. At stake
+ * 200U + 300U = 500U; base: rank 2's three steps, 3000U; measured 500U / 2000U = 0.25 (the
+ * margins over the step time of the two steps). The cause with the larger margins is data
+ * (300U against 200U): the change is about DataLoader workers. Worst step: step 1, on rank
+ * 2's own clock [1000U + 20000U, 2000U + 20000U). The evidence lists the steps by margin.
+ */
+struct strag_rank {
+	int32_t rank;  /* its rank */
+	int64_t c[3];  /* compute kernel duration per step */
+	int64_t dl[3]; /* DataLoader range [0, dl) per step; 0: none, compute at 100U */
+};
+
+static void add_strag_rank(struct model *m, const struct strag_rank *x, int nsteps)
+{
+	char path[16], name[32];
+	snprintf(path, sizeof(path), "rank%d", x->rank);
+	model_add_file(m, path, "test");
+	uint32_t h = model_add_track(m, MODEL_TRACK_THREAD, (uint32_t)(100 + x->rank), 1, 0);
+	uint32_t d = model_add_track(m, MODEL_TRACK_DEVICE, 0, 7, 0);
+	uint32_t c = model_add_track(m, MODEL_TRACK_DEVICE, 0, 20, 0);
+	m->processes[m->tracks[h].process].rank = x->rank;
+	int64_t skew = x->rank * 10000 * U;
+	for (int k = 0; k < nsteps; k++) {
+		int64_t b = skew + k * 1000 * U, cs = x->dl[k] ? x->dl[k] : 100 * U;
+		snprintf(name, sizeof(name), "ProfilerStep#%d", k);
+		R(m, h, b, b + 1000 * U, name, OPSCOPE_CAT_PROFILE_STEP, -1);
+		if (x->dl[k])
+			R(m, h, b, b + x->dl[k],
+			  "enumerate(DataLoader)#_SingleProcessDataLoaderIter",
+			  OPSCOPE_CAT_DATALOADER, -1);
+		launch(m, h, d, b + cs - 90 * U, b + cs, b + cs + x->c[k], "gemm",
+		       OPSCOPE_CAT_KERNEL, 2 * k + 1);
+		launch(m, h, c, b + cs - 70 * U, b + cs + x->c[k], b + 900 * U,
+		       "ncclKernel_AllReduce_RING_LL_Sum_float", OPSCOPE_CAT_COMMUNICATION,
+		       2 * k + 2);
+	}
+}
+
+static struct model *strag_model(const struct strag_rank *v, int n, int nsteps)
+{
+	struct model *m = model_new();
+	for (int i = 0; i < n; i++)
+		add_strag_rank(m, &v[i], nsteps);
+	return m;
+}
+
+TEST(advice_straggler)
+{
+	const struct strag_rank slow[3] = {
+		{ 0, { 400 * U, 400 * U, 400 * U }, { 0, 0, 0 } },
+		{ 1, { 400 * U, 400 * U, 400 * U }, { 0, 0, 0 } },
+		{ 2, { 600 * U, 400 * U, 420 * U }, { 0, 400 * U, 0 } },
+	};
+	struct analysis an;
+	struct advice ad;
+	struct model *m = strag_model(slow, 3, 3);
+	advise(m, &an, &ad);
+	const struct advice_finding *x = find(&ad, ADVICE_STRAGGLER);
+	REQUIRE(x != NULL);
+	CHECK_EQ_U(x->file, 2); /* rank 2's file */
+	CHECK_EQ_I(x->at_stake_ns, 500 * U);
+	CHECK_EQ_I(x->base_ns, 3000 * U);
+	CHECK(x->measured > 0.2499 && x->measured < 0.2501);
+	CHECK(x->threshold == 0.05);
+	CHECK_EQ_U(x->steps, 2);
+	CHECK_EQ_I(x->start_ns, 21000 * U);
+	CHECK_EQ_I(x->end_ns, 22000 * U);
+	CHECK(strcmp(x->finding,
+		     "rank 2 ended last in 2 of 3 steps, by 250.0 us on average "
+		     "(25.0% of its step): the other ranks waited 500.0 us for it") == 0);
+	CHECK(strcmp(x->evidence,
+		     "steps (margin): ProfilerStep#1 (300.0 us), ProfilerStep#0 (200.0 us); why: "
+		     "waited for data in 1 (400.0 us more than the other ranks' median, on "
+		     "average), longer compute in 1 (200.0 us more than the other ranks' median, "
+		     "on average)") == 0);
+	CHECK(strstr(x->change, "num_workers") != NULL);
+	advice_free(&ad);
+	analysis_free(&an);
+	model_free(m);
+
+	/* balanced: every rank computes 400U; every margin is 0: silent */
+	const struct strag_rank even[3] = {
+		{ 0, { 400 * U, 400 * U, 400 * U }, { 0, 0, 0 } },
+		{ 1, { 400 * U, 400 * U, 400 * U }, { 0, 0, 0 } },
+		{ 2, { 400 * U, 400 * U, 400 * U }, { 0, 0, 0 } },
+	};
+	m = strag_model(even, 3, 3);
+	advise(m, &an, &ad);
+	CHECK(find(&ad, ADVICE_STRAGGLER) == NULL);
+	advice_free(&ad);
+	analysis_free(&an);
+	model_free(m);
+
+	/* one rank alone (the slow rank 2 above): nothing to compare, silent */
+	m = strag_model(&slow[2], 1, 3);
+	advise(m, &an, &ad);
+	CHECK(find(&ad, ADVICE_STRAGGLER) == NULL);
+	advice_free(&ad);
+	analysis_free(&an);
+	model_free(m);
+
+	/* two ranks taking turns: rank 0 last by 200U in step 0 (c 600U), rank 1 by 200U in
+	 * step 1; each led 1 of 2 steps (half): no one straggler, silent */
+	const struct strag_rank turns[2] = {
+		{ 0, { 600 * U, 400 * U, 0 }, { 0, 0, 0 } },
+		{ 1, { 400 * U, 600 * U, 0 }, { 0, 0, 0 } },
+	};
+	m = strag_model(turns, 2, 2);
+	advise(m, &an, &ad);
+	CHECK(find(&ad, ADVICE_STRAGGLER) == NULL);
+	advice_free(&ad);
+	analysis_free(&an);
+	model_free(m);
+	/* the same, step 1 balanced: rank 0 led 1 of 2 steps alone: fires, 200U at stake */
+	const struct strag_rank once[2] = {
+		{ 0, { 600 * U, 400 * U, 0 }, { 0, 0, 0 } },
+		{ 1, { 400 * U, 400 * U, 0 }, { 0, 0, 0 } },
+	};
+	m = strag_model(once, 2, 2);
+	advise(m, &an, &ad);
+	x = find(&ad, ADVICE_STRAGGLER);
+	REQUIRE(x != NULL);
+	CHECK_EQ_U(x->file, 0);
+	CHECK_EQ_I(x->at_stake_ns, 200 * U);
+	CHECK_EQ_U(x->steps, 1);
+	CHECK(strstr(x->change, "balance the work") != NULL); /* longer compute */
+	advice_free(&ad);
+	analysis_free(&an);
+	model_free(m);
+}
+
 TEST_MAIN(advice_input_bound, advice_gpu_idle, advice_sync_in_step, advice_pageable_copy,
 	  advice_tiny_kernels, advice_tensor_cores, advice_exposed_comm, advice_first_step,
-	  advice_ranked_by_time_at_stake)
+	  advice_ranked_by_time_at_stake, advice_straggler)
