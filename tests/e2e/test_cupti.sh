@@ -110,10 +110,12 @@ echo "# CUPTI's clock when the timestamp callback is refused: offset pair, ns du
 "$OPSCOPE" record -q -o "$tmp/b.opscope" -- "$app" --no-clock 2 100 >/dev/null
 "$OPSCOPE" info "$tmp/b.opscope" | grep -q '^  gpu.clock  *CUPTI clock mapped at start' ||
 	fail "clock metadata without the callback"
-# 200 gemm kernels of 1000 ns: 0.2 ms within 1 % (the tick map's rounding)
-"$OPSCOPE" report --views kernel -f csv "$tmp/b.opscope" |
-	awk -F, '$1 == "gemm_kernel" {exit !($2 == 200 && $3 > 0.198 && $3 < 0.202)} ' ||
-	fail "kernel time in ns without the callback"
+# 200 gemm kernels of 1000 ns: 0.2 ms within 2 %. Each duration is rounded through the tick
+# map (single kernels read 768 to 1024 ns); the sum was 1.06 % low in 1 of 16 runs beside
+# other tests (0.197888 ms), so 1 % was too tight. A unit error (ticks, us) is 1000x off.
+"$OPSCOPE" report --views kernel -f csv "$tmp/b.opscope" >"$tmp/b.csv"
+awk -F, '$1 == "gemm_kernel" {exit !($2 == 200 && $3 > 0.196 && $3 < 0.204)} ' "$tmp/b.csv" ||
+	fail "kernel time in ns without the callback: $(grep -c . "$tmp/b.csv") lines, $(grep gemm "$tmp/b.csv")"
 
 echo "# dropped records counted and shown like every loss"
 "$OPSCOPE" record -q -o "$tmp/c.opscope" -- "$app" --drops 10 1 10 >/dev/null
