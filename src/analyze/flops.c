@@ -756,7 +756,10 @@ static bool track_passes(struct fl *F, uint32_t t, struct fl_range *R)
 	return true;
 }
 
-/* The roofline sums of the categories, from the rows (their peaks are known by now). */
+/* The roofline sums of the categories, from the rows (their peaks are known by now). A row
+ * that beats the roofline (a Winograd convolution does fewer FLOPs than the direct count; a
+ * call whose device time was missed) counts as at the roofline, so that one such row cannot
+ * lift its category above 100%; the rows are counted in over_roofline. */
 static void roll_up_roofline(struct flops_result *r)
 {
 	for (uint32_t i = 0; i < r->nrows; i++) {
@@ -765,9 +768,11 @@ static void roll_up_roofline(struct flops_result *r)
 		flops_derive(row, r->device_time, &d);
 		if (d.roofline_ns <= 0)
 			continue;
+		double t = d.time_s * 1e9;
+		r->over_roofline += d.roofline_ns > t;
 		struct flops_category *c = &r->cat[row->category];
-		c->roofline_ns += d.roofline_ns;
-		c->peak_time_ns += (int64_t)(d.time_s * 1e9 + 0.5);
+		c->roofline_ns += d.roofline_ns < t ? d.roofline_ns : t;
+		c->peak_time_ns += (int64_t)(t + 0.5);
 	}
 }
 

@@ -103,6 +103,8 @@ struct flops_result {
 	int64_t total_ns;	 /* the time basis summed over every outermost operator call */
 	uint64_t no_work_calls;	 /* outermost calls of views and allocations (no work) */
 	uint64_t out_from_bwd;	 /* convolution calls whose output came from their backward */
+	uint32_t over_roofline;	 /* rows faster than the roofline allows (Winograd, FFT, or
+				  * device time missed); capped at it in the categories */
 	uint32_t unknown_device; /* string id of a device name not in the table, 0 if none */
 	bool oom;		 /* out of memory: rows are missing */
 };

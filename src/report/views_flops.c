@@ -162,7 +162,15 @@ static int operator_table(struct report_ctx *c, const struct flops_result *f)
 		set_text(rr, cdev, m, r->device_name);
 	}
 	free(order);
-	if (f->device_time)
+	if (f->device_time && f->over_roofline)
+		t->note =
+			"Time is the device time (kernels, copies, memsets) each call launched, "
+			"summed; FLOPs and bytes from the call's shapes (docs/flops.md). A call "
+			"inside a modelled operator is counted with it, not again. Rows over 100% "
+			"of the roofline did fewer FLOPs than the direct count (Winograd, FFT "
+			"convolutions) or launched device time the trace missed: read them as an "
+			"upper bound of the work.";
+	else if (f->device_time)
 		t->note = "Time is the device time (kernels, copies, memsets) each call launched, "
 			  "summed; FLOPs and bytes from the call's shapes (docs/flops.md). A call "
 			  "inside a modelled operator is counted with it, not again.";
@@ -214,7 +222,8 @@ static int category_table(struct report_ctx *c, const struct flops_result *f)
 	}
 	t->note = "Share: of the time of every outermost operator call. Roofline: the time the "
 		  "category's calls would take at the device's roofline over the time they took "
-		  "(calls on devices with known peaks).";
+		  "(calls on devices with known peaks; a row faster than its roofline counts as "
+		  "at it).";
 	rtable_total(t, "operator_time_ns", f->total_ns);
 	return t->oom ? OPSCOPE_ENOMEM : 0;
 }

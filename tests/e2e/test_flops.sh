@@ -43,6 +43,9 @@ print("conv_fwd", sum(r["calls"] for r in conv if r["direction"] == "fwd"))
 print("conv_bwd", sum(r["calls"] for r in conv if r["direction"] == "bwd"))
 print("peak", all(r["peak_flops_ratio"] is not None for r in conv))
 print("titles", [t["title"] for t in tables])
+cat = [t for t in tables if t["title"] == "FLOPs by Category"][0]["rows"]
+print("roof_ok", all(r["roofline_ratio"] is None or r["roofline_ratio"] <= 1 for r in cat))
+print("over", sum(r["roofline_ratio"] is not None and r["roofline_ratio"] > 1 for r in rows) > 0)
 EOF
 	check "resnet-50: every forward convolution modelled (318)" 'grep -qx "conv_fwd 318" "$T/r0.txt"'
 	# backward: cuDNN's parts, 318 weight gradients and 312 input gradients (none for the
@@ -50,6 +53,8 @@ EOF
 	check "resnet-50: every backward convolution part modelled (630)" 'grep -qx "conv_bwd 630" "$T/r0.txt"'
 	check "resnet-50: the V100 found in the peak table" 'grep -q "Tesla V100-DGXS-32GB" "$T/r0.txt" && grep -qx "peak True" "$T/r0.txt"'
 	check "resnet-50: category roll-up and ceilings" 'grep -q "FLOPs by Category" "$T/r0.txt" && grep -q "Roofline Ceilings" "$T/r0.txt"'
+	# Winograd convolutions beat the direct count's roofline; their categories stay <= 100%
+	check "resnet-50: rows over the roofline, categories at most 100%" 'grep -qx "over True" "$T/r0.txt" && grep -qx "roof_ok True" "$T/r0.txt"'
 fi
 
 # --- bad shapes, hostile names, no shapes
