@@ -52,6 +52,25 @@ static int64_t kernel_union_ns(const struct model *m, uint32_t f, uint32_t pid, 
 	return busy;
 }
 
+uint32_t device_file_gpus(const struct model *m, uint32_t f, uint32_t *dev, uint32_t *first)
+{
+	uint32_t n = 0;
+	for (uint32_t t = 0; t < m->ntracks && n < DEVICE_MAX_GPUS; t++) {
+		const struct model_track *tr = &m->tracks[t];
+		if (tr->kind != MODEL_TRACK_DEVICE || tr->file != f)
+			continue;
+		bool dup = false;
+		for (uint32_t k = 0; k < n && !dup; k++)
+			dup = dev[k] == tr->pid;
+		if (dup)
+			continue;
+		if (first)
+			first[n] = t;
+		dev[n++] = tr->pid;
+	}
+	return n;
+}
+
 int device_analyze(const struct analysis *a, struct device_usage *out)
 {
 	const struct model *m = a->m;
@@ -76,20 +95,11 @@ int device_analyze(const struct analysis *a, struct device_usage *out)
 	uint32_t cap = 0;
 	bool oom = false;
 	for (uint32_t f = 0; f < m->nfiles && !oom; f++) {
-		uint32_t seen[DEVICE_MAX_GPUS];
-		uint32_t nseen = 0;
-		for (uint32_t tt = 0; tt < m->ntracks && !oom; tt++) {
-			const struct model_track *tr = &m->tracks[tt];
-			if (tr->kind != MODEL_TRACK_DEVICE || tr->file != f)
-				continue;
-			bool dup = false;
-			for (uint32_t k = 0; k < nseen; k++)
-				dup = dup || seen[k] == tr->pid;
-			if (dup || nseen == DEVICE_MAX_GPUS)
-				continue;
-			seen[nseen++] = tr->pid;
-			int64_t busy = kernel_union_ns(m, f, tr->pid, tt, &oom);
-			oom = oom || !add_gpu(out, &cap, (struct device_gpu){ f, tr->pid, busy });
+		uint32_t dev[DEVICE_MAX_GPUS], first[DEVICE_MAX_GPUS];
+		uint32_t n = device_file_gpus(m, f, dev, first);
+		for (uint32_t k = 0; k < n && !oom; k++) {
+			int64_t busy = kernel_union_ns(m, f, dev[k], first[k], &oom);
+			oom = oom || !add_gpu(out, &cap, (struct device_gpu){ f, dev[k], busy });
 		}
 	}
 	if (oom) {

@@ -18,6 +18,11 @@
 
 #define DEVICE_MAX_GPUS 64 /* GPUs per file; more are left out */
 
+/* The GPUs of file f: the device ids of its device tracks, in the order of their first track,
+ * DEVICE_MAX_GPUS at most, into dev[] and (first not NULL) each one's first track into
+ * first[]; how many. The device, GPU utilization and GPU time analyses list devices so. */
+uint32_t device_file_gpus(const struct model *m, uint32_t f, uint32_t *dev, uint32_t *first);
+
 enum device_cpu_kind {
 	DEVICE_CPU_PROCESS, /* the recording process's CPU time over elapsed time */
 	DEVICE_CPU_SYSTEM,  /* all processes' busy time over busy + idle time */

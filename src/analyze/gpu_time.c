@@ -145,54 +145,6 @@ static bool launch_map_build(const struct analysis *a, struct launch_map *L)
 }
 
 /* ---------------------------------------------------------------------------------------- */
-/* Devices, steps and window of a file (as gpu_util.c) */
-
-/* The devices of file f, in the order of their first track; how many (<= DEVICE_MAX_GPUS). */
-static uint32_t file_devices(const struct model *m, uint32_t f, uint32_t *dev)
-{
-	uint32_t n = 0;
-	for (uint32_t t = 0; t < m->ntracks; t++) {
-		const struct model_track *tr = &m->tracks[t];
-		if (tr->kind != MODEL_TRACK_DEVICE || tr->file != f)
-			continue;
-		bool dup = false;
-		for (uint32_t k = 0; k < n; k++)
-			dup = dup || dev[k] == tr->pid;
-		if (!dup && n < DEVICE_MAX_GPUS)
-			dev[n++] = tr->pid;
-	}
-	return n;
-}
-
-/* The window of file f: its steps' first start to last end, else the span of its device
- * work ([0, 0) when it has none). */
-static void file_window(const struct model *m, uint32_t f, const struct step_table *st, int64_t *s,
-			int64_t *e)
-{
-	if (st->nrows) {
-		*s = st->rows[0].start_ns;
-		*e = st->rows[st->nrows - 1].end_ns;
-		return;
-	}
-	*s = INT64_MAX;
-	*e = INT64_MIN;
-	for (uint32_t t = 0; t < m->ntracks; t++) {
-		const struct model_track *tr = &m->tracks[t];
-		if (tr->kind != MODEL_TRACK_DEVICE || tr->file != f)
-			continue;
-		for (uint64_t i = 0; i < tr->nranges; i++) {
-			if (!tree_is_device_work(tr->ranges.category[i]))
-				continue;
-			int64_t a = tr->ranges.start_ns[i], b = a + tr->ranges.dur_ns[i];
-			*s = a < *s ? a : *s;
-			*e = b > *e ? b : *e;
-		}
-	}
-	if (*s > *e)
-		*s = *e = 0;
-}
-
-/* ---------------------------------------------------------------------------------------- */
 /* Time breakdown */
 
 /* out = a ∪ b, merged (a and b merged). */
@@ -395,7 +347,7 @@ static bool bd_file(const struct analysis *a, const struct launch_map *L, uint32
 {
 	const struct model *m = a->m;
 	uint32_t dev[DEVICE_MAX_GPUS];
-	uint32_t ndev = file_devices(m, f, dev);
+	uint32_t ndev = device_file_gpus(m, f, dev, NULL);
 	if (!ndev)
 		return true;
 	struct step_table st;
@@ -412,7 +364,7 @@ static bool bd_file(const struct analysis *a, const struct launch_map *L, uint32
 	ivec_merge(&hsync);
 	bool ok = !dl.oom && !hsync.oom;
 	int64_t ws, we;
-	file_window(m, f, &st, &ws, &we);
+	gpu_util_window(m, f, &st, &ws, &we);
 	for (uint32_t k = 0; k < ndev && ok; k++) {
 		struct gpu_time_device *g;
 		if (!(ok = push_device(out, cap, &g)))
@@ -697,7 +649,7 @@ int gpu_queue_analyze(const struct analysis *a, struct gpu_queue *out)
 	bool ok = true;
 	for (uint32_t f = 0; f < m->nfiles && ok; f++) {
 		uint32_t dev[DEVICE_MAX_GPUS];
-		uint32_t ndev = file_devices(m, f, dev);
+		uint32_t ndev = device_file_gpus(m, f, dev, NULL);
 		if (!ndev)
 			continue;
 		struct step_table st;
@@ -706,7 +658,7 @@ int gpu_queue_analyze(const struct analysis *a, struct gpu_queue *out)
 			break;
 		}
 		int64_t ws, we;
-		file_window(m, f, &st, &ws, &we);
+		gpu_util_window(m, f, &st, &ws, &we);
 		steps_free(&st);
 		for (uint32_t k = 0; k < ndev && ok; k++) {
 			for (uint32_t t = 0; t < m->ntracks && ok; t++) {

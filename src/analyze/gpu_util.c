@@ -332,9 +332,14 @@ static void collect(const struct model *m, uint32_t f, uint32_t tt, struct gpu_u
 	g->sm_known = g->kernels_sm > 0;
 }
 
-/* The window of file f without steps: the span of its device work. */
-static bool work_span(const struct model *m, uint32_t f, int64_t *s, int64_t *e)
+void gpu_util_window(const struct model *m, uint32_t f, const struct step_table *st, int64_t *s,
+		     int64_t *e)
 {
+	if (st->nrows) {
+		*s = st->rows[0].start_ns;
+		*e = st->rows[st->nrows - 1].end_ns;
+		return;
+	}
 	*s = INT64_MAX;
 	*e = INT64_MIN;
 	for (uint32_t t = 0; t < m->ntracks; t++) {
@@ -349,7 +354,8 @@ static bool work_span(const struct model *m, uint32_t f, int64_t *s, int64_t *e)
 			*e = b > *e ? b : *e;
 		}
 	}
-	return *s <= *e;
+	if (*s > *e)
+		*s = *e = 0;
 }
 
 /* Fill one device: its steps (the step table's rows), window and buckets. */
@@ -378,11 +384,8 @@ static bool fill_device(const struct model *m, uint32_t tt, const struct step_ta
 			g->steps[k].e = st->rows[k].end_ns;
 			fill_span(&g->steps[k], &d);
 		}
-		ws = st->rows[0].start_ns;
-		we = st->rows[st->nrows - 1].end_ns;
-	} else if (!work_span(m, g->file, &ws, &we)) {
-		ws = we = 0;
 	}
+	gpu_util_window(m, g->file, st, &ws, &we);
 	g->window = (struct gpu_util_span){ .s = ws, .e = we };
 	fill_span(&g->window, &d);
 	uint32_t n = gpu_util_nbuckets(ws, we, &g->bucket_ns);
@@ -411,27 +414,16 @@ int gpu_util_analyze(const struct analysis *a, struct gpu_util *out)
 	uint32_t cap = 0;
 	bool oom = false;
 	for (uint32_t f = 0; f < m->nfiles && !oom; f++) {
-		uint32_t seen[DEVICE_MAX_GPUS];
-		uint32_t nseen = 0;
+		uint32_t dev[DEVICE_MAX_GPUS], first[DEVICE_MAX_GPUS];
+		uint32_t ndev = device_file_gpus(m, f, dev, first);
 		struct step_table st;
-		bool have_steps = false;
-		for (uint32_t tt = 0; tt < m->ntracks && !oom; tt++) {
-			const struct model_track *tr = &m->tracks[tt];
-			if (tr->kind != MODEL_TRACK_DEVICE || tr->file != f)
-				continue;
-			bool dup = false;
-			for (uint32_t k = 0; k < nseen; k++)
-				dup = dup || seen[k] == tr->pid;
-			if (dup || nseen == DEVICE_MAX_GPUS)
-				continue;
-			seen[nseen++] = tr->pid;
-			if (!have_steps) { /* once per file, only for files with a GPU */
-				if (steps_analyze(&a->tree, f, &st) != 0) {
-					oom = true;
-					break;
-				}
-				have_steps = true;
-			}
+		if (!ndev)
+			continue; /* steps only for files with a GPU */
+		if (steps_analyze(&a->tree, f, &st) != 0) {
+			oom = true;
+			break;
+		}
+		for (uint32_t k = 0; k < ndev && !oom; k++) {
 			if (out->ndev == cap) {
 				uint32_t n = cap ? cap * 2 : 4;
 				struct gpu_util_device *v = realloc(out->dev, n * sizeof(*v));
@@ -445,11 +437,10 @@ int gpu_util_analyze(const struct analysis *a, struct gpu_util *out)
 			struct gpu_util_device *g = &out->dev[out->ndev++];
 			memset(g, 0, sizeof(*g));
 			g->file = f;
-			g->device = tr->pid;
-			oom = !fill_device(m, tt, &st, g);
+			g->device = dev[k];
+			oom = !fill_device(m, first[k], &st, g);
 		}
-		if (have_steps)
-			steps_free(&st);
+		steps_free(&st);
 	}
 	if (oom) {
 		gpu_util_free(out);

@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "analyze/analysis.h"
+#include "analyze/steps.h"
 
 #define GPU_UTIL_MAX_BUCKETS 100 /* buckets of a time series, at most (the plugin's) */
 
@@ -66,6 +67,11 @@ int64_t gpu_util_bucket_ns(int64_t span_ns);
  * one may be shorter) and their length in *bucket_ns; 0 (and 0) when e <= s or e - s does not
  * fit an int64. */
 uint32_t gpu_util_nbuckets(int64_t s, int64_t e, int64_t *bucket_ns);
+
+/* The window of file f: its steps' first start to last end (st: the file's step table),
+ * else the span of its device work; [0, 0) when it has neither. gpu_time.h uses the same. */
+void gpu_util_window(const struct model *m, uint32_t f, const struct step_table *st, int64_t *s,
+		     int64_t *e);
 
 /* The GPU utilization of a's model. 0, or OPSCOPE_ENOMEM (out is then empty). */
 int gpu_util_analyze(const struct analysis *a, struct gpu_util *out);
