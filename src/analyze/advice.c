@@ -86,7 +86,20 @@ struct adv {
 
 /* A new finding of rule r about file f (zeroed but for rule and file), NULL when out of
  * memory. */
-static struct advice_finding *add(struct adv *X, enum advice_rule_id r, uint32_t f)
+/* Each rule's threshold, the figure its finding's `measured` is held against. */
+static const double rule_threshold[ADVICE_NRULES] = {
+	[ADVICE_INPUT_BOUND] = INPUT_SHARE, [ADVICE_GPU_IDLE] = IDLE_BUSY,
+	[ADVICE_SYNC] = SYNC_SHARE,	    [ADVICE_PAGEABLE] = PAGEABLE_SHARE,
+	[ADVICE_TINY_KERNELS] = TINY_SHARE, [ADVICE_TENSOR_CORES] = TC_SHARE,
+	[ADVICE_EXPOSED_COMM] = COMM_SHARE, [ADVICE_FIRST_STEP] = FIRST_RATIO,
+	[ADVICE_STRAGGLER] = STRAG_SHARE,
+};
+
+/* A new finding of rule r about file f (ADVICE_NO_FILE: every file), with the time at stake,
+ * the time it is a share of and the measured figure (held against the rule's threshold);
+ * NULL when out of memory (X->oom set). */
+static struct advice_finding *add(struct adv *X, enum advice_rule_id r, uint32_t f,
+				  int64_t at_stake_ns, int64_t base_ns, double measured)
 {
 	if (X->out->n == X->cap) {
 		uint32_t cap = X->cap ? X->cap * 2 : 8;
@@ -102,6 +115,10 @@ static struct advice_finding *add(struct adv *X, enum advice_rule_id r, uint32_t
 	memset(x, 0, sizeof(*x));
 	x->rule = (uint8_t)r;
 	x->file = f;
+	x->at_stake_ns = at_stake_ns;
+	x->base_ns = base_ns;
+	x->measured = measured;
+	x->threshold = rule_threshold[r];
 	return x;
 }
 
@@ -242,15 +259,11 @@ static void rule_input(struct adv *X, const struct step_table *t)
 	double share = frac(wait, total);
 	if (share <= INPUT_SHARE || wait <= 0)
 		return;
-	struct advice_finding *x = add(X, ADVICE_INPUT_BOUND, t->file);
+	struct advice_finding *x = add(X, ADVICE_INPUT_BOUND, t->file, wait, total, share);
 	if (!x)
 		return;
 	const struct step_row *r = &t->rows[wk];
 	char b1[32], b2[32], b3[32];
-	x->at_stake_ns = wait;
-	x->base_ns = total;
-	x->measured = share;
-	x->threshold = INPUT_SHARE;
 	x->steps = over;
 	x->start_ns = r->start_ns;
 	x->end_ns = r->end_ns;
@@ -287,15 +300,11 @@ static void rule_comm(struct adv *X, const struct step_table *t)
 	double share = frac(comm, total);
 	if (share <= COMM_SHARE)
 		return;
-	struct advice_finding *x = add(X, ADVICE_EXPOSED_COMM, t->file);
+	struct advice_finding *x = add(X, ADVICE_EXPOSED_COMM, t->file, comm, total, share);
 	if (!x)
 		return;
 	const struct step_row *r = &t->rows[wk];
 	char b1[32], b2[32];
-	x->at_stake_ns = comm;
-	x->base_ns = total;
-	x->measured = share;
-	x->threshold = COMM_SHARE;
 	x->steps = over;
 	x->start_ns = r->start_ns;
 	x->end_ns = r->end_ns;
@@ -344,14 +353,11 @@ static void rule_first(struct adv *X, const struct step_table *t)
 	int64_t first = r->end_ns - r->start_ns;
 	if (med <= 0 || (double)first <= FIRST_RATIO * (double)med)
 		return;
-	struct advice_finding *x = add(X, ADVICE_FIRST_STEP, t->file);
+	struct advice_finding *x =
+		add(X, ADVICE_FIRST_STEP, t->file, first - med, first, (double)first / (double)med);
 	if (!x)
 		return;
 	char b1[32], b2[32];
-	x->at_stake_ns = first - med;
-	x->base_ns = first;
-	x->measured = (double)first / (double)med;
-	x->threshold = FIRST_RATIO;
 	x->steps = 1;
 	x->start_ns = r->start_ns;
 	x->end_ns = r->end_ns;
@@ -441,17 +447,14 @@ static void rule_idle(struct adv *X, const struct step_table *t, const struct gp
 		free(low);
 		if (T.oom)
 			X->oom = true;
-		struct advice_finding *x = add(X, ADVICE_GPU_IDLE, t->file);
+		struct advice_finding *x =
+			add(X, ADVICE_GPU_IDLE, t->file, idle, total, frac(busy, total));
 		if (!x) {
 			free(T.v);
 			return;
 		}
 		const struct step_row *r = &t->rows[wk];
 		char b1[32], b2[32];
-		x->at_stake_ns = idle;
-		x->base_ns = total;
-		x->measured = frac(busy, total);
-		x->threshold = IDLE_BUSY;
 		x->steps = over;
 		x->start_ns = r->start_ns;
 		x->end_ns = r->end_ns;
@@ -546,16 +549,12 @@ static void rule_sync(struct adv *X, const struct step_table *t)
 	}
 	if (T.oom)
 		X->oom = true;
-	struct advice_finding *x = add(X, ADVICE_SYNC, t->file);
+	struct advice_finding *x = add(X, ADVICE_SYNC, t->file, blocked, total, share);
 	if (!x) {
 		free(T.v);
 		return;
 	}
 	char b1[32], b2[32];
-	x->at_stake_ns = blocked;
-	x->base_ns = total;
-	x->measured = share;
-	x->threshold = SYNC_SHARE;
 	x->steps = steps;
 	x->start_ns = ws;
 	x->end_ns = we;
@@ -613,16 +612,12 @@ static void rule_pageable(struct adv *X, uint32_t f)
 	}
 	if (T.oom)
 		X->oom = true;
-	struct advice_finding *x = add(X, ADVICE_PAGEABLE, f);
+	struct advice_finding *x = add(X, ADVICE_PAGEABLE, f, ns, total, share);
 	if (!x) {
 		free(T.v);
 		return;
 	}
 	char b1[32];
-	x->at_stake_ns = ns;
-	x->base_ns = total;
-	x->measured = share;
-	x->threshold = PAGEABLE_SHARE;
 	x->start_ns = ws;
 	x->end_ns = we;
 	snprintf(x->finding, sizeof(x->finding),
@@ -681,17 +676,13 @@ static void rule_tiny(struct adv *X, const struct step_table *t)
 	double share = kernels ? (double)tiny / (double)kernels : 0;
 	if (share < TINY_SHARE || tiny < (uint64_t)TINY_PER_STEP * nsteps)
 		return;
-	struct advice_finding *x = add(X, ADVICE_TINY_KERNELS, t->file);
-	if (!x)
-		return;
 	int64_t total = 0;
 	for (uint32_t k = 0; k < t->nrows; k++)
 		total += t->rows[k].end_ns - t->rows[k].start_ns;
+	struct advice_finding *x = add(X, ADVICE_TINY_KERNELS, t->file, launch_ns, total, share);
+	if (!x)
+		return;
 	char b1[32], b2[32];
-	x->at_stake_ns = launch_ns;
-	x->base_ns = total;
-	x->measured = share;
-	x->threshold = TINY_SHARE;
 	x->steps = t->nrows;
 	if (t->nrows) {
 		x->start_ns = t->rows[0].start_ns;
@@ -736,16 +727,12 @@ static void rule_tc(struct adv *X, const struct flops_result *fr)
 	}
 	if (T.oom)
 		X->oom = true;
-	struct advice_finding *x = add(X, ADVICE_TENSOR_CORES, ADVICE_NO_FILE);
+	struct advice_finding *x = add(X, ADVICE_TENSOR_CORES, ADVICE_NO_FILE, off, all, share);
 	if (!x) {
 		free(T.v);
 		return;
 	}
 	char b1[32], b2[32];
-	x->at_stake_ns = off;
-	x->base_ns = all;
-	x->measured = share;
-	x->threshold = TC_SHARE;
 	snprintf(x->finding, sizeof(x->finding),
 		 "%s of kernel time (%.1f%% of the modelled operators') was tensor-core eligible "
 		 "but ran without tensor cores (of %s)",
@@ -845,14 +832,11 @@ static void rule_straggler(struct adv *X)
 		if (mcause[c] > mcause[cause])
 			cause = (enum ranks_why)c;
 	const struct ranks_rank *rk = &R.ranks[w];
-	struct advice_finding *x = add(X, ADVICE_STRAGGLER, rk->file);
+	struct advice_finding *x =
+		add(X, ADVICE_STRAGGLER, rk->file, sum[w], total, frac(sum[w], flagged));
 	if (!x)
 		goto out;
 	char b1[32], b2[32], b3[32];
-	x->at_stake_ns = sum[w];
-	x->base_ns = total;
-	x->measured = frac(sum[w], flagged);
-	x->threshold = STRAG_SHARE;
 	x->steps = led[w];
 	x->start_ns = rk->steps.rows[worst].start_ns;
 	x->end_ns = rk->steps.rows[worst].end_ns;
