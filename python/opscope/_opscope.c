@@ -743,12 +743,10 @@ static PyObject *py_report(PyObject *mod, PyObject *args, PyObject *kw)
 		return PyErr_Format(PyExc_ValueError, "opscope: bad %s",
 				    key < 0 ? "sort key" : "time unit");
 	ro.sort = (enum report_sort)key;
-	if (strcmp(format, "csv") == 0)
-		fo.format = RFORMAT_CSV;
-	else if (strcmp(format, "json") == 0)
-		fo.format = RFORMAT_JSON;
-	else if (strcmp(format, "text") != 0)
+	int fmt = rformat_from_name(format);
+	if (fmt < 0)
 		return PyErr_Format(PyExc_ValueError, "opscope: format must be text, csv or json");
+	fo.format = (enum rformat)fmt;
 	struct model *m = model_new();
 	if (!m)
 		return PyErr_NoMemory();

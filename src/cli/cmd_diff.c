@@ -213,16 +213,13 @@ int cmd_diff(int argc, char **argv)
 				return cli_usage_error("diff", "--width wants a number >= 4");
 			fo.name_width = (int)v;
 			break;
-		case 'f':
-			if (strcmp(optarg, "text") == 0)
-				fo.format = RFORMAT_TEXT;
-			else if (strcmp(optarg, "csv") == 0)
-				fo.format = RFORMAT_CSV;
-			else if (strcmp(optarg, "json") == 0)
-				fo.format = RFORMAT_JSON;
-			else
+		case 'f': {
+			int fmt = rformat_from_name(optarg);
+			if (fmt < 0)
 				return cli_usage_error("diff", "--format wants text, csv or json");
+			fo.format = (enum rformat)fmt;
 			break;
+		}
 		case 'o':
 			output = optarg;
 			break;

@@ -137,6 +137,15 @@ int rformat_unit(const char *name)
 	return -1;
 }
 
+int rformat_from_name(const char *name)
+{
+	static const char *const names[] = { "text", "csv", "json" }; /* enum rformat order */
+	for (int i = 0; i < 3; i++)
+		if (strcmp(name, names[i]) == 0)
+			return i;
+	return -1;
+}
+
 const char *rformat_unit_name(int unit)
 {
 	static const char *const units[] = { "s", "ms", "us", "ns" };

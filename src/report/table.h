@@ -133,6 +133,8 @@ void rcell_text(struct rrow *r, int col, const char *s, size_t len);
 const char *rformat_unknown_column(const char *columns, struct rtable *const *tables, size_t n,
 				   char *buf, size_t size);
 
+/* The format named "text", "csv" or "json" (enum rformat); -1 when unknown. */
+int rformat_from_name(const char *name);
 /* Time unit names and parsing ("s", "ms", "us", "ns"); -1 when unknown. */
 int rformat_unit(const char *name);
 const char *rformat_unit_name(int unit);
