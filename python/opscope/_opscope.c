@@ -750,7 +750,7 @@ static PyObject *py_report(PyObject *mod, PyObject *args, PyObject *kw)
 	struct model *m = model_new();
 	if (!m)
 		return PyErr_NoMemory();
-	ro.want_flops = !views || strlist_has(views, "flops", 5);
+	ro.want_flops = report_views_want_flops(views);
 	m->keep_arg_keys = report_arg_keys_for(&ro); /* what the views read, as opscope report */
 	char err[512];
 	PyThreadState *ts = PyEval_SaveThread(); /* loading may take a while: let others run */

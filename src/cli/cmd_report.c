@@ -292,7 +292,7 @@ int cmd_report(int argc, char **argv)
 	if (!m)
 		cli_die_oom();
 	cli_symbolize_options(m);
-	ro.want_flops = !views || strlist_has(views, "flops", 5) || strlist_has(views, "advice", 6);
+	ro.want_flops = report_views_want_flops(views);
 	if (!getenv("OPSCOPE_REPORT_ALL_ARGS")) /* the tests' way to compare with all of them */
 		m->keep_arg_keys = report_arg_keys_for(&ro);
 	struct progress prog;

@@ -187,6 +187,11 @@ const char *const *report_arg_keys_for(const struct report_opts *o)
 							    : report_arg_keys;
 }
 
+bool report_views_want_flops(const char *views)
+{
+	return !views || strlist_has(views, "flops", 5) || strlist_has(views, "advice", 6);
+}
+
 /* Each row: name, help, function, cost, always, title, and the line a view asked for by
  * name prints when it has nothing to show. */
 const struct report_view report_views[] = {

@@ -83,6 +83,9 @@ extern const struct report_view report_views[];
 extern const char *const report_arg_keys[];
 /* The same for a report with options o: "Input Dims" too when grouping by input shapes. */
 const char *const *report_arg_keys_for(const struct report_opts *o);
+/* Do the views of `views` (a comma list, NULL: every view) read the flops arguments (the flops
+ * view, and the advisor's tensor-core rule)? What report_opts.want_flops is set from. */
+bool report_views_want_flops(const char *views);
 const struct report_view *report_view_find(const char *name);
 /* Parse a sort key name (case-insensitive: CPUTotal ... GPUMin, Calls); -1 if unknown. */
 int report_sort_from_name(const char *name);
