@@ -213,12 +213,36 @@ static struct rthread *emit_register_thread(void)
 		t->foreign = 0;
 	else
 		t = registry_add(tid, 0);
+	if (t)
+		atomic_store_explicit(&t->pthread_low, (uint32_t)(uintptr_t)pthread_self(),
+				      memory_order_relaxed);
 	pthread_mutex_unlock(&registry_lock);
 	if (!t)
 		return NULL;
 	pthread_once(&thread_exit_once, emit_key_create);
 	pthread_setspecific(thread_exit_key, t);
 	return t;
+}
+
+void buffers_register_current(void)
+{
+	if (!tls.thr)
+		tls.thr = emit_register_thread();
+}
+
+pid_t buffers_tid_of_pthread(uint32_t low)
+{
+	pid_t pid = getpid(), found = 0;
+	for (struct rthread *t = atomic_load_explicit(&buffers_threads, memory_order_acquire); t;
+	     t = atomic_load_explicit(&t->next, memory_order_acquire)) {
+		if (t->pid != pid || !low ||
+		    atomic_load_explicit(&t->pthread_low, memory_order_relaxed) != low)
+			continue;
+		found = t->tid; /* a later entry is the newer thread that got the same address */
+		if (!atomic_load_explicit(&t->exited, memory_order_relaxed))
+			return found;
+	}
+	return found;
 }
 
 uint32_t buffers_track_for_tid(pid_t tid)

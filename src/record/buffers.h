@@ -63,6 +63,8 @@ struct rthread {
 	_Atomic int exited;	       /* the thread has exited */
 	int foreign;		       /* made for another thread (a sampler's), not yet adopted
 					  by it (under the registry lock) */
+	_Atomic uint32_t pthread_low;  /* the low 32 bits of its pthread_self(): how CUPTI names
+					  the thread of an API call; 0 until the thread runs */
 	struct rthread *_Atomic next;  /* registry link */
 };
 
@@ -86,6 +88,15 @@ void buffers_unlock_for_fork(void);
  * thread's registry entry, or a new one that the thread adopts when it records its first
  * event. UINT32_MAX when out of memory. */
 uint32_t buffers_track_for_tid(pid_t tid);
+
+/* Register the calling thread (a track, and the pthread id buffers_tid_of_pthread looks up)
+ * before it records anything: the GPU collector does so for the thread that calls cuInit. */
+void buffers_register_current(void);
+
+/* The OS thread id of the thread of this process whose pthread_self() has low 32 bits `low`
+ * (CUPTI's threadId of an API record), preferring a live thread; 0 if none is known. Reads the
+ * registry without its lock (entries are only appended). */
+pid_t buffers_tid_of_pthread(uint32_t low);
 
 /* Hand the calling thread's chunk to the writer now (thread exit, flush of this thread). */
 void buffers_release_current(void);

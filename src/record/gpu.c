@@ -13,6 +13,7 @@
 
 #include "opscope/opscope.h"
 
+#include "record/buffers.h"
 #include "record/record.h"
 #include "util/error.h"
 
@@ -53,7 +54,20 @@ size_t record_gpu_entries(const struct ops_gpu_entry *e, size_t n)
 		}
 	}
 	if (queue_n + n <= queue_cap) {
-		memcpy(queue + queue_n, e, n * sizeof(*e));
+		struct ops_gpu_entry *q = queue + queue_n;
+		memcpy(q, e, n * sizeof(*e));
+		uint64_t low = UINT64_MAX; /* the last id looked up, and what it gave */
+		pid_t tid = 0;
+		for (size_t i = 0; i < n; i++) {
+			if (q[i].kind != OPS_GPU_RUNTIME && q[i].kind != OPS_GPU_DRIVER)
+				continue;
+			if (q[i].bytes != low) {
+				low = q[i].bytes;
+				tid = low <= UINT32_MAX ? buffers_tid_of_pthread((uint32_t)low) : 0;
+			}
+			if (tid)
+				q[i].bytes = (uint64_t)tid;
+		}
 		queue_n += n;
 		done = n;
 	}
@@ -71,6 +85,11 @@ void record_gpu_dropped(uint64_t n)
 uint64_t gpu_dropped_total(void)
 {
 	return atomic_load_explicit(&gpu_dropped, memory_order_relaxed);
+}
+
+void record_gpu_register_thread(void)
+{
+	buffers_register_current();
 }
 
 void record_gpu_set_hooks(const struct record_gpu_hooks *hooks)

@@ -21,6 +21,14 @@
 /* Queue n entries for the session recording now; does nothing unless a session records.
  * Returns how many were queued (the rest are counted as lost: no memory). */
 size_t record_gpu_entries(const struct ops_gpu_entry *e, size_t n);
+
+/* The thread of a RUNTIME or DRIVER entry, as a collector gives it, is CUPTI's threadId: the
+ * low 32 bits of the calling thread's pthread_self() (seen on an H200 with CUPTI 13), not its
+ * OS thread id. record_gpu_entries puts the OS id of every thread opscope knows in its place,
+ * so the call lands on the host track of its thread; an unknown one is left as it came.
+ * A collector registers the thread that starts it (the one calling cuInit), which may record
+ * nothing itself, with record_gpu_register_thread. */
+void record_gpu_register_thread(void);
 /* Records the GPU library itself dropped (CUPTI's count), added to the session's total and
  * written as the file's GPU losses. */
 void record_gpu_dropped(uint64_t n);

@@ -214,7 +214,8 @@ struct ops_gpu_entry {
 	uint32_t correlation; /* CUPTI correlation id: a call and the work it launched share it */
 	uint32_t name_id;     /* string id: kernel name, API function name; 0 if none */
 	uint64_t external_id; /* the host range that launched it (external correlation), 0 none */
-	uint64_t bytes;	      /* MEMCPY/MEMSET/MEMORY: bytes; RUNTIME/DRIVER: the thread id */
+	uint64_t bytes;	      /* MEMCPY/MEMSET/MEMORY: bytes; RUNTIME/DRIVER: the OS thread id
+				 (CUPTI's threadId if the thread was not known: record/gpu.h) */
 	uint64_t address;     /* MEMORY: the address; MEMSET: the value */
 	uint32_t grid[3];     /* KERNEL: grid; MEMCPY: source device, destination device */
 	uint32_t block[3];    /* KERNEL: block */

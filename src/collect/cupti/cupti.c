@@ -357,6 +357,7 @@ static int cupti_start_locked(void)
 	started = 1;
 	atomic_store(&push_on, 1);
 	record_gpu_set_hooks(&hooks);
+	record_gpu_register_thread();
 	atexit(cupti_atexit);
 	return 0;
 fail:

@@ -569,12 +569,14 @@ static void fc_atfork(void)
 	pthread_atfork(NULL, NULL, fc_forked);
 }
 
+/* CUPTI's threadId of an API record: the low 32 bits of the caller's pthread_self(), not its OS
+ * thread id (as real CUPTI 13 gives it on an H200: docs/gpu.md). */
 static uint32_t fc_tid(void)
 {
 	if (!fc_bench())
-		return (uint32_t)syscall(SYS_gettid);
+		return (uint32_t)(uintptr_t)pthread_self();
 	if (!fc_tid_cached)
-		fc_tid_cached = (uint32_t)syscall(SYS_gettid);
+		fc_tid_cached = (uint32_t)(uintptr_t)pthread_self();
 	return fc_tid_cached;
 }
 
