@@ -148,6 +148,16 @@ echo "# --no-gpu: nothing of the GPU"
 "$OPSCOPE" record -q --no-gpu -o "$tmp/g.opscope" -- "$app" 1 10 >/dev/null
 "$OPSCOPE" report --views nvprof -f csv "$tmp/g.opscope" | grep -q 'no GPU activities' ||
 	fail "--no-gpu"
+echo "# OPSCOPE_CUPTI_SKIP: the kinds named are not enabled (kernels always are), and said so"
+OPSCOPE_CUPTI_SKIP=runtime,driver,memset,kernel "$OPSCOPE" record -q -o "$tmp/s.opscope" -- \
+	"$app" 1 10 >/dev/null
+"$OPSCOPE" info "$tmp/s.opscope" | grep -q '^  gpu.skipped_kinds  *memset,runtime,driver$' ||
+	fail "skipped kinds: $("$OPSCOPE" info "$tmp/s.opscope" | grep gpu.)"
+"$OPSCOPE" report --views nvprof -f csv "$tmp/s.opscope" >"$tmp/s.csv"
+grep -q '^api,' "$tmp/s.csv" && fail "runtime calls recorded though skipped"
+grep -q '^gpu,.*,\[CUDA memset\]$' "$tmp/s.csv" && fail "memsets recorded though skipped"
+grep -q '^gpu,.*,10,.*,gemm_kernel$' "$tmp/s.csv" && grep -q '^gpu,.*,\[CUDA memcpy HtoD\]$' "$tmp/s.csv" ||
+	fail "kernels and copies with skips: $(cat "$tmp/s.csv")"
 echo "# NVTX chaining: slots the inner tool left alone are not called (they spin forever)"
 if [ -x "$PROGRAMS/prog_nvtx_app" ]; then
 	timeout 120 "$OPSCOPE" record -q -o "$tmp/n.opscope" -- "$PROGRAMS/prog_nvtx_app" 2 200 \

@@ -286,6 +286,40 @@ static void cupti_atexit(void)
 	cupti_flush();
 }
 
+/* The activity kinds enabled, each with the name $OPSCOPE_CUPTI_SKIP knows it by. */
+static const struct {
+	CUpti_ActivityKind kind;
+	const char *name;
+} kinds[] = {
+	{ CUPTI_ACTIVITY_KIND_DEVICE, "device" },
+	{ CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, "external_correlation" },
+	{ CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "kernel" },
+	{ CUPTI_ACTIVITY_KIND_MEMCPY, "memcpy" },
+	{ CUPTI_ACTIVITY_KIND_MEMCPY2, "memcpy2" },
+	{ CUPTI_ACTIVITY_KIND_MEMSET, "memset" },
+	{ CUPTI_ACTIVITY_KIND_RUNTIME, "runtime" },
+	{ CUPTI_ACTIVITY_KIND_DRIVER, "driver" },
+	{ CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "synchronization" },
+	{ CUPTI_ACTIVITY_KIND_MEMORY2, "memory2" },
+	{ CUPTI_ACTIVITY_KIND_OVERHEAD, "overhead" },
+};
+
+/* Whether the comma-separated list `skip` ($OPSCOPE_CUPTI_SKIP) names kind `name`. The knob
+ * exists to measure what each kind costs on a real program (scripts/gpu-check.sh); the
+ * kernel kind cannot be skipped. */
+static int kind_skipped(const char *skip, const char *name)
+{
+	size_t n = strlen(name);
+	for (const char *p = skip; p && *p;) {
+		const char *end = strchr(p, ',');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		if (len == n && strncmp(p, name, n) == 0)
+			return 1;
+		p = end ? end + 1 : NULL;
+	}
+	return 0;
+}
+
 static int cupti_start_locked(void)
 {
 	if (started)
@@ -311,19 +345,6 @@ static int cupti_start_locked(void)
 		 * started later (torch.profiler, Nsight) can subscribe */
 		api.cuptiUnsubscribe(subscriber);
 	}
-	static const CUpti_ActivityKind kinds[] = {
-		CUPTI_ACTIVITY_KIND_DEVICE,
-		CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
-		CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
-		CUPTI_ACTIVITY_KIND_MEMCPY,
-		CUPTI_ACTIVITY_KIND_MEMCPY2,
-		CUPTI_ACTIVITY_KIND_MEMSET,
-		CUPTI_ACTIVITY_KIND_RUNTIME,
-		CUPTI_ACTIVITY_KIND_DRIVER,
-		CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
-		CUPTI_ACTIVITY_KIND_MEMORY2,
-		CUPTI_ACTIVITY_KIND_OVERHEAD,
-	};
 	/* our clock first: it must be in place before any kind is enabled */
 	if (api.cuptiActivityRegisterTimestampCallback(tick_clock) == CUPTI_SUCCESS) {
 		clk.identity = 1;
@@ -345,15 +366,26 @@ static int cupti_start_locked(void)
 		cupti_warn("cuptiActivityRegisterCallbacks", cupti_err(r));
 		goto fail;
 	}
+	const char *skip = getenv("OPSCOPE_CUPTI_SKIP");
+	char skipped[256] = "";
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
-		r = api.cuptiActivityEnable(kinds[i]);
-		if (r != CUPTI_SUCCESS && kinds[i] == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
+		if (kinds[i].kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL &&
+		    kind_skipped(skip, kinds[i].name)) {
+			size_t used = strlen(skipped);
+			snprintf(skipped + used, sizeof(skipped) - used, "%s%s", used ? "," : "",
+				 kinds[i].name);
+			continue;
+		}
+		r = api.cuptiActivityEnable(kinds[i].kind);
+		if (r != CUPTI_SUCCESS && kinds[i].kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
 			cupti_warn("cuptiActivityEnable(CONCURRENT_KERNEL)", cupti_err(r));
 			goto fail;
 		}
 	}
 	record_metadata("gpu.mode",
 			activity_only ? "activity-only (another CUPTI subscriber)" : "full");
+	if (*skipped)
+		record_metadata("gpu.skipped_kinds", skipped);
 	started = 1;
 	atomic_store(&push_on, 1);
 	record_gpu_set_hooks(&hooks);
@@ -363,7 +395,7 @@ static int cupti_start_locked(void)
 fail:
 	/* leave CUPTI as it was: no kind of ours left on */
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
-		api.cuptiActivityDisable(kinds[i]);
+		api.cuptiActivityDisable(kinds[i].kind);
 	return -1;
 }
 
