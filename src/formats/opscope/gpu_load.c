@@ -9,6 +9,10 @@
  * of the cudaMalloc/cudaFree call that made it (analyze/gpu_mem.c finds the host range
  * around that call).
  *
+ * Kernel names come mangled from CUPTI ("_Z3addPfPKfi"); they are demangled here ("add(float*,
+ * float const*, int)"), as Kineto and Nsight Systems show them, so that a recording and a
+ * torch.profiler trace of the same program name the same kernels (tests/e2e/test_h200.sh).
+ *
  * Runtime and driver calls land on the host track of their thread id; that track is nested
  * again afterwards (model_nest_track), so a call sits under the operator or user range that
  * made it and the event tree (analyze/tree.c) links op -> call -> kernel through the
@@ -24,6 +28,7 @@
 
 #include "opscope/opscope.h"
 
+#include "util/demangle.h"
 #include "util/hashmap.h"
 
 static const char *copy_kind(unsigned k)
@@ -55,6 +60,7 @@ struct gl {
 	struct hmap host_tracks; /* tid -> track */
 	struct hmap ext_of;	 /* correlation -> external id (from the calls) */
 	struct hmap call_at;	 /* correlation -> index of the call entry + 1 */
+	struct hmap shown_as;	 /* kernel name (string id) -> its demangled form's string id */
 	uint32_t k_corr, k_ext, k_dev, k_stream, k_ctx, k_grid, k_block, k_regs, k_shared, k_bytes,
 		k_bw, k_graph, k_addr, k_total, k_tid, k_ret;
 	bool *renest; /* per track from first_track: runtime calls were added */
@@ -64,6 +70,21 @@ struct gl {
 static uint32_t gl_str(struct gl *g, const char *s)
 {
 	return model_intern(g->m, s, strlen(s));
+}
+
+/* The name a kernel is shown by: its demangled form where it is a mangled C++ name; UINT32_MAX
+ * when out of memory. */
+static uint32_t kernel_name(struct gl *g, uint32_t name)
+{
+	if (!name)
+		return 0;
+	uint64_t *v = hmap_find(&g->shown_as, name);
+	if (v)
+		return (uint32_t)*v;
+	char *d = demangle_cxx(model_str(g->m, name));
+	uint32_t shown = d ? gl_str(g, d) : name;
+	free(d);
+	return shown && hmap_put(&g->shown_as, name, shown) ? shown : UINT32_MAX;
 }
 
 static uint32_t dev_track(struct gl *g, uint32_t device, uint32_t stream)
@@ -145,9 +166,11 @@ static bool add_work(struct gl *g, const struct ops_gpu_entry *e, int64_t *alloc
 		return false;
 	char name[128], tmp[96];
 	uint64_t r;
+	uint32_t name_id;
 	switch (e->kind) {
 	case OPS_GPU_KERNEL:
-		if ((r = add_range(g, t, e, e->name_id, OPSCOPE_CAT_KERNEL)) == MODEL_NONE ||
+		if ((name_id = kernel_name(g, e->name_id)) == UINT32_MAX ||
+		    (r = add_range(g, t, e, name_id, OPSCOPE_CAT_KERNEL)) == MODEL_NONE ||
 		    !device_args(g, e, ext))
 			return false;
 		snprintf(tmp, sizeof(tmp), "[%u, %u, %u]", e->grid[0], e->grid[1], e->grid[2]);
@@ -352,5 +375,6 @@ bool gpu_load_settle(struct model *m, uint32_t first_track, uint32_t process, ui
 	hmap_free(&g.host_tracks);
 	hmap_free(&g.ext_of);
 	hmap_free(&g.call_at);
+	hmap_free(&g.shown_as);
 	return ok && !m->oom;
 }

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/demangle.h"
 #include "util/grow.h"
 #include "util/hashmap.h"
 
@@ -23,7 +24,6 @@
 
 #include <stdio.h>
 
-#include <dlfcn.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
@@ -71,7 +71,6 @@ struct symbolizer {
 	struct hmap result_of; /* bin << 44 | offset -> index in results */
 	struct symbolize_loc *locs;
 	uint64_t nlocs, locs_cap;
-	char *(*demangle)(const char *, char *, size_t *, int *); /* __cxa_demangle or NULL */
 };
 
 static void symbolizer_free(void *p)
@@ -93,16 +92,6 @@ static void symbolizer_free(void *p)
 const char *symbolize_unavailable(void)
 {
 	return NULL;
-}
-
-/* libstdc++'s demangler, looked up at run time so that the tools need no C++ runtime;
- * without it C++ names stay mangled (and are counted so). */
-static void load_demangler(struct symbolizer *s)
-{
-	void *h = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
-	void *f = h ? dlsym(h, "__cxa_demangle") : NULL;
-	if (f)
-		memcpy(&s->demangle, &f, sizeof(f)); /* object to function pointer, POSIX */
 }
 
 static char *debuginfo_path;
@@ -191,19 +180,15 @@ static void open_binary(struct sym_binary *b, const char *path, const char *buil
 
 /* The name of a function's DIE: its linkage name demangled, else DW_AT_name; NULL if none.
  * A demangled name is malloc'd into *owned. */
-static const char *die_name(struct symbolizer *s, Dwarf_Die *die, char **owned, bool *mangled)
+static const char *die_name(Dwarf_Die *die, char **owned, bool *mangled)
 {
 	Dwarf_Attribute a;
 	const char *link = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &a));
 	if (!link)
 		link = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a));
-	if (link && s->demangle) {
-		int st = -1;
-		char *d = s->demangle(link, NULL, NULL, &st);
-		if (d && st == 0)
-			return *owned = d;
-		free(d);
-	}
+	char *d = link ? demangle_cxx(link) : NULL;
+	if (d)
+		return *owned = d;
 	const char *name = dwarf_diename(die);
 	if (!name && link)
 		*mangled = true;
@@ -211,16 +196,12 @@ static const char *die_name(struct symbolizer *s, Dwarf_Die *die, char **owned, 
 }
 
 /* A symbol-table name, demangled when it is a C++ name. */
-static const char *sym_name(struct symbolizer *s, const char *name, char **owned, bool *mangled)
+static const char *sym_name(const char *name, char **owned, bool *mangled)
 {
 	if (name && strncmp(name, "_Z", 2) == 0) {
-		if (s->demangle) {
-			int st = -1;
-			char *d = s->demangle(name, NULL, NULL, &st);
-			if (d && st == 0)
-				return *owned = d;
-			free(d);
-		}
+		char *d = demangle_cxx(name);
+		if (d)
+			return *owned = d;
 		*mangled = true;
 	}
 	return name;
@@ -292,7 +273,7 @@ static bool is_function(Dwarf_Die *d)
 }
 
 /* Locations of ELF address addr (bias included) of b, innermost first; their count. */
-static int resolve(struct symbolizer *s, struct model *m, struct sym_binary *b, Dwarf_Addr addr,
+static int resolve(struct model *m, struct sym_binary *b, Dwarf_Addr addr,
 		   struct symbolize_loc *out, int max, bool *mangled)
 {
 	int n = 0;
@@ -322,7 +303,7 @@ static int resolve(struct symbolizer *s, struct model *m, struct sym_binary *b, 
 		if (!is_function(&chain[i]))
 			continue;
 		owned = NULL;
-		const char *name = die_name(s, &chain[i], &owned, mangled);
+		const char *name = die_name(&chain[i], &owned, mangled);
 		out[n++] = (struct symbolize_loc){ intern(m, name), intern(m, cur_file), cur_line };
 		free(owned);
 		if (dwarf_tag(&chain[i]) != DW_TAG_inlined_subroutine)
@@ -343,7 +324,7 @@ static int resolve(struct symbolizer *s, struct model *m, struct sym_binary *b, 
 		const char *sname = find_sym(b, addr);
 		if (sname) {
 			owned = NULL;
-			sname = sym_name(s, sname, &owned, mangled);
+			sname = sym_name(sname, &owned, mangled);
 			if (n == 0)
 				out[n++] = (struct symbolize_loc){ intern(m, sname),
 								   intern(m, file), lineno };
@@ -363,7 +344,6 @@ static struct symbolizer *get(struct model *m)
 		struct symbolizer *s = calloc(1, sizeof(*s));
 		if (!s)
 			return NULL;
-		load_demangler(s);
 		m->symbolizer = s;
 		m->symbolizer_free = symbolizer_free;
 	}
@@ -420,7 +400,7 @@ int symbolize_address(struct model *m, uint32_t path, uint32_t build_id, uint64_
 			addr = offset - b->loads[i].offset + b->loads[i].vaddr + b->bias;
 			mapped = true;
 		}
-	int n = mapped ? resolve(s, m, b, addr, out, max, mangled) : 0;
+	int n = mapped ? resolve(m, b, addr, out, max, mangled) : 0;
 	if (n > 0)
 		*why = SYMBOLIZE_OK;
 	if (cacheable &&
