@@ -7,18 +7,22 @@
 # program with it as well (exported to SQLite), and where torch imports it records the loop
 # with torch.profiler (Kineto JSON); then it compares, through `opscope report --views kernel
 # --format json` on both traces: kernel counts equal, total kernel time within TOL percent
-# (default 1). The recordings are separate runs of the same fixed work.
+# (default 1). The recordings are separate runs of the same fixed work. With torch, it also
+# times STEPS (default 500) steps of the loop plain, under `opscope record` and under
+# torch.profiler, and prints each tool's cost as a ratio to the plain run.
 # Without a usable GPU it compiles the program (a check of its own), says so in one line and
 # exits 77 (skip). Exit 1: a build error, a failed recording or a mismatch.
 # Usage: scripts/gpu-check.sh   (env: OPSCOPE=path of the opscope binary, NVCC, TOL, KEEP=1
-# keeps the work folder, ITERS: iterations of the CUDA program, default 200)
+# keeps the work folder, KEEPDIR=DIR copies the traces there, ITERS: iterations of the CUDA
+# program, default 200, PY: the Python that imports torch, default /usr/bin/python3)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 tol=${TOL:-1}
 iters=${ITERS:-200}
-py=/usr/bin/python3
+py=${PY:-/usr/bin/python3}
 [ -x "$py" ] || py=python3
+steps=${STEPS:-500}
 fail() {
 	echo "gpu-check: FAIL: $*"
 	exit 1
@@ -106,7 +110,26 @@ if "$py" -c 'import torch, sys; sys.exit(not torch.cuda.is_available())' 2>/dev/
 		fail "torch.profiler run of train.py"
 	compare "training loop vs torch.profiler" "$work/train.opscope" torch.profiler \
 		"$work/train_kineto.json"
+	# the loop's wall time, as train.py prints it: "train: loss L, N steps in T ms"
+	loop_ms() { awk '/^train:/ {print $(NF-1)}' "$1"; }
+	"$py" "$root/scripts/gpu-check/train.py" --steps "$steps" --warmup 10 >"$work/plain.out" ||
+		fail "plain run of train.py"
+	"$opscope" record -q -f -o "$work/train_long.opscope" -- "$py" \
+		"$root/scripts/gpu-check/train.py" --steps "$steps" --warmup 10 >"$work/opscope.out" ||
+		fail "opscope record of train.py --steps $steps"
+	"$py" "$root/scripts/gpu-check/train.py" --steps "$steps" --warmup 10 --profile \
+		"$work/train_long_kineto.json" >"$work/kineto.out" || fail "torch.profiler run, $steps steps"
+	awk -v p="$(loop_ms "$work/plain.out")" -v o="$(loop_ms "$work/opscope.out")" \
+		-v k="$(loop_ms "$work/kineto.out")" -v n="$steps" 'BEGIN {
+		printf "gpu-check: %d steps: plain %.1f ms, opscope %.1f ms (%.3fx), torch.profiler %.1f ms (%.3fx)\n",
+			n, p, o, o / p, k, k / p }'
 else
 	echo "gpu-check: torch with CUDA not importable: no training loop"
+fi
+if [ -n "${KEEPDIR:-}" ]; then
+	mkdir -p "$KEEPDIR"
+	for f in "$work"/*.opscope "$work"/*.json "$work"/*.sqlite; do
+		[ -f "$f" ] && cp "$f" "$KEEPDIR/"
+	done
 fi
 exit $status
