@@ -10,6 +10,7 @@ import time
 
 import torch
 
+T_IMPORTED = time.perf_counter()
 
 def main():
     args = sys.argv[1:]
@@ -57,7 +58,8 @@ def main():
     if ctx:
         ctx.__exit__(None, None, None)
         ctx.export_chrome_trace(out)
-    print("train: loss %.4f, %d steps in %.1f ms" % (loss.item(), steps, loop * 1e3))
+    print("train: setup %.1f ms; loss %.4f, %d steps in %.1f ms" % (
+        (t0 - T_IMPORTED) * 1e3, loss.item(), steps, loop * 1e3))
 
 
 main()
