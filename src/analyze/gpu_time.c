@@ -8,7 +8,7 @@
  * peels them in priority order (compute, then communication outside compute, then copies
  * outside both, then memsets outside all three), so the four busy parts are disjoint and
  * their sum is the union of the device work; the idle gaps are the span's complement of
- * that union, each given whole to one cause, so busy + idle = the span exactly. Steps and
+ * that union, each instant of them given to one cause, so busy + idle = the span exactly. Steps and
  * window are gpu_util.c's (the Step table's rows; without steps, the span of the file's
  * device work).
  */
@@ -157,20 +157,6 @@ static void ivec_union(const struct ivec *a, const struct ivec *b, struct ivec *
 	ivec_merge(out);
 }
 
-/* Does merged list a hold instant t? */
-static bool ivec_holds(const struct ivec *a, int64_t t)
-{
-	size_t lo = 0, hi = a->n; /* first interval ending after t */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (a->v[mid].e <= t)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < a->n && a->v[lo].s <= t;
-}
-
 /* What a device's spans are read from. */
 struct bd_data {
 	struct ivec cls[4];	 /* merged: compute, comm, memcpy, memset kernels (raw classes) */
@@ -200,20 +186,50 @@ static bool bd_oom(const struct bd_data *d)
 	return oom;
 }
 
-/* Give gap [a, b) of a span to its cause. */
+/* Does merged list a hold instant t? Lowers *next to the first instant after t where that may
+ * change (the end of the interval holding t, or the start of the next one). */
+static bool ivec_at(const struct ivec *a, int64_t t, int64_t *next)
+{
+	size_t lo = 0, hi = a->n; /* first interval ending after t */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (a->v[mid].e <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == a->n)
+		return false;
+	bool in = a->v[lo].s <= t;
+	int64_t change = in ? a->v[lo].e : a->v[lo].s;
+	if (change < *next)
+		*next = change;
+	return in;
+}
+
+/* Give each instant of idle gap [a, b) of a span to the first cause that holds at it: data,
+ * sync, other (work launched and not started), host-bound (none). A gap counts once for
+ * each cause it gave time to. */
 static void bd_gap(const struct bd_data *d, struct gpu_time_span *sp, int64_t a, int64_t b)
 {
-	enum gpu_time_part p;
-	if (ivec_sum_within(d->data, a, b) > 0)
-		p = GPU_TIME_IDLE_DATA;
-	else if (ivec_sum_within(&d->sync, a, b) > 0)
-		p = GPU_TIME_IDLE_SYNC;
-	else if (!ivec_holds(&d->queued, a))
-		p = GPU_TIME_IDLE_HOST;
-	else
-		p = GPU_TIME_IDLE_OTHER;
-	sp->part[p] += b - a;
-	sp->gaps[p]++;
+	int64_t got[GPU_TIME_NPARTS] = { 0 };
+	for (int64_t t = a; t < b;) {
+		int64_t next = b;
+		bool data = ivec_at(d->data, t, &next);
+		bool sync = ivec_at(&d->sync, t, &next);
+		bool queued = ivec_at(&d->queued, t, &next);
+		enum gpu_time_part p = data	? GPU_TIME_IDLE_DATA
+				       : sync	? GPU_TIME_IDLE_SYNC
+				       : queued ? GPU_TIME_IDLE_OTHER
+						: GPU_TIME_IDLE_HOST;
+		got[p] += next - t;
+		t = next;
+	}
+	for (int p = GPU_TIME_IDLE_DATA; p < GPU_TIME_NPARTS; p++)
+		if (got[p]) {
+			sp->part[p] += got[p];
+			sp->gaps[p]++;
+		}
 }
 
 static void bd_fill(const struct bd_data *d, struct gpu_time_span *sp)

@@ -18,13 +18,13 @@
  *     compute; Memcpy and Memset ranges are copies and memsets. An instant covered by several
  *     goes to the first of compute, communication, copy, memset (overlapped communication
  *     counts as compute, as in HTA's temporal breakdown).
- *   - idle: each maximal idle gap of the span (no device work of the device) goes whole to
- *     the first cause that holds: data (it overlaps a Dataloader range of the file or the
- *     data-wait gap of a step, [step start, end of its last Dataloader range)), sync (it
- *     overlaps a synchronizing runtime call of the file or a Kineto cuda_sync event of the
- *     device other than "Stream Wait Event"), host-bound (at its start no device work of the
- *     device was queued: none whose launching call had ended and that had not started),
- *     other.
+ *   - idle: each instant of the span with no device work of the device goes to the first
+ *     cause that holds at it: data (inside a Dataloader range of the file or the data-wait
+ *     gap of a step, [step start, end of its last Dataloader range)), sync (inside a
+ *     synchronizing runtime call of the file or a Kineto cuda_sync event of the device other
+ *     than "Stream Wait Event"), other (some device work of the device was queued: its
+ *     launching call had ended and it had not started), host-bound (none was). A gap is
+ *     counted once for each cause it gave time to.
  *   - launch delay = max(0, work start - launching call end) (HTA's convention).
  *   - queue: +1 at the launching call's start, -1 at the work's start (HTA's).
  *
@@ -49,10 +49,10 @@ enum gpu_time_part {
 	GPU_TIME_COMM,	     /* else some communication kernel ran */
 	GPU_TIME_MEMCPY,     /* else some copy ran */
 	GPU_TIME_MEMSET,     /* else some memset ran */
-	GPU_TIME_IDLE_DATA,  /* idle, the gap waits on data */
-	GPU_TIME_IDLE_SYNC,  /* idle, the gap overlaps a synchronization */
-	GPU_TIME_IDLE_HOST,  /* idle, nothing was queued when the gap began */
-	GPU_TIME_IDLE_OTHER, /* idle, work was queued but did not start */
+	GPU_TIME_IDLE_DATA,  /* idle, waiting on data */
+	GPU_TIME_IDLE_SYNC,  /* else idle inside a synchronization */
+	GPU_TIME_IDLE_HOST,  /* else idle with nothing queued: host-bound */
+	GPU_TIME_IDLE_OTHER, /* else idle with work queued that did not start */
 	GPU_TIME_NPARTS,
 };
 
@@ -65,7 +65,8 @@ struct gpu_time_span {
 					  * step without a ProfileStep range) */
 	int64_t s, e;			/* ns: the span [s, e) */
 	int64_t part[GPU_TIME_NPARTS];	/* ns per part; they sum to e - s */
-	uint64_t gaps[GPU_TIME_NPARTS]; /* idle gaps per idle part (0 for the busy parts) */
+	uint64_t gaps[GPU_TIME_NPARTS]; /* idle gaps that gave time to each idle part (0 for the
+					 * busy parts) */
 };
 
 struct gpu_time_device {

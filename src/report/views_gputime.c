@@ -122,10 +122,10 @@ int view_gputime(struct report_ctx *c)
 	t->note = "Per device, each step of the Step table, then the window (as GPU Utilization). "
 		  "Each instant goes to the\nfirst of: Compute (kernels that are not "
 		  "communication), Comm (NCCL/RCCL/HCCL kernels), Memcpy,\nMemset; else it is "
-		  "idle, and each idle gap goes whole to the first cause that holds: data (it\n"
-		  "overlaps a Dataloader range or the step's data wait), sync (it overlaps a "
-		  "synchronizing call or a\ncuda_sync event), host (no work was queued when it "
-		  "began), other (work was queued). The parts sum\nto the duration.";
+		  "idle, and goes to the first cause that holds at that instant: data (in a\n"
+		  "Dataloader range or the step's data wait), sync (in a synchronizing call or a "
+		  "cuda_sync event),\nother (work was queued and had not started), host (nothing "
+		  "was queued). The parts sum to the\nduration.";
 	gpu_time_free(&u);
 	return t->oom ? OPSCOPE_ENOMEM : 0;
 }

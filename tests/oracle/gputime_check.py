@@ -11,10 +11,11 @@ views, its own way (lengths of unions, not the report's peeling and sweeps):
     nccl, xccl, rccl, hccl or cross_device_reduce (any case), compute = the other kernels,
     memcpy, memset; per span: compute = |C|, comm = |C u M| - |C|, memcpy = |C u M u P| -
     |C u M|, memset = |all work| - |C u M u P|; every idle gap (the span's complement of all
-    work) goes whole to data (overlaps a Dataloader range or [step start, end of its last
-    Dataloader range)), else sync (overlaps a synchronizing runtime call or a Stream/Event/
-    Context Sync event of the device), else host (no op of the device whose launching call
-    ended at or before the gap's start starts after it), else other; and the parts must sum
+    work) is cut at every edge of the data, sync and queued intervals inside it, and each
+    piece goes to data (inside a Dataloader range or [step start, end of its last Dataloader
+    range)), else sync (inside a synchronizing runtime call or a Stream/Event/Context Sync
+    event of the device), else other (inside [launching call end, op start) of an op of the
+    device), else host; a gap counts once per cause it gave time to; and the parts must sum
     to the span;
   * launch: per op name, ops with a runtime call of the same correlation id: count, call
     durations (sum, max), delays max(0, op start - call end) (sum, max), ops under 10 µs,
@@ -63,10 +64,6 @@ def is_sync_call(name):
     return "Synchronize" in name or ("Memcpy" in name and "Async" not in name)
 
 
-def overlaps(merged, s, e):
-    return covered(merged, s, e) > 0
-
-
 def holds(merged, t):
     return any(a <= t < b for a, b in merged)
 
@@ -81,7 +78,6 @@ def gaps_of(work, s, e):
         cur = max(cur, b)
     if cur < e:
         yield cur, e
-
 
 def analyze(doc):
     events = [ev for ev in doc.get("traceEvents", []) if isinstance(ev, dict)]
@@ -169,16 +165,22 @@ def analyze(doc):
             p["memcpy"] = covered(u2, s, e) - covered(u1, s, e)
             p["memset"] = covered(work, s, e) - covered(u2, s, e)
             for a, b in gaps_of(work, s, e):
-                if overlaps(data, a, b):
-                    c = "idle_data"
-                elif overlaps(sync, a, b):
-                    c = "idle_sync"
-                elif not holds(queued, a):
-                    c = "idle_host"
-                else:
-                    c = "idle_other"
-                p[c] += b - a
-                g[c] += 1
+                cuts = sorted(set([a, b] + [x for iv in (data, sync, queued) for s2, e2 in iv
+                                            for x in (s2, e2) if a < x < b]))
+                gave = set()
+                for x, y in zip(cuts, cuts[1:]):
+                    if holds(data, x):
+                        c = "idle_data"
+                    elif holds(sync, x):
+                        c = "idle_sync"
+                    elif holds(queued, x):
+                        c = "idle_other"
+                    else:
+                        c = "idle_host"
+                    p[c] += y - x
+                    gave.add(c)
+                for c in gave:
+                    g[c] += 1
             if sum(p.values()) != e - s:
                 raise AssertionError("parts %r do not sum to %d" % (p, e - s))
             return {"step": name, "start_ns": s - ws, "duration_ns": e - s, "parts": p,
@@ -239,7 +241,6 @@ def analyze(doc):
         r["delay_outliers"] += delay > DELAY_CUT
     return out
 
-
 def run_report(opscope, path):
     import json
     p = subprocess.run([opscope, "report", "--format", "json", "--views",
@@ -248,10 +249,8 @@ def run_report(opscope, path):
         raise InputError("%s report failed: %s" % (opscope, p.stderr.decode(errors="replace")))
     return json.loads(p.stdout)
 
-
 def tables(report, title):
     return [t for t in report["tables"] if t["title"] == title]
-
 
 def compare(path, report, diffs):
     want = analyze(load(path))
@@ -305,7 +304,6 @@ def compare(path, report, diffs):
                 diff("%s bucket %d %s" % (label, i, k), gb[k], wb[k])
     return n, len(want["launch"]), len(want["queue"])
 
-
 def self_test():
     """The checker's own rules on a trace made up here, every number by hand."""
     ev = [
@@ -330,32 +328,34 @@ def self_test():
     # step: host [0, 140) holds the three calls, stretched to K3's end: [0, 210); data wait
     # [0, 10)
     # compute [20,30) + [200,210) = 20 us; comm [30,40) = 10 us
-    # gaps: [0,20) overlaps the Dataloader: data; [40,200) overlaps the sync: sync
+    # gap [0,20): data wait [0,10), nothing queued [10,13), K1 queued from its call's end
+    # (13) to its start (20): other; gap [40,200): nothing queued [40,50), the sync [50,60),
+    # nothing queued [60,130), K3 queued [130,200): other
     w = analyze({"traceEvents": ev})
     r = w["gputime"]["GPU0"][0]
     p = r["parts"]
     ok = (r["duration_ns"] == 210000 and p["compute"] == 20000 and
-          p["communication"] == 10000 and p["idle_data"] == 20000 and
-          p["idle_sync"] == 160000 and p["idle_host"] == 0)
+          p["communication"] == 10000 and p["idle_data"] == 10000 and
+          p["idle_sync"] == 10000 and p["idle_host"] == 3000 + 10000 + 70000 and
+          p["idle_other"] == 7000 + 70000 and r["gaps"]["idle_host"] == 2)
     # launch: K3 call 60 us (outlier), delay 200 - 130 = 70 us
     k3 = w["launch"]["K3"]
     ok = ok and k3["launch_outliers"] == 1 and k3["delay_total_ns"] == 70000
     # queue: K1 [11,20), nccl [14,25), K3 [70,200): max 2, integral 9+11+130 = 150 us
     q = w["queue"][("GPU0", "stream 7")]["window"]
     ok = ok and q["max"] == 2 and q["queued_ns"] == 150000
-    # without the sync call, [40,200) begins with K3 not yet launched: host-bound
+    # without the sync call, [40,130) is host-bound too
     w = analyze({"traceEvents": [e for e in ev if e["name"] != "cudaStreamSynchronize"]})
-    ok = ok and w["gputime"]["GPU0"][0]["parts"]["idle_host"] == 160000
-    # K3 launched by 35 (call [30,35)): [40,200) had work queued: other
+    ok = ok and w["gputime"]["GPU0"][0]["parts"]["idle_host"] == 3000 + 90000
+    # K3 launched by 35 (call [30,35)): [40,200) had work queued: other, with [13,20)
     ev2 = [dict(e) for e in ev if e["name"] != "cudaStreamSynchronize"]
     for e in ev2:
         if e.get("args", {}).get("correlation") == 3 and e["cat"] == "cuda_runtime":
             e["ts"], e["dur"] = 30, 5
     w = analyze({"traceEvents": ev2})
-    ok = ok and w["gputime"]["GPU0"][0]["parts"]["idle_other"] == 160000
+    ok = ok and w["gputime"]["GPU0"][0]["parts"]["idle_other"] == 7000 + 160000
     print("self-test", "ok" if ok else "FAILED")
     return 0 if ok else 1
-
 
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -388,7 +388,6 @@ def main(argv):
         print("%d differences" % len(diffs))
         return 1
     return 0
-
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))

@@ -31,9 +31,14 @@
  * The step: its calls are all inside [0,1000) and its work ends at 805: [0,1000).
  * Busy: compute K1 + K2 = 150 + 50 = 200; comm outside compute [300,400) = 100; memcpy
  * outside both [400,450) = 50; memset 5.
- * Idle gaps: [0,150) overlaps the Dataloader: data 150; [450,650) overlaps the sync call:
- *   sync 200; [700,800): the memset's call ended at 650, so it was queued: other 100;
- *   [805,1000): nothing queued: host 195. 400 + 150 + 200 + 100 + 195 = 1000, the step.
+ * Queued ([call end, op start)): [120,150) K1, [140,200) nccl, [210,350) the copy, [610,650)
+ * K2, [650,800) the memset.
+ * Idle gaps, instant by instant (data, else sync, else other when queued, else host):
+ *   [0,150): data [0,100) 100, host [100,120) 20, other [120,150) 30;
+ *   [450,650): host [450,460) 10, sync [460,520) 60, host [520,610) 90, other [610,650) 40;
+ *   [700,800): other 100; [805,1000): host 195.
+ * data 100, sync 60, host 20 + 10 + 90 + 195 = 315, other 30 + 40 + 100 = 170;
+ * 355 + 100 + 60 + 315 + 170 = 1000, the step.
  */
 static struct model *gt_model(void)
 {
@@ -100,20 +105,22 @@ TEST(breakdown)
 	CHECK_EQ_I(g->steps[0].s, 0);
 	CHECK_EQ_I(g->steps[0].e, 1000 * US);
 	/* compute, comm, memcpy, memset, data, sync, host, other (see gt_model) */
-	static const int64_t want[GPU_TIME_NPARTS] = { 200, 100, 50, 5, 150, 200, 195, 100 };
+	static const int64_t want[GPU_TIME_NPARTS] = { 200, 100, 50, 5, 100, 60, 315, 170 };
 	check_parts(&g->steps[0], want);
 	check_parts(&g->window, want); /* one step: the window is the step */
 	CHECK_EQ_U(g->steps[0].gaps[GPU_TIME_IDLE_DATA], 1);
-	CHECK_EQ_U(g->steps[0].gaps[GPU_TIME_IDLE_OTHER], 1);
+	CHECK_EQ_U(g->steps[0].gaps[GPU_TIME_IDLE_SYNC], 1);
+	CHECK_EQ_U(g->steps[0].gaps[GPU_TIME_IDLE_OTHER], 3); /* every gap but the last */
+	CHECK_EQ_U(g->steps[0].gaps[GPU_TIME_IDLE_HOST], 3);  /* every gap but [700,800) */
 	CHECK_EQ_U(g->steps[0].gaps[GPU_TIME_COMPUTE], 0);
 	gpu_time_free(&t);
 	analysis_free(&a);
 	model_free(m);
 }
 
-/* Without the sync call, [450,650) has no cause but the queue: K2's call ended at 610, so
- * at 450 nothing was queued: host-bound, 195 + 200 = 395. Without the Dataloader (and so
- * no data wait), [0,150) begins with nothing queued (K1's call ends at 120): host too. */
+/* Without the sync call and the Dataloader (and so no data wait), only the queue decides:
+ * [0,150): host [0,120) 120, other [120,150) 30; [450,650): host [450,610) 160, other
+ * [610,650) 40; [700,800) other 100; [805,1000) host 195. Host 475, other 170. */
 TEST(breakdown_causes_fall_through)
 {
 	struct model *m = gt_model();
@@ -131,7 +138,7 @@ TEST(breakdown_causes_fall_through)
 	struct gpu_time t;
 	REQUIRE(gpu_time_analyze(&a, &t) == 0);
 	REQUIRE(t.ndev == 1 && t.dev[0].nsteps == 1);
-	static const int64_t want[GPU_TIME_NPARTS] = { 200, 100, 50, 5, 0, 0, 545, 100 };
+	static const int64_t want[GPU_TIME_NPARTS] = { 200, 100, 50, 5, 0, 0, 475, 170 };
 	check_parts(&t.dev[0].steps[0], want);
 	CHECK_EQ_U(t.dev[0].steps[0].gaps[GPU_TIME_IDLE_HOST], 3);
 	gpu_time_free(&t);
@@ -239,7 +246,7 @@ TEST(views_render_the_analyses)
 	CHECK(t->rows[1].summary);
 	CHECK_EQ_I(t->rows[0].cells[3].i, 1000 * US);	      /* duration */
 	CHECK_NEAR(t->rows[0].cells[4].ratio, 0.2, 1e-12);    /* compute 200 of 1000 */
-	CHECK_NEAR(t->rows[0].cells[10].ratio, 0.195, 1e-12); /* host-bound 195 */
+	CHECK_NEAR(t->rows[0].cells[10].ratio, 0.315, 1e-12); /* host-bound 315 */
 	CHECK_EQ_I(t->rows[0].cells[12].i, 200 * US);	      /* compute_ns */
 	t = c.tables[2];
 	CHECK_STR(t->title, "Kernel Launch Statistics");
