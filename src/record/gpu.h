@@ -29,6 +29,7 @@ size_t record_gpu_entries(const struct ops_gpu_entry *e, size_t n);
  * A collector registers the thread that starts it (the one calling cuInit), which may record
  * nothing itself, with record_gpu_register_thread. */
 void record_gpu_register_thread(void);
+
 /* Records the GPU library itself dropped (CUPTI's count), added to the session's total and
  * written as the file's GPU losses. */
 void record_gpu_dropped(uint64_t n);
