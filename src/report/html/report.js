@@ -359,7 +359,7 @@
 		if (dev) for (const r of dev.rows) cards.appendChild(card(String(r.device), fmt(colKind('utilization', dev.rows), r.utilization), r.utilization));
 		if (cards.childNodes.length) s.appendChild(cards);
 		if (files) s.appendChild(dataTable(files, { wrap: ['file', 'incomplete_reason'] }));
-		if (dev) use(dev);
+		if (dev) s.appendChild(dataTable(dev));
 		if (ov) {
 			const top = ov.rows.filter(r => !r.level && typeof r.time_ns === 'number');
 			if (top.length) s.appendChild(hbars(top.map(r => ({ label: String(r.type || r.section), value: r.time_ns, text: fmtNs(r.time_ns) + ' (' + fmtPct(r.ratio) + ')' })), 'Time by event type'));
@@ -675,8 +675,8 @@
 		const mem = find('gpumem', 'GPU Memory over time');
 		const adv = find('advice');
 		if (!steps && !busy && !queue && !mem) return;
-		for (const t of [busy, queue]) use(t);
 		s.appendChild(timeline({ steps, busy, queue, mem, adv }));
+		for (const t of [busy, queue]) if (t) { s.appendChild(el('h3', null, t.title)); s.appendChild(dataTable(t)); }
 	});
 	function timeline(src) {
 		const lanes = [];
@@ -811,5 +811,6 @@
 	}
 	theme(window.matchMedia && window.matchMedia('(prefers-color-scheme: dark)').matches);
 	themeBtn.addEventListener('click', () => theme(root.getAttribute('data-theme') !== 'dark'));
+	window.opscopeDrawnMs = performance.now(); /* navigation start to drawn: bench_html.sh */
 	document.body.setAttribute('data-ready', '1');
 })();
