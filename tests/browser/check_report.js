@@ -75,7 +75,7 @@ async function main() {
 
 		// every table: row count and the first rows' cells against the JSON
 		const pageTables = await b.eval(`[...document.querySelectorAll('.tbl')].map(w => ({
-			view: w.getAttribute('data-view'), title: w.getAttribute('data-title'),
+			view: w.getAttribute('data-view'), title: w.getAttribute('data-title'), group: w.getAttribute('data-group'),
 			count: w.querySelector('.tools .note').textContent,
 			rows: [...w.querySelectorAll('tbody tr')].slice(0, 12).map(tr => Object.fromEntries([...tr.children].map(td => [td.getAttribute('data-k'), td.getAttribute('data-v')])))
 		}))`);
@@ -83,8 +83,9 @@ async function main() {
 		const bad = [];
 		for (const t of d.tables) {
 			if (!t.rows || !t.rows.length || t.title === 'Samples: Flame Graph') continue;
-			const p = pageTables.find(x => x.view === t.view && x.title === t.title);
+			const p = pageTables.find(x => x.view === t.view && x.title === t.title && x.group === (t.group || '') && !x.taken);
 			if (!p) { bad.push('missing table ' + t.title); continue; }
+			p.taken = true; // two tables of one title and group (one per file) pair in order
 			tablesChecked++;
 			const heads = t.rows.filter((r, i) => !r.level || !i).length; // a first row is a head whatever its level
 			if (!p.count.endsWith(' of ' + heads + ' rows')) bad.push(t.title + ': count ' + p.count + ', want ' + heads);

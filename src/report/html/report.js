@@ -112,7 +112,7 @@
 			else groups[groups.length - 1].kids.push(r);
 		});
 		const st = { key: null, dir: -1, q: '', limit: opts.limit || 200 };
-		const wrap = el('div', { class: 'tbl', id: id, 'data-title': t.title, 'data-view': t.view });
+		const wrap = el('div', { class: 'tbl', id: id, 'data-title': t.title, 'data-view': t.view, 'data-group': t.group || '' });
 		const search = el('input', { type: 'search', placeholder: 'Search', 'aria-label': 'Search ' + t.title,
 			'data-role': 'search' });
 		const count = el('span', { class: 'note', 'aria-live': 'polite' });

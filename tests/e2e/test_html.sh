@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# test_html.sh: the HTML report without a browser (issue 21): `report --format html` embeds
+# the JSON report once, byte for byte as `--format json` gives it but for '<', '>' and '&'
+# (JSON escapes there), on the real ResNet-50 trace and on the hostile-names trace
+# (tests/tools/gen_hostile.py: no name closes the data element, two <script> in all); the
+# page's size does not grow with the events of a trace, only with its distinct names; bad
+# input; and `opscope view`: the URL it prints (127.0.0.1, a free port or --port), GET / gives
+# the same bytes as the file, other paths 404, other methods 405, HEAD no body. The page in a
+# real browser: test_html_browser.sh. Env: OPSCOPE (the CLI), SRC (repository root).
+set -u
+: "${OPSCOPE:?}" "${SRC:?}"
+. "$(dirname "$0")/lib.sh"
+PY=/usr/bin/python3
+[ -x "$PY" ] || { echo "skip: no $PY"; exit 77; }
+R0=$SRC/../shared/data/kineto/tb_plugin/samples/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz
+[ -f "$R0" ] || { echo "skip: no $R0 (../shared/data)"; exit 77; }
+
+# embedded(PAGE JSON): the page's data equals the JSON report with < > & escaped, and the
+# data element is there once
+embedded() {
+	"$PY" - "$1" "$2" <<'PYEOF'
+import sys
+page = open(sys.argv[1], "rb").read()
+want = open(sys.argv[2], "rb").read().rstrip(b"\n")
+want = want.replace(b"<", b"\\u003c").replace(b">", b"\\u003e").replace(b"&", b"\\u0026")
+open_tag = b'<script type="application/json" id="opscope-data">'
+assert page.count(open_tag) == 1, "data element not once"
+data = page.split(open_tag, 1)[1].split(b"</script>", 1)[0]
+assert data == want, (data[:200], want[:200])
+assert page.count(b"<script") == 2 and page.count(b"</script") == 2, "scripts"
+print("ok")
+PYEOF
+}
+
+"$OPSCOPE" report --format html -o "$T/r0.html" "$R0"
+check "report --format html writes the page" '[ $? -eq 0 ] && head -c 15 "$T/r0.html" | grep -q "<!DOCTYPE html>"'
+"$OPSCOPE" report --format json -o "$T/r0.json" "$R0"
+check "the page embeds the JSON report once, as it is" 'embedded "$T/r0.html" "$T/r0.json" | grep -qx ok'
+check "the page asks for nothing: no src= or href= to another place, a CSP of default-src 'none'" \
+	'! grep -Eq "(src|href)=\"(https?:)?//" "$T/r0.html" && grep -q "default-src '"'"'none'"'"'" "$T/r0.html"'
+
+"$PY" "$SRC/tests/tools/gen_hostile.py" "$T/hostile.json"
+"$OPSCOPE" report --format html -o "$T/h.html" "$T/hostile.json"
+check "hostile names: the page is written" '[ $? -eq 0 ]'
+"$OPSCOPE" report --format json -o "$T/h.json" "$T/hostile.json"
+check "hostile names: embedded as the JSON report, < > & escaped, nothing else" 'embedded "$T/h.html" "$T/h.json" | grep -qx ok'
+check "hostile names: the 10,000-character kernel name is in the data whole" \
+	'grep -q "k\\\\u003c$(printf "K%.0s" $(seq 10000))\\\\u003e" "$T/h.html"'
+
+# --- the page grows with distinct names, not with events: the same trace repeated 1 and 8
+# times in one file (8x the events, the same names) gives pages of nearly the same size
+"$PY" - "$T" <<'PYEOF'
+import json, sys
+base = {"traceEvents": []}
+def trace(reps):
+    ev = []
+    for k in range(reps * 50):
+        t = 1000 + k * 1000
+        ev.append({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#%d" % (k % 50), "pid": 1, "tid": 1, "ts": t, "dur": 900})
+        for i in range(5):
+            ev.append({"ph": "X", "cat": "cpu_op", "name": "aten::op%d" % i, "pid": 1, "tid": 1, "ts": t + 10 + i * 100, "dur": 50})
+    return {"traceEvents": ev}
+for reps in (1, 8):
+    json.dump(trace(reps), open("%s/rep%d.json" % (sys.argv[1], reps), "w"))
+PYEOF
+"$OPSCOPE" report --format html --views operator,overview -o "$T/rep1.html" "$T/rep1.json"
+"$OPSCOPE" report --format html --views operator,overview -o "$T/rep8.html" "$T/rep8.json"
+s1=$(stat -c %s "$T/rep1.html"); s8=$(stat -c %s "$T/rep8.html"); e1=$(stat -c %s "$T/rep1.json"); e8=$(stat -c %s "$T/rep8.json")
+echo "# trace $e1 -> $e8 bytes, page $s1 -> $s8 bytes"
+check "page size: 8x the events, the same names: within 1% of the size" \
+	'[ $((s8 * 100)) -le $((s1 * 101)) ] && [ $((s8 * 100)) -ge $((s1 * 99)) ]'
+
+# --- bad input
+"$OPSCOPE" report --format html -o "$T/x.html" "$T/missing.json" 2>"$T/err"
+check "a missing trace: exit 1, one line, no page" '[ $? -eq 1 ] && [ "$(wc -l <"$T/err")" -eq 1 ] && [ ! -e "$T/x.html" ]'
+"$OPSCOPE" report --format htm "$R0" 2>"$T/err"
+check "--format htm: usage error naming html" '[ $? -eq 2 ] && grep -q "text, csv, json or html" "$T/err"'
+"$OPSCOPE" diff --format html "$R0" "$R0" 2>"$T/err" >/dev/null
+check "diff has no html format" '[ $? -eq 2 ]'
+"$OPSCOPE" view --port 70000 "$R0" 2>"$T/err"
+check "view --port 70000: usage error" '[ $? -eq 2 ] && grep -q "port" "$T/err"'
+"$OPSCOPE" view "$T/missing.json" 2>"$T/err"
+check "view of a missing trace: exit 1, one line" '[ $? -eq 1 ] && [ "$(wc -l <"$T/err")" -eq 1 ]'
+
+# --- opscope view: serve, fetch, compare
+# serve ARGS...: start view in the background answering 4 requests; sets URL and VPID
+serve() {
+	"$OPSCOPE" view --max-requests 4 "$@" >"$T/view.out" 2>"$T/view.err" &
+	VPID=$!
+	URL=""
+	for _ in $(seq 1 300); do
+		URL=$(sed -n 's|^opscope: serving the report at \(http://[^ ]*\) .*|\1|p' "$T/view.out")
+		[ -n "$URL" ] && return 0
+		kill -0 $VPID 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 1
+}
+fetch() { # METHOD URL OUT: prints the status, the body to OUT
+	"$PY" - "$1" "$2" "$3" <<'PYEOF'
+import sys, urllib.request, urllib.error
+req = urllib.request.Request(sys.argv[2], method=sys.argv[1])
+try:
+    with urllib.request.urlopen(req, timeout=20) as r:
+        body, status, ctype = r.read(), r.status, r.headers.get("Content-Type")
+except urllib.error.HTTPError as e:
+    body, status, ctype = e.read(), e.code, e.headers.get("Content-Type")
+open(sys.argv[3], "wb").write(body)
+print(status, ctype)
+PYEOF
+}
+serve "$R0"
+check "view prints a URL on 127.0.0.1 with a port of its own" '[ $? -eq 0 ] && echo "$URL" | grep -Eq "^http://127\.0\.0\.1:[1-9][0-9]*/$"'
+check "GET /: 200, text/html, the same bytes as --format html" \
+	'[ "$(fetch GET "$URL" "$T/got.html")" = "200 text/html; charset=utf-8" ] && cmp -s "$T/got.html" "$T/r0.html"'
+check "GET /other: 404" '[ "$(fetch GET "${URL}other" "$T/b")" = "404 text/plain; charset=utf-8" ]'
+check "POST /: 405" '[ "$(fetch POST "$URL" "$T/b")" = "405 text/plain; charset=utf-8" ]'
+check "HEAD /: 200, no body" '[ "$(fetch HEAD "$URL" "$T/b")" = "200 text/html; charset=utf-8" ] && [ ! -s "$T/b" ]'
+wait $VPID
+check "view stops after --max-requests 4, exit 0" '[ $? -eq 0 ]'
+
+PORT=$("$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+serve --port "$PORT" "$T/hostile.json"
+check "view --port $PORT listens there" '[ $? -eq 0 ] && [ "$URL" = "http://127.0.0.1:$PORT/" ]'
+check "view of the hostile trace: the page of --format html" '[ "$(fetch GET "$URL" "$T/got.html")" = "200 text/html; charset=utf-8" ] && cmp -s "$T/got.html" "$T/h.html"'
+kill $VPID 2>/dev/null
+wait $VPID 2>/dev/null
+tap_done
