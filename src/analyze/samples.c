@@ -327,3 +327,103 @@ void samples_profile_free(struct samples_profile *p)
 	free(p->nodes);
 	memset(p, 0, sizeof(*p));
 }
+
+/* ---------------------------------------------------------------------------------------- */
+/* The ranges that hold the most samples */
+
+/* Weight of the samples of t with s <= time < e, from prefix sums (pre[i]: weight of samples
+ * 0..i-1), by binary search over the sorted times. */
+static int64_t weight_between(const struct model_track *t, const int64_t *pre, int64_t s, int64_t e)
+{
+	uint64_t lo = 0, hi = t->nsamples;
+	while (lo < hi) { /* first sample at or after s */
+		uint64_t mid = lo + (hi - lo) / 2;
+		if (t->samples.ts_ns[mid] < s)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	uint64_t a = lo;
+	hi = t->nsamples;
+	while (lo < hi) { /* first sample at or after e */
+		uint64_t mid = lo + (hi - lo) / 2;
+		if (t->samples.ts_ns[mid] < e)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return pre[lo] - pre[a];
+}
+
+static int range_cmp(const void *a, const void *b)
+{
+	const struct samples_range *x = a, *y = b;
+	if (x->weight != y->weight)
+		return x->weight > y->weight ? -1 : 1;
+	return x->name < y->name ? -1 : x->name > y->name;
+}
+
+/* Per track with samples, ranges in start order: a range adds the weight of the part of it
+ * that no earlier range of its name on the track covered (the union, as --under counts). */
+int samples_top_ranges(const struct model *m, uint32_t k, struct samples_range *out)
+{
+	struct hmap covered = { 0 }, slot = { 0 }; /* name -> covered until (per track); name ->
+						    * index in all */
+	struct samples_range *all = NULL;
+	uint64_t nall = 0, cap = 0, pcap = 0;
+	int64_t *pre = NULL;
+	int rc = 0;
+	for (uint32_t ti = 0; ti < m->ntracks && !rc; ti++) {
+		const struct model_track *t = &m->tracks[ti];
+		if (!t->nsamples || !t->nranges)
+			continue;
+		if (!grow_array((void **)&pre, sizeof(*pre), &pcap, t->nsamples + 1)) {
+			rc = -1;
+			break;
+		}
+		pre[0] = 0;
+		for (uint64_t i = 0; i < t->nsamples; i++)
+			pre[i + 1] = pre[i] + t->samples.weight[i];
+		hmap_free(&covered);
+		memset(&covered, 0, sizeof(covered));
+		for (uint64_t r = 0; r < t->nranges; r++) {
+			uint32_t name = t->ranges.name[r];
+			int64_t s = t->ranges.start_ns[r], e = s + t->ranges.dur_ns[r];
+			uint64_t *until = hmap_find(&covered, name);
+			if (until && (int64_t)*until >= e)
+				continue;
+			if (until && (int64_t)*until > s)
+				s = (int64_t)*until;
+			if (!hmap_put(&covered, name, (uint64_t)e)) {
+				rc = -1;
+				break;
+			}
+			int64_t w = weight_between(t, pre, s, e);
+			if (!w)
+				continue;
+			uint64_t *at = hmap_find(&slot, name);
+			if (at) {
+				all[*at].weight += w;
+				continue;
+			}
+			if (!grow_array((void **)&all, sizeof(*all), &cap, nall + 1) ||
+			    !hmap_put(&slot, name, nall)) {
+				rc = -1;
+				break;
+			}
+			all[nall++] = (struct samples_range){ name, w };
+		}
+	}
+	int n = 0;
+	if (!rc) {
+		if (nall > 1)
+			qsort(all, (size_t)nall, sizeof(*all), range_cmp);
+		for (; (uint64_t)n < nall && (uint32_t)n < k; n++)
+			out[n] = all[n];
+	}
+	free(all);
+	free(pre);
+	hmap_free(&covered);
+	hmap_free(&slot);
+	return rc ? -1 : n;
+}

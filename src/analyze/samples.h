@@ -67,4 +67,15 @@ struct samples_profile {
 int samples_profile(const struct model *m, const char *under, struct samples_profile *p);
 void samples_profile_free(struct samples_profile *p);
 
+/* A range name and the weight of the samples taken inside ranges of that name. */
+struct samples_range {
+	uint32_t name;	/* string id */
+	int64_t weight; /* of the samples inside (each once, nested ranges of the name merged) */
+};
+
+/* The names of the ranges that hold the most sample weight (what `--under NAME` would keep),
+ * heaviest first (ties: smaller string id), at most k, into out; only names with some weight.
+ * Returns how many, or -1 when out of memory. */
+int samples_top_ranges(const struct model *m, uint32_t k, struct samples_range *out);
+
 #endif

@@ -13,8 +13,8 @@
 // from the keyboard; Tab reaches the skip link first; the theme button flips light and dark.
 // With --hostile: window.__pwned stays unset, no <img> exists, two <script> elements in all,
 // and the operator and kernel names read back exactly as the JSON has them (10,000-character
-// one included). Screenshots (light, dark) go to DIR/NAME-*.png. Prints TAP; exits 1 on a
-// failure, 77 when chromium is missing.
+// one included). Screenshots (light, dark, the top in light) go to DIR/NAME-*.png. Prints TAP;
+// exits 1 on a failure, 77 when chromium is missing.
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -154,8 +154,9 @@ async function main() {
 		const open = '<script type="application/json" id="opscope-data">';
 		const at = html.indexOf(open);
 		const emb = JSON.parse(html.slice(at + open.length, html.indexOf('</script>', at)));
-		const fl = emb.tables.find(t => t.title === 'Samples: Flame Graph');
-		const same = JSON.stringify(emb.tables.filter(t => t !== fl)) === JSON.stringify(d.tables) &&
+		const fls = emb.tables.filter(t => t.title === 'Samples: Flame Graph');
+		const fl = fls[0];
+		const same = JSON.stringify(emb.tables.filter(t => !fls.includes(t))) === JSON.stringify(d.tables) &&
 			JSON.stringify(emb.inputs) === JSON.stringify(d.inputs);
 		check('the page embeds the JSON report once, as it is' + (fl ? ', and a flame graph' : ''),
 			same && html.split('id="opscope-data"').length === 2);
@@ -200,6 +201,15 @@ async function main() {
 				return [document.getElementById('flame-info').getAttribute('data-matched'), document.querySelectorAll('#flame .fr.hit').length]; })()`);
 			check('flame graph: search "' + q.slice(0, 40) + '" matches ' + want + ' samples', m[0] === String(want) && m[1] > 0, m);
 			await b.eval(`(() => { const i = document.getElementById('flame-search'); i.value = ''; i.dispatchEvent(new Event('input')); })()`);
+			// the per-range filter: each other table is the samples inside one range name
+			for (let k = 1; k < fls.length; k++) {
+				const tot = fls[k].rows.filter(r => r.parent === null).reduce((a, r) => a + r.total, 0);
+				const info = await b.eval(`(() => { const s = document.getElementById('flame-range'); s.value = '${k}'; s.dispatchEvent(new Event('change'));
+					return [document.getElementById('flame-info').textContent, document.querySelectorAll('#flame .fr').length]; })()`);
+				check('flame graph: ' + fls[k].group.slice(0, 40) + ' shows its ' + tot + ' samples', info[0].startsWith('all ' + tot + ' samples') && info[1] > 0, info);
+			}
+			if (fls.length > 1)
+				await b.eval(`(() => { const s = document.getElementById('flame-range'); s.value = '0'; s.dispatchEvent(new Event('change')); })()`);
 		}
 
 		// the timeline zooms from the keyboard
@@ -232,6 +242,7 @@ async function main() {
 		// screenshots, light and dark; the theme button flips
 		await b.eval('window.scrollTo(0, 0)');
 		await b.screenshot(path.join(shots, name + '-light.png'), 5000);
+		await b.screenshot(path.join(shots, name + '-top.png'), 1300); // docs/html-report.png
 		await b.eval('document.getElementById("theme").click()');
 		const th = await b.eval('document.documentElement.getAttribute("data-theme")');
 		check('theme button: light to dark', th === 'dark', th);

@@ -222,6 +222,28 @@ TEST(flame)
 	model_free(m);
 }
 
+/* The range names that hold the most samples, each sample once per name: "other" [100, 500)
+ * on track 0 holds 3 + 2 + 1 (stackless) + 4 (weight) = 10; "op" holds 6 + 2 on track 0 (its
+ * nested [205, 215) adds nothing) and 1 on track 1 = 9. */
+TEST(top_ranges)
+{
+	struct model *m = build();
+	struct samples_range top[4];
+	REQUIRE(samples_top_ranges(m, 4, top) == 2);
+	CHECK_STR(model_str(m, top[0].name), "other");
+	CHECK_EQ_I(top[0].weight, 10);
+	CHECK_STR(model_str(m, top[1].name), "op");
+	CHECK_EQ_I(top[1].weight, 9);
+	/* as --under counts them */
+	struct samples_profile p;
+	REQUIRE(samples_profile(m, "op", &p) == 0);
+	CHECK_EQ_I(p.total, 9);
+	samples_profile_free(&p);
+	REQUIRE(samples_top_ranges(m, 1, top) == 1);
+	CHECK_STR(model_str(m, top[0].name), "other");
+	model_free(m);
+}
+
 TEST(under)
 {
 	struct model *m = build();
@@ -353,4 +375,4 @@ TEST(loader)
 	model_free(m);
 }
 
-TEST_MAIN(flat_cum_recursion, flame, under, empty, view_tables, loader)
+TEST_MAIN(flat_cum_recursion, flame, top_ranges, under, empty, view_tables, loader)

@@ -518,24 +518,35 @@
 
 	/* CPU samples: the flame graph */
 	section('samples', 'CPU samples', s => {
-		const fl = find('samples', 'Samples: Flame Graph');
-		if (fl) s.appendChild(flame(use(fl)));
-		for (const t of findAll('samples')) if (t !== fl) { s.appendChild(el('h3', null, t.title)); s.appendChild(dataTable(t)); }
+		const flames = findAll('samples').filter(t => t.title === 'Samples: Flame Graph');
+		if (flames.length) s.appendChild(flame(flames.map(use)));
+		for (const t of findAll('samples')) if (!flames.includes(t)) { s.appendChild(el('h3', null, t.title)); s.appendChild(dataTable(t)); }
 	});
-	function flame(t) {
-		const N = t.rows.length, kids = Array.from({ length: N }, () => []), roots = [];
-		let total = 0;
-		t.rows.forEach((r, i) => {
-			if (r.parent === null || r.parent === undefined) { roots.push(i); total += r.total; }
-			else kids[r.parent].push(i);
-		});
-		for (const k of kids) k.sort((a, b) => t.rows[b].total - t.rows[a].total);
+	/* The flame graph of tables[0] (all samples), or of one of the others (the samples inside
+	 * the ranges of one name), as the range chooser says. */
+	function flame(tables) {
+		let t, kids, roots, total;
+		function choose(k) {
+			t = tables[k];
+			kids = t.rows.map(() => []);
+			roots = [];
+			total = 0;
+			t.rows.forEach((r, i) => {
+				if (r.parent === null || r.parent === undefined) { roots.push(i); total += r.total; }
+				else kids[r.parent].push(i);
+			});
+			for (const c of kids) c.sort((a, b) => t.rows[b].total - t.rows[a].total);
+		}
+		choose(0);
 		const box = el('div', { id: 'flame-box' });
 		const search = el('input', { type: 'search', placeholder: 'Search functions', 'aria-label': 'Search the flame graph', id: 'flame-search' });
 		const reset = el('button', { type: 'button', id: 'flame-reset' }, 'Reset zoom');
 		const info = el('span', { class: 'note', id: 'flame-info', 'aria-live': 'polite' });
-		box.appendChild(el('div', { class: 'tools' }, search, reset, info));
-		box.appendChild(el('p', { class: 'note' }, 'Width is the share of samples. Click a frame (or focus it and press Enter) to zoom to it; Escape or Reset zooms out. The search marks matching functions and sums their samples. `opscope report --views samples --under NAME` gives the samples inside one range.'));
+		const range = el('select', { id: 'flame-range', 'aria-label': 'Samples inside the ranges of' });
+		tables.forEach((x, k) => range.appendChild(el('option', { value: k }, x.group ? 'samples ' + cut(x.group, 80) : 'all samples')));
+		range.addEventListener('change', () => { choose(Number(range.value)); focus = null; draw(); });
+		box.appendChild(el('div', { class: 'tools' }, tables.length > 1 ? range : null, search, reset, info));
+		box.appendChild(el('p', { class: 'note' }, 'Width is the share of samples. Click a frame (or focus it and press Enter) to zoom to it; Escape or Reset zooms out. The search marks matching functions and sums their samples. The chooser keeps the samples taken inside the ranges of one name (the names that hold the most samples; opscope report --views samples --under NAME for any other).'));
 		const crumbs = el('div', { id: 'flame-crumbs', class: 'tools' });
 		box.appendChild(crumbs);
 		const area = el('div', { class: 'flame', id: 'flame', role: 'group', 'aria-label': 'Flame graph' });
