@@ -125,4 +125,15 @@ check "view --port $PORT listens there" '[ $? -eq 0 ] && [ "$URL" = "http://127.
 check "view of the hostile trace: the page of --format html" '[ "$(fetch GET "$URL" "$T/got.html")" = "200 text/html; charset=utf-8" ] && cmp -s "$T/got.html" "$T/h.html"'
 kill $VPID 2>/dev/null
 wait $VPID 2>/dev/null
+# a port that is taken: one line, exit 1 (a Python listener holds it while view tries)
+"$PY" - "$OPSCOPE" "$T/hostile.json" >"$T/busy" 2>&1 <<'PYEOF'
+import socket, subprocess, sys
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+s.listen(1)
+r = subprocess.run([sys.argv[1], "view", "--port", str(s.getsockname()[1]), sys.argv[2]],
+                   capture_output=True, text=True, timeout=120)
+print(r.returncode, len(r.stderr.splitlines()), "Address already in use" in r.stderr)
+PYEOF
+check "view on a port in use: exit 1, one line saying so" '[ "$(cat "$T/busy")" = "1 1 True" ]'
 tap_done

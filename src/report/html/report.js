@@ -221,10 +221,10 @@
 
 	/* Horizontal bars: items [{label, value, text}] largest first. */
 	function hbars(items, label) {
-		const W = 920, LW = 330, H = 20, max = Math.max(1e-300, ...items.map(x => x.value || 0));
+		const W = 1000, LW = 330, H = 20, max = Math.max(1e-300, ...items.map(x => x.value || 0));
 		const s = sv('svg', { width: W, height: items.length * H + 6, role: 'img', 'aria-label': label, class: 'hbars' });
 		items.forEach((it, i) => {
-			const y = i * H + 3, w = Math.max(1, (W - LW - 130) * (it.value || 0) / max);
+			const y = i * H + 3, w = Math.max(1, (W - LW - 240) * (it.value || 0) / max);
 			const g = sv('g', { 'data-label': it.label, 'data-v': it.value });
 			g.appendChild(tip(it.label + ': ' + it.text));
 			g.appendChild(sv('text', { x: LW - 6, y: y + 13, 'text-anchor': 'end' }, cut(it.label, 52)));
@@ -257,16 +257,16 @@
 	/* Vertical stacked bars: bars [{label, parts: [values in series order]}]. */
 	function stacked(series, bars, kind, label) {
 		const H = 240, BW = Math.max(8, Math.min(48, Math.floor(860 / Math.max(1, bars.length)) - 4));
-		const W = 70 + bars.length * (BW + 4) + 10;
+		const W = 90 + bars.length * (BW + 4) + 10;
 		const max = Math.max(1e-300, ...bars.map(b => b.parts.reduce((s, v) => s + (v || 0), 0)));
 		const s = sv('svg', { width: W, height: H + 40, role: 'img', 'aria-label': label, class: 'stacked' });
 		for (let k = 0; k <= 4; k++) {
 			const y = 10 + H - H * k / 4;
-			s.appendChild(sv('line', { x1: 64, x2: W, y1: y, y2: y, class: 'grid' }));
-			s.appendChild(sv('text', { x: 60, y: y + 4, 'text-anchor': 'end' }, fmt(kind, kind === 'ns' ? Math.round(max * k / 4) : max * k / 4)));
+			s.appendChild(sv('line', { x1: 84, x2: W, y1: y, y2: y, class: 'grid' }));
+			s.appendChild(sv('text', { x: 80, y: y + 4, 'text-anchor': 'end' }, fmt(kind, kind === 'ns' ? Math.round(max * k / 4) : max * k / 4)));
 		}
 		bars.forEach((b, i) => {
-			const x = 70 + i * (BW + 4);
+			const x = 90 + i * (BW + 4);
 			let y = 10 + H;
 			const total = b.parts.reduce((a, v) => a + (v || 0), 0);
 			const g = sv('g', { 'data-label': b.label, 'data-total': total });
@@ -361,14 +361,14 @@
 		if (files) s.appendChild(dataTable(files, { wrap: ['file', 'incomplete_reason'] }));
 		if (dev) s.appendChild(dataTable(dev));
 		if (ov) {
-			const top = ov.rows.filter(r => !r.level && typeof r.time_ns === 'number');
-			if (top.length) s.appendChild(hbars(top.map(r => ({ label: String(r.type || r.section), value: r.time_ns, text: fmtNs(r.time_ns) + ' (' + fmtPct(r.ratio) + ')' })), 'Time by event type'));
+			const all = ov.rows.filter(r => typeof r.time_ns === 'number');
+			if (all.length) s.appendChild(hbars(all.map(r => ({ label: (r.level ? '\u00a0\u00a0' : '') + String(r.type || r.section), value: r.time_ns, text: fmtNs(r.time_ns) + ' (' + fmtPct(r.ratio) + ')' })), 'Time by event type'));
 			s.appendChild(dataTable(ov));
 		}
 		const model = find('model');
 		if (model) {
 			s.appendChild(el('h3', null, 'Model phases'));
-			const top = model.rows.filter(r => !r.level);
+			const sub = model.rows.filter(r => r.level), top = sub.length ? sub : model.rows;
 			s.appendChild(hbars(top.map(r => ({ label: String(r.name), value: r.cpu_total_ns, text: fmtNs(r.cpu_total_ns) + ' CPU' + (r.gpu_total_ns ? ', ' + fmtNs(r.gpu_total_ns) + ' GPU' : '') })), 'Model phases, CPU time'));
 			s.appendChild(dataTable(model));
 		}
