@@ -156,10 +156,19 @@ async function main() {
 		const emb = JSON.parse(html.slice(at + open.length, html.indexOf('</script>', at)));
 		const fls = emb.tables.filter(t => t.title === 'Samples: Flame Graph');
 		const fl = fls[0];
-		const same = JSON.stringify(emb.tables.filter(t => !fls.includes(t))) === JSON.stringify(d.tables) &&
+		const byShape = emb.tables.find(t => t.title === 'Operator Summary by Input Shape');
+		const same = JSON.stringify(emb.tables.filter(t => !fls.includes(t) && t !== byShape)) === JSON.stringify(d.tables) &&
 			JSON.stringify(emb.inputs) === JSON.stringify(d.inputs);
 		check('the page embeds the JSON report once, as it is' + (fl ? ', and a flame graph' : ''),
 			same && html.split('id="opscope-data"').length === 2);
+		if (byShape) { // the page's operators by input shape: per name, the calls of the JSON's operator table
+			const op = d.tables.find(t => t.title === 'Operator Summary');
+			const calls = {};
+			for (const r of byShape.rows) calls[r.name] = (calls[r.name] || 0) + r.calls;
+			const bado = op.rows.filter(r => !r.level && calls[r.name] !== r.calls).map(r => [r.name, r.calls, calls[r.name]]);
+			const shown = await b.eval(`document.querySelectorAll('.tbl[data-title="Operator Summary by Input Shape"] tbody tr').length`);
+			check('operators by input shape: per name, calls add up to the JSON operator table\'s', bado.length === 0 && shown === Math.min(200, byShape.rows.length), { bado: bado.slice(0, 5), shown });
+		}
 		if (fl) {
 			const top = d.tables.find(t => t.title === 'Samples: Top Functions');
 			const flat = {};

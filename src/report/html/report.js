@@ -444,11 +444,14 @@
 
 	/* Operators */
 	section('operators', 'Operators', s => {
-		const op = find('operator');
+		const op = find('operator', 'Operator Summary');
 		if (op) {
 			s.appendChild(topBars(op.rows.filter(r => !r.level), 'name', 'cpu_total_ns', 'ns', 'Operators by CPU time'));
 			if (op.rows.some(r => !r.level && r.gpu_total_ns)) s.appendChild(topBars(op.rows.filter(r => !r.level), 'name', 'gpu_total_ns', 'ns', 'Operators by GPU time'));
-			s.appendChild(dataTable(op));
+		}
+		for (const t of findAll('operator')) {
+			if (t !== op) s.appendChild(el('h3', null, t.title));
+			s.appendChild(dataTable(t));
 		}
 		for (const v of ['userdefined', 'module', 'python', 'nvtx', 'memcpy'])
 			for (const t of findAll(v)) { s.appendChild(el('h3', null, t.title)); s.appendChild(dataTable(t)); }
