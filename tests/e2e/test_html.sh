@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # test_html.sh: the HTML report without a browser (issue 21): `report --format html` embeds
 # the JSON report once, as `--format json` gives it, with '<', '>' and '&' as JSON escapes,
-# on the real ResNet-50 trace and on the hostile-names trace (tests/tools/gen_hostile.py: no name closes the data element, two <script> in all); the
-# page's size does not grow with the events of a trace, only with its distinct names; bad
-# input; and `opscope view`: the URL it prints (127.0.0.1, a free port or --port), GET / gives
+# on the real ResNet-50 trace and on the hostile-names trace (tests/tools/gen_hostile.py:
+# no name closes the data element, two <script> in all); the page's size does not grow with
+# the events of a trace, only with its distinct names; bad input; and `opscope view`: the URL it prints (127.0.0.1, a free port or --port), GET / gives
 # the same bytes as the file, other paths 404, other methods 405, HEAD no body. The page in a
 # real browser: test_html_browser.sh. Env: OPSCOPE (the CLI), SRC (repository root).
 set -u
