@@ -40,12 +40,12 @@ function expectedSections(d) {
 	if (has('step') || has('perf') || has('gputime', 'GPU Time Breakdown')) s.push('steps');
 	if (has('advice')) s.push('advice');
 	if (['operator', 'userdefined', 'module', 'python', 'nvtx', 'memcpy'].some(v => has(v))) s.push('operators');
-	if (['kernel', 'launch', 'nvprof'].some(v => has(v)) || has('gpu', 'GPU Utilization') || has('queue', 'Queue Length')) s.push('kernels');
+	if (['kernel', 'launch', 'nvprof', 'gpu', 'queue'].some(v => has(v))) s.push('kernels');
 	if (has('flops', 'FLOPs per Operator') || has('flops', 'FLOPs by Category')) s.push('flops');
 	if (has('samples')) s.push('samples');
 	if (has('ranks', 'Ranks') || has('ranks', 'Rank Steps')) s.push('ranks');
 	if (has('gpumem') || has('memory')) s.push('memory');
-	if (has('gputime', 'GPU Time Breakdown') || has('gpu', 'GPU Utilization') || has('gpu', 'GPU Utilization over time') || has('queue', 'Queue Length over time') || has('gpumem', 'GPU Memory over time')) s.push('timeline');
+	if (has('step', 'Timeline') || has('step', 'Timeline: Steps')) s.push('timeline');
 	return s;
 }
 
@@ -53,6 +53,10 @@ async function main() {
 	const exe = findChromium();
 	if (!exe) { console.log('skip: no chromium (apt-get install chromium, or set CHROMIUM)'); process.exit(77); }
 	const d = JSON.parse(fs.readFileSync(args.json, 'utf8'));
+	const html = fs.readFileSync(args.page, 'utf8');
+	const open = '<script type="application/json" id="opscope-data">';
+	const at = html.indexOf(open);
+	const emb = JSON.parse(html.slice(at + open.length, html.indexOf('</script>', at)));
 	const shots = args.shots, name = args.name || 'page';
 	fs.mkdirSync(shots, { recursive: true });
 	const b = await Browser.launch(exe, 1280, 900);
@@ -70,7 +74,7 @@ async function main() {
 
 		// sections
 		const got = await b.eval('[...document.querySelectorAll("main > section")].map(s => s.id.replace(/^sec-/, "")).filter(s => s !== "more" && s !== "empty")');
-		const want = expectedSections(d);
+		const want = expectedSections(emb); // the JSON report and the page's own tables
 		check('sections are those the JSON has data for', JSON.stringify(got) === JSON.stringify(want), { got, want });
 
 		// every table: row count and the first rows' cells against the JSON
@@ -148,16 +152,13 @@ async function main() {
 			await b.eval(`(() => { const i = document.querySelector('.tbl[data-title="${searchT.title}"] input[data-role=search]'); i.value = ''; i.dispatchEvent(new Event('input')); })()`);
 		}
 
-		// the data embedded in the page: the JSON report, plus the flame graph's table (the
-		// page's alone), whose self weights sum per function to the JSON's flat column
-		const html = fs.readFileSync(args.page, 'utf8');
-		const open = '<script type="application/json" id="opscope-data">';
-		const at = html.indexOf(open);
-		const emb = JSON.parse(html.slice(at + open.length, html.indexOf('</script>', at)));
+		// the data embedded in the page: the JSON report, plus the page's own tables (parsed
+		// above), the flame graph's self weights summing per function to the JSON's flat
 		const fls = emb.tables.filter(t => t.title === 'Samples: Flame Graph');
 		const fl = fls[0];
 		const byShape = emb.tables.find(t => t.title === 'Operator Summary by Input Shape');
-		const same = JSON.stringify(emb.tables.filter(t => !fls.includes(t) && t !== byShape)) === JSON.stringify(d.tables) &&
+		const pageOnly = t => fls.includes(t) || t === byShape || t.title === 'Timeline' || t.title === 'Timeline: Steps';
+		const same = JSON.stringify(emb.tables.filter(t => !pageOnly(t))) === JSON.stringify(d.tables) &&
 			JSON.stringify(emb.inputs) === JSON.stringify(d.inputs);
 		check('the page embeds the JSON report once, as it is' + (fl ? ', and a flame graph' : ''),
 			same && html.split('id="opscope-data"').length === 2);
@@ -219,6 +220,17 @@ async function main() {
 			}
 			if (fls.length > 1)
 				await b.eval(`(() => { const s = document.getElementById('flame-range'); s.value = '0'; s.dispatchEvent(new Event('change')); })()`);
+		}
+
+		// the timeline's windows: one bar per window of each lane, its busy time as in the data
+		const wins = emb.tables.find(t => t.title === 'Timeline');
+		if (wins) {
+			for (const ln of ['phases', 'operators', 'kernels']) {
+				const want = wins.rows.filter(r => r.lane === ln).map(r => String(r.busy_ns));
+				if (!want.length) continue;
+				const gotw = await b.eval(`[...document.querySelectorAll('#timeline g[data-lane="${ln}"] rect')].map(r => r.getAttribute('data-v'))`);
+				check('timeline: ' + ln + ': a bar per window, ' + want.length + ', with its busy time', JSON.stringify(gotw) === JSON.stringify(want), { got: gotw.slice(0, 5), want: want.slice(0, 5) });
+			}
 		}
 
 		// the timeline zooms from the keyboard

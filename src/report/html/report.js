@@ -470,6 +470,15 @@
 		if (g) { s.appendChild(el('h3', null, 'GPU utilization per step')); s.appendChild(dataTable(g)); }
 		const q = find('queue', 'Queue Length');
 		if (q) { s.appendChild(el('h3', null, 'Queue length')); s.appendChild(dataTable(q)); }
+		const busy = find('gpu', 'GPU Utilization over time');
+		if (busy) {
+			s.appendChild(el('h3', null, 'GPU utilization over time'));
+			const t0 = 0; /* the windows count from the GPU window's start */
+			s.appendChild(lines([...new Set(busy.rows.map(r => r.device))].map(d => ({ label: String(d) + ' kernel busy', pts: busy.rows.filter(r => r.device === d).map(r => [r.start_ns - t0, r.kernel_busy]) })), x => '+' + fmtNs(x), fmtPct, 'GPU kernel busy share over time', 1));
+			s.appendChild(dataTable(busy));
+		}
+		const qt = find('queue', 'Queue Length over time');
+		if (qt) { s.appendChild(el('h3', null, qt.title)); s.appendChild(dataTable(qt)); }
 	});
 
 	/* FLOPs and the roofline */
@@ -683,14 +692,13 @@
 
 	/* The timeline: steps, GPU busy, queue and memory, from the report's windows */
 	section('timeline', 'Timeline', s => {
-		const steps = find('gputime', 'GPU Time Breakdown') || find('gpu', 'GPU Utilization');
-		const busy = find('gpu', 'GPU Utilization over time');
-		const queue = find('queue', 'Queue Length over time');
-		const mem = find('gpumem', 'GPU Memory over time');
-		const adv = find('advice');
-		if (!steps && !busy && !queue && !mem) return;
-		s.appendChild(timeline({ steps, busy, queue, mem, adv }));
-		for (const t of [busy, queue]) if (t) { s.appendChild(el('h3', null, t.title)); s.appendChild(dataTable(t)); }
+		/* the step view's timeline tables and the advice ranges: all in the trace's own ns
+		 * (the GPU views' windows count from their window's start, another origin: they
+		 * have their own tables and charts) */
+		const steps = find('step', 'Timeline: Steps'), wins = find('step', 'Timeline');
+		if (!steps && !wins) return;
+		s.appendChild(timeline({ steps, wins, adv: find('advice') }));
+		for (const t of [steps, wins]) if (t) { s.appendChild(el('h3', null, t.title)); s.appendChild(dataTable(t)); }
 	});
 	function timeline(src) {
 		const lanes = [];
@@ -699,26 +707,13 @@
 		if (src.steps) {
 			const rows = src.steps.rows.filter(r => typeof r.start_ns === 'number');
 			rows.forEach(span);
-			lanes.push({ label: 'Steps', kind: 'spans', items: rows.map(r => ({ s: r.start_ns, e: r.start_ns + r.duration_ns, name: String(r.step), text: String(r.device) + ' ' + r.step + ': ' + fmtNs(r.duration_ns) })) });
+			lanes.push({ label: 'Steps', kind: 'spans', items: rows.map(r => ({ s: r.start_ns, e: r.start_ns + r.duration_ns, name: String(r.step), text: (r.device ? r.device + ' ' : '') + r.step + ': ' + fmtNs(r.duration_ns) })) });
 		}
-		if (src.busy) {
-			src.busy.rows.forEach(span);
-			for (const d of new Set(src.busy.rows.map(r => r.device)))
-				lanes.push({ label: String(d) + ' kernel busy', kind: 'level', max: 1, fmt: fmtPct, items: src.busy.rows.filter(r => r.device === d).map(r => ({ s: r.start_ns, e: r.start_ns + r.duration_ns, v: r.kernel_busy })) });
-		}
-		if (src.queue) {
-			src.queue.rows.forEach(span);
-			const keys = [...new Set(src.queue.rows.map(r => r.device + ' stream ' + r.stream))];
-			for (const k of keys.slice(0, 8)) {
-				const rows = src.queue.rows.filter(r => r.device + ' stream ' + r.stream === k);
-				lanes.push({ label: k + ' queue', kind: 'level', max: Math.max(1, ...rows.map(r => r.max || 0)), fmt: fmtNum, items: rows.map(r => ({ s: r.start_ns, e: r.start_ns + r.duration_ns, v: r.max })) });
-			}
-		}
-		if (src.mem) {
-			src.mem.rows.forEach(span);
-			for (const d of new Set(src.mem.rows.map(r => r.device))) {
-				const rows = src.mem.rows.filter(r => r.device === d);
-				lanes.push({ label: String(d) + ' memory', kind: 'level', max: Math.max(1, ...rows.map(r => r.max_bytes || 0)), fmt: fmtBytes, items: rows.map(r => ({ s: r.start_ns, e: r.start_ns + r.duration_ns, v: r.max_bytes })) });
+		if (src.wins) { /* per window: busy share and the name that took most of it */
+			src.wins.rows.forEach(span);
+			for (const ln of ['phases', 'operators', 'kernels']) {
+				const rows = src.wins.rows.filter(r => r.lane === ln);
+				if (rows.length) lanes.push({ label: ln[0].toUpperCase() + ln.slice(1), key: ln, kind: 'top', items: rows.map(r => ({ s: r.start_ns, e: r.start_ns + r.duration_ns, v: r.busy_ns, d: r.duration_ns, name: String(r.name), top: r.name_ns })) });
 			}
 		}
 		if (src.adv) {
@@ -745,7 +740,7 @@
 		box.appendChild(el('div', { class: 'tools' }, btn('Zoom in', () => zoomBy(0.5)), btn('Zoom out', () => zoomBy(2)),
 			btn('\u2190', () => pan(-0.25)), btn('\u2192', () => pan(0.25)), btn('Reset', () => set(t0, t1)), label));
 		box.appendChild(el('div', { class: 'chart' }, svg));
-		box.appendChild(el('p', { class: 'note' }, 'The timeline draws the report\u2019s windows (steps, GPU busy share, queue length, memory, advice ranges), not single events, so it stays light on any trace. For every event, export the trace for Perfetto or chrome://tracing: opscope export --format chrome -o trace.json TRACE, then open it at ui.perfetto.dev.'));
+		box.appendChild(el('p', { class: 'note' }, 'The timeline draws windows, not single events, so it stays light on any trace: the steps, then per window (400 across the trace) the busy share of phases, operators (outermost) and kernels with the name that took most of it (hover for it), and the advice ranges. Zooming in stretches the windows. For every event, export the trace for Perfetto or chrome://tracing: opscope export --format chrome -o trace.json TRACE, then open it at ui.perfetto.dev.'));
 		const X = t => L + (W - L - 10) * (t - v0) / (v1 - v0);
 		function draw() {
 			svg.textContent = '';
@@ -755,7 +750,7 @@
 				const y = i * LH + 4;
 				svg.appendChild(sv('text', { x: 4, y: y + 17 }, cut(ln.label, 26)));
 				svg.appendChild(sv('line', { x1: L, x2: W - 10, y1: y + LH - 2, y2: y + LH - 2, class: 'axis' }));
-				const g = sv('g', { 'clip-path': 'url(#tlclip)', 'data-lane': ln.label });
+				const g = sv('g', { 'clip-path': 'url(#tlclip)', 'data-lane': ln.key || ln.label });
 				ln.items.forEach((it, j) => {
 					if (it.e < v0 || it.s > v1) return;
 					const x = X(it.s), w = Math.max(1, X(it.e) - x);
@@ -764,6 +759,12 @@
 						r.appendChild(tip(it.text));
 						g.appendChild(r);
 						if (w > 40) g.appendChild(sv('text', { x: x + 3, y: y + 17 }, cut(it.name, Math.floor(w / 6))));
+					} else if (ln.kind === 'top') {
+						const h = (LH - 8) * Math.min(1, (it.v || 0) / it.d);
+						const r = sv('rect', { x: x, y: y + LH - 6 - h, width: w, height: Math.max(h, 0.5), style: 'fill:' + color(hashName(it.name)), 'data-v': it.v });
+						r.appendChild(tip(ln.label + ' at +' + fmtNs(it.s - t0) + ' (' + fmtNs(it.d) + '): ' + it.name + ' ' + fmtNs(it.top) + ' of ' + fmtNs(it.v) + ' busy'));
+						g.appendChild(r);
+						if (w > 60) g.appendChild(sv('text', { x: x + 2, y: y + 12 }, cut(it.name, Math.floor(w / 6))));
 					} else {
 						const h = (LH - 8) * Math.min(1, (it.v || 0) / ln.max);
 						const r = sv('rect', { x: x, y: y + LH - 6 - h, width: w, height: Math.max(h, 0.5), style: 'fill:' + color(2 + i) });
