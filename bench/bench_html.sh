@@ -69,7 +69,7 @@ echo "trace: $size synthetic ($bytes bytes), $repeat alternating runs each, best
 printf '%-40s %8s s  %8s MB RSS\n' "report (text)" "$text_s" "$((text_kb / 1024))"
 printf '%-40s %8s s  %8s MB RSS\n' "report --format html" "$html_s" "$((html_kb / 1024))"
 echo "html / text: ${ratio}x (target: at most 1.5x)"
-echo "page: $page bytes: data $data_b (the JSON report: $nrows rows, $nnames distinct names), code and markup $code_b"
+echo "page: $page bytes: data $data_b (the JSON report and the page's own tables: $nrows rows, $nnames distinct names), code and markup $code_b"
 if command -v node >/dev/null && command -v chromium >/dev/null; then
 	node bench/html_render.js "$work/page.html" "$repeat"
 else
