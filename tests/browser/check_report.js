@@ -104,6 +104,14 @@ async function main() {
 		}
 		check('every table of the JSON is on the page with its values (' + tablesChecked + ' tables, ' + cellsChecked + ' cells)', bad.length === 0 && tablesChecked > 0, bad.slice(0, 5));
 
+		// advice: a box per finding, each link leading to a section of the page
+		const adv = d.tables.find(t => t.view === 'advice' && t.rows.length);
+		if (adv) {
+			const a = await b.eval(`[document.querySelectorAll('#advice-list .advice').length,
+				[...document.querySelectorAll('#advice-list a[href^="#"]')].map(x => x.getAttribute('href')).filter(h => !document.querySelector(h))]`);
+			check('advice: ' + adv.rows.length + ' findings, every evidence link leads somewhere', a[0] === adv.rows.length && a[1].length === 0, a);
+		}
+
 		// the overview's totals
 		const ov = d.tables.find(t => t.view === 'overview');
 		if (ov && ov.totals && 'total_ns' in ov.totals) {
@@ -243,6 +251,15 @@ async function main() {
 			await b.page('Input.dispatchKeyEvent', { type: 'keyDown', key: '0', code: 'Digit0', text: '0' });
 			const r2 = await b.eval('document.getElementById("timeline-range").textContent');
 			check('timeline: 0 resets', r2 === r0, [r0, r2]);
+			// an advice range's link zooms the timeline to it (a tenth more on each side)
+			const link = await b.eval(`(() => { const a = document.querySelector('#advice-list a[data-start]'); if (!a) return null;
+				a.click(); return [Number(a.getAttribute('data-start')), Number(a.getAttribute('data-end')), document.getElementById('timeline-range').textContent]; })()`);
+			if (link) {
+				const span = await b.eval('window.opscopeTimeline.span()');
+				const want = [link[0] - (link[1] - link[0]) * 0.1, link[1] + (link[1] - link[0]) * 0.1];
+				check('timeline: an advice link shows its range', span[0] <= link[0] && span[1] >= link[1] && (span[1] - span[0]) <= (want[1] - want[0]) * 1.001 + 1, { link, span });
+				await b.page('Input.dispatchKeyEvent', { type: 'keyDown', key: '0', code: 'Digit0', text: '0' });
+			}
 		}
 
 

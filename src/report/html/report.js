@@ -420,7 +420,7 @@
 			if (r.change) box.appendChild(el('p', null, el('strong', null, 'Change: '), String(r.change)));
 			const links = el('p', null, el('strong', null, 'Evidence: '), String(r.evidence || ''), ' ');
 			const target = adviceTarget(r.rule);
-			if (target) links.appendChild(el('a', { href: '#sec-' + target }, '[see ' + target + ']'));
+			links.appendChild(el('a', { href: '#sec-' + target, class: 'evlink' }, '[see ' + target + ']'));
 			if (typeof r.start_ns === 'number' && typeof r.end_ns === 'number' && r.end_ns > r.start_ns) {
 				const a = el('a', { href: '#sec-timeline', 'data-start': r.start_ns, 'data-end': r.end_ns }, ' [show ' + fmtNs(r.end_ns - r.start_ns) + ' on the timeline]');
 				a.addEventListener('click', () => { if (window.opscopeTimeline) window.opscopeTimeline.show(r.start_ns, r.end_ns); });
@@ -432,14 +432,12 @@
 		s.appendChild(list);
 		s.appendChild(dataTable(adv, { wrap: ['title', 'evidence', 'change', 'finding'], limit: 50 }));
 	});
+	/* The section with each rule's evidence (docs/advice.md's rules). */
 	function adviceTarget(rule) {
-		rule = String(rule || '');
-		if (/data|loader|input/.test(rule)) return 'steps';
-		if (/kernel|launch|small|tensor|tc/.test(rule)) return 'kernels';
-		if (/straggl|rank|comm|collective/.test(rule)) return 'ranks';
-		if (/mem/.test(rule)) return 'memory';
-		if (/flop|roof/.test(rule)) return 'flops';
-		return 'operators';
+		const where = { input_bound: 'steps', gpu_idle: 'kernels', sync_in_step: 'timeline',
+			pageable_copy: 'kernels', tiny_kernels: 'kernels', tensor_cores: 'flops',
+			exposed_comm: 'steps', first_step_slow: 'steps', straggler: 'ranks' };
+		return where[String(rule)] || 'operators';
 	}
 
 	/* Operators */
@@ -799,7 +797,7 @@
 			const d = (drag.x - e.clientX) * (drag.b - drag.a) / (W - L - 10);
 			if (drag.a + d >= t0 && drag.b + d <= t1) set(drag.a + d, drag.b + d);
 		});
-		window.opscopeTimeline = { show: (a, b) => set(a - (b - a) * 0.1, b + (b - a) * 0.1) };
+		window.opscopeTimeline = { show: (a, b) => set(a - (b - a) * 0.1, b + (b - a) * 0.1), span: () => [v0, v1] };
 		draw();
 		return box;
 	}
@@ -812,6 +810,9 @@
 			s.appendChild(dataTable(t));
 		}
 	});
+	/* evidence links to a section this trace has no data for go */
+	for (const a of document.querySelectorAll('a.evlink'))
+		if (!document.getElementById(a.getAttribute('href').slice(1))) a.remove();
 	const empty = TABLES.filter(t => t.empty);
 	if (empty.length) main.appendChild(el('section', { id: 'sec-empty' }, el('h2', null, 'Views with nothing to show'),
 		el('ul', null, empty.map(t => el('li', null, String(t.empty))))));
