@@ -4,9 +4,9 @@
  * (another address only with --bind), on a free port or the one given, printing the URL.
  *
  * The server is as small as its job: one page, one connection at a time, each closed after
- * its response. GET or HEAD of "/" (or "/index.html") gets the page; any other path 404, any
- * other method 405, a request line that does not parse or does not arrive within 10 seconds
- * 400 or nothing. It reads at most 16 KiB of a request and never the body. A client that goes
+ * its response. GET or HEAD of "/" (with any query) or "/index.html" gets the page, which asks
+ * for nothing more (its icon is a data: URL); any other path 404, any other method 405, a
+ * request line that does not parse 400, one that does not arrive within 10 seconds nothing. It reads at most 16 KiB of a request and never the body. A client that goes
  * away mid-response costs nothing (SIGPIPE is ignored by main(); send fails with EPIPE).
  */
 #include <errno.h>
@@ -84,7 +84,8 @@ static void view_answer(int fd, const char *page, size_t len)
 	} else if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
 		status = 405;
 		reason = "Method Not Allowed";
-	} else if (strcmp(path, "/") != 0 && strcmp(path, "/index.html") != 0) {
+	} else if ((path[0] != '/' || strcspn(path, "?") != 1) && /* "/" or "/?..." */
+		   strcmp(path, "/index.html") != 0) {
 		status = 404;
 		reason = "Not Found";
 	}

@@ -3,9 +3,11 @@
 # the JSON report once, as `--format json` gives it, with '<', '>' and '&' as JSON escapes,
 # on the real ResNet-50 trace and on the hostile-names trace (tests/tools/gen_hostile.py:
 # no name closes the data element, two <script> in all); the page's size does not grow with
-# the events of a trace, only with its distinct names; bad input; and `opscope view`: the URL it prints (127.0.0.1, a free port or --port), GET / gives
-# the same bytes as the file, other paths 404, other methods 405, HEAD no body. The page in a
-# real browser: test_html_browser.sh. Env: OPSCOPE (the CLI), SRC (repository root).
+# the events of a trace, only with its distinct names; bad input; and `opscope view`: the URL
+# it prints (127.0.0.1, a free port or --port), GET / (and /?query) gives the same bytes as
+# the file, other paths 404, other methods 405, a request line that does not parse 400, HEAD
+# no body, a port in use exits 1. The page in a real browser: test_html_browser.sh.
+# Env: OPSCOPE (the CLI), SRC (repository root).
 set -u
 : "${OPSCOPE:?}" "${SRC:?}"
 . "$(dirname "$0")/lib.sh"
@@ -88,9 +90,9 @@ check "view --port 70000: usage error" '[ $? -eq 2 ] && grep -q "port" "$T/err"'
 check "view of a missing trace: exit 1, one line" '[ $? -eq 1 ] && [ "$(wc -l <"$T/err")" -eq 1 ]'
 
 # --- opscope view: serve, fetch, compare
-# serve ARGS...: start view in the background answering 4 requests; sets URL and VPID
+# serve ARGS...: start view in the background answering 6 requests; sets URL and VPID
 serve() {
-	"$OPSCOPE" view --max-requests 4 "$@" >"$T/view.out" 2>"$T/view.err" &
+	"$OPSCOPE" view --max-requests 6 "$@" >"$T/view.out" 2>"$T/view.err" &
 	VPID=$!
 	URL=""
 	for _ in $(seq 1 300); do
@@ -119,10 +121,19 @@ check "view prints a URL on 127.0.0.1 with a port of its own" '[ $? -eq 0 ] && e
 check "GET /: 200, text/html, the same bytes as --format html" \
 	'[ "$(fetch GET "$URL" "$T/got.html")" = "200 text/html; charset=utf-8" ] && cmp -s "$T/got.html" "$T/r0.html"'
 check "GET /other: 404" '[ "$(fetch GET "${URL}other" "$T/b")" = "404 text/plain; charset=utf-8" ]'
+check "a request line that does not parse: 400" '[ "$("$PY" -c "
+import socket, sys
+from urllib.parse import urlsplit
+u = urlsplit(sys.argv[1])
+s = socket.create_connection((u.hostname, u.port), timeout=20)
+s.sendall(b\"garbage\r\n\r\n\")
+print(s.recv(100).split(b\"\r\n\")[0].decode())
+" "$URL")" = "HTTP/1.1 400 Bad Request" ]'
+check "GET /?q=1: the page" '[ "$(fetch GET "${URL}?q=1" "$T/b")" = "200 text/html; charset=utf-8" ] && cmp -s "$T/b" "$T/r0.html"'
 check "POST /: 405" '[ "$(fetch POST "$URL" "$T/b")" = "405 text/plain; charset=utf-8" ]'
 check "HEAD /: 200, no body" '[ "$(fetch HEAD "$URL" "$T/b")" = "200 text/html; charset=utf-8" ] && [ ! -s "$T/b" ]'
 wait $VPID
-check "view stops after --max-requests 4, exit 0" '[ $? -eq 0 ]'
+check "view stops after --max-requests 6, exit 0" '[ $? -eq 0 ]'
 
 # a port free a moment ago (another program may take it meanwhile: three tries)
 for _ in 1 2 3; do
