@@ -112,6 +112,16 @@ async function main() {
 			check('advice: ' + adv.rows.length + ' findings, every evidence link leads somewhere', a[0] === adv.rows.length && a[1].length === 0, a);
 		}
 
+		// ranks: each step's straggler (the JSON's level-0 rank) is the one bar marked
+		const rs = d.tables.find(t => t.title === 'Rank Steps');
+		if (rs) {
+			const want = [];
+			let head = null;
+			for (const r of rs.rows) { if (!r.level) head = r; else if (head && head.rank !== null && String(r.step).replace(/ \*$/, '') === 'rank ' + head.rank) want.push(head.step + ' ' + r.step + ' (straggler)'); }
+			const gotm = await b.eval(`[...document.querySelectorAll('#sec-ranks g[data-label]')].filter(g => g.querySelector('[data-mark]')).map(g => g.getAttribute('data-label'))`);
+			check('ranks: the stragglers\' bars are marked, ' + want.length, JSON.stringify(gotm) === JSON.stringify(want) && want.length > 0, { gotm, want });
+		}
+
 		// the overview's totals
 		const ov = d.tables.find(t => t.view === 'overview');
 		if (ov && ov.totals && 'total_ns' in ov.totals) {

@@ -255,11 +255,15 @@
 		return box;
 	}
 	/* Vertical stacked bars: bars [{label, parts: [values in series order]}]. */
+	/* Vertical stacked bars: bars [{label, parts: [values in series order], group?, mark?}];
+	 * a bar with mark gets a star above it and an outline (the straggler); bars of one group
+	 * (a step) stand together under the group's name. */
 	function stacked(series, bars, kind, label) {
 		const H = 240, BW = Math.max(8, Math.min(48, Math.floor(860 / Math.max(1, bars.length)) - 4));
+		const groups = bars.some(b => b.group !== undefined);
 		const W = 90 + bars.length * (BW + 4) + 10;
-		const max = Math.max(1e-300, ...bars.map(b => b.parts.reduce((s, v) => s + (v || 0), 0)));
-		const s = sv('svg', { width: W, height: H + 40, role: 'img', 'aria-label': label, class: 'stacked' });
+		const max = Math.max(1e-300, ...bars.map(b => b.parts.reduce((s, v) => s + (v || 0), 0))) * (bars.some(b => b.mark) ? 1.08 : 1);
+		const s = sv('svg', { width: W, height: H + (groups ? 56 : 40), role: 'img', 'aria-label': label, class: 'stacked' });
 		for (let k = 0; k <= 4; k++) {
 			const y = 10 + H - H * k / 4;
 			s.appendChild(sv('line', { x1: 84, x2: W, y1: y, y2: y, class: 'grid' }));
@@ -280,8 +284,17 @@
 					(total ? ' (' + fmtPct(v / total) + ')' : '')));
 				g.appendChild(r);
 			});
+			if (b.mark) {
+				g.appendChild(sv('rect', { x: x - 1, y: y - 1, width: BW + 2, height: 10 + H - y + 2, fill: 'none', stroke: 'var(--fg)', 'stroke-width': 2, 'data-mark': '1' }));
+				g.appendChild(sv('text', { x: x + BW / 2, y: y - 4, 'text-anchor': 'middle', class: 'strag-mark' }, '\u2605'));
+			}
 			if (bars.length <= 40)
-				g.appendChild(sv('text', { x: x + BW / 2, y: H + 24, 'text-anchor': 'middle' }, cut(b.label, Math.max(3, Math.floor(BW / 6)))));
+				g.appendChild(sv('text', { x: x + BW / 2, y: H + 24, 'text-anchor': 'middle' }, cut(b.short || b.label, Math.max(3, Math.floor(BW / 6)))));
+			if (groups && (i === 0 || bars[i - 1].group !== b.group)) {
+				let n = 1;
+				while (i + n < bars.length && bars[i + n].group === b.group) n++;
+				g.appendChild(sv('text', { x: x, y: H + 42 }, cut(b.group, Math.max(3, Math.floor(n * (BW + 4) / 6.5)))));
+			}
 			s.appendChild(g);
 		});
 		return el('div', null, legend(series), el('div', { class: 'chart' }, s));
@@ -652,21 +665,29 @@
 			let cur = null;
 			for (const r of steps.rows) {
 				if (!r.level) { cur = r; continue; }
-				const strag = cur && cur.rank !== null && String(r.step) === 'rank ' + cur.rank;
-				bars.push({ label: (cur ? cur.step + ' ' : '') + r.step + (strag ? ' (straggler)' : ''), parts: parts.map(x => r[x[0]]) });
+				const strag = isStraggler(cur, r);
+				bars.push({ label: (cur ? cur.step + ' ' : '') + r.step + (strag ? ' (straggler)' : ''), short: String(r.step).replace(/^rank /, 'r').replace(/ \*$/, ''),
+					group: cur ? String(cur.step) : '', mark: strag, parts: parts.map(x => r[x[0]]) });
 			}
-			s.appendChild(el('h3', null, 'Steps side by side (a straggler is marked "(straggler)")'));
+			s.appendChild(el('h3', null, 'Steps side by side: the straggler of each step has a star (\u2605) and an outline, its table row is bold'));
 			if (bars.length) s.appendChild(stacked(parts.map(x => x[1]), bars, 'ns', 'Steps per rank'));
 			let head = null;
 			s.appendChild(dataTable(steps, {
 				rowClass: r => {
 					if (!r.level) { head = r; return 'strag-head'; }
-					return head && head.rank !== null && String(r.step) === 'rank ' + head.rank ? 'strag' : '';
+					return isStraggler(head, r) ? 'strag' : '';
 				},
 			}));
 		}
 		for (const t of findAll('ranks')) if (!used.has(t)) { s.appendChild(el('h3', null, t.title)); s.appendChild(dataTable(t)); }
 	});
+
+	/* Is rank row r (level 1: "rank N", the straggler's with " *") the straggler of step row
+	 * head (level 0, its rank the straggler's)? */
+	function isStraggler(head, r) {
+		return !!head && head.rank !== null && head.rank !== undefined &&
+			String(r.step).replace(/ \*$/, '') === 'rank ' + head.rank;
+	}
 
 	/* Memory over time */
 	section('memory', 'Memory', s => {
