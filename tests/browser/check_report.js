@@ -138,6 +138,31 @@ async function main() {
 			check('step breakdown: one bar per step, the sum of its roles', JSON.stringify(gotb) === JSON.stringify(want), { gotb, want });
 		}
 
+		// the step trace: gap + compute + tail + drain per step
+		if (st && st.rows.some(r => r.gap_ns || r.compute_ns || r.tail_ns || r.drain_ns)) {
+			const want = st.rows.filter(r => typeof r.total_ns === 'number').map(r => [String(r.step), ['gap_ns', 'compute_ns', 'tail_ns', 'drain_ns'].reduce((a, k) => a + (r[k] || 0), 0)]);
+			const gott = await b.eval('[...document.querySelectorAll("#step-trace g[data-label]")].map(g => [g.getAttribute("data-label"), Number(g.getAttribute("data-total"))])');
+			check('step trace: one bar per step, gap + compute + tail + drain', JSON.stringify(gott) === JSON.stringify(want), { gott, want });
+		}
+
+		// top-N bars: the first 10 kernels by GPU time, largest first, as the JSON has them
+		const kt = d.tables.find(t => t.title === 'Kernel Summary' && t.rows.length);
+		if (kt) {
+			const want = kt.rows.slice().sort((x, y) => y.total_ns - x.total_ns).slice(0, 10).map(r => [r.display_name, r.total_ns]);
+			const gotk = await b.eval(`[...document.querySelectorAll('#sec-kernels .hbars')][0] ? [...[...document.querySelectorAll('#sec-kernels .hbars')][0].querySelectorAll('g[data-label]')].map(g => [g.getAttribute('data-label'), Number(g.getAttribute('data-v'))]) : []`);
+			check('kernels: top 10 bars by GPU time', JSON.stringify(gotk.map(x => x[1])) === JSON.stringify(want.map(x => x[1])) && gotk[0][0] === want[0][0], { gotk: gotk.slice(0, 3), want: want.slice(0, 3) });
+		}
+
+		// the roofline: a dot per operator row with FLOPs and bytes, a line per peak
+		const fpo = d.tables.find(t => t.title === 'FLOPs per Operator' && t.rows.length);
+		if (fpo) {
+			const dots = fpo.rows.filter(r => r.flop_per_byte > 0 && r.tflops_per_s > 0).length;
+			const ceil = d.tables.find(t => t.title === 'Roofline Ceilings' && t.rows.length);
+			const peaks = ceil ? ['fp32_tflops', 'tf32_tflops', 'bf16_tflops', 'fp16_tflops', 'fp64_tflops', 'fp8_tflops'].filter(k => ceil.rows[0][k] > 0).length : 0;
+			const gotr = await b.eval('document.getElementById("roofline") ? [document.querySelectorAll("#roofline circle").length, document.querySelectorAll("#roofline path[data-peak]").length] : [0, 0]');
+			check('roofline: ' + dots + ' operator dots, ' + peaks + ' ceilings', gotr[0] === dots && gotr[1] === peaks, gotr);
+		}
+
 		// sorting: the kernel table (else the operator table) by a numeric column, both ways
 		const sortT = ['Kernel Summary', 'Operator Summary', 'Step Summary', 'Samples: Top Functions'].find(x => d.tables.some(t => t.title === x && t.rows.filter(r => !r.level).length > 1));
 		if (sortT) {
