@@ -74,7 +74,7 @@
 		if (typeof v === 'string') return 't';
 		if (/(^|_)ns$/.test(key)) return 'ns';
 		if (/(ratio|share)$/.test(key) || FRACTION_KEYS.has(key)) return 'pct';
-		if (/bytes$/.test(key)) return 'bytes';
+		if (/(^|_)bytes$/.test(key)) return 'bytes'; /* not gbytes (GB) */
 		return 'num';
 	}
 	function fmt(kind, v) {
