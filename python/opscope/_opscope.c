@@ -745,8 +745,10 @@ static PyObject *py_report(PyObject *mod, PyObject *args, PyObject *kw)
 	ro.sort = (enum report_sort)key;
 	int fmt = rformat_from_name(format);
 	if (fmt < 0)
-		return PyErr_Format(PyExc_ValueError, "opscope: format must be text, csv or json");
+		return PyErr_Format(PyExc_ValueError,
+				    "opscope: format must be text, csv, json or html");
 	fo.format = (enum rformat)fmt;
+	ro.html = fmt == RFORMAT_HTML; /* the page's own tables too */
 	struct model *m = model_new();
 	if (!m)
 		return PyErr_NoMemory();

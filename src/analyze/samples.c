@@ -87,6 +87,9 @@ struct work {
 	uint64_t keep_cap;
 	struct hmap fns, edges; /* (name << 32 | file) -> fn; (caller << 32 | callee) -> edge */
 	uint64_t fns_cap, edges_cap, marks_cap;
+	uint32_t *node_of;  /* per stack entry: its flame graph node */
+	struct hmap nodes;  /* (parent node + 1) << 32 | fn -> node */
+	uint64_t nodes_cap; /* nodes allocated */
 };
 
 static void work_free(struct work *w)
@@ -96,6 +99,8 @@ static void work_free(struct work *w)
 	free(w->fn_mark);
 	free(w->e_mark);
 	free(w->keep);
+	free(w->node_of);
+	hmap_free(&w->nodes);
 	hmap_free(&w->fns);
 	hmap_free(&w->edges);
 }
@@ -171,6 +176,62 @@ static int count_stack(const struct model *m, struct work *w, struct samples_pro
 	return 0;
 }
 
+/* The flame graph (samples_profile.nodes) over the sorted functions (newi: old function index
+ * -> new, UINT32_MAX for a function of no kept sample). Parents have smaller stack indices, so
+ * one pass in index order makes each caller's node before its callees'; a second adds each
+ * entry's weight to its node's self and to the total of its node and every node above. Then
+ * the nodes of no weight are dropped, keeping the order (callers first). */
+static int flame_run(const struct model *m, struct work *w, struct samples_profile *p,
+		     const uint32_t *newi)
+{
+	w->node_of = malloc(((size_t)m->nstacks + 1) * sizeof(*w->node_of));
+	if (!w->node_of)
+		return OPSCOPE_ENOMEM;
+	for (uint32_t st = 0; st < m->nstacks; st++) {
+		uint32_t fn = newi[w->fn_of[m->stacks[st].frame]];
+		uint32_t parent = m->stacks[st].parent == MODEL_NO_STACK
+					  ? UINT32_MAX
+					  : w->node_of[m->stacks[st].parent];
+		if (fn == UINT32_MAX ||
+		    (parent == UINT32_MAX && m->stacks[st].parent != MODEL_NO_STACK)) {
+			w->node_of[st] = UINT32_MAX; /* no kept sample passes here */
+			continue;
+		}
+		uint64_t key = ((uint64_t)parent + 1) << 32 | fn;
+		uint64_t *v = hmap_find(&w->nodes, key);
+		if (v) {
+			w->node_of[st] = (uint32_t)*v;
+			continue;
+		}
+		if (!grow_array((void **)&p->nodes, sizeof(*p->nodes), &w->nodes_cap,
+				(uint64_t)p->nnodes + 1) ||
+		    !hmap_put(&w->nodes, key, p->nnodes))
+			return OPSCOPE_ENOMEM;
+		p->nodes[p->nnodes] = (struct samples_node){ parent, fn, 0, 0 };
+		w->node_of[st] = p->nnodes++;
+	}
+	for (uint32_t st = 0; st < m->nstacks; st++) {
+		if (!w->weight[st] || w->node_of[st] == UINT32_MAX)
+			continue;
+		p->nodes[w->node_of[st]].self += w->weight[st];
+		for (uint32_t nd = w->node_of[st]; nd != UINT32_MAX; nd = p->nodes[nd].parent)
+			p->nodes[nd].total += w->weight[st];
+	}
+	/* compact: a node of no weight has only such nodes under it */
+	uint32_t k = 0;
+	for (uint32_t i = 0; i < p->nnodes; i++) {
+		if (!p->nodes[i].total)
+			continue;
+		struct samples_node nd = p->nodes[i];
+		if (nd.parent != UINT32_MAX)
+			nd.parent = w->node_of[nd.parent];
+		w->node_of[i] = k; /* reused: old node -> new */
+		p->nodes[k++] = nd;
+	}
+	p->nnodes = k;
+	return 0;
+}
+
 static int profile_run(const struct model *m, const char *under, struct samples_profile *p,
 		       struct work *w)
 {
@@ -213,6 +274,8 @@ static int profile_run(const struct model *m, const char *under, struct samples_
 	uint32_t *newi = malloc(((size_t)p->nfns + 1) * sizeof(*newi));
 	if (!newi)
 		return OPSCOPE_ENOMEM;
+	for (uint32_t i = 0; i < p->nfns; i++)
+		newi[i] = UINT32_MAX;
 	uint32_t n = 0;
 	for (uint32_t i = 0; i < p->nfns; i++)
 		if (p->fns[i].cum || p->fns[i].flat)
@@ -236,7 +299,10 @@ static int profile_run(const struct model *m, const char *under, struct samples_
 		k++;
 	}
 	p->nedges = k;
+	rc = flame_run(m, w, p, newi);
 	free(newi);
+	if (rc)
+		return rc;
 	if (p->nedges > 1)
 		qsort(p->edges, (size_t)p->nedges, sizeof(*p->edges), edge_cmp);
 	return 0;
@@ -258,5 +324,106 @@ void samples_profile_free(struct samples_profile *p)
 {
 	free(p->fns);
 	free(p->edges);
+	free(p->nodes);
 	memset(p, 0, sizeof(*p));
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* The ranges that hold the most samples */
+
+/* Weight of the samples of t with s <= time < e, from prefix sums (pre[i]: weight of samples
+ * 0..i-1), by binary search over the sorted times. */
+static int64_t weight_between(const struct model_track *t, const int64_t *pre, int64_t s, int64_t e)
+{
+	uint64_t lo = 0, hi = t->nsamples;
+	while (lo < hi) { /* first sample at or after s */
+		uint64_t mid = lo + (hi - lo) / 2;
+		if (t->samples.ts_ns[mid] < s)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	uint64_t a = lo;
+	hi = t->nsamples;
+	while (lo < hi) { /* first sample at or after e */
+		uint64_t mid = lo + (hi - lo) / 2;
+		if (t->samples.ts_ns[mid] < e)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return pre[lo] - pre[a];
+}
+
+static int range_cmp(const void *a, const void *b)
+{
+	const struct samples_range *x = a, *y = b;
+	if (x->weight != y->weight)
+		return x->weight > y->weight ? -1 : 1;
+	return x->name < y->name ? -1 : x->name > y->name;
+}
+
+/* Per track with samples, ranges in start order: a range adds the weight of the part of it
+ * that no earlier range of its name on the track covered (the union, as --under counts). */
+int samples_top_ranges(const struct model *m, uint32_t k, struct samples_range *out)
+{
+	struct hmap covered = { 0 }, slot = { 0 }; /* name -> covered until (per track); name ->
+						    * index in all */
+	struct samples_range *all = NULL;
+	uint64_t nall = 0, cap = 0, pcap = 0;
+	int64_t *pre = NULL;
+	int rc = 0;
+	for (uint32_t ti = 0; ti < m->ntracks && !rc; ti++) {
+		const struct model_track *t = &m->tracks[ti];
+		if (!t->nsamples || !t->nranges)
+			continue;
+		if (!grow_array((void **)&pre, sizeof(*pre), &pcap, t->nsamples + 1)) {
+			rc = -1;
+			break;
+		}
+		pre[0] = 0;
+		for (uint64_t i = 0; i < t->nsamples; i++)
+			pre[i + 1] = pre[i] + t->samples.weight[i];
+		hmap_free(&covered);
+		memset(&covered, 0, sizeof(covered));
+		for (uint64_t r = 0; r < t->nranges; r++) {
+			uint32_t name = t->ranges.name[r];
+			int64_t s = t->ranges.start_ns[r], e = s + t->ranges.dur_ns[r];
+			uint64_t *until = hmap_find(&covered, name);
+			if (until && (int64_t)*until >= e)
+				continue;
+			if (until && (int64_t)*until > s)
+				s = (int64_t)*until;
+			if (!hmap_put(&covered, name, (uint64_t)e)) {
+				rc = -1;
+				break;
+			}
+			int64_t w = weight_between(t, pre, s, e);
+			if (!w)
+				continue;
+			uint64_t *at = hmap_find(&slot, name);
+			if (at) {
+				all[*at].weight += w;
+				continue;
+			}
+			if (!grow_array((void **)&all, sizeof(*all), &cap, nall + 1) ||
+			    !hmap_put(&slot, name, nall)) {
+				rc = -1;
+				break;
+			}
+			all[nall++] = (struct samples_range){ name, w };
+		}
+	}
+	int n = 0;
+	if (!rc) {
+		if (nall > 1)
+			qsort(all, (size_t)nall, sizeof(*all), range_cmp);
+		for (; (uint64_t)n < nall && (uint32_t)n < k; n++)
+			out[n] = all[n];
+	}
+	free(all);
+	free(pre);
+	hmap_free(&covered);
+	hmap_free(&slot);
+	return rc ? -1 : n;
 }

@@ -8,7 +8,10 @@
  * A function is a frame name with its source file (Python frames of the same name in two
  * files are two functions; native frames have no file). Recursion never counts twice: a
  * sample adds its weight once to the cum of each function its stack holds and once to each
- * distinct caller -> callee pair, however often they repeat in it. Pure: reads the model only.
+ * distinct caller -> callee pair, however often they repeat in it. Also the flame graph: the
+ * stack prefix tree with frames merged by function, each path's self and total weight (a
+ * recursive function is one node per level there, as in every flame graph). Pure: reads the
+ * model only.
  */
 #ifndef OPSCOPE_ANALYZE_SAMPLES_H
 #define OPSCOPE_ANALYZE_SAMPLES_H
@@ -33,16 +36,29 @@ struct samples_edge {
 	int64_t weight; /* their weight, each sample once */
 };
 
+/* One node of the flame graph: a path of functions from the root, samples merged by function
+ * (two frames of one function at two lines are one node). */
+struct samples_node {
+	uint32_t
+		parent; /* index of the caller's node (smaller than this one), UINT32_MAX at a root */
+	uint32_t fn;	/* index in samples_profile.fns */
+	int64_t self;	/* weight of the samples whose stack ends at this path */
+	int64_t total; /* weight of the samples whose stack starts with this path */
+};
+
 struct samples_profile {
 	struct samples_fn *fns; /* by flat (descending), then cum, then name and file */
 	uint32_t nfns;
 	struct samples_edge *edges; /* by weight (descending), then caller, then callee */
 	uint64_t nedges;
-	int64_t total;	      /* weight of every sample kept, stackless ones included */
-	uint64_t samples;     /* samples kept */
-	uint64_t truncated;   /* of them, with a truncated stack */
-	uint64_t no_stack;    /* of them, with no stack at all (count no function) */
-	uint64_t all_samples; /* samples in the model, before --under */
+	int64_t total;		    /* weight of every sample kept, stackless ones included */
+	uint64_t samples;	    /* samples kept */
+	uint64_t truncated;	    /* of them, with a truncated stack */
+	uint64_t no_stack;	    /* of them, with no stack at all (count no function) */
+	uint64_t all_samples;	    /* samples in the model, before --under */
+	struct samples_node *nodes; /* the flame graph: callers before callees, roots first in
+				     * stack order; only paths of some weight */
+	uint32_t nnodes;
 };
 
 /* The profile of the samples of model m; with `under` (not NULL), only of those taken while
@@ -50,5 +66,16 @@ struct samples_profile {
  * OPSCOPE_ENOMEM (p is then empty). */
 int samples_profile(const struct model *m, const char *under, struct samples_profile *p);
 void samples_profile_free(struct samples_profile *p);
+
+/* A range name and the weight of the samples taken inside ranges of that name. */
+struct samples_range {
+	uint32_t name;	/* string id */
+	int64_t weight; /* of the samples inside (each once, nested ranges of the name merged) */
+};
+
+/* The names of the ranges that hold the most sample weight (what `--under NAME` would keep),
+ * heaviest first (ties: smaller string id), at most k, into out; only names with some weight.
+ * Returns how many, or -1 when out of memory. */
+int samples_top_ranges(const struct model *m, uint32_t k, struct samples_range *out);
 
 #endif

@@ -38,6 +38,12 @@ int cmd_dump(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
+int cmd_view(int argc, char **argv);
+
+/* The HTML report (`report --format html`) of the traces or directories `paths`, with the
+ * views of the comma list `views` (NULL: all), in a new buffer *page of *len bytes (the
+ * caller frees it). CLI_OK, or CLI_ERROR / CLI_USAGE after printing why (*page NULL). */
+int cli_report_html(char *const *paths, size_t npaths, const char *views, char **page, size_t *len);
 
 /* Print "opscope CMD: MSG" (when msg is not NULL) and "try 'opscope CMD --help'" to stderr;
  * returns CLI_USAGE. */

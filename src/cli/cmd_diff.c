@@ -215,7 +215,7 @@ int cmd_diff(int argc, char **argv)
 			break;
 		case 'f': {
 			int fmt = rformat_from_name(optarg);
-			if (fmt < 0)
+			if (fmt < 0 || fmt == RFORMAT_HTML)
 				return cli_usage_error("diff", "--format wants text, csv or json");
 			fo.format = (enum rformat)fmt;
 			break;

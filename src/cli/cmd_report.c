@@ -1,7 +1,7 @@
 /*
  * cmd_report.c: `opscope report [options] FILE|DIR...`: the summary tables of one or more
  * traces (.opscope files, PyTorch/Kineto or Chrome JSON, directories of them), as text,
- * CSV or JSON. Every file or directory given is loaded into one model (one process or rank
+ * CSV, JSON or an HTML page. Every file or directory given is loaded into one model (one process or rank
  * per file); the views (src/report/views.c) then print in their fixed order.
  *
  * While loading takes more than a second and stderr is a terminal, a progress line says which
@@ -57,14 +57,15 @@ static const char report_usage[] =
 	"  -n, --top N           at most N rows per table (rows under a kept row stay)\n"
 	"  -c, --columns LIST    only these columns, in this order (JSON/CSV keys: name,calls)\n"
 	"  -w, --width N         cut names longer than N characters (text)\n"
-	"  -f, --format F        text (default), csv or json\n"
+	"  -f, --format F        text (default), csv, json, or html (one self-contained page,\n"
+	"                        docs/html-report.md; `opscope view` serves it)\n"
 	"  -o, --output FILE     write to FILE instead of stdout\n"
 	"  --no-symbolize        leave native frames unsymbolized (also OPSCOPE_NO_SYMBOLIZE=1)\n"
 	"  -h, --help            show this help\n";
 
 static void usage(FILE *out)
 {
-	char views[2048];
+	char views[4096];
 	size_t n = 0;
 	for (const struct report_view *v = report_views; v->name && n < sizeof(views); v++)
 		n += (size_t)snprintf(views + n, sizeof(views) - n,
@@ -159,6 +160,92 @@ static const char *bad_view(const char *list)
 			return name;
 	}
 	return NULL;
+}
+
+/* Load `paths` into one model and render the report of the views listed (NULL: all) to
+ * `mem` when not NULL, else to the file `output` (opened once the tables are made, so that
+ * a failed load leaves no file), else to stdout. CLI_OK; CLI_ERROR after printing why (a
+ * trace that does not load, a write error); CLI_USAGE for a --columns key no table has. */
+static int report_write(char *const *paths, size_t npaths, struct report_opts *ro,
+			const struct rformat_opts *fo, const char *views, FILE *mem,
+			const char *output)
+{
+	struct model *m = model_new();
+	if (!m)
+		cli_die_oom();
+	cli_symbolize_options(m);
+	ro->want_flops = report_views_want_flops(views);
+	if (!getenv("OPSCOPE_REPORT_ALL_ARGS")) /* the tests' way to compare with all of them */
+		m->keep_arg_keys = report_arg_keys_for(ro);
+	struct progress prog;
+	progress_start(&prog);
+	for (size_t i = 0; i < npaths; i++) {
+		if (report_load(m, paths[i], &prog) != 0) {
+			model_free(m);
+			return CLI_ERROR;
+		}
+	}
+	progress_stop(&prog);
+
+	struct report_ctx ctx;
+	if (report_ctx_init(&ctx, m, ro) != 0)
+		cli_die_oom();
+	if (report_run_views(&ctx, report_view_listed, (void *)views) != 0)
+		cli_die_oom();
+	char bad[64];
+	if (fo->columns && ctx.ntables &&
+	    rformat_unknown_column(fo->columns, ctx.tables, ctx.ntables, bad, sizeof(bad))) {
+		char msg[128];
+		snprintf(msg, sizeof(msg), "no table shown has a column '%s' (see docs/report.md)",
+			 bad);
+		report_ctx_free(&ctx);
+		model_free(m);
+		return cli_usage_error("report", msg);
+	}
+	FILE *out = mem ? mem : stdout;
+	if (!mem && output && !(out = fopen(output, "w"))) {
+		report_ctx_free(&ctx);
+		model_free(m);
+		return cli_error("%s: cannot write: %s", output, strerror(errno));
+	}
+	const char **inputs = (const char **)paths;
+	int rc = report_render(out, ctx.tables, ctx.ntables, fo, inputs, npaths);
+	if (mem) {
+		if (fflush(mem) != 0)
+			rc = -1;
+	} else if (out != stdout) {
+		if (fflush(out) != 0 || ferror(out))
+			rc = -1;
+		if (fclose(out) != 0)
+			rc = -1;
+	} else if (ferror(stdout)) {
+		rc = 0; /* main() reports errors writing to stdout */
+	}
+	report_ctx_free(&ctx);
+	model_free(m);
+	if (rc != 0)
+		return cli_error("%s: write failed", mem ? "the page" : output ? output : "stdout");
+	return CLI_OK;
+}
+
+int cli_report_html(char *const *paths, size_t npaths, const char *views, char **page, size_t *len)
+{
+	struct report_opts ro = { .sort = SORT_CPU_TOTAL, .op_detail = true, .html = true };
+	struct rformat_opts fo = { RFORMAT_HTML, 1, 0, NULL, 0 };
+	*page = NULL;
+	*len = 0;
+	FILE *out = open_memstream(page, len);
+	if (!out)
+		cli_die_oom();
+	int rc = report_write(paths, npaths, &ro, &fo, views, out, NULL);
+	if (fclose(out) != 0 && rc == CLI_OK)
+		cli_die_oom();
+	if (rc != CLI_OK) {
+		free(*page);
+		*page = NULL;
+		*len = 0;
+	}
+	return rc;
 }
 
 int cmd_report(int argc, char **argv)
@@ -271,7 +358,7 @@ int cmd_report(int argc, char **argv)
 			int fmt = rformat_from_name(optarg);
 			if (fmt < 0)
 				return cli_usage_error("report",
-						       "--format wants text, csv or json");
+						       "--format wants text, csv, json or html");
 			fo.format = (enum rformat)fmt;
 			break;
 		}
@@ -288,57 +375,6 @@ int cmd_report(int argc, char **argv)
 	if (optind >= argc)
 		return cli_usage_error("report", "no trace file or directory given");
 
-	struct model *m = model_new();
-	if (!m)
-		cli_die_oom();
-	cli_symbolize_options(m);
-	ro.want_flops = report_views_want_flops(views);
-	if (!getenv("OPSCOPE_REPORT_ALL_ARGS")) /* the tests' way to compare with all of them */
-		m->keep_arg_keys = report_arg_keys_for(&ro);
-	struct progress prog;
-	progress_start(&prog);
-	for (int i = optind; i < argc; i++) {
-		if (report_load(m, argv[i], &prog) != 0) {
-			model_free(m);
-			return CLI_ERROR;
-		}
-	}
-	progress_stop(&prog);
-
-	struct report_ctx ctx;
-	if (report_ctx_init(&ctx, m, &ro) != 0)
-		cli_die_oom();
-	if (report_run_views(&ctx, report_view_listed, (void *)views) != 0)
-		cli_die_oom();
-	char bad[64];
-	if (fo.columns && ctx.ntables &&
-	    rformat_unknown_column(fo.columns, ctx.tables, ctx.ntables, bad, sizeof(bad))) {
-		char msg[128];
-		snprintf(msg, sizeof(msg), "no table shown has a column '%s' (see docs/report.md)",
-			 bad);
-		report_ctx_free(&ctx);
-		model_free(m);
-		return cli_usage_error("report", msg);
-	}
-	FILE *out = stdout;
-	if (output && !(out = fopen(output, "w"))) {
-		report_ctx_free(&ctx);
-		model_free(m);
-		return cli_error("%s: cannot write: %s", output, strerror(errno));
-	}
-	const char **inputs = (const char **)(argv + optind);
-	int rc = report_render(out, ctx.tables, ctx.ntables, &fo, inputs, (size_t)(argc - optind));
-	if (out != stdout) {
-		if (fflush(out) != 0 || ferror(out))
-			rc = -1;
-		if (fclose(out) != 0)
-			rc = -1;
-	} else if (ferror(stdout)) {
-		rc = 0; /* main() reports errors writing to stdout */
-	}
-	report_ctx_free(&ctx);
-	model_free(m);
-	if (rc != 0)
-		return cli_error("%s: write failed", output ? output : "stdout");
-	return CLI_OK;
+	ro.html = fo.format == RFORMAT_HTML;
+	return report_write(argv + optind, (size_t)(argc - optind), &ro, &fo, views, NULL, output);
 }

@@ -147,6 +147,7 @@ static const struct render_ops *const renderers[] = {
 	[RFORMAT_TEXT] = &render_text_ops,
 	[RFORMAT_CSV] = &render_csv_ops,
 	[RFORMAT_JSON] = &render_json_ops,
+	[RFORMAT_HTML] = &render_html_ops,
 };
 
 /* One table under --top: its first `top` rows with the rows under them, and the summary rows

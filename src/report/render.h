@@ -1,10 +1,10 @@
 /*
  * render.h: what the renderers of the report's tables share, and the one list of them.
  *
- * A renderer (render_text.c, render_csv.c, render_json.c) appends the rendering of one table
+ * A renderer (render_text.c, render_csv.c, render_json.c, render_html.c) appends the rendering of one table
  * at a time to an output buffer; report_render (table.h, render.c) picks the renderer of
- * RFORMAT_* from its list and writes the buffer out after each table. A new format (HTML) is
- * one more file and one more row in that list. Renderers never compute: they format what the
+ * RFORMAT_* from its list and writes the buffer out after each table. A new format is one more
+ * file and one more row in that list. Renderers never compute: they format what the
  * cells hold. Internal to src/report.
  */
 #ifndef OPSCOPE_REPORT_RENDER_H
@@ -76,5 +76,6 @@ struct render_ops {
 extern const struct render_ops render_text_ops; /* render_text.c */
 extern const struct render_ops render_csv_ops;	/* render_csv.c */
 extern const struct render_ops render_json_ops; /* render_json.c */
+extern const struct render_ops render_html_ops; /* render_html.c */
 
 #endif

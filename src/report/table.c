@@ -139,8 +139,8 @@ int rformat_unit(const char *name)
 
 int rformat_from_name(const char *name)
 {
-	static const char *const names[] = { "text", "csv", "json" }; /* enum rformat order */
-	for (int i = 0; i < 3; i++)
+	static const char *const names[] = { "text", "csv", "json", "html" }; /* enum order */
+	for (int i = 0; i < 4; i++)
 		if (strcmp(name, names[i]) == 0)
 			return i;
 	return -1;

@@ -102,7 +102,12 @@ struct rtable {
 };
 
 /* Output options. */
-enum rformat { RFORMAT_TEXT, RFORMAT_CSV, RFORMAT_JSON };
+enum rformat {
+	RFORMAT_TEXT,
+	RFORMAT_CSV,
+	RFORMAT_JSON,
+	RFORMAT_HTML, /* the JSON inside a self-contained page (render_html.c) */
+};
 
 struct rformat_opts {
 	enum rformat format;
@@ -133,7 +138,7 @@ void rcell_text(struct rrow *r, int col, const char *s, size_t len);
 const char *rformat_unknown_column(const char *columns, struct rtable *const *tables, size_t n,
 				   char *buf, size_t size);
 
-/* The format named "text", "csv" or "json" (enum rformat); -1 when unknown. */
+/* The format named "text", "csv", "json" or "html" (enum rformat); -1 when unknown. */
 int rformat_from_name(const char *name);
 /* Time unit names and parsing ("s", "ms", "us", "ns"); -1 when unknown. */
 int rformat_unit(const char *name);

@@ -183,8 +183,9 @@ const char *const *report_arg_keys_for(const struct report_opts *o)
 {
 	if (o && o->want_flops)
 		return report_arg_keys_flops;
-	return o && o->group_by == REPORT_GROUP_INPUT_SHAPE ? report_arg_keys_shapes
-							    : report_arg_keys;
+	/* the HTML page's operator table by input shapes needs them too */
+	return o && (o->group_by == REPORT_GROUP_INPUT_SHAPE || o->html) ? report_arg_keys_shapes
+									 : report_arg_keys;
 }
 
 bool report_views_want_flops(const char *views)

@@ -50,6 +50,9 @@ struct report_opts {
 	const struct hardware_peaks *peaks; /* flops view: peaks given by hand (--peak), or
 					     * NULL to find each device in the table */
 	bool want_flops;		    /* the flops view runs: load the arguments it reads */
+	bool html; /* the report is the HTML page: the samples view adds its flame graphs and
+		    * the operator view its table by input shape, which the other formats leave
+		    * out */
 };
 
 /* What every view reads, computed once, and the tables they give. */

@@ -125,15 +125,18 @@ static void detail_rows(const struct model *m, struct rtable *t, const struct ag
 	}
 }
 
-/* The table of the ranges `sel` selects on thread track `track` (MODEL_NO_TRACK: all). */
-static int view_agg_group(struct report_ctx *c, enum agg_select sel, uint32_t track)
+/* The table of the ranges `sel` selects on thread track `track` (MODEL_NO_TRACK: all);
+ * by_shape: operators by name and input shapes whatever --group-by says (the HTML page's
+ * second operator table, titled so, without the inner rows). */
+static int view_agg_group(struct report_ctx *c, enum agg_select sel, uint32_t track, bool by_shape)
 {
 	const struct analysis *an = &c->an;
 	struct agg a;
-	bool detail = sel == AGG_OPERATORS && c->o->op_detail;
+	bool detail = sel == AGG_OPERATORS && c->o->op_detail && !by_shape;
 	/* operators by input shapes too (--group-by input-shape): the recorders' and Kineto's
 	 * "Input Dims" argument */
-	bool shapes = sel == AGG_OPERATORS && c->o->group_by == REPORT_GROUP_INPUT_SHAPE;
+	bool shapes =
+		sel == AGG_OPERATORS && (by_shape || c->o->group_by == REPORT_GROUP_INPUT_SHAPE);
 	uint32_t group_key = shapes ? model_find_str(an->m, "Input Dims") : 0;
 	if (agg_host_ranges(an, sel, track, detail, group_key, &a) != 0)
 		return OPSCOPE_ENOMEM;
@@ -149,7 +152,8 @@ static int view_agg_group(struct report_ctx *c, enum agg_select sel, uint32_t tr
 					     [AGG_USER_DEFINED] = "userdefined",
 					     [AGG_MEMORY] = "memcpy",
 					     [AGG_PYTHON_FUNCTIONS] = "python" };
-	struct rtable *t = ctx_table(c, views[sel], titles[sel]);
+	struct rtable *t = ctx_table(c, views[sel],
+				     by_shape ? "Operator Summary by Input Shape" : titles[sel]);
 	if (!t) {
 		agg_free(&a);
 		return OPSCOPE_ENOMEM;
@@ -205,11 +209,11 @@ static int view_agg(struct report_ctx *c, enum agg_select sel)
 {
 	const struct model *m = c->an.m;
 	if (!c->o->thread_sep || sel == AGG_MEMORY)
-		return view_agg_group(c, sel, MODEL_NO_TRACK);
+		return view_agg_group(c, sel, MODEL_NO_TRACK, false);
 	for (uint32_t t = 0; t < m->ntracks; t++) {
 		if (m->tracks[t].kind != MODEL_TRACK_THREAD)
 			continue;
-		int rc = view_agg_group(c, sel, t);
+		int rc = view_agg_group(c, sel, t, false);
 		if (rc)
 			return rc;
 	}
@@ -218,7 +222,12 @@ static int view_agg(struct report_ctx *c, enum agg_select sel)
 
 int view_operator(struct report_ctx *c)
 {
-	return view_agg(c, AGG_OPERATORS);
+	int rc = view_agg(c, AGG_OPERATORS);
+	/* the HTML page shows the operators by input shape too (all threads merged) */
+	if (!rc && c->o->html && c->o->group_by != REPORT_GROUP_INPUT_SHAPE &&
+	    model_find_str(c->an.m, "Input Dims"))
+		rc = view_agg_group(c, AGG_OPERATORS, MODEL_NO_TRACK, true);
+	return rc;
 }
 
 int view_userdefined(struct report_ctx *c)

@@ -1,6 +1,8 @@
 /*
  * views_samples.c: the samples view (views.c's registry): CPU stack samples as pprof's top
- * functions (flat, cum) and their callers and callees, from analyze/samples.h.
+ * functions (flat, cum) and their callers and callees, from analyze/samples.h; for the HTML
+ * page also the flame graph's nodes, of all samples and of those inside the ranges of each of
+ * the names that hold the most samples (the page's per-range filter).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -120,17 +122,77 @@ static int samples_tree(struct report_ctx *c, const struct samples_profile *p)
 	return t->oom ? OPSCOPE_ENOMEM : 0;
 }
 
+/* The flame graph for the HTML page: one row per node of samples_profile.nodes, callers
+ * first, each with its parent's row index (empty at a root). `under`: the range name the
+ * profile was restricted to (the table's group), or NULL. */
+static int samples_flame(struct report_ctx *c, const struct samples_profile *p, const char *under)
+{
+	const struct model *m = c->an.m;
+	struct rtable *t = ctx_table(c, "samples", "Samples: Flame Graph");
+	if (!t)
+		return OPSCOPE_ENOMEM;
+	if (under)
+		snprintf(t->group, sizeof(t->group), "under %s", under);
+	int cpar = rtable_col(t, "Parent", "parent", RCOL_COUNT, 8);
+	int cname = rtable_col(t, "Function", "name", RCOL_TEXT, 48);
+	int cfile = rtable_col(t, "File", "file", RCOL_TEXT, 0);
+	int cself = rtable_col(t, "Self", "self", RCOL_COUNT, 8);
+	int ctotal = rtable_col(t, "Total", "total", RCOL_COUNT, 8);
+	for (uint32_t i = 0; i < p->nnodes && !t->oom; i++) {
+		const struct samples_node *nd = &p->nodes[i];
+		const struct samples_fn *f = &p->fns[nd->fn];
+		struct rrow *r = rtable_row(t, 0);
+		if (!r)
+			break;
+		if (nd->parent == UINT32_MAX)
+			r->cells[cpar].empty = true;
+		else
+			r->cells[cpar].i = nd->parent;
+		samples_name(t, r, cname, m, f);
+		rcell_text(r, cfile, model_str(m, f->file), model_strlen(m, f->file));
+		r->cells[cself].i = nd->self;
+		r->cells[ctotal].i = nd->total;
+	}
+	rtable_total(t, "weight", p->total);
+	t->text_hidden = true;
+	return t->oom ? OPSCOPE_ENOMEM : 0;
+}
+
+/* Range names whose samples get a flame graph of their own on the HTML page. */
+#define SAMPLES_FLAME_RANGES 8
+
 int view_samples(struct report_ctx *c)
 {
+	const struct model *m = c->an.m;
 	struct samples_profile p;
-	if (samples_profile(c->an.m, c->o->under, &p) != 0)
+	if (samples_profile(m, c->o->under, &p) != 0)
 		return OPSCOPE_ENOMEM;
 	int rc = 0;
 	if (p.samples) {
 		rc = samples_top(c, &p);
 		if (!rc)
 			rc = samples_tree(c, &p);
+		if (!rc && c->o->html)
+			rc = samples_flame(c, &p, c->o->under);
 	}
+	uint64_t kept = p.samples;
 	samples_profile_free(&p);
+	if (!kept)
+		return rc;
+	/* the page's per-range filter: the flame graphs of the samples inside the ranges of
+	 * the names that hold the most samples, as --under NAME gives them */
+	if (!rc && c->o->html && !c->o->under) {
+		struct samples_range top[SAMPLES_FLAME_RANGES];
+		int n = samples_top_ranges(m, SAMPLES_FLAME_RANGES, top);
+		if (n < 0)
+			return OPSCOPE_ENOMEM;
+		for (int i = 0; i < n && !rc; i++) {
+			const char *name = model_str(m, top[i].name);
+			if (samples_profile(m, name, &p) != 0)
+				return OPSCOPE_ENOMEM;
+			rc = samples_flame(c, &p, name);
+			samples_profile_free(&p);
+		}
+	}
 	return rc;
 }

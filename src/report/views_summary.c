@@ -13,6 +13,7 @@
 #include "analyze/phases.h"
 #include "analyze/steps.h"
 #include "analyze/throughput.h"
+#include "analyze/timeline.h"
 #include "report/views_internal.h"
 
 /* ---------------------------------------------------------------------------------------- */
@@ -285,6 +286,61 @@ int view_distributed(struct report_ctx *c)
 /* ---------------------------------------------------------------------------------------- */
 /* Steps */
 
+/* Windows of the HTML page's timeline (analyze/timeline.h). */
+#define STEP_TIMELINE_WINDOWS 400
+
+/* The HTML page's timeline: its steps, and per window and lane the busy time and top name
+ * (analyze/timeline.h), in two tables the other formats leave out. */
+static int step_timeline(struct report_ctx *c)
+{
+	const struct model *m = c->an.m;
+	struct timeline tl;
+	if (timeline_run(m, STEP_TIMELINE_WINDOWS, &tl) != 0)
+		return OPSCOPE_ENOMEM;
+	if (!tl.ncells && !tl.nsteps) {
+		timeline_free(&tl);
+		return 0;
+	}
+	struct rtable *t = ctx_table(c, "step", "Timeline: Steps");
+	struct rtable *w = t ? ctx_table(c, "step", "Timeline") : NULL;
+	if (!w) {
+		timeline_free(&tl);
+		return OPSCOPE_ENOMEM;
+	}
+	int cname = rtable_col(t, "Step", "step", RCOL_TEXT, 16);
+	int cstart = rtable_col(t, "Start", "start_ns", RCOL_TIME, 10);
+	int cdur = rtable_col(t, "Duration", "duration_ns", RCOL_TIME, 10);
+	for (uint64_t i = 0; i < tl.nsteps; i++) {
+		struct rrow *r = rtable_row(t, 0);
+		if (!r)
+			break;
+		set_text(r, cname, m, tl.steps[i].name);
+		r->cells[cstart].i = tl.steps[i].start_ns;
+		r->cells[cdur].i = tl.steps[i].dur_ns;
+	}
+	int clane = rtable_col(w, "Lane", "lane", RCOL_TEXT, 10);
+	int wstart = rtable_col(w, "Start", "start_ns", RCOL_TIME, 10);
+	int wdur = rtable_col(w, "Duration", "duration_ns", RCOL_TIME, 10);
+	int cbusy = rtable_col(w, "Busy", "busy_ns", RCOL_TIME, 10);
+	int ctop = rtable_col(w, "Top Name", "name", RCOL_TEXT, 32);
+	int ctopns = rtable_col(w, "Top Time", "name_ns", RCOL_TIME, 10);
+	for (uint64_t i = 0; i < tl.ncells; i++) {
+		const struct timeline_cell *x = &tl.cells[i];
+		struct rrow *r = rtable_row(w, 0);
+		if (!r)
+			break;
+		set_cstr(r, clane, timeline_lane_name(x->lane));
+		r->cells[wstart].i = tl.t0_ns + (int64_t)x->win * tl.win_ns;
+		r->cells[wdur].i = tl.win_ns;
+		r->cells[cbusy].i = x->busy_ns;
+		set_text(r, ctop, m, x->top);
+		r->cells[ctopns].i = x->top_ns;
+	}
+	t->text_hidden = w->text_hidden = true;
+	timeline_free(&tl);
+	return t->oom || w->oom ? OPSCOPE_ENOMEM : 0;
+}
+
 int view_step(struct report_ctx *c)
 {
 	const struct model *m = c->an.m;
@@ -347,7 +403,7 @@ int view_step(struct report_ctx *c)
 		if (t->oom)
 			return OPSCOPE_ENOMEM;
 	}
-	return 0;
+	return c->o->html ? step_timeline(c) : 0;
 }
 
 /* ---------------------------------------------------------------------------------------- */

@@ -435,5 +435,56 @@ TEST(render_group_and_c1)
 	rtable_free(t);
 }
 
+/* The HTML page: the JSON between the data element's tags, with every '<', '>' and '&' of a
+ * name as a JSON escape, so that "</script>" in a name cannot end the element; invalid UTF-8
+ * as U+FFFD (the JSON renderer's); the page's own two script elements and nothing else. */
+TEST(render_html_escapes)
+{
+	struct rtable *t = rtable_new("kernel", "Kernel Summary");
+	REQUIRE(t != NULL);
+	int name = rtable_col(t, "Name", "name", RCOL_TEXT, 8);
+	int tot = rtable_col(t, "Total", "total_ns", RCOL_TIME, 8);
+	static const char evil[] = "</script><script>x=1</script>&\"'\x01\xff<!--";
+	struct rrow *r = rtable_row(t, 0);
+	REQUIRE(r != NULL);
+	rcell_text(r, name, evil, sizeof(evil) - 1);
+	r->cells[tot].i = 1234;
+	struct rtable *tabs[] = { t };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&buf, &len);
+	struct rformat_opts o = { RFORMAT_HTML, 1, 0, NULL, 0 };
+	const char *inputs[] = { "a<b>&.json" };
+	CHECK(report_render(out, tabs, 1, &o, inputs, 1) == 0);
+	fclose(out);
+	REQUIRE(buf != NULL);
+	CHECK(strncmp(buf, "<!DOCTYPE html>", 15) == 0);
+	const char *open = "<script type=\"application/json\" id=\"opscope-data\">";
+	const char *data = strstr(buf, open);
+	REQUIRE(data != NULL);
+	data += strlen(open);
+	const char *end = strstr(data, "</script>");
+	REQUIRE(end != NULL);
+	/* the data ends where the JSON does: after "]}" */
+	CHECK(end - data > 2 && end[-2] == ']' && end[-1] == '}');
+	size_t n = (size_t)(end - data);
+	CHECK(memchr(data, '<', n) == NULL);
+	CHECK(memchr(data, '>', n) == NULL);
+	CHECK(memchr(data, '&', n) == NULL);
+	CHECK(strstr(data, "\"inputs\":[\"a\\u003cb\\u003e\\u0026.json\"]") != NULL);
+	/* the name: < > & escaped, the quote and \x01 as JSON escapes, \xff as \ufffd */
+	CHECK(strstr(data, "\"name\":\"\\u003c/script\\u003e\\u003cscript\\u003ex=1"
+			   "\\u003c/script\\u003e\\u0026\\\"'\\u0001\\ufffd\\u003c!--\"") != NULL);
+	CHECK(strstr(data, "\"total_ns\":1234") != NULL);
+	/* two script elements in all: the data and the page's code */
+	int scripts = 0;
+	for (const char *p = buf; (p = strstr(p, "<script")) != NULL; p++)
+		scripts++;
+	CHECK_EQ_I(scripts, 2);
+	CHECK(strstr(buf, "</html>") != NULL);
+	free(buf);
+	rtable_free(t);
+}
+
 TEST_MAIN(intervals, tree, overview_model_distributed, operator_tree_and_sort, kernel_and_nvprof,
-	  nvprof_times, renderings_escape, render_group_and_c1)
+	  nvprof_times, renderings_escape, render_group_and_c1, render_html_escapes)

@@ -148,6 +148,102 @@ TEST(flat_cum_recursion)
 	model_free(m);
 }
 
+/* The node of the flame graph at the path of n names, or NULL. */
+static const struct samples_node *node(const struct model *m, const struct samples_profile *p,
+				       int n, const char *const *names)
+{
+	uint32_t parent = UINT32_MAX;
+	const struct samples_node *found = NULL;
+	for (int d = 0; d < n; d++) {
+		found = NULL;
+		for (uint32_t i = 0; i < p->nnodes && !found; i++)
+			if (p->nodes[i].parent == parent &&
+			    strcmp(model_str(m, p->fns[p->nodes[i].fn].name), names[d]) == 0) {
+				found = &p->nodes[i];
+				parent = i;
+			}
+		if (!found)
+			return NULL;
+	}
+	return found;
+}
+
+/* The flame graph of build(): per path, self = the samples ending there, total = the samples
+ * under it; recursion is a node per level (a;a;a is three nodes). */
+TEST(flame)
+{
+	struct model *m = build();
+	struct samples_profile p;
+	REQUIRE(samples_profile(m, NULL, &p) == 0);
+	CHECK_EQ_U(p.nnodes, 7);
+	const char *abc[] = { "main", "a", "b", "c" }, *aaa[] = { "main", "a", "a", "a" };
+	const char *mc[] = { "main", "c" };
+	const struct samples_node *x;
+	/* main: every sample with a stack, 17 - 1 = 16; none ends there */
+	REQUIRE((x = node(m, &p, 1, abc)) != NULL);
+	CHECK_EQ_I(x->total, 16);
+	CHECK_EQ_I(x->self, 0);
+	CHECK(x->parent == UINT32_MAX);
+	/* main;a: 6 + 3 + 2 + 4 = 15 */
+	REQUIRE((x = node(m, &p, 2, abc)) != NULL);
+	CHECK_EQ_I(x->total, 15);
+	/* main;a;b: 6 + 3 + 4 = 13, of them 3 ending at b */
+	REQUIRE((x = node(m, &p, 3, abc)) != NULL);
+	CHECK_EQ_I(x->total, 13);
+	CHECK_EQ_I(x->self, 3);
+	/* main;a;b;c: 6 + weight 4 */
+	REQUIRE((x = node(m, &p, 4, abc)) != NULL);
+	CHECK_EQ_I(x->total, 10);
+	CHECK_EQ_I(x->self, 10);
+	/* main;a;a and main;a;a;a: the 2 recursive samples, on both levels */
+	REQUIRE((x = node(m, &p, 3, aaa)) != NULL);
+	CHECK_EQ_I(x->total, 2);
+	CHECK_EQ_I(x->self, 0);
+	REQUIRE((x = node(m, &p, 4, aaa)) != NULL);
+	CHECK_EQ_I(x->self, 2);
+	/* main;c: the sample of thread 2 */
+	REQUIRE((x = node(m, &p, 2, mc)) != NULL);
+	CHECK_EQ_I(x->total, 1);
+	CHECK_EQ_I(x->self, 1);
+	/* callers come before their callees */
+	for (uint32_t i = 0; i < p.nnodes; i++)
+		CHECK(p.nodes[i].parent == UINT32_MAX || p.nodes[i].parent < i);
+	samples_profile_free(&p);
+	/* under "op": abc x 6 (track 0, [0, 100)), aaa x 2 ([200, 250)), mc x 1 (track 1) */
+	REQUIRE(samples_profile(m, "op", &p) == 0);
+	REQUIRE((x = node(m, &p, 1, abc)) != NULL);
+	CHECK_EQ_I(x->total, 9);
+	REQUIRE((x = node(m, &p, 4, abc)) != NULL);
+	CHECK_EQ_I(x->total, 6);
+	REQUIRE((x = node(m, &p, 3, abc)) != NULL);
+	CHECK_EQ_I(x->self, 0); /* the main;a;b samples lie outside "op" */
+	CHECK_EQ_U(p.nnodes, 7);
+	samples_profile_free(&p);
+	model_free(m);
+}
+
+/* The range names that hold the most samples, each sample once per name: "other" [100, 500)
+ * on track 0 holds 3 + 2 + 1 (stackless) + 4 (weight) = 10; "op" holds 6 + 2 on track 0 (its
+ * nested [205, 215) adds nothing) and 1 on track 1 = 9. */
+TEST(top_ranges)
+{
+	struct model *m = build();
+	struct samples_range top[4];
+	REQUIRE(samples_top_ranges(m, 4, top) == 2);
+	CHECK_STR(model_str(m, top[0].name), "other");
+	CHECK_EQ_I(top[0].weight, 10);
+	CHECK_STR(model_str(m, top[1].name), "op");
+	CHECK_EQ_I(top[1].weight, 9);
+	/* as --under counts them */
+	struct samples_profile p;
+	REQUIRE(samples_profile(m, "op", &p) == 0);
+	CHECK_EQ_I(p.total, 9);
+	samples_profile_free(&p);
+	REQUIRE(samples_top_ranges(m, 1, top) == 1);
+	CHECK_STR(model_str(m, top[0].name), "other");
+	model_free(m);
+}
+
 TEST(under)
 {
 	struct model *m = build();
@@ -279,4 +375,4 @@ TEST(loader)
 	model_free(m);
 }
 
-TEST_MAIN(flat_cum_recursion, under, empty, view_tables, loader)
+TEST_MAIN(flat_cum_recursion, flame, top_ranges, under, empty, view_tables, loader)
