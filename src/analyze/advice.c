@@ -838,8 +838,8 @@ static void rule_straggler(struct adv *X)
 		goto out;
 	char b1[32], b2[32], b3[32];
 	x->steps = led[w];
-	x->start_ns = rk->steps.rows[worst].start_ns;
-	x->end_ns = rk->steps.rows[worst].end_ns;
+	x->start_ns = rk->steps[worst].start_ns;
+	x->end_ns = rk->steps[worst].end_ns;
 	snprintf(x->finding, sizeof(x->finding),
 		 "rank %d%s%s ended last in %u of %u steps, by %s on average (%.1f%% of its step): "
 		 "the other ranks waited %s for it",

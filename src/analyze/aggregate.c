@@ -106,6 +106,22 @@ void agg_add(struct agg *a, uint32_t item, int64_t cpu, int64_t gpu)
 	it->gpu_min_ns = gpu < it->gpu_min_ns ? gpu : it->gpu_min_ns;
 }
 
+void agg_merge_item(struct agg *a, uint32_t item, const struct agg_item *x)
+{
+	if (item == AGG_NONE || x->calls == 0)
+		return;
+	struct agg_item *it = &a->v[item];
+	it->calls += x->calls;
+	it->cpu_ns += x->cpu_ns;
+	it->cpu_max_ns = x->cpu_max_ns > it->cpu_max_ns ? x->cpu_max_ns : it->cpu_max_ns;
+	it->cpu_min_ns = x->cpu_min_ns < it->cpu_min_ns ? x->cpu_min_ns : it->cpu_min_ns;
+	it->gpu_ns += x->gpu_ns;
+	it->gpu_max_ns = x->gpu_max_ns > it->gpu_max_ns ? x->gpu_max_ns : it->gpu_max_ns;
+	it->gpu_min_ns = x->gpu_min_ns < it->gpu_min_ns ? x->gpu_min_ns : it->gpu_min_ns;
+	it->self_ns += x->self_ns;
+	it->gpu_self_ns += x->gpu_self_ns;
+}
+
 void agg_free(struct agg *a)
 {
 	free(a->v);
@@ -404,13 +420,13 @@ int agg_nvtx(const struct model *m, struct agg_nvtx *out)
 	return 0;
 }
 
-int agg_kernels(const struct model *m, struct agg *out, int64_t *total_ns)
+/* The kernels of the device tracks of the files [lo, hi) into out. */
+static void kernels_of(const struct model *m, uint32_t lo, uint32_t hi, struct agg *out,
+		       int64_t *total_ns)
 {
-	memset(out, 0, sizeof(*out));
-	*total_ns = 0;
 	for (uint32_t tt = 0; tt < m->ntracks; tt++) {
 		const struct model_track *tr = &m->tracks[tt];
-		if (tr->kind != MODEL_TRACK_DEVICE)
+		if (tr->kind != MODEL_TRACK_DEVICE || tr->file < lo || tr->file >= hi)
 			continue;
 		for (uint64_t i = 0; i < tr->nranges; i++) {
 			if (!tree_is_kernel(tr->ranges.category[i]))
@@ -420,6 +436,26 @@ int agg_kernels(const struct model *m, struct agg *out, int64_t *total_ns)
 			*total_ns += tr->ranges.dur_ns[i];
 		}
 	}
+}
+
+int agg_kernels(const struct model *m, struct agg *out, int64_t *total_ns)
+{
+	memset(out, 0, sizeof(*out));
+	*total_ns = 0;
+	/* file by file, so that the first-seen order is that of the files' own aggregations
+	 * one after the other: what `opscope merge` rebuilds from them (agg_merge_item) */
+	for (uint32_t f = 0; f < m->nfiles; f++)
+		kernels_of(m, f, f + 1, out, total_ns);
+	kernels_of(m, m->nfiles, UINT32_MAX, out, total_ns); /* tracks of no file (a model
+							       * built by hand) */
+	return agg_done(out);
+}
+
+int agg_kernels_file(const struct model *m, uint32_t file, struct agg *out, int64_t *total_ns)
+{
+	memset(out, 0, sizeof(*out));
+	*total_ns = 0;
+	kernels_of(m, file, file + 1, out, total_ns);
 	return agg_done(out);
 }
 

@@ -59,6 +59,9 @@ uint32_t agg_get(struct agg *a, uint32_t parent, uint32_t name, uint8_t kind);
 uint32_t agg_get_group(struct agg *a, uint32_t parent, uint32_t name, uint32_t group, uint8_t kind);
 /* Count one call with its CPU and GPU times. */
 void agg_add(struct agg *a, uint32_t item, int64_t cpu, int64_t gpu);
+/* Count x's calls and times into item (sums added, max and min kept): an item of one file's
+ * aggregation merged into the whole's (opscope merge). */
+void agg_merge_item(struct agg *a, uint32_t item, const struct agg_item *x);
 void agg_free(struct agg *a);
 /* The summed CPU and GPU times of the top-level items (ns): the whole that the operator table
  * takes its ratios of. */
@@ -144,6 +147,10 @@ void agg_nvtx_free(struct agg_nvtx *n);
 /* Every kernel (NCCL kernels included) by name, GPU time = its duration; *total_ns = the sum
  * of their durations. 0, or OPSCOPE_ENOMEM (out is then empty). */
 int agg_kernels(const struct model *m, struct agg *out, int64_t *total_ns);
+/* The same over the device tracks of file `file` alone. agg_kernels takes the files in
+ * order, so the items of the whole come in the order of the files' items one after the
+ * other, merged by name. */
+int agg_kernels_file(const struct model *m, uint32_t file, struct agg *out, int64_t *total_ns);
 
 /* Item kinds of the nvprof aggregation. */
 enum agg_nvprof_kind {

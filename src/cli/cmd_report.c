@@ -23,6 +23,7 @@
 #include "cli/cli.h"
 #include "formats/import.h"
 #include "model/model.h"
+#include "report/partial.h"
 #include "report/table.h"
 #include "report/views.h"
 #include "util/strlist.h"
@@ -57,7 +58,8 @@ static const char report_usage[] =
 	"  -n, --top N           at most N rows per table (rows under a kept row stay)\n"
 	"  -c, --columns LIST    only these columns, in this order (JSON/CSV keys: name,calls)\n"
 	"  -w, --width N         cut names longer than N characters (text)\n"
-	"  -f, --format F        text (default), csv or json\n"
+	"  -f, --format F        text (default), csv, json, or partial: a mergeable summary of\n"
+	"                        each file for `opscope merge` (docs/merge.md)\n"
 	"  -o, --output FILE     write to FILE instead of stdout\n"
 	"  --no-symbolize        leave native frames unsymbolized (also OPSCOPE_NO_SYMBOLIZE=1)\n"
 	"  -h, --help            show this help\n";
@@ -161,6 +163,26 @@ static const char *bad_view(const char *list)
 	return NULL;
 }
 
+/* --format partial: the partial of the loaded model to `output` (NULL: stdout); frees ctx
+ * and m. */
+static int write_partial(struct report_ctx *ctx, struct model *m, const char *output,
+			 const char **inputs, size_t ninputs)
+{
+	FILE *out = stdout;
+	int rc = 0;
+	if (output && !(out = fopen(output, "w")))
+		rc = cli_error("%s: cannot write: %s", output, strerror(errno));
+	else if ((rc = partial_write(out, &ctx->an, inputs, ninputs)) == OPSCOPE_ENOMEM)
+		cli_die_oom();
+	if (out != stdout && out && (fclose(out) != 0 || rc != 0))
+		rc = cli_error("%s: write failed", output);
+	else if (out == stdout && rc != 0)
+		rc = cli_error("stdout: write failed");
+	report_ctx_free(ctx);
+	model_free(m);
+	return rc ? CLI_ERROR : CLI_OK;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -185,6 +207,7 @@ int cmd_report(int argc, char **argv)
 	struct report_opts ro = { .sort = SORT_CPU_TOTAL, .op_detail = true };
 	struct rformat_opts fo = { RFORMAT_TEXT, 1, 0, NULL, 0 };
 	const char *views = NULL, *output = NULL;
+	bool partial = false; /* --format partial: write a partial (report/partial.h) */
 	int c;
 	long v;
 	optind = 1;
@@ -268,10 +291,15 @@ int cmd_report(int argc, char **argv)
 			fo.name_width = (int)v;
 			break;
 		case 'f': {
+			if (strcmp(optarg, "partial") == 0) {
+				partial = true;
+				break;
+			}
+			partial = false;
 			int fmt = rformat_from_name(optarg);
 			if (fmt < 0)
 				return cli_usage_error("report",
-						       "--format wants text, csv or json");
+						       "--format wants text, csv, json or partial");
 			fo.format = (enum rformat)fmt;
 			break;
 		}
@@ -287,6 +315,9 @@ int cmd_report(int argc, char **argv)
 	}
 	if (optind >= argc)
 		return cli_usage_error("report", "no trace file or directory given");
+	if (partial && views)
+		return cli_usage_error("report", "--format partial holds what every mergeable view "
+						 "needs: no --views (docs/merge.md)");
 
 	struct model *m = model_new();
 	if (!m)
@@ -308,6 +339,9 @@ int cmd_report(int argc, char **argv)
 	struct report_ctx ctx;
 	if (report_ctx_init(&ctx, m, &ro) != 0)
 		cli_die_oom();
+	if (partial)
+		return write_partial(&ctx, m, output, (const char **)(argv + optind),
+				     (size_t)(argc - optind));
 	if (report_run_views(&ctx, report_view_listed, (void *)views) != 0)
 		cli_die_oom();
 	char bad[64];

@@ -439,17 +439,22 @@ size_t report_kernel_display_len(const char *s, size_t n)
 int view_kernel(struct report_ctx *c)
 {
 	const struct model *m = c->an.m;
-	struct agg a;
+	struct agg own = { 0 };
 	int64_t all;
-	if (agg_kernels(m, &a, &all) != 0)
+	const struct agg *ap = &own; /* opscope merge: the partials' aggregation, merged */
+	if (c->pre) {
+		ap = &c->pre->kernels;
+		all = c->pre->kernels_ns;
+	} else if (agg_kernels(m, &own, &all) != 0) {
 		return OPSCOPE_ENOMEM;
-	if (a.n == 0) {
-		agg_free(&a);
+	}
+	if (ap->n == 0) {
+		agg_free(&own);
 		return 0;
 	}
 	struct rtable *t = ctx_table(c, "kernel", "Kernel Summary");
 	if (!t) {
-		agg_free(&a);
+		agg_free(&own);
 		return OPSCOPE_ENOMEM;
 	}
 	int cdisp = rtable_col(t, "Name", "display_name", RCOL_TEXT, 90);
@@ -463,9 +468,9 @@ int view_kernel(struct report_ctx *c)
 	if (key != SORT_GPU_AVG && key != SORT_GPU_MAX && key != SORT_GPU_MIN)
 		key = SORT_GPU_TOTAL;
 	uint32_t n;
-	uint32_t *top = sorted_top(&a, key, true, &n);
+	uint32_t *top = sorted_top(ap, key, true, &n);
 	for (uint32_t k = 0; top && k < n; k++) {
-		const struct agg_item *it = &a.v[top[k]];
+		const struct agg_item *it = &ap->v[top[k]];
 		struct rrow *r = rtable_row(t, 0);
 		if (!r)
 			break;
@@ -478,7 +483,7 @@ int view_kernel(struct report_ctx *c)
 	}
 	int rc = !top || t->oom ? OPSCOPE_ENOMEM : 0;
 	free(top);
-	agg_free(&a);
+	agg_free(&own);
 	return rc;
 }
 
