@@ -11,7 +11,7 @@
  *   step <name> <start> <end> <compute> <communication> <data wait>   (ns; one per step)
  *   coll <name> <seq> <start> <end> <op> <group|-1> <bytes|-1>         (one per kernel)
  *   kernels <sum of the kernels' durations, ns>
- *   k <name> <calls> <cpu> <cpu max> <cpu min> <gpu> <gpu max> <gpu min>  (one per name)
+ *   k <name> <calls> <total> <max> <min>            (ns; one per kernel name)
  *   end <files>
  *
  * A string field is `-` for none or `=` and the bytes, with \\ \t \n \r \0 escaped, so any
@@ -34,7 +34,14 @@
 #include "opscope/opscope.h"
 
 #define PARTIAL_LINE_MAX (1u << 20) /* bytes of one record: longer is not a partial of ours */
-#define PARTIAL_FIELDS	 10	    /* fields of the longest record (k) */
+#define PARTIAL_FIELDS	 8	    /* fields of the longest record (file, coll) */
+/* Bounds of what a partial may say, so that the differences and sums the merge makes stay
+ * inside int64: a time (ns) within +-2^61 (73 years around the epoch: up to 2043), a duration
+ * or a count within [0, 2^62], and the times of one file within PARTIAL_SPAN_MAX of each
+ * other (2^53 ns, 104 days). */
+#define PARTIAL_STAMP_MAX (INT64_C(1) << 61)
+#define PARTIAL_TIME_MAX  (INT64_C(1) << 62)
+#define PARTIAL_SPAN_MAX  (INT64_C(1) << 53)
 
 /* ---------------------------------------------------------------------------------------- */
 /* Writing */
@@ -135,11 +142,8 @@ int partial_write(FILE *out, const struct analysis *a, const char *const *inputs
 			const struct agg_item *it = &ag.v[i];
 			fputs("k\t", out);
 			put_str(out, model_str(m, it->name), model_strlen(m, it->name));
-			fprintf(out,
-				"\t%" PRIu64 "\t%" PRId64 "\t%" PRId64 "\t%" PRId64 "\t%" PRId64
-				"\t%" PRId64 "\t%" PRId64 "\n",
-				it->calls, it->cpu_ns, it->cpu_max_ns, it->cpu_min_ns, it->gpu_ns,
-				it->gpu_max_ns, it->gpu_min_ns);
+			fprintf(out, "\t%" PRIu64 "\t%" PRId64 "\t%" PRId64 "\t%" PRId64 "\n",
+				it->calls, it->gpu_ns, it->gpu_max_ns, it->gpu_min_ns);
 		}
 		agg_free(&ag);
 		ranks_file_free(&rf);
@@ -393,9 +397,9 @@ static int rec_dist(struct reader *r)
 	int64_t has;
 	struct distributed *d = &r->cur->ranks.dist;
 	if (want_fields(r, 5) || field_i64(r, 1, 0, 1, &has) ||
-	    field_i64(r, 2, INT64_MIN, INT64_MAX, &d->communication_ns) ||
-	    field_i64(r, 3, INT64_MIN, INT64_MAX, &d->computation_ns) ||
-	    field_i64(r, 4, INT64_MIN, INT64_MAX, &d->overlap_ns))
+	    field_i64(r, 2, 0, PARTIAL_TIME_MAX, &d->communication_ns) ||
+	    field_i64(r, 3, 0, PARTIAL_TIME_MAX, &d->computation_ns) ||
+	    field_i64(r, 4, 0, PARTIAL_TIME_MAX, &d->overlap_ns))
 		return -1;
 	d->has_communication = has == 1;
 	return 0;
@@ -409,11 +413,11 @@ static int rec_step(struct reader *r)
 		return -1;
 	struct ranks_steprow *s = &rf->steps[rf->nsteps];
 	if (field_id(r, 1, false, &s->name) ||
-	    field_i64(r, 2, INT64_MIN, INT64_MAX, &s->start_ns) ||
-	    field_i64(r, 3, INT64_MIN, INT64_MAX, &s->end_ns) ||
-	    field_i64(r, 4, INT64_MIN, INT64_MAX, &s->compute_ns) ||
-	    field_i64(r, 5, INT64_MIN, INT64_MAX, &s->comm_ns) ||
-	    field_i64(r, 6, INT64_MIN, INT64_MAX, &s->gap_ns))
+	    field_i64(r, 2, -PARTIAL_STAMP_MAX, PARTIAL_STAMP_MAX, &s->start_ns) ||
+	    field_i64(r, 3, -PARTIAL_STAMP_MAX, PARTIAL_STAMP_MAX, &s->end_ns) ||
+	    field_i64(r, 4, 0, PARTIAL_TIME_MAX, &s->compute_ns) ||
+	    field_i64(r, 5, 0, PARTIAL_TIME_MAX, &s->comm_ns) ||
+	    field_i64(r, 6, 0, PARTIAL_TIME_MAX, &s->gap_ns))
 		return -1;
 	if (s->end_ns < s->start_ns)
 		return fail(r, "step ends before it starts");
@@ -433,9 +437,10 @@ static int rec_coll(struct reader *r)
 	size_t oplen;
 	bool none;
 	if (field_id(r, 1, true, &k->name) || field_i64(r, 2, 0, UINT32_MAX, &seq) ||
-	    field_i64(r, 3, INT64_MIN, INT64_MAX, &k->s) ||
-	    field_i64(r, 4, INT64_MIN, INT64_MAX, &k->e) || field_str(r, 5, &op, &oplen, &none) ||
-	    field_i64(r, 6, -1, INT32_MAX, &group) || field_i64(r, 7, -1, INT64_MAX, &k->bytes))
+	    field_i64(r, 3, -PARTIAL_STAMP_MAX, PARTIAL_STAMP_MAX, &k->s) ||
+	    field_i64(r, 4, -PARTIAL_STAMP_MAX, PARTIAL_STAMP_MAX, &k->e) ||
+	    field_str(r, 5, &op, &oplen, &none) || field_i64(r, 6, -1, INT32_MAX, &group) ||
+	    field_i64(r, 7, -1, PARTIAL_TIME_MAX, &k->bytes))
 		return -1;
 	/* the op as ranks.h names it (a static string), or "" */
 	k->op = ranks_coll_op(op);
@@ -453,28 +458,30 @@ static int rec_coll(struct reader *r)
 
 static int rec_kernels(struct reader *r)
 {
-	return want_fields(r, 2) || field_i64(r, 1, INT64_MIN, INT64_MAX, &r->cur->kern_ns) ? -1
-											    : 0;
+	return want_fields(r, 2) || field_i64(r, 1, 0, PARTIAL_TIME_MAX, &r->cur->kern_ns) ? -1 : 0;
 }
 
 static int rec_k(struct reader *r)
 {
 	struct partial_file *pf = r->cur;
-	if (want_fields(r, 9) ||
+	if (want_fields(r, 6) ||
 	    grow(r, (void **)&pf->kern, &r->kern_cap, pf->nkern, sizeof(*pf->kern)))
 		return -1;
 	struct agg_item *it = &pf->kern[pf->nkern];
-	memset(it, 0, sizeof(*it));
-	if (field_id(r, 1, true, &it->name) || field_u64(r, 2, &it->calls) ||
-	    field_i64(r, 3, INT64_MIN, INT64_MAX, &it->cpu_ns) ||
-	    field_i64(r, 4, INT64_MIN, INT64_MAX, &it->cpu_max_ns) ||
-	    field_i64(r, 5, INT64_MIN, INT64_MAX, &it->cpu_min_ns) ||
-	    field_i64(r, 6, INT64_MIN, INT64_MAX, &it->gpu_ns) ||
-	    field_i64(r, 7, INT64_MIN, INT64_MAX, &it->gpu_max_ns) ||
-	    field_i64(r, 8, INT64_MIN, INT64_MAX, &it->gpu_min_ns))
+	memset(it, 0, sizeof(*it)); /* kernels have no CPU time: 0 as agg_kernels counts it */
+	int64_t calls;
+	if (field_id(r, 1, true, &it->name) || field_i64(r, 2, 1, PARTIAL_TIME_MAX, &calls) ||
+	    field_i64(r, 3, 0, PARTIAL_TIME_MAX, &it->gpu_ns) ||
+	    field_i64(r, 4, 0, PARTIAL_TIME_MAX, &it->gpu_max_ns) ||
+	    field_i64(r, 5, 0, PARTIAL_TIME_MAX, &it->gpu_min_ns))
 		return -1;
-	if (it->calls == 0 || it->gpu_min_ns > it->gpu_max_ns || it->cpu_min_ns > it->cpu_max_ns)
-		return fail(r, "kernel record: no calls, or a min above its max");
+	it->calls = (uint64_t)calls;
+	if (it->gpu_min_ns > it->gpu_max_ns || it->gpu_max_ns > it->gpu_ns)
+		return fail(r, "kernel record: its min, max and total do not fit together");
+	/* the file's total is the sum of its names' totals: what bounds the merged sums */
+	if (__builtin_add_overflow(pf->kern_sum, it->gpu_ns, &pf->kern_sum) ||
+	    pf->kern_sum > pf->kern_ns)
+		return fail(r, "kernel record: the names' totals exceed the kernels' sum");
 	pf->nkern++;
 	return 0;
 }
@@ -514,12 +521,20 @@ static int record(struct reader *r, bool *end)
 
 int partial_read(struct partial_set *ps, const char *path, char *err, size_t errsize)
 {
-	struct reader r = { .ps = ps, .path = path, .err = err, .errsize = errsize };
 	FILE *in = fopen(path, "rb");
 	if (!in) {
 		snprintf(err, errsize, "%s: cannot open: %s", path, strerror(errno));
 		return -1;
 	}
+	int rc = partial_read_stream(ps, in, path, err, errsize);
+	fclose(in);
+	return rc;
+}
+
+int partial_read_stream(struct partial_set *ps, FILE *in, const char *path, char *err,
+			size_t errsize)
+{
+	struct reader r = { .ps = ps, .path = path, .err = err, .errsize = errsize };
 	char *line = NULL;
 	size_t cap = 0;
 	ssize_t len;
@@ -586,7 +601,6 @@ int partial_read(struct partial_set *ps, const char *path, char *err, size_t err
 		rc = fail(&r, "truncated: no end record");
 	}
 	free(line);
-	fclose(in);
 	if (rc)
 		return r.oom ? OPSCOPE_ENOMEM : -1;
 	char *copy = strdup(path);
@@ -649,6 +663,29 @@ int partial_finish(struct partial_set *ps, char *err, size_t errsize)
 			 ps->sources[a->source]);
 		return -1;
 	}
+	/* each file's times within PARTIAL_SPAN_MAX of each other, so that the clock offsets,
+	 * arrivals and waits the rank analysis computes stay far inside int64 */
+	for (uint32_t i = 0; i < ps->nfiles; i++) {
+		const struct ranks_file *rf = &ps->files[i].ranks;
+		int64_t lo = INT64_MAX, hi = INT64_MIN;
+		for (uint32_t k = 0; k < rf->nsteps; k++) {
+			lo = rf->steps[k].start_ns < lo ? rf->steps[k].start_ns : lo;
+			hi = rf->steps[k].end_ns > hi ? rf->steps[k].end_ns : hi;
+		}
+		for (uint32_t k = 0; k < rf->nkernels; k++) {
+			lo = rf->kernels[k].s < lo ? rf->kernels[k].s : lo;
+			hi = rf->kernels[k].e > hi ? rf->kernels[k].e : hi;
+		}
+		if (lo <= hi && hi - lo > PARTIAL_SPAN_MAX) {
+			snprintf(err, errsize,
+				 "%s: offset %" PRIu64
+				 ": the steps and collectives of %s span more "
+				 "than 2^53 ns (104 days)",
+				 ps->sources[ps->files[i].source], ps->files[i].offset,
+				 model_str(m, ps->files[i].path));
+			return -1;
+		}
+	}
 	ps->pre.ranks = calloc(ps->nfiles ? ps->nfiles : 1, sizeof(*ps->pre.ranks));
 	if (!ps->pre.ranks)
 		goto oom;
@@ -674,16 +711,27 @@ int partial_finish(struct partial_set *ps, char *err, size_t errsize)
 		ps->pre.ranks[i].file = f;
 		ranks_file_index(&ps->pre.ranks[i]);
 		ps->pre.nranks = i + 1;
+		/* the items' totals are bounded by the files' sums (rec_k), checked here */
+		if (__builtin_add_overflow(ps->pre.kernels_ns, pf->kern_ns, &ps->pre.kernels_ns))
+			goto overflow;
 		for (uint32_t k = 0; k < pf->nkern; k++) {
 			uint32_t it = agg_get(&ps->pre.kernels, AGG_NONE, pf->kern[k].name,
 					      AGG_KIND_RANGE);
+			if (it == AGG_NONE)
+				goto oom;
+			uint64_t calls;
+			if (__builtin_add_overflow(ps->pre.kernels.v[it].calls, pf->kern[k].calls,
+						   &calls))
+				goto overflow;
 			agg_merge_item(&ps->pre.kernels, it, &pf->kern[k]);
 		}
-		if (ps->pre.kernels.oom)
-			goto oom;
-		ps->pre.kernels_ns += pf->kern_ns;
 	}
 	return 0;
+overflow:
+	snprintf(err, errsize,
+		 "%s: the kernels' times or calls, summed over the files, exceed 2^63",
+		 ps->sources[ps->files[ps->pre.nranks - 1].source]);
+	return -1;
 oom:
 	snprintf(err, errsize, "out of memory");
 	return OPSCOPE_ENOMEM;

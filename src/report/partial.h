@@ -44,6 +44,7 @@ struct partial_file {
 				   * a string id of m) */
 	uint32_t nkern;		  /* items in kern */
 	int64_t kern_ns;	  /* ns: the sum of its kernels' durations */
+	int64_t kern_sum;	  /* ns: the sum of kern[].gpu_ns read so far (<= kern_ns) */
 	uint32_t source;	  /* index in partial_set.sources of the partial it came from */
 	uint64_t offset;	  /* byte offset of its `file` record in that partial */
 };
@@ -68,6 +69,9 @@ int partial_set_init(struct partial_set *ps);
 /* Read the partial at `path` into ps. 0; else one line in err ("PATH: offset N: what"),
  * and the set must only be freed. */
 int partial_read(struct partial_set *ps, const char *path, char *err, size_t errsize);
+/* The same from a stream (`path` names it in messages; the stream is not closed). */
+int partial_read_stream(struct partial_set *ps, FILE *in, const char *path, char *err,
+			size_t errsize);
 /* Order the files by path (as `opscope report DIR` loads a directory), refuse a trace read
  * twice, and build ps->m's files and ps->pre. 0; else one line in err. */
 int partial_finish(struct partial_set *ps, char *err, size_t errsize);
