@@ -140,6 +140,10 @@ bad "a trace given as a partial" "rank0.json: offset 0: not an opscope partial" 
 : >"$T/empty.partial"
 bad "an empty file" "empty.partial: offset 0: empty: not an opscope partial" "$T/empty.partial"
 bad "no such file" "nosuch.partial: cannot open" "$T/nosuch.partial"
+# a time beyond 2^61 ns (the bound that keeps the merge's sums inside int64; docs/merge.md)
+awk -F'\t' 'BEGIN { OFS = "\t" } $1 == "step" && !done { $3 = "4611686018427387904"; done = 1 } { print }' "$P" >"$T/far.partial"
+off=$(grep -b -m1 "^step" "$P" | cut -d: -f1)
+bad "a time out of bounds" "far.partial: offset $off: field 3: 4611686018427387904 is out of range" "$T/far.partial"
 # every prefix of a partial: refused in one line, never a crash (exit 1, not a signal)
 ok=1
 for cut in 0 1 17 40 100 200 $((size / 2)) $((size - 1)); do
