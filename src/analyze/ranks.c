@@ -59,6 +59,43 @@ bool ranks_present(const struct model *m)
 	return n >= 2;
 }
 
+/* A file and its rank, for ranks_kept_files. */
+struct file_rank {
+	int32_t rank; /* its rank */
+	uint32_t f;   /* index in model.files */
+};
+
+static int file_rank_cmp(const void *x, const void *y)
+{
+	const struct file_rank *a = x, *b = y;
+	if (a->rank != b->rank)
+		return a->rank < b->rank ? -1 : 1;
+	return a->f < b->f ? -1 : a->f > b->f;
+}
+
+uint32_t ranks_kept_files(const struct model *m, bool *keep)
+{
+	for (uint32_t f = 0; f < m->nfiles; f++)
+		keep[f] = true;
+	struct file_rank *v = malloc((m->nfiles ? m->nfiles : 1) * sizeof(*v));
+	if (!v)
+		return UINT32_MAX;
+	uint32_t n = 0, out = 0;
+	for (uint32_t f = 0; f < m->nfiles; f++) {
+		const struct model_process *p = file_process(m, f);
+		if (p && p->rank >= 0)
+			v[n++] = (struct file_rank){ p->rank, f };
+	}
+	qsort(v, n, sizeof(*v), file_rank_cmp);
+	for (uint32_t i = 1; i < n; i++)
+		if (v[i].rank == v[i - 1].rank) {
+			keep[v[i].f] = false;
+			out++;
+		}
+	free(v);
+	return out;
+}
+
 /* World size from the file's metadata (distributedInfo.world_size, or the recorder's
  * world_size), -1 when none. Metadata is keyed by pid: files sharing a pid share it. */
 static int32_t world_size_of(const struct model *m, uint32_t f)

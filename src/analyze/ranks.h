@@ -148,6 +148,11 @@ struct ranks {
 
 /* Does the model hold two or more files with a known rank (the view's condition)? */
 bool ranks_present(const struct model *m);
+/* Which files the per-file analyses count (advice, gputime, diff): keep[f] (m->nfiles
+ * entries) is false for a file whose rank a file before it has, as the ranks view keeps the
+ * first copy of a rank (a directory holding one rank twice) and notes the others. Returns
+ * the number left out, or UINT32_MAX when out of memory (keep then all true). */
+uint32_t ranks_kept_files(const struct model *m, bool *keep);
 
 /* The rank analysis of a's model (docs/ranks.md): ranks_file_extract of every file, then
  * ranks_combine. 0, or OPSCOPE_ENOMEM. */
