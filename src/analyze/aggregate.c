@@ -232,14 +232,17 @@ static int agg_done(struct agg *a)
 	return OPSCOPE_ENOMEM;
 }
 
-int agg_host_ranges(const struct analysis *an, enum agg_select sel, uint32_t track, bool detail,
-		    uint32_t group_key, struct agg *out)
+/* agg_host_ranges over the thread tracks that `track` (MODEL_NO_TRACK: every one) and
+ * `file` (UINT32_MAX: every one) select. */
+static int host_ranges(const struct analysis *an, enum agg_select sel, uint32_t track,
+		       uint32_t file, bool detail, uint32_t group_key, struct agg *out)
 {
 	const struct model *m = an->m;
 	memset(out, 0, sizeof(*out));
 	for (uint32_t tt = 0; tt < m->ntracks; tt++) {
 		const struct model_track *tr = &m->tracks[tt];
-		if (tr->kind != MODEL_TRACK_THREAD || (track != MODEL_NO_TRACK && track != tt))
+		if (tr->kind != MODEL_TRACK_THREAD || (track != MODEL_NO_TRACK && track != tt) ||
+		    (file != UINT32_MAX && tr->file != file))
 			continue;
 		const struct tree_track *tk = &an->tree.tracks[tt];
 		const struct model_ranges *r = &tr->ranges;
@@ -269,6 +272,18 @@ int agg_host_ranges(const struct analysis *an, enum agg_select sel, uint32_t tra
 		}
 	}
 	return agg_done(out);
+}
+
+int agg_host_ranges(const struct analysis *an, enum agg_select sel, uint32_t track, bool detail,
+		    uint32_t group_key, struct agg *out)
+{
+	return host_ranges(an, sel, track, UINT32_MAX, detail, group_key, out);
+}
+
+int agg_host_ranges_file(const struct analysis *an, enum agg_select sel, uint32_t file, bool detail,
+			 struct agg *out)
+{
+	return host_ranges(an, sel, MODEL_NO_TRACK, file, detail, 0, out);
 }
 
 /* The nearest enclosing module call of range i of a track (item_of: the item of each module

@@ -111,6 +111,11 @@ enum agg_kind {
  * 0, or OPSCOPE_ENOMEM (out is then empty). */
 int agg_host_ranges(const struct analysis *a, enum agg_select sel, uint32_t track, bool detail,
 		    uint32_t group_key, struct agg *out);
+/* The same over the thread tracks of file `file` alone, grouped by name. The tracks of a file
+ * come one after the other in the model, so agg_host_ranges of every track is these, file
+ * after file, merged by (parent, name, kind) in first-seen order (opscope merge). */
+int agg_host_ranges_file(const struct analysis *a, enum agg_select sel, uint32_t file, bool detail,
+			 struct agg *out);
 
 /* The module hierarchy of thread track `track` (MODEL_NO_TRACK: every thread): each module
  * call (agg_is_module) is an item under the item of the module call that encloses it on its

@@ -29,13 +29,18 @@ static const char merge_usage[] =
 	"\n"
 	"Combine the partial summaries that `opscope report --format partial FILE` wrote, one\n"
 	"per trace file (on a Slurm array, a Spark or Ray map: docs/merge.md), into the report\n"
-	"of all the files at once. Only the mergeable views are made: files, ranks, kernel.\n"
+	"of all the files at once. Only the mergeable views are made: files, ranks, operator,\n"
+	"kernel.\n"
 	"The files are taken in the order of their paths, as `opscope report DIR` reads a\n"
 	"directory.\n"
 	"\n"
 	"options:\n"
 	"      --views LIST      comma list of mergeable views (default: all that apply)\n"
-	"      --sort KEY        kernel order: GPUTotal (default), GPUAvg, GPUMax, GPUMin\n"
+	"      --sort KEY        operator order: CPUTotal (default), CPUAvg, CPUMax, CPUMin,\n"
+	"                        GPUTotal, GPUAvg, GPUMax, GPUMin, Calls; the kernel table's\n"
+	"                        GPU keys sort it, the others sort it by GPUTotal\n"
+	"      --op-detail       inner phases and kernels under each operator (default)\n"
+	"      --no-op-detail    operators only\n"
 	"  -u, --time-unit U     s, ms (default), us or ns (text and CSV; JSON is always ns)\n"
 	"  -n, --top N           at most N rows per table\n"
 	"  -c, --columns LIST    only these columns, in this order\n"
@@ -72,6 +77,8 @@ int cmd_merge(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "views", required_argument, NULL, 'V' },
 		{ "sort", required_argument, NULL, 'S' },
+		{ "op-detail", no_argument, NULL, 'D' },
+		{ "no-op-detail", no_argument, NULL, 'N' },
 		{ "time-unit", required_argument, NULL, 'u' },
 		{ "top", required_argument, NULL, 'n' },
 		{ "columns", required_argument, NULL, 'c' },
@@ -93,11 +100,10 @@ int cmd_merge(int argc, char **argv)
 		case 'V':
 			if (not_mergeable(optarg, bad, sizeof(bad))) {
 				char msg[192];
-				snprintf(
-					msg, sizeof(msg),
-					"'%s' is not a mergeable view: merge makes files, ranks and "
-					"kernel (docs/merge.md)",
-					bad);
+				snprintf(msg, sizeof(msg),
+					 "'%s' is not a mergeable view: merge makes files, ranks, "
+					 "operator and kernel (docs/merge.md)",
+					 bad);
 				return cli_usage_error("merge", msg);
 			}
 			views = optarg;
@@ -111,6 +117,12 @@ int cmd_merge(int argc, char **argv)
 			ro.sort = (enum report_sort)s;
 			break;
 		}
+		case 'D':
+			ro.op_detail = true;
+			break;
+		case 'N':
+			ro.op_detail = false;
+			break;
 		case 'u':
 			fo.unit = rformat_unit(optarg);
 			if (fo.unit < 0)

@@ -12,6 +12,9 @@
  *   coll <name> <seq> <start> <end> <op> <group|-1> <bytes|-1>         (one per kernel)
  *   kernels <sum of the kernels' durations, ns>
  *   k <name> <calls> <total> <max> <min>            (ns; one per kernel name)
+ *   o <parent|-1> <kind> <name> <calls> <cpu> <cpu max> <cpu min> <gpu> <gpu max> <gpu min>
+ *     <self>                  (ns; one per item of the operator aggregation, first-seen order;
+ *                              parent: the index of an earlier o record of the file)
  *   end <files>
  *
  * A string field is `-` for none or `=` and the bytes, with \\ \t \n \r \0 escaped, so any
@@ -34,7 +37,7 @@
 #include "opscope/opscope.h"
 
 #define PARTIAL_LINE_MAX (1u << 20) /* bytes of one record: longer is not a partial of ours */
-#define PARTIAL_FIELDS	 8	    /* fields of the longest record (file, coll) */
+#define PARTIAL_FIELDS	 12	    /* fields of the longest record (o) */
 /* Bounds of what a partial may say, so that the differences and sums the merge makes stay
  * inside int64: a time (ns) within +-2^61 (73 years around the epoch: up to 2043), a duration
  * or a count within [0, 2^62], and the times of one file within PARTIAL_SPAN_MAX of each
@@ -146,6 +149,23 @@ int partial_write(FILE *out, const struct analysis *a, const char *const *inputs
 				it->calls, it->gpu_ns, it->gpu_max_ns, it->gpu_min_ns);
 		}
 		agg_free(&ag);
+		if (agg_host_ranges_file(a, AGG_OPERATORS, f, true, &ag) != 0) {
+			ranks_file_free(&rf);
+			return OPSCOPE_ENOMEM;
+		}
+		for (uint32_t i = 0; i < ag.n; i++) { /* index order: parents before children */
+			const struct agg_item *it = &ag.v[i];
+			fprintf(out, "o\t%" PRId64 "\t%u\t",
+				it->parent == AGG_NONE ? INT64_C(-1) : (int64_t)it->parent,
+				(unsigned)it->kind);
+			put_str(out, model_str(m, it->name), model_strlen(m, it->name));
+			fprintf(out,
+				"\t%" PRIu64 "\t%" PRId64 "\t%" PRId64 "\t%" PRId64 "\t%" PRId64
+				"\t%" PRId64 "\t%" PRId64 "\t%" PRId64 "\n",
+				it->calls, it->cpu_ns, it->cpu_max_ns, it->cpu_min_ns, it->gpu_ns,
+				it->gpu_max_ns, it->gpu_min_ns, it->self_ns);
+		}
+		agg_free(&ag);
 		ranks_file_free(&rf);
 	}
 	fprintf(out, "end\t%" PRIu32 "\n", m->nfiles);
@@ -169,6 +189,7 @@ struct reader {
 	uint32_t kern_cap;	     /* items allocated in cur->kern */
 	uint32_t steps_cap;	     /* steps allocated in cur->ranks.steps */
 	uint32_t colls_cap;	     /* kernels allocated in cur->ranks.kernels */
+	uint32_t ops_cap;	     /* items allocated in cur->ops */
 	bool oom;		     /* an allocation failed */
 };
 
@@ -375,7 +396,7 @@ static int rec_file(struct reader *r)
 	pf->complete = complete == 1;
 	ps->nfiles++;
 	r->cur = pf;
-	r->kern_cap = r->steps_cap = r->colls_cap = 0;
+	r->kern_cap = r->steps_cap = r->colls_cap = r->ops_cap = 0;
 	return 0;
 }
 
@@ -486,6 +507,46 @@ static int rec_k(struct reader *r)
 	return 0;
 }
 
+static int rec_o(struct reader *r)
+{
+	struct partial_file *pf = r->cur;
+	if (want_fields(r, 12) ||
+	    grow(r, (void **)&pf->ops, &r->ops_cap, pf->nops, sizeof(*pf->ops)))
+		return -1;
+	struct agg_item *it = &pf->ops[pf->nops];
+	memset(it, 0, sizeof(*it));
+	int64_t parent, kind, calls;
+	if (field_i64(r, 1, -1, (int64_t)pf->nops - 1, &parent) ||
+	    field_i64(r, 2, AGG_KIND_RANGE, AGG_KIND_KERNEL, &kind) ||
+	    field_id(r, 3, true, &it->name) || field_i64(r, 4, 1, PARTIAL_TIME_MAX, &calls) ||
+	    field_i64(r, 5, 0, PARTIAL_TIME_MAX, &it->cpu_ns) ||
+	    field_i64(r, 6, 0, PARTIAL_TIME_MAX, &it->cpu_max_ns) ||
+	    field_i64(r, 7, 0, PARTIAL_TIME_MAX, &it->cpu_min_ns) ||
+	    field_i64(r, 8, 0, PARTIAL_TIME_MAX, &it->gpu_ns) ||
+	    field_i64(r, 9, 0, PARTIAL_TIME_MAX, &it->gpu_max_ns) ||
+	    field_i64(r, 10, 0, PARTIAL_TIME_MAX, &it->gpu_min_ns) ||
+	    field_i64(r, 11, -PARTIAL_TIME_MAX, PARTIAL_TIME_MAX, &it->self_ns))
+		return -1;
+	/* the shape agg_host_ranges makes: operators at the top, their inner phases under
+	 * them, kernels under either */
+	uint8_t pk = parent < 0 ? 0 : pf->ops[parent].kind;
+	bool shape = parent < 0		       ? kind == AGG_KIND_RANGE
+		     : kind == AGG_KIND_INNER  ? pk == AGG_KIND_RANGE
+		     : kind == AGG_KIND_KERNEL ? pk != AGG_KIND_KERNEL
+					       : false;
+	if (!shape)
+		return fail(r, "operator record: a kind %lld item under a kind %d one",
+			    (long long)kind, parent < 0 ? -1 : pk);
+	if (it->cpu_min_ns > it->cpu_max_ns || it->cpu_max_ns > it->cpu_ns ||
+	    it->gpu_min_ns > it->gpu_max_ns || it->gpu_max_ns > it->gpu_ns)
+		return fail(r, "operator record: its min, max and total do not fit together");
+	it->parent = parent < 0 ? AGG_NONE : (uint32_t)parent;
+	it->kind = (uint8_t)kind;
+	it->calls = (uint64_t)calls;
+	pf->nops++;
+	return 0;
+}
+
 /* One record (split in r->f). *end set by the end record. */
 static int record(struct reader *r, bool *end)
 {
@@ -511,7 +572,8 @@ static int record(struct reader *r, bool *end)
 		const char *tag;
 		int (*fn)(struct reader *r);
 	} per_file[] = { { "rank", rec_rank }, { "dist", rec_dist },	   { "step", rec_step },
-			 { "coll", rec_coll }, { "kernels", rec_kernels }, { "k", rec_k } };
+			 { "coll", rec_coll }, { "kernels", rec_kernels }, { "k", rec_k },
+			 { "o", rec_o } };
 	for (size_t i = 0; i < sizeof(per_file) / sizeof(per_file[0]); i++)
 		if (strcmp(tag, per_file[i].tag) == 0)
 			return r->cur ? per_file[i].fn(r)
@@ -645,6 +707,53 @@ static int str_cmp(const void *x, const void *y)
 	return strcmp(*(char *const *)x, *(char *const *)y);
 }
 
+/* Add a + b into *sum; false when it leaves int64. */
+static bool add_i64(int64_t *sum, int64_t a, int64_t b)
+{
+	return !__builtin_add_overflow(a, b, sum);
+}
+
+/* Merge file pf's operator items into ps->pre.ops, parents before children, so that the
+ * merged items come in the order agg_host_ranges of all the files makes them. -1 when a sum
+ * would leave int64 (the top-level sums too: the table's ratios are of them). */
+static int merge_ops(struct partial_set *ps, const struct partial_file *pf)
+{
+	struct agg *a = &ps->pre.ops;
+	uint32_t *map = malloc((pf->nops ? pf->nops : 1) * sizeof(*map));
+	if (!map) {
+		a->oom = true;
+		return 0;
+	}
+	int rc = 0;
+	for (uint32_t k = 0; k < pf->nops && rc == 0; k++) {
+		const struct agg_item *x = &pf->ops[k];
+		uint32_t parent = x->parent == AGG_NONE ? AGG_NONE : map[x->parent];
+		if (x->parent != AGG_NONE && parent == AGG_NONE)
+			break; /* out of memory before: a->oom */
+		uint32_t it = map[k] = agg_get(a, parent, x->name, x->kind);
+		if (it == AGG_NONE)
+			break;
+		const struct agg_item *y = &a->v[it];
+		int64_t c, g, sf, top_c = 0, top_g = 0;
+		uint64_t calls;
+		if (__builtin_add_overflow(y->calls, x->calls, &calls) ||
+		    !add_i64(&c, y->cpu_ns, x->cpu_ns) || !add_i64(&g, y->gpu_ns, x->gpu_ns) ||
+		    !add_i64(&sf, y->self_ns, x->self_ns) ||
+		    (parent == AGG_NONE && (!add_i64(&top_c, ps->ops_cpu, x->cpu_ns) ||
+					    !add_i64(&top_g, ps->ops_gpu, x->gpu_ns)))) {
+			rc = -1;
+			break;
+		}
+		if (parent == AGG_NONE) {
+			ps->ops_cpu = top_c;
+			ps->ops_gpu = top_g;
+		}
+		agg_merge_item(a, it, x);
+	}
+	free(map);
+	return rc;
+}
+
 int partial_finish(struct partial_set *ps, char *err, size_t errsize)
 {
 	struct model *m = ps->m;
@@ -725,6 +834,10 @@ int partial_finish(struct partial_set *ps, char *err, size_t errsize)
 				goto overflow;
 			agg_merge_item(&ps->pre.kernels, it, &pf->kern[k]);
 		}
+		if (merge_ops(ps, pf) != 0)
+			goto overflow;
+		if (ps->pre.ops.oom)
+			goto oom;
 	}
 	return 0;
 overflow:
@@ -742,6 +855,7 @@ void partial_set_free(struct partial_set *ps)
 	for (uint32_t i = 0; i < ps->nfiles; i++) {
 		ranks_file_free(&ps->files[i].ranks);
 		free(ps->files[i].kern);
+		free(ps->files[i].ops);
 	}
 	free(ps->files);
 	for (uint32_t i = 0; i < ps->nsources; i++)
@@ -754,6 +868,7 @@ void partial_set_free(struct partial_set *ps)
 		ranks_file_free(&ps->pre.ranks[i]);
 	free(ps->pre.ranks);
 	agg_free(&ps->pre.kernels);
+	agg_free(&ps->pre.ops);
 	if (ps->m)
 		model_free(ps->m);
 	memset(ps, 0, sizeof(*ps));

@@ -45,6 +45,9 @@ struct partial_file {
 	uint32_t nkern;		  /* items in kern */
 	int64_t kern_ns;	  /* ns: the sum of its kernels' durations */
 	int64_t kern_sum;	  /* ns: the sum of kern[].gpu_ns read so far (<= kern_ns) */
+	struct agg_item *ops;	  /* its operator aggregation's items (agg_host_ranges, detail),
+				   * index order; parent: an index in ops, or AGG_NONE */
+	uint32_t nops;		  /* items in ops */
 	uint32_t source;	  /* index in partial_set.sources of the partial it came from */
 	uint64_t offset;	  /* byte offset of its `file` record in that partial */
 };
@@ -62,6 +65,8 @@ struct partial_set {
 	size_t ninputs;		    /* entries of inputs */
 	size_t inputs_cap;	    /* entries allocated */
 	struct report_pre pre;	    /* after partial_finish: what the mergeable views read */
+	int64_t ops_cpu;	    /* ns: the merged top-level operators' CPU time, summed */
+	int64_t ops_gpu;	    /* ns: the same of their GPU time */
 };
 
 /* Start a set; 0 or OPSCOPE_ENOMEM. */

@@ -194,7 +194,7 @@ bool report_views_want_flops(const char *views)
 
 /* Each row: name, help, function, cost, always, title, the line a view asked for by name
  * prints when it has nothing to show, and whether `opscope merge` can make it from partials
- * (only files, ranks and kernel: docs/merge.md says why the others are not). */
+ * (files, ranks, operator and kernel: docs/merge.md says why the others are not). */
 const struct report_view report_views[] = {
 	{ "files", "each trace file: events, dropped, torn tail, complete (always shown)",
 	  view_files, 0, true, "Trace Files", "Trace Files: no file was read", true },
@@ -215,7 +215,7 @@ const struct report_view report_views[] = {
 	  "Ranks: fewer than two ranks in the loaded files (one trace per rank: report DIR)",
 	  true },
 	{ "operator", "operators, with their inner phases and kernels", view_operator, 1, false,
-	  "Operator Summary", "Operator: no ranges of this kind in the trace", false },
+	  "Operator Summary", "Operator: no ranges of this kind in the trace", true },
 	{ "kernel", "every GPU kernel by name", view_kernel, 0, false, "Kernel Summary",
 	  "Kernel: no GPU kernels in the trace", true },
 	{ "memcpy", "memory manipulation ranges (memcpy, memset)", view_memcpy, 0, false,

@@ -135,9 +135,14 @@ static int view_agg_group(struct report_ctx *c, enum agg_select sel, uint32_t tr
 	 * "Input Dims" argument */
 	bool shapes = sel == AGG_OPERATORS && c->o->group_by == REPORT_GROUP_INPUT_SHAPE;
 	uint32_t group_key = shapes ? model_find_str(an->m, "Input Dims") : 0;
-	if (agg_host_ranges(an, sel, track, detail, group_key, &a) != 0)
+	const struct agg *ap = &a; /* opscope merge: the partials' operators, merged */
+	if (c->pre && sel == AGG_OPERATORS) {
+		memset(&a, 0, sizeof(a));
+		ap = &c->pre->ops;
+	} else if (agg_host_ranges(an, sel, track, detail, group_key, &a) != 0) {
 		return OPSCOPE_ENOMEM;
-	if (a.n == 0) {
+	}
+	if (ap->n == 0) {
 		agg_free(&a);
 		return 0;
 	}
@@ -167,14 +172,14 @@ static int view_agg_group(struct report_ctx *c, enum agg_select sel, uint32_t tr
 			    : -1;
 	cols[3] = rtable_col(t, "GPU Total / Avg / Max / Min / Ratio(%)", "gpu", RCOL_STATS, 40);
 	uint32_t n;
-	uint32_t *top = sorted_top(&a, c->o->sort, sel != AGG_MEMORY, &n);
+	uint32_t *top = sorted_top(ap, c->o->sort, sel != AGG_MEMORY, &n);
 	int64_t cpu_all, gpu_all;
-	agg_top_sums(&a, &cpu_all, &gpu_all);
+	agg_top_sums(ap, &cpu_all, &gpu_all);
 	/* operators: ratios of all operators' time; the others: of the total (step) time */
 	int64_t cpu_whole = sel == AGG_OPERATORS ? cpu_all : an->total_ns;
 	int64_t gpu_whole = sel == AGG_OPERATORS ? gpu_all : an->step_device_ns;
 	for (uint32_t k = 0; top && k < n; k++) {
-		const struct agg_item *it = &a.v[top[k]];
+		const struct agg_item *it = &ap->v[top[k]];
 		struct rrow *r = rtable_row(t, 0);
 		if (!r)
 			break;
@@ -187,7 +192,7 @@ static int view_agg_group(struct report_ctx *c, enum agg_select sel, uint32_t tr
 			r->cells[cself].i = it->self_ns;
 		set_item_stats(&r->cells[cols[3]], it, true, gpu_whole);
 		if (detail)
-			detail_rows(an->m, t, &a, top[k], cols);
+			detail_rows(an->m, t, ap, top[k], cols);
 	}
 	if (sel == AGG_PYTHON_FUNCTIONS)
 		t->note = "CPU: the calls' durations (a recursive function's nested calls count "

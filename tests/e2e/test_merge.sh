@@ -2,7 +2,7 @@
 # test_merge.sh: `opscope report --format partial` and `opscope merge` (issue 20, point 5).
 #   - Equality: for each input directory, a partial per file (as a Slurm array task would
 #     make it), merged, gives the very bytes that `opscope report` prints for the files loaded
-#     at once, for the mergeable views (files, ranks, kernel): text and CSV against
+#     at once, for the mergeable views (files, ranks, operator, kernel): text and CSV against
 #     `report DIR`, JSON against `report DIR/*` (its "inputs" list names the files given, so
 #     the report is given the same files; with `report DIR` only "inputs" differs). Inputs:
 #     the synthetic job of tests/tools/gen_ranks.py (4 ranks; also with a missing rank, a
@@ -23,7 +23,7 @@ PY=/usr/bin/python3
 [ -x "$PY" ] || { echo "skip: no $PY"; exit 77; }
 GEN=$SRC/tests/tools/gen_ranks.py
 HTA=$SRC/../shared/data/kineto/hta
-V=files,ranks,kernel
+V=files,ranks,operator,kernel
 
 # parts DIR OUT: one partial per file of DIR into OUT (a loop standing in for the array)
 parts() {
@@ -79,6 +79,8 @@ check "syn: merged: straggler rank 2 by 2 ms, longer compute, in each of 3 steps
 	'q "$T/syn.m.json" "[(r[\"rank\"], r[\"margin_ns\"], r[\"why\"]) for r in t(\"Rank Steps\") if r[\"level\"] == 0] == [(2, 2000000, \"longer compute\")] * 3"'
 check "syn: merged: 4 files, 4 ranks, offsets 0,-1,-2,-3 ms" \
 	'q "$T/syn.m.json" "len(t(\"Trace Files\")) == 4 and [r[\"clock_offset_ns\"] for r in t(\"Ranks\")] == [0,-1000000,-2000000,-3000000]"'
+check "syn: merged: aten::mm, 12 calls (4 ranks x 3 steps), over the partials" \
+	'q "$T/syn.m.json" "[r[\"calls\"] for r in t(\"Operator Summary\") if r[\"name\"] == \"aten::mm\"] == [12]"'
 # one partial of the whole directory merges to the same report
 "$OPSCOPE" report --format partial -o "$T/syn_all.partial" "$T/syn"
 "$OPSCOPE" merge "$T/syn_all.partial" >"$T/syn_all.txt" 2>/dev/null
@@ -106,6 +108,11 @@ if [ -d "$HTA/trace_filter" ]; then
 	same tf "$HTA/trace_filter"
 	check "tf: merged: ranks 0 and 1, 10 collectives matched, 126 ranks missing" \
 		'q "$T/tf.m.json" "[r[\"rank\"] for r in t(\"Ranks\")] == [0, 1] and len(t(\"Collectives Across Ranks\")) == 10 and notes == [\"missing ranks: 2 of world size 128 loaded; not here: 2-127\"]"'
+	# the operator table's options: no detail rows, another order, the top rows
+	"$OPSCOPE" merge --no-op-detail --sort CPUAvg -n 5 --views operator "$T/parts_tf"/*.partial >"$T/tf.op.m" 2>/dev/null
+	"$OPSCOPE" report --no-op-detail --sort CPUAvg -n 5 --views operator "$HTA/trace_filter" >"$T/tf.op.r"
+	check "tf: --no-op-detail --sort CPUAvg -n 5: merge == report" \
+		'cmp -s "$T/tf.op.m" "$T/tf.op.r" && grep -q -- "-Operator Summary-" "$T/tf.op.m"'
 	mkdir -p "$T/mix"
 	cp "$HTA/trace_diff/control/control.json.gz" "$HTA/trace_diff/test/test.json.gz" \
 		"$HTA/nccl_parser_config/nccl_data.json.gz" "$T/mix/"
