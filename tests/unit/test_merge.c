@@ -143,6 +143,71 @@ TEST(merge_two_partials)
 	model_free(m1);
 }
 
+/* One partial's text read into ps (named `name`). */
+static int read_model(struct partial_set *ps, const struct model *m, const char *name)
+{
+	char err[256] = "";
+	char *p = write_partial(m, name);
+	int rc = p ? read_text(ps, p, name, err, sizeof(err)) : -1;
+	free(p);
+	return rc;
+}
+
+/*
+ * Operators from two files. a.json: "op" [0,100) holding the inner phase "inner" [10,30),
+ * which holds a launch [12,14) of kernel "k" [50,60). b.json: "op" [0,200), nothing inside.
+ * Merged: op 2 calls, CPU 100 + 200 = 300, max 200, min 100; GPU (kernel time launched from
+ * inside) 10 + 0 = 10, max 10, min 0; self 80 + 200 = 280. Under it "inner": 1 call, CPU 20,
+ * GPU 10; under that "k": 1 call, GPU 10. The op's own launches: none (the launch is the
+ * inner phase's), so "inner" is its only child.
+ */
+TEST(merge_operators)
+{
+	struct model *a = model_new(), *b = model_new();
+	model_add_file(a, "a.json", "test");
+	uint32_t h = model_add_track(a, MODEL_TRACK_THREAD, 1, 1, 0);
+	uint32_t d = model_add_track(a, MODEL_TRACK_DEVICE, 0, 7, 0);
+	R(a, h, 0, 100, "op", OPSCOPE_CAT_OPERATOR, -1);
+	R(a, h, 10, 30, "inner", OPSCOPE_CAT_OPERATOR_INNER, -1);
+	R(a, h, 12, 14, "cudaLaunchKernel", OPSCOPE_CAT_CUDA_RUNTIME, 1);
+	R(a, d, 50, 60, "k", OPSCOPE_CAT_KERNEL, 1);
+	model_add_file(b, "b.json", "test");
+	h = model_add_track(b, MODEL_TRACK_THREAD, 1, 1, 0);
+	R(b, h, 0, 200, "op", OPSCOPE_CAT_OPERATOR, -1);
+	nest(a);
+	nest(b);
+	struct partial_set ps;
+	REQUIRE(partial_set_init(&ps) == 0);
+	CHECK_EQ_I(read_model(&ps, b, "pb"), 0);
+	CHECK_EQ_I(read_model(&ps, a, "pa"), 0);
+	char err[256] = "";
+	REQUIRE(partial_finish(&ps, err, sizeof(err)) == 0);
+	const struct agg *o = &ps.pre.ops;
+	REQUIRE(o->n == 3);
+	const struct agg_item *op = &o->v[0], *in = &o->v[1], *k = &o->v[2];
+	CHECK_STR(model_str(ps.m, op->name), "op");
+	CHECK_EQ_U(op->calls, 2);
+	CHECK_EQ_I(op->cpu_ns, 300);
+	CHECK_EQ_I(op->cpu_max_ns, 200);
+	CHECK_EQ_I(op->cpu_min_ns, 100);
+	CHECK_EQ_I(op->gpu_ns, 10);
+	CHECK_EQ_I(op->gpu_max_ns, 10);
+	CHECK_EQ_I(op->gpu_min_ns, 0);
+	CHECK_EQ_I(op->self_ns, 280);
+	CHECK_STR(model_str(ps.m, in->name), "inner");
+	CHECK(in->parent == 0 && in->kind == AGG_KIND_INNER && op->first_child == 1);
+	CHECK_EQ_U(in->calls, 1);
+	CHECK_EQ_I(in->cpu_ns, 20);
+	CHECK_EQ_I(in->gpu_ns, 10);
+	CHECK_STR(model_str(ps.m, k->name), "k");
+	CHECK(k->parent == 1 && k->kind == AGG_KIND_KERNEL);
+	CHECK_EQ_I(k->gpu_ns, 10);
+	CHECK_EQ_I(ps.ops_cpu, 300);
+	partial_set_free(&ps);
+	model_free(a);
+	model_free(b);
+}
+
 /* A path and a kernel name with a tab, a newline, a backslash and a CR come back the same. */
 TEST(merge_escapes)
 {
@@ -201,4 +266,4 @@ TEST(merge_refusals)
 	partial_set_free(&ps);
 }
 
-TEST_MAIN(merge_two_partials, merge_escapes, merge_refusals)
+TEST_MAIN(merge_two_partials, merge_operators, merge_escapes, merge_refusals)
