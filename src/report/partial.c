@@ -193,6 +193,17 @@ struct reader {
 	bool oom;		     /* an allocation failed */
 };
 
+/* s (up to its NUL, at most size - 1 bytes) with every control byte as '?': a name from a
+ * partial put in a one-line message stays one line. */
+static const char *printable(const char *s, char *buf, size_t size)
+{
+	size_t n = 0;
+	for (; s[n] && n + 1 < size; n++)
+		buf[n] = (unsigned char)s[n] < 0x20 || s[n] == 0x7f ? '?' : s[n];
+	buf[n] = '\0';
+	return buf;
+}
+
 static int fail(struct reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int fail(struct reader *r, const char *fmt, ...)
 {
@@ -466,7 +477,8 @@ static int rec_coll(struct reader *r)
 	/* the op as ranks.h names it (a static string), or "" */
 	k->op = ranks_coll_op(op);
 	if (none || strlen(op) != oplen || strcmp(k->op, op) != 0)
-		return fail(r, "field 6: '%.32s' is not a collective op", op);
+		return fail(r, "field 6: '%s' is not a collective op",
+			    printable(op, (char[33]){ 0 }, 33));
 	if (k->e < k->s)
 		return fail(r, "collective ends before it starts");
 	if (group == 0)
@@ -577,8 +589,10 @@ static int record(struct reader *r, bool *end)
 	for (size_t i = 0; i < sizeof(per_file) / sizeof(per_file[0]); i++)
 		if (strcmp(tag, per_file[i].tag) == 0)
 			return r->cur ? per_file[i].fn(r)
-				      : fail(r, "%s record before any file record", tag);
-	return fail(r, "unknown record '%.32s'", tag);
+				      : fail(r, "%s record before any file record", tag); /* a
+											   * known
+											   * tag */
+	return fail(r, "unknown record '%s'", printable(tag, (char[33]){ 0 }, 33));
 }
 
 int partial_read(struct partial_set *ps, const char *path, char *err, size_t errsize)
@@ -768,7 +782,8 @@ int partial_finish(struct partial_set *ps, char *err, size_t errsize)
 			continue;
 		snprintf(err, errsize,
 			 "%s: offset %" PRIu64 ": trace %s is also in %s (a partial given twice?)",
-			 ps->sources[b->source], b->offset, model_str(m, b->path),
+			 ps->sources[b->source], b->offset,
+			 printable(model_str(m, b->path), (char[256]){ 0 }, 256),
 			 ps->sources[a->source]);
 		return -1;
 	}
@@ -791,7 +806,7 @@ int partial_finish(struct partial_set *ps, char *err, size_t errsize)
 				 ": the steps and collectives of %s span more "
 				 "than 2^53 ns (104 days)",
 				 ps->sources[ps->files[i].source], ps->files[i].offset,
-				 model_str(m, ps->files[i].path));
+				 printable(model_str(m, ps->files[i].path), (char[256]){ 0 }, 256));
 			return -1;
 		}
 	}
