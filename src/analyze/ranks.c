@@ -661,7 +661,7 @@ static int compare_steps(const struct model *m, struct ranks *out)
 				tmp[n++] = s->per[r].compute_ns;
 		int64_t comp_x = s->per[best].compute_ns - median(tmp, n);
 		int64_t x = data_x > comp_x ? data_x : comp_x;
-		if (x > 0 && 2 * x >= s->margin_ns) {
+		if (x > 0 && x >= s->margin_ns - x) { /* 2x >= margin, without overflow */
 			s->why = data_x > comp_x ? RANKS_WHY_DATA : RANKS_WHY_COMPUTE;
 			s->why_ns = x;
 			continue;

@@ -453,6 +453,10 @@ static int rec_step(struct reader *r)
 		return -1;
 	if (s->end_ns < s->start_ns)
 		return fail(r, "step ends before it starts");
+	/* the partition and the data wait are of [start, end) */
+	if (s->compute_ns > s->end_ns - s->start_ns || s->comm_ns > s->end_ns - s->start_ns ||
+	    s->gap_ns > s->end_ns - s->start_ns)
+		return fail(r, "step: its compute, communication or data wait exceeds the step");
 	rf->nsteps++;
 	return 0;
 }
