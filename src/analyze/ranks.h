@@ -77,13 +77,11 @@ struct ranks_rank {
 	int32_t rank;			    /* distributed rank */
 	uint32_t host;			    /* string id of the host name, 0 if not known */
 	int32_t world_size;		    /* world size its metadata gives, -1 if not known */
-	int64_t offset_ns;		    /* ns added to its times to put them on the
-						  * reference clock */
+	int64_t offset_ns;		    /* ns added to its times: the reference clock */
 	bool aligned;			    /* offset_ns came from shared collectives (else 0) */
 	uint32_t ncolls;		    /* collective kernels in its file */
 	const struct ranks_steprow *steps;  /* its steps (the ranks_file's) */
-	uint32_t nsteps;		    /* its steps to compare, 0 without ProfileStep
-						  * ranges */
+	uint32_t nsteps;		    /* its steps to compare, 0 without ProfileStep */
 	const struct ranks_kernel *kernels; /* its collective kernels, by (name, seq) */
 	struct distributed dist;	    /* its communication, computation and their overlap */
 };
