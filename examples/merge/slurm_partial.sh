@@ -4,7 +4,7 @@
 #
 #   n=$(ls traces | wc -l)
 #   job=$(sbatch --parsable --array=0-$((n - 1)) examples/merge/slurm_partial.sh traces partials)
-#   sbatch --dependency=afterok:$job --wrap "opscope merge partials/*.partial > report.txt"
+#   sbatch --dependency=afterok:$job --wrap "opscope merge partials > report.txt"
 #
 #SBATCH --job-name=opscope-partial
 #SBATCH --cpus-per-task=1

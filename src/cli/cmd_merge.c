@@ -14,7 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <dirent.h>
 #include <getopt.h>
+#include <sys/stat.h>
 
 #include "opscope/opscope.h"
 
@@ -25,14 +27,15 @@
 #include "util/strlist.h"
 
 static const char merge_usage[] =
-	"usage: opscope merge [options] PARTIAL...\n"
+	"usage: opscope merge [options] PARTIAL|DIR...\n"
 	"\n"
 	"Combine the partial summaries that `opscope report --format partial FILE` wrote, one\n"
 	"per trace file (on a Slurm array, a Spark or Ray map: docs/merge.md), into the report\n"
 	"of all the files at once. Only the mergeable views are made: files, ranks, operator,\n"
 	"kernel.\n"
 	"The files are taken in the order of their paths, as `opscope report DIR` reads a\n"
-	"directory.\n"
+	"directory. A DIR gives every *.partial file in it (for more partials than a command\n"
+	"line holds).\n"
 	"\n"
 	"options:\n"
 	"      --views LIST      comma list of mergeable views (default: all that apply)\n"
@@ -64,6 +67,64 @@ static const char *not_mergeable(const char *list, char *name, size_t size)
 			return name;
 	}
 	return NULL;
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Read the partial at path, or every *.partial file of the directory at path (by name). 0, or
+ * the reader's error with its line in err. */
+static int read_arg(struct partial_set *ps, const char *path, char *err, size_t errsize)
+{
+	struct stat st;
+	if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+		return partial_read(ps, path, err, errsize);
+	DIR *d = opendir(path);
+	if (!d) {
+		snprintf(err, errsize, "%s: cannot open: %s", path, strerror(errno));
+		return -1;
+	}
+	char **names = NULL;
+	size_t n = 0, cap = 0;
+	int rc = 0;
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL) {
+		size_t len = strlen(e->d_name);
+		if (e->d_name[0] == '.' || len < 8 || strcmp(e->d_name + len - 8, ".partial") != 0)
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 64;
+			char **v = realloc(names, cap * sizeof(*v));
+			if (!v)
+				cli_die_oom();
+			names = v;
+		}
+		if (!(names[n++] = strdup(e->d_name)))
+			cli_die_oom();
+	}
+	closedir(d);
+	if (n > 1)
+		qsort(names, n, sizeof(*names), name_cmp);
+	if (n == 0) {
+		snprintf(err, errsize, "%s: no .partial files in this directory", path);
+		rc = -1;
+	}
+	size_t dl = strlen(path);
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		size_t len = dl + strlen(names[i]) + 2;
+		char *full = malloc(len);
+		if (!full)
+			cli_die_oom();
+		snprintf(full, len, "%s%s%s", path, dl && path[dl - 1] == '/' ? "" : "/", names[i]);
+		rc = partial_read(ps, full, err, errsize);
+		free(full);
+	}
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	return rc;
 }
 
 static bool want_mergeable(const char *view, void *list)
@@ -168,7 +229,7 @@ int cmd_merge(int argc, char **argv)
 		cli_die_oom();
 	char err[1024];
 	for (int i = optind; i < argc; i++) {
-		int rc = partial_read(&ps, argv[i], err, sizeof(err));
+		int rc = read_arg(&ps, argv[i], err, sizeof(err));
 		if (rc == OPSCOPE_ENOMEM)
 			cli_die_oom();
 		if (rc != 0) {

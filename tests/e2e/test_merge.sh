@@ -81,6 +81,13 @@ check "syn: merged: 4 files, 4 ranks, offsets 0,-1,-2,-3 ms" \
 	'q "$T/syn.m.json" "len(t(\"Trace Files\")) == 4 and [r[\"clock_offset_ns\"] for r in t(\"Ranks\")] == [0,-1000000,-2000000,-3000000]"'
 check "syn: merged: aten::mm, 12 calls (4 ranks x 3 steps), over the partials" \
 	'q "$T/syn.m.json" "[r[\"calls\"] for r in t(\"Operator Summary\") if r[\"name\"] == \"aten::mm\"] == [12]"'
+# a directory of partials: every *.partial in it (more partials than a command line holds)
+"$OPSCOPE" merge "$T/parts_syn" >"$T/syn_dir.txt" 2>/dev/null
+check "syn: merge DIR of partials: the same report" 'cmp -s "$T/syn_dir.txt" "$T/syn.r.txt"'
+mkdir -p "$T/noparts"
+"$OPSCOPE" merge "$T/noparts" >/dev/null 2>"$T/noparts.err"
+check "merge of a directory without partials: exit 1, one line" \
+	'[ $? -eq 1 ] && [ "$(cat "$T/noparts.err")" = "opscope: $T/noparts: no .partial files in this directory" ]'
 # one partial of the whole directory merges to the same report
 "$OPSCOPE" report --format partial -o "$T/syn_all.partial" "$T/syn"
 "$OPSCOPE" merge "$T/syn_all.partial" >"$T/syn_all.txt" 2>/dev/null
