@@ -480,7 +480,8 @@ static const char *const copy_names[] = {
 	"[CUDA memcpy PtoP]", "[CUDA memcpy DtoA]", "[CUDA memcpy AtoD]", "[CUDA memset]",
 };
 #define NCOPY_KINDS (sizeof(copy_kinds) / sizeof(copy_kinds[0]))
-_Static_assert(sizeof(copy_names) / sizeof(copy_names[0]) == NCOPY_KINDS + 1,
+_Static_assert(sizeof(copy_names) / sizeof(copy_names[0]) == NCOPY_KINDS + 1 &&
+		       NCOPY_KINDS + 1 == AGG_NVPROF_COPY_KEYS,
 	       "one name per copy kind, and the memsets'");
 
 /* The copy key of a range: 1 + the kind's index for a copy, NCOPY_KINDS + 1 for a memset, 0
@@ -503,12 +504,16 @@ const char *agg_nvprof_copy_name(uint32_t key)
 	return key >= 1 && key <= NCOPY_KINDS + 1 ? copy_names[key - 1] : "";
 }
 
-int agg_nvprof(const struct model *m, struct agg *out, int64_t *gpu_ns, int64_t *api_ns)
+/* agg_nvprof over the tracks of file `file` (UINT32_MAX: every track). */
+static int nvprof_of(const struct model *m, uint32_t file, struct agg *out, int64_t *gpu_ns,
+		     int64_t *api_ns)
 {
 	memset(out, 0, sizeof(*out));
 	*gpu_ns = *api_ns = 0;
 	for (uint32_t tt = 0; tt < m->ntracks; tt++) {
 		const struct model_track *tr = &m->tracks[tt];
+		if (file != UINT32_MAX && tr->file != file)
+			continue;
 		for (uint64_t i = 0; i < tr->nranges; i++) {
 			uint8_t cat = tr->ranges.category[i];
 			bool gpu = tr->kind == MODEL_TRACK_DEVICE && tree_is_device_work(cat);
@@ -524,4 +529,15 @@ int agg_nvprof(const struct model *m, struct agg *out, int64_t *gpu_ns, int64_t 
 		}
 	}
 	return agg_done(out);
+}
+
+int agg_nvprof(const struct model *m, struct agg *out, int64_t *gpu_ns, int64_t *api_ns)
+{
+	return nvprof_of(m, UINT32_MAX, out, gpu_ns, api_ns);
+}
+
+int agg_nvprof_file(const struct model *m, uint32_t file, struct agg *out, int64_t *gpu_ns,
+		    int64_t *api_ns)
+{
+	return nvprof_of(m, file, out, gpu_ns, api_ns);
 }

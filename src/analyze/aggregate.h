@@ -170,6 +170,12 @@ enum agg_nvprof_kind {
  * memsets all one item. *gpu_ns and *api_ns are the summed durations of each side. 0, or
  * OPSCOPE_ENOMEM (out is then empty). */
 int agg_nvprof(const struct model *m, struct agg *out, int64_t *gpu_ns, int64_t *api_ns);
+/* The same over the tracks of file `file` alone (the tracks of a file come one after the
+ * other: agg_nvprof is these, file after file, merged in first-seen order). */
+int agg_nvprof_file(const struct model *m, uint32_t file, struct agg *out, int64_t *gpu_ns,
+		    int64_t *api_ns);
+/* The number of copy keys agg_nvprof_copy_name knows: keys 1 to this. */
+#define AGG_NVPROF_COPY_KEYS 8
 
 /* nvprof's name of an AGG_NVPROF_COPY item ("[CUDA memcpy HtoD]", "[CUDA memset]"). */
 const char *agg_nvprof_copy_name(uint32_t key);

@@ -12,6 +12,8 @@
  *   coll <name> <seq> <start> <end> <op> <group|-1> <bytes|-1>         (one per kernel)
  *   kernels <sum of the kernels' durations, ns>
  *   k <name> <calls> <total> <max> <min>            (ns; one per kernel name)
+ *   nvprof <GPU work's sum> <API calls' sum>         (ns)
+ *   n <kind> <name, or a copy key> <calls> <total> <max> <min>   (ns; one per nvprof item)
  *   o <parent|-1> <kind> <name> <calls> <cpu> <cpu max> <cpu min> <gpu> <gpu max> <gpu min>
  *     <self>                  (ns; one per item of the operator aggregation, first-seen order;
  *                              parent: the index of an earlier o record of the file)
@@ -149,6 +151,23 @@ int partial_write(FILE *out, const struct analysis *a, const char *const *inputs
 				it->calls, it->gpu_ns, it->gpu_max_ns, it->gpu_min_ns);
 		}
 		agg_free(&ag);
+		int64_t nv_gpu, nv_api;
+		if (agg_nvprof_file(m, f, &ag, &nv_gpu, &nv_api) != 0) {
+			ranks_file_free(&rf);
+			return OPSCOPE_ENOMEM;
+		}
+		fprintf(out, "nvprof\t%" PRId64 "\t%" PRId64 "\n", nv_gpu, nv_api);
+		for (uint32_t i = ag.n ? ag.first_top : AGG_NONE; i != AGG_NONE; i = ag.v[i].next) {
+			const struct agg_item *it = &ag.v[i];
+			fprintf(out, "n\t%u\t", (unsigned)it->kind);
+			if (it->kind == AGG_NVPROF_COPY) /* a key, not a string */
+				fprintf(out, "%" PRIu32, it->name);
+			else
+				put_str(out, model_str(m, it->name), model_strlen(m, it->name));
+			fprintf(out, "\t%" PRIu64 "\t%" PRId64 "\t%" PRId64 "\t%" PRId64 "\n",
+				it->calls, it->gpu_ns, it->gpu_max_ns, it->gpu_min_ns);
+		}
+		agg_free(&ag);
 		if (agg_host_ranges_file(a, AGG_OPERATORS, f, true, &ag) != 0) {
 			ranks_file_free(&rf);
 			return OPSCOPE_ENOMEM;
@@ -190,6 +209,7 @@ struct reader {
 	uint32_t steps_cap;	     /* steps allocated in cur->ranks.steps */
 	uint32_t colls_cap;	     /* kernels allocated in cur->ranks.kernels */
 	uint32_t ops_cap;	     /* items allocated in cur->ops */
+	uint32_t nv_cap;	     /* items allocated in cur->nv */
 	bool oom;		     /* an allocation failed */
 };
 
@@ -407,7 +427,7 @@ static int rec_file(struct reader *r)
 	pf->complete = complete == 1;
 	ps->nfiles++;
 	r->cur = pf;
-	r->kern_cap = r->steps_cap = r->colls_cap = r->ops_cap = 0;
+	r->kern_cap = r->steps_cap = r->colls_cap = r->ops_cap = r->nv_cap = 0;
 	return 0;
 }
 
@@ -523,6 +543,50 @@ static int rec_k(struct reader *r)
 	return 0;
 }
 
+static int rec_nvprof(struct reader *r)
+{
+	struct partial_file *pf = r->cur;
+	return want_fields(r, 3) || field_i64(r, 1, 0, PARTIAL_TIME_MAX, &pf->nv_sum[0]) ||
+			       field_i64(r, 2, 0, PARTIAL_TIME_MAX, &pf->nv_sum[1])
+		       ? -1
+		       : 0;
+}
+
+static int rec_n(struct reader *r)
+{
+	struct partial_file *pf = r->cur;
+	if (want_fields(r, 7) || grow(r, (void **)&pf->nv, &r->nv_cap, pf->nnv, sizeof(*pf->nv)))
+		return -1;
+	struct agg_item *it = &pf->nv[pf->nnv];
+	memset(it, 0, sizeof(*it));
+	int64_t kind, key, calls;
+	if (field_i64(r, 1, AGG_NVPROF_GPU, AGG_NVPROF_COPY, &kind))
+		return -1;
+	if (kind == AGG_NVPROF_COPY) {
+		if (field_i64(r, 2, 1, AGG_NVPROF_COPY_KEYS, &key))
+			return -1;
+		it->name = (uint32_t)key;
+	} else if (field_id(r, 2, true, &it->name)) {
+		return -1;
+	}
+	if (field_i64(r, 3, 1, PARTIAL_TIME_MAX, &calls) ||
+	    field_i64(r, 4, 0, PARTIAL_TIME_MAX, &it->gpu_ns) ||
+	    field_i64(r, 5, 0, PARTIAL_TIME_MAX, &it->gpu_max_ns) ||
+	    field_i64(r, 6, 0, PARTIAL_TIME_MAX, &it->gpu_min_ns))
+		return -1;
+	if (it->gpu_min_ns > it->gpu_max_ns || it->gpu_max_ns > it->gpu_ns)
+		return fail(r, "nvprof record: its min, max and total do not fit together");
+	/* each side's totals are bounded by that side's sum: what bounds the merged sums */
+	int side = kind == AGG_NVPROF_API;
+	if (__builtin_add_overflow(pf->nv_seen[side], it->gpu_ns, &pf->nv_seen[side]) ||
+	    pf->nv_seen[side] > pf->nv_sum[side])
+		return fail(r, "nvprof record: the names' totals exceed their side's sum");
+	it->kind = (uint8_t)kind;
+	it->calls = (uint64_t)calls;
+	pf->nnv++;
+	return 0;
+}
+
 static int rec_o(struct reader *r)
 {
 	struct partial_file *pf = r->cur;
@@ -589,7 +653,7 @@ static int record(struct reader *r, bool *end)
 		int (*fn)(struct reader *r);
 	} per_file[] = { { "rank", rec_rank }, { "dist", rec_dist },	   { "step", rec_step },
 			 { "coll", rec_coll }, { "kernels", rec_kernels }, { "k", rec_k },
-			 { "o", rec_o } };
+			 { "o", rec_o },       { "nvprof", rec_nvprof },   { "n", rec_n } };
 	for (size_t i = 0; i < sizeof(per_file) / sizeof(per_file[0]); i++)
 		if (strcmp(tag, per_file[i].tag) == 0)
 			return r->cur ? per_file[i].fn(r)
@@ -772,6 +836,27 @@ static int merge_ops(struct partial_set *ps, const struct partial_file *pf)
 	return rc;
 }
 
+/* Merge file pf's nvprof items into ps->pre.nvprof (items in the file's first-seen order, so
+ * in agg_nvprof's of all the files). -1 when a sum would leave int64. */
+static int merge_nvprof(struct partial_set *ps, const struct partial_file *pf)
+{
+	struct agg *a = &ps->pre.nvprof;
+	for (int side = 0; side < 2; side++)
+		if (!add_i64(&ps->pre.nvprof_ns[side], ps->pre.nvprof_ns[side], pf->nv_sum[side]))
+			return -1;
+	for (uint32_t k = 0; k < pf->nnv; k++) {
+		const struct agg_item *x = &pf->nv[k];
+		uint32_t it = agg_get(a, AGG_NONE, x->name, x->kind);
+		if (it == AGG_NONE)
+			return 0; /* a->oom */
+		uint64_t calls;
+		if (__builtin_add_overflow(a->v[it].calls, x->calls, &calls))
+			return -1;
+		agg_merge_item(a, it, x);
+	}
+	return 0;
+}
+
 int partial_finish(struct partial_set *ps, char *err, size_t errsize)
 {
 	struct model *m = ps->m;
@@ -853,8 +938,10 @@ int partial_finish(struct partial_set *ps, char *err, size_t errsize)
 				goto overflow;
 			agg_merge_item(&ps->pre.kernels, it, &pf->kern[k]);
 		}
-		if (merge_ops(ps, pf) != 0)
+		if (merge_ops(ps, pf) != 0 || merge_nvprof(ps, pf) != 0)
 			goto overflow;
+		if (ps->pre.nvprof.oom)
+			goto oom;
 		if (ps->pre.ops.oom)
 			goto oom;
 	}
@@ -875,6 +962,7 @@ void partial_set_free(struct partial_set *ps)
 		ranks_file_free(&ps->files[i].ranks);
 		free(ps->files[i].kern);
 		free(ps->files[i].ops);
+		free(ps->files[i].nv);
 	}
 	free(ps->files);
 	for (uint32_t i = 0; i < ps->nsources; i++)
@@ -888,6 +976,7 @@ void partial_set_free(struct partial_set *ps)
 	free(ps->pre.ranks);
 	agg_free(&ps->pre.kernels);
 	agg_free(&ps->pre.ops);
+	agg_free(&ps->pre.nvprof);
 	if (ps->m)
 		model_free(ps->m);
 	memset(ps, 0, sizeof(*ps));

@@ -48,6 +48,11 @@ struct partial_file {
 	struct agg_item *ops;	  /* its operator aggregation's items (agg_host_ranges, detail),
 				   * index order; parent: an index in ops, or AGG_NONE */
 	uint32_t nops;		  /* items in ops */
+	struct agg_item *nv;	  /* its nvprof aggregation's items (agg_nvprof), first-seen
+				   * order (name: a string id of m, or a copy key) */
+	uint32_t nnv;		  /* items in nv */
+	int64_t nv_sum[2];	  /* ns: the summed durations of its GPU work and API calls */
+	int64_t nv_seen[2];	  /* ns: the same of nv[] read so far (<= nv_sum) */
 	uint32_t source;	  /* index in partial_set.sources of the partial it came from */
 	uint64_t offset;	  /* byte offset of its `file` record in that partial */
 };

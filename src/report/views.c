@@ -194,7 +194,8 @@ bool report_views_want_flops(const char *views)
 
 /* Each row: name, help, function, cost, always, title, the line a view asked for by name
  * prints when it has nothing to show, and whether `opscope merge` can make it from partials
- * (files, ranks, operator and kernel: docs/merge.md says why the others are not). */
+ * (files, ranks, operator, kernel and nvprof: docs/merge.md says why the others are
+ * not). */
 const struct report_view report_views[] = {
 	{ "files", "each trace file: events, dropped, torn tail, complete (always shown)",
 	  view_files, 0, true, "Trace Files", "Trace Files: no file was read", true },
@@ -232,7 +233,7 @@ const struct report_view report_views[] = {
 	  "Module Summary", "Module: no nn.Module calls in the trace", false },
 	{ "nvprof", "GPU activities and API calls, as nvprof prints them", view_nvprof, 0, false,
 	  "GPU activities and API calls", "nvprof: no GPU activities or API calls in the trace",
-	  false },
+	  true },
 	{ "step", "each step: time per kind of work, data wait, compute, tail, GPU drain",
 	  view_step, 3, false, "Step Summary", "Step: no steps in the trace", false },
 	{ "perf", "reader cost, batch cost, throughput of steps with num_samples", view_perf, 0,

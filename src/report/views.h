@@ -62,6 +62,8 @@ struct report_pre {
 	uint32_t nranks;	  /* entries of ranks: model.nfiles */
 	struct agg kernels;	  /* the kernel aggregation of every file (agg_kernels) */
 	int64_t kernels_ns;	  /* ns: the sum of every kernel's duration */
+	struct agg nvprof;	  /* nvprof's GPU work and API calls of every file (agg_nvprof) */
+	int64_t nvprof_ns[2];	  /* ns: their summed durations: GPU work, API calls */
 	struct agg ops;		  /* the operator aggregation of every file, with the inner
 				   * phases and kernels under each (agg_host_ranges, detail) */
 };

@@ -499,10 +499,17 @@ int view_nvprof(struct report_ctx *c)
 {
 	const struct model *m = c->an.m;
 	struct agg a;
-	int64_t sum[2]; /* GPU activities, API calls */
-	if (agg_nvprof(m, &a, &sum[0], &sum[1]) != 0)
+	int64_t sum[2];		   /* GPU activities, API calls */
+	const struct agg *ap = &a; /* opscope merge: the partials' items, merged */
+	if (c->pre) {
+		memset(&a, 0, sizeof(a));
+		ap = &c->pre->nvprof;
+		sum[0] = c->pre->nvprof_ns[0];
+		sum[1] = c->pre->nvprof_ns[1];
+	} else if (agg_nvprof(m, &a, &sum[0], &sum[1]) != 0) {
 		return OPSCOPE_ENOMEM;
-	if (a.n == 0) {
+	}
+	if (ap->n == 0) {
 		agg_free(&a);
 		return 0;
 	}
@@ -521,10 +528,10 @@ int view_nvprof(struct report_ctx *c)
 	int cmax = rtable_col(t, "Max", "max_ns", RCOL_TIME, 0);
 	int cname = rtable_col(t, "Name", "name", RCOL_TEXT, 0);
 	uint32_t n;
-	uint32_t *top = sorted_top(&a, SORT_GPU_TOTAL, true, &n);
+	uint32_t *top = sorted_top(ap, SORT_GPU_TOTAL, true, &n);
 	for (int api = 0; api < 2 && top; api++) {
 		for (uint32_t k = 0; k < n; k++) {
-			const struct agg_item *it = &a.v[top[k]];
+			const struct agg_item *it = &ap->v[top[k]];
 			if ((it->kind == AGG_NVPROF_API) != (api == 1))
 				continue;
 			struct rrow *r = rtable_row(t, 0);

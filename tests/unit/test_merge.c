@@ -84,7 +84,8 @@ static const struct agg_item *item(const struct model *m, const struct agg *a, c
  * Two ranks as in test_ranks.c's ranks_straggler_compute: rank 0 computes 400 and arrives at
  * 500, rank 1 computes 600 and arrives at 700 on a clock 1000 late; both leave at 800.
  * Each in its own partial, merged: gemm 2 calls, total 400 + 600 = 1000, max 600, min 400;
- * the all-reduce 2 calls, 300 + 100 = 400, max 300, min 100; all kernels 1400. The ranks:
+ * the all-reduce 2 calls, 300 + 100 = 400, max 300, min 100; all kernels 1400 (nvprof's GPU
+ * side too; its API side: cudaLaunchKernel 4 calls of 10 ns). The ranks:
  * offset of rank 1 = 800 - 1800 = -1000; rank 1 the straggler by 1000 - 800 = 200 (rank 0
  * waited 700 - 500 = 200 at the all-reduce), longer compute by 600 - 400 = 200.
  */
@@ -124,6 +125,14 @@ TEST(merge_two_partials)
 	CHECK_EQ_I(ps.pre.kernels_ns, 1400);
 	/* gemm was seen first in r0.json, as agg_kernels of both files loaded would see it */
 	CHECK(ps.pre.kernels.v[0].name == g->name);
+	/* nvprof: the same GPU work (1400 ns), and 2 launches of 10 ns per rank: 4 calls, 40 */
+	CHECK_EQ_I(ps.pre.nvprof_ns[0], 1400);
+	CHECK_EQ_I(ps.pre.nvprof_ns[1], 40);
+	const struct agg_item *l = item(ps.m, &ps.pre.nvprof, "cudaLaunchKernel");
+	REQUIRE(l);
+	CHECK(l->kind == AGG_NVPROF_API);
+	CHECK_EQ_U(l->calls, 4);
+	CHECK_EQ_I(l->gpu_ns, 40);
 	struct ranks r;
 	REQUIRE(ranks_combine(ps.m, ps.pre.ranks, ps.pre.nranks, &r) == 0);
 	CHECK_EQ_U(r.nnotes, 0);
