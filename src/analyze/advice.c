@@ -838,8 +838,8 @@ static void rule_straggler(struct adv *X)
 		goto out;
 	char b1[32], b2[32], b3[32];
 	x->steps = led[w];
-	x->start_ns = rk->steps.rows[worst].start_ns;
-	x->end_ns = rk->steps.rows[worst].end_ns;
+	x->start_ns = rk->steps[worst].start_ns;
+	x->end_ns = rk->steps[worst].end_ns;
 	snprintf(x->finding, sizeof(x->finding),
 		 "rank %d%s%s ended last in %u of %u steps, by %s on average (%.1f%% of its step): "
 		 "the other ranks waited %s for it",
@@ -925,13 +925,19 @@ int advice_run(const struct analysis *a, const struct flops_opts *fo, struct adv
 	struct gpu_util u = { 0 };
 	bool any_gpu = false;
 	bool *gpu = calloc(m->nfiles ? m->nfiles : 1, sizeof(*gpu));
-	if (!gpu)
+	bool *keep = malloc((m->nfiles ? m->nfiles : 1) * sizeof(*keep));
+	if (!gpu || !keep || ranks_kept_files(m, keep) == UINT32_MAX) {
+		free(gpu);
+		free(keep);
 		return OPSCOPE_ENOMEM;
+	}
 	for (uint32_t f = 0; f < m->nfiles; f++)
 		any_gpu |= gpu[f] = file_has_gpu(m, f);
 	if (any_gpu && gpu_util_analyze(a, &u) != 0)
 		X.oom = true;
 	for (uint32_t f = 0; f < m->nfiles && !X.oom; f++) {
+		if (!keep[f]) /* a second copy of a rank: the ranks view notes it; count it once */
+			continue;
 		struct step_table t;
 		if (steps_analyze(&a->tree, f, &t) != 0) {
 			X.oom = true;
@@ -954,6 +960,7 @@ int advice_run(const struct analysis *a, const struct flops_opts *fo, struct adv
 	}
 	gpu_util_free(&u);
 	free(gpu);
+	free(keep);
 	if (!X.oom)
 		rule_straggler(&X);
 	if (any_gpu && !X.oom) {

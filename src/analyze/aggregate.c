@@ -106,6 +106,22 @@ void agg_add(struct agg *a, uint32_t item, int64_t cpu, int64_t gpu)
 	it->gpu_min_ns = gpu < it->gpu_min_ns ? gpu : it->gpu_min_ns;
 }
 
+void agg_merge_item(struct agg *a, uint32_t item, const struct agg_item *x)
+{
+	if (item == AGG_NONE || x->calls == 0)
+		return;
+	struct agg_item *it = &a->v[item];
+	it->calls += x->calls;
+	it->cpu_ns += x->cpu_ns;
+	it->cpu_max_ns = x->cpu_max_ns > it->cpu_max_ns ? x->cpu_max_ns : it->cpu_max_ns;
+	it->cpu_min_ns = x->cpu_min_ns < it->cpu_min_ns ? x->cpu_min_ns : it->cpu_min_ns;
+	it->gpu_ns += x->gpu_ns;
+	it->gpu_max_ns = x->gpu_max_ns > it->gpu_max_ns ? x->gpu_max_ns : it->gpu_max_ns;
+	it->gpu_min_ns = x->gpu_min_ns < it->gpu_min_ns ? x->gpu_min_ns : it->gpu_min_ns;
+	it->self_ns += x->self_ns;
+	it->gpu_self_ns += x->gpu_self_ns;
+}
+
 void agg_free(struct agg *a)
 {
 	free(a->v);
@@ -216,14 +232,17 @@ static int agg_done(struct agg *a)
 	return OPSCOPE_ENOMEM;
 }
 
-int agg_host_ranges(const struct analysis *an, enum agg_select sel, uint32_t track, bool detail,
-		    uint32_t group_key, struct agg *out)
+/* agg_host_ranges over the thread tracks that `track` (MODEL_NO_TRACK: every one) and
+ * `file` (UINT32_MAX: every one) select. */
+static int host_ranges(const struct analysis *an, enum agg_select sel, uint32_t track,
+		       uint32_t file, bool detail, uint32_t group_key, struct agg *out)
 {
 	const struct model *m = an->m;
 	memset(out, 0, sizeof(*out));
 	for (uint32_t tt = 0; tt < m->ntracks; tt++) {
 		const struct model_track *tr = &m->tracks[tt];
-		if (tr->kind != MODEL_TRACK_THREAD || (track != MODEL_NO_TRACK && track != tt))
+		if (tr->kind != MODEL_TRACK_THREAD || (track != MODEL_NO_TRACK && track != tt) ||
+		    (file != UINT32_MAX && tr->file != file))
 			continue;
 		const struct tree_track *tk = &an->tree.tracks[tt];
 		const struct model_ranges *r = &tr->ranges;
@@ -253,6 +272,18 @@ int agg_host_ranges(const struct analysis *an, enum agg_select sel, uint32_t tra
 		}
 	}
 	return agg_done(out);
+}
+
+int agg_host_ranges(const struct analysis *an, enum agg_select sel, uint32_t track, bool detail,
+		    uint32_t group_key, struct agg *out)
+{
+	return host_ranges(an, sel, track, UINT32_MAX, detail, group_key, out);
+}
+
+int agg_host_ranges_file(const struct analysis *an, enum agg_select sel, uint32_t file, bool detail,
+			 struct agg *out)
+{
+	return host_ranges(an, sel, MODEL_NO_TRACK, file, detail, 0, out);
 }
 
 /* The nearest enclosing module call of range i of a track (item_of: the item of each module
@@ -404,13 +435,13 @@ int agg_nvtx(const struct model *m, struct agg_nvtx *out)
 	return 0;
 }
 
-int agg_kernels(const struct model *m, struct agg *out, int64_t *total_ns)
+/* The kernels of the device tracks of the files [lo, hi) into out. */
+static void kernels_of(const struct model *m, uint32_t lo, uint32_t hi, struct agg *out,
+		       int64_t *total_ns)
 {
-	memset(out, 0, sizeof(*out));
-	*total_ns = 0;
 	for (uint32_t tt = 0; tt < m->ntracks; tt++) {
 		const struct model_track *tr = &m->tracks[tt];
-		if (tr->kind != MODEL_TRACK_DEVICE)
+		if (tr->kind != MODEL_TRACK_DEVICE || tr->file < lo || tr->file >= hi)
 			continue;
 		for (uint64_t i = 0; i < tr->nranges; i++) {
 			if (!tree_is_kernel(tr->ranges.category[i]))
@@ -420,6 +451,26 @@ int agg_kernels(const struct model *m, struct agg *out, int64_t *total_ns)
 			*total_ns += tr->ranges.dur_ns[i];
 		}
 	}
+}
+
+int agg_kernels(const struct model *m, struct agg *out, int64_t *total_ns)
+{
+	memset(out, 0, sizeof(*out));
+	*total_ns = 0;
+	/* file by file, so that the first-seen order is that of the files' own aggregations
+	 * one after the other: what `opscope merge` rebuilds from them (agg_merge_item) */
+	for (uint32_t f = 0; f < m->nfiles; f++)
+		kernels_of(m, f, f + 1, out, total_ns);
+	kernels_of(m, m->nfiles, UINT32_MAX, out, total_ns); /* tracks of no file (a model
+							       * built by hand) */
+	return agg_done(out);
+}
+
+int agg_kernels_file(const struct model *m, uint32_t file, struct agg *out, int64_t *total_ns)
+{
+	memset(out, 0, sizeof(*out));
+	*total_ns = 0;
+	kernels_of(m, file, file + 1, out, total_ns);
 	return agg_done(out);
 }
 
@@ -429,7 +480,8 @@ static const char *const copy_names[] = {
 	"[CUDA memcpy PtoP]", "[CUDA memcpy DtoA]", "[CUDA memcpy AtoD]", "[CUDA memset]",
 };
 #define NCOPY_KINDS (sizeof(copy_kinds) / sizeof(copy_kinds[0]))
-_Static_assert(sizeof(copy_names) / sizeof(copy_names[0]) == NCOPY_KINDS + 1,
+_Static_assert(sizeof(copy_names) / sizeof(copy_names[0]) == NCOPY_KINDS + 1 &&
+		       NCOPY_KINDS + 1 == AGG_NVPROF_COPY_KEYS,
 	       "one name per copy kind, and the memsets'");
 
 /* The copy key of a range: 1 + the kind's index for a copy, NCOPY_KINDS + 1 for a memset, 0
@@ -452,12 +504,16 @@ const char *agg_nvprof_copy_name(uint32_t key)
 	return key >= 1 && key <= NCOPY_KINDS + 1 ? copy_names[key - 1] : "";
 }
 
-int agg_nvprof(const struct model *m, struct agg *out, int64_t *gpu_ns, int64_t *api_ns)
+/* agg_nvprof over the tracks of file `file` (UINT32_MAX: every track). */
+static int nvprof_of(const struct model *m, uint32_t file, struct agg *out, int64_t *gpu_ns,
+		     int64_t *api_ns)
 {
 	memset(out, 0, sizeof(*out));
 	*gpu_ns = *api_ns = 0;
 	for (uint32_t tt = 0; tt < m->ntracks; tt++) {
 		const struct model_track *tr = &m->tracks[tt];
+		if (file != UINT32_MAX && tr->file != file)
+			continue;
 		for (uint64_t i = 0; i < tr->nranges; i++) {
 			uint8_t cat = tr->ranges.category[i];
 			bool gpu = tr->kind == MODEL_TRACK_DEVICE && tree_is_device_work(cat);
@@ -473,4 +529,15 @@ int agg_nvprof(const struct model *m, struct agg *out, int64_t *gpu_ns, int64_t 
 		}
 	}
 	return agg_done(out);
+}
+
+int agg_nvprof(const struct model *m, struct agg *out, int64_t *gpu_ns, int64_t *api_ns)
+{
+	return nvprof_of(m, UINT32_MAX, out, gpu_ns, api_ns);
+}
+
+int agg_nvprof_file(const struct model *m, uint32_t file, struct agg *out, int64_t *gpu_ns,
+		    int64_t *api_ns)
+{
+	return nvprof_of(m, file, out, gpu_ns, api_ns);
 }

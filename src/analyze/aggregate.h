@@ -59,6 +59,9 @@ uint32_t agg_get(struct agg *a, uint32_t parent, uint32_t name, uint8_t kind);
 uint32_t agg_get_group(struct agg *a, uint32_t parent, uint32_t name, uint32_t group, uint8_t kind);
 /* Count one call with its CPU and GPU times. */
 void agg_add(struct agg *a, uint32_t item, int64_t cpu, int64_t gpu);
+/* Count x's calls and times into item (sums added, max and min kept): an item of one file's
+ * aggregation merged into the whole's (opscope merge). */
+void agg_merge_item(struct agg *a, uint32_t item, const struct agg_item *x);
 void agg_free(struct agg *a);
 /* The summed CPU and GPU times of the top-level items (ns): the whole that the operator table
  * takes its ratios of. */
@@ -108,6 +111,11 @@ enum agg_kind {
  * 0, or OPSCOPE_ENOMEM (out is then empty). */
 int agg_host_ranges(const struct analysis *a, enum agg_select sel, uint32_t track, bool detail,
 		    uint32_t group_key, struct agg *out);
+/* The same over the thread tracks of file `file` alone, grouped by name. The tracks of a file
+ * come one after the other in the model, so agg_host_ranges of every track is these, file
+ * after file, merged by (parent, name, kind) in first-seen order (opscope merge). */
+int agg_host_ranges_file(const struct analysis *a, enum agg_select sel, uint32_t file, bool detail,
+			 struct agg *out);
 
 /* The module hierarchy of thread track `track` (MODEL_NO_TRACK: every thread): each module
  * call (agg_is_module) is an item under the item of the module call that encloses it on its
@@ -144,6 +152,10 @@ void agg_nvtx_free(struct agg_nvtx *n);
 /* Every kernel (NCCL kernels included) by name, GPU time = its duration; *total_ns = the sum
  * of their durations. 0, or OPSCOPE_ENOMEM (out is then empty). */
 int agg_kernels(const struct model *m, struct agg *out, int64_t *total_ns);
+/* The same over the device tracks of file `file` alone. agg_kernels takes the files in
+ * order, so the items of the whole come in the order of the files' items one after the
+ * other, merged by name. */
+int agg_kernels_file(const struct model *m, uint32_t file, struct agg *out, int64_t *total_ns);
 
 /* Item kinds of the nvprof aggregation. */
 enum agg_nvprof_kind {
@@ -158,6 +170,12 @@ enum agg_nvprof_kind {
  * memsets all one item. *gpu_ns and *api_ns are the summed durations of each side. 0, or
  * OPSCOPE_ENOMEM (out is then empty). */
 int agg_nvprof(const struct model *m, struct agg *out, int64_t *gpu_ns, int64_t *api_ns);
+/* The same over the tracks of file `file` alone (the tracks of a file come one after the
+ * other: agg_nvprof is these, file after file, merged in first-seen order). */
+int agg_nvprof_file(const struct model *m, uint32_t file, struct agg *out, int64_t *gpu_ns,
+		    int64_t *api_ns);
+/* The number of copy keys agg_nvprof_copy_name knows: keys 1 to this. */
+#define AGG_NVPROF_COPY_KEYS 8
 
 /* nvprof's name of an AGG_NVPROF_COPY item ("[CUDA memcpy HtoD]", "[CUDA memset]"). */
 const char *agg_nvprof_copy_name(uint32_t key);

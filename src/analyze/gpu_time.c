@@ -21,6 +21,7 @@
 
 #include "analyze/device.h"
 #include "analyze/gpu_util.h"
+#include "analyze/ranks.h"
 #include "analyze/steps.h"
 
 static const char *const part_names[GPU_TIME_NPARTS] = {
@@ -427,10 +428,13 @@ int gpu_time_analyze(const struct analysis *a, struct gpu_time *out)
 	if (!launch_map_build(a, &L))
 		return OPSCOPE_ENOMEM;
 	uint8_t *sync_by_name = calloc(m->nstrings ? m->nstrings : 1, 1); /* NULL: no cache */
+	bool *keep = malloc((m->nfiles ? m->nfiles : 1) * sizeof(*keep));
 	uint32_t cap = 0;
-	bool ok = true;
+	bool ok = keep && ranks_kept_files(m, keep) != UINT32_MAX;
+	/* a second copy of a rank is left out, as the ranks view leaves it (and says so) */
 	for (uint32_t f = 0; f < m->nfiles && ok; f++)
-		ok = bd_file(a, &L, f, sync_by_name, out, &cap);
+		ok = !keep[f] || bd_file(a, &L, f, sync_by_name, out, &cap);
+	free(keep);
 	free(sync_by_name);
 	launch_map_free(&L);
 	if (!ok) {
@@ -662,10 +666,11 @@ int gpu_queue_analyze(const struct analysis *a, struct gpu_queue *out)
 	if (!launch_map_build(a, &L))
 		return OPSCOPE_ENOMEM;
 	uint32_t cap = 0;
-	bool ok = true;
+	bool *keep = malloc((m->nfiles ? m->nfiles : 1) * sizeof(*keep));
+	bool ok = keep && ranks_kept_files(m, keep) != UINT32_MAX;
 	for (uint32_t f = 0; f < m->nfiles && ok; f++) {
 		uint32_t dev[DEVICE_MAX_GPUS];
-		uint32_t ndev = device_file_gpus(m, f, dev, NULL);
+		uint32_t ndev = keep[f] ? device_file_gpus(m, f, dev, NULL) : 0;
 		if (!ndev)
 			continue;
 		struct step_table st;
@@ -708,6 +713,7 @@ int gpu_queue_analyze(const struct analysis *a, struct gpu_queue *out)
 			}
 		}
 	}
+	free(keep);
 	launch_map_free(&L);
 	if (!ok) {
 		gpu_queue_free(out);

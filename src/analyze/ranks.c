@@ -1,9 +1,13 @@
 /*
  * ranks.c: many ranks side by side (ranks.h; every rule and formula: docs/ranks.md).
  *
- * Order of work: pick one file per rank (notes for the rest), collect each rank's collective
- * kernels, match them across ranks by (kernel name, n-th of that name), align the clocks on
- * the matched ends, then compare steps and collectives on the aligned clocks. The model is
+ * Order of work, in two parts. Per file (ranks_file_extract): its rank, host and world size,
+ * its steps (step_table rows reduced to what is compared), its collective kernels with what
+ * their arguments say, and its distributed numbers. Over the files' shares (ranks_combine,
+ * which reads no track, so that `opscope merge` runs it on shares read from partials): pick
+ * one file per rank (notes for the rest), match the collective kernels across ranks by
+ * (kernel name, n-th of that name), align the clocks on the matched ends, then compare steps
+ * and collectives on the aligned clocks. The model is
  * never written: offsets live in ranks_rank.offset_ns and are added where times are compared.
  * Invariants: ranks[] is sorted by rank with distinct ranks; ranks[0] is the reference clock
  * (offset 0); every ranks_coll has one arrival per rank.
@@ -16,15 +20,6 @@
 #include <string.h>
 
 #include "opscope/opscope.h"
-
-/* One collective kernel of one rank, before matching. */
-struct kcoll {
-	uint32_t name;	/* string id of the kernel name */
-	uint32_t seq;	/* n-th kernel of this name on its rank, 0-based */
-	uint32_t track; /* device track */
-	uint64_t range; /* index on the track */
-	int64_t s, e;	/* ns, as recorded */
-};
 
 static void note(struct ranks *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void note(struct ranks *r, const char *fmt, ...)
@@ -64,6 +59,43 @@ bool ranks_present(const struct model *m)
 	return n >= 2;
 }
 
+/* A file and its rank, for ranks_kept_files. */
+struct file_rank {
+	int32_t rank; /* its rank */
+	uint32_t f;   /* index in model.files */
+};
+
+static int file_rank_cmp(const void *x, const void *y)
+{
+	const struct file_rank *a = x, *b = y;
+	if (a->rank != b->rank)
+		return a->rank < b->rank ? -1 : 1;
+	return a->f < b->f ? -1 : a->f > b->f;
+}
+
+uint32_t ranks_kept_files(const struct model *m, bool *keep)
+{
+	for (uint32_t f = 0; f < m->nfiles; f++)
+		keep[f] = true;
+	struct file_rank *v = malloc((m->nfiles ? m->nfiles : 1) * sizeof(*v));
+	if (!v)
+		return UINT32_MAX;
+	uint32_t n = 0, out = 0;
+	for (uint32_t f = 0; f < m->nfiles; f++) {
+		const struct model_process *p = file_process(m, f);
+		if (p && p->rank >= 0)
+			v[n++] = (struct file_rank){ p->rank, f };
+	}
+	qsort(v, n, sizeof(*v), file_rank_cmp);
+	for (uint32_t i = 1; i < n; i++)
+		if (v[i].rank == v[i - 1].rank) {
+			keep[v[i].f] = false;
+			out++;
+		}
+	free(v);
+	return out;
+}
+
 /* World size from the file's metadata (distributedInfo.world_size, or the recorder's
  * world_size), -1 when none. Metadata is keyed by pid: files sharing a pid share it. */
 static int32_t world_size_of(const struct model *m, uint32_t f)
@@ -88,15 +120,34 @@ static int rank_cmp(const void *x, const void *y)
 
 static int kcoll_start_cmp(const void *x, const void *y)
 {
-	const struct kcoll *a = x, *b = y;
+	const struct ranks_kernel *a = x, *b = y;
 	if (a->s != b->s)
 		return a->s < b->s ? -1 : 1;
 	return a->name < b->name ? -1 : a->name > b->name;
 }
 
+/* The order of the reference rank's collectives: by start, then end, then name as text (not
+ * its string id, which differs between a model and the one `opscope merge` builds), then seq.
+ * qsort's comparison takes no context: the model per thread (views run in parallel). */
+static _Thread_local const struct model *order_model;
+static int kcoll_order_cmp(const void *x, const void *y)
+{
+	const struct ranks_kernel *a = x, *b = y;
+	if (a->s != b->s)
+		return a->s < b->s ? -1 : 1;
+	if (a->e != b->e)
+		return a->e < b->e ? -1 : 1;
+	int c = a->name == b->name
+			? 0
+			: strcmp(model_str(order_model, a->name), model_str(order_model, b->name));
+	if (c)
+		return c;
+	return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
 static int kcoll_key_cmp(const void *x, const void *y)
 {
-	const struct kcoll *a = x, *b = y;
+	const struct ranks_kernel *a = x, *b = y;
 	if (a->name != b->name)
 		return a->name < b->name ? -1 : 1;
 	return a->seq < b->seq ? -1 : a->seq > b->seq;
@@ -115,54 +166,6 @@ static int64_t median(int64_t *v, size_t n)
 		return 0;
 	qsort(v, n, sizeof(*v), i64_cmp);
 	return v[(n - 1) / 2];
-}
-
-/* The collective kernels of file f, sorted by (name, seq): seq numbers each name's kernels
- * in start order. NULL with *n 0 when none; NULL with *oom when out of memory. */
-static struct kcoll *collect_colls(const struct model *m, uint32_t f, uint32_t *n, bool *oom)
-{
-	size_t cnt = 0, cap = 0;
-	struct kcoll *v = NULL;
-	*n = 0;
-	for (uint32_t t = 0; t < m->ntracks; t++) {
-		const struct model_track *tr = &m->tracks[t];
-		if (tr->file != f || tr->kind != MODEL_TRACK_DEVICE)
-			continue;
-		for (uint64_t i = 0; i < tr->nranges; i++) {
-			if (tr->ranges.category[i] != OPSCOPE_CAT_COMMUNICATION)
-				continue;
-			if (cnt == cap) {
-				cap = cap ? cap * 2 : 64;
-				struct kcoll *nv = realloc(v, cap * sizeof(*nv));
-				if (!nv) {
-					free(v);
-					*oom = true;
-					return NULL;
-				}
-				v = nv;
-			}
-			int64_t s = tr->ranges.start_ns[i];
-			v[cnt++] = (struct kcoll){ tr->ranges.name[i],	    0, t, i, s,
-						   s + tr->ranges.dur_ns[i] };
-		}
-	}
-	if (!cnt)
-		return v;
-	qsort(v, cnt, sizeof(*v), kcoll_start_cmp);
-	/* seq: a stable count per name in start order; sort by name then keeps it */
-	for (size_t i = 0; i < cnt; i++)
-		v[i].seq = (uint32_t)i; /* the start order, as a tie-break key for now */
-	qsort(v, cnt, sizeof(*v), kcoll_key_cmp);
-	for (size_t i = 0; i < cnt; i++)
-		v[i].seq = i && v[i - 1].name == v[i].name ? v[i - 1].seq + 1 : 0;
-	*n = (uint32_t)cnt;
-	return v;
-}
-
-static const struct kcoll *find_coll(const struct kcoll *v, uint32_t n, uint32_t name, uint32_t seq)
-{
-	struct kcoll key = { .name = name, .seq = seq };
-	return n ? bsearch(&key, v, n, sizeof(*v), kcoll_key_cmp) : NULL;
 }
 
 const char *ranks_coll_op(const char *name)
@@ -288,45 +291,109 @@ static void algo_of(const char *name, char *buf, size_t size)
 		 proto ? proto : "");
 }
 
-/* Fill the description of collective c from the reference rank's kernel k. */
-static void describe(const struct model *m, const struct kcoll *k, uint32_t nranks,
-		     struct ranks_coll *c)
+/* The collective kernels of file f with what their arguments say (op, group, bytes), sorted by
+ * (name, seq): seq numbers each name's kernels in start order. NULL with *n 0 when none; NULL
+ * with *oom when out of memory. */
+static struct ranks_kernel *collect_colls(const struct model *m, uint32_t f, uint32_t *n, bool *oom)
 {
-	const char *name = model_str(m, k->name);
-	const char *cname = arg_str(m, k->track, k->range, model_find_str(m, "Collective name"));
-	c->op = ranks_coll_op(cname && *cname ? cname : name);
-	if (!*c->op)
-		c->op = ranks_coll_op(name);
-	int64_t group = arg_int(m, k->track, k->range, model_find_str(m, "Group size"));
-	c->group = group > 0 && group <= INT32_MAX ? (int32_t)group : (int32_t)nranks;
+	size_t cnt = 0, cap = 0;
+	struct ranks_kernel *v = NULL;
+	uint32_t kcname = model_find_str(m, "Collective name"),
+		 kgroup = model_find_str(m, "Group size");
+	uint32_t kin = model_find_str(m, "In msg nelems"),
+		 kout = model_find_str(m, "Out msg nelems");
+	uint32_t kdtype = model_find_str(m, "dtype");
+	*n = 0;
+	for (uint32_t t = 0; t < m->ntracks; t++) {
+		const struct model_track *tr = &m->tracks[t];
+		if (tr->file != f || tr->kind != MODEL_TRACK_DEVICE)
+			continue;
+		for (uint64_t i = 0; i < tr->nranges; i++) {
+			if (tr->ranges.category[i] != OPSCOPE_CAT_COMMUNICATION)
+				continue;
+			if (cnt == cap) {
+				cap = cap ? cap * 2 : 64;
+				struct ranks_kernel *nv = realloc(v, cap * sizeof(*nv));
+				if (!nv) {
+					free(v);
+					*oom = true;
+					return NULL;
+				}
+				v = nv;
+			}
+			struct ranks_kernel *k = &v[cnt++];
+			k->name = tr->ranges.name[i];
+			k->s = tr->ranges.start_ns[i];
+			k->e = k->s + tr->ranges.dur_ns[i];
+			const char *name = model_str(m, k->name);
+			const char *cname = arg_str(m, t, i, kcname);
+			k->op = ranks_coll_op(cname && *cname ? cname : name);
+			if (!*k->op)
+				k->op = ranks_coll_op(name);
+			int64_t group = arg_int(m, t, i, kgroup);
+			k->group = group > 0 && group <= INT32_MAX ? (int32_t)group : -1;
+			int64_t in = arg_int(m, t, i, kin), out = arg_int(m, t, i, kout);
+			int eb = ranks_dtype_bytes(arg_str(m, t, i, kdtype));
+			/* nccl-tests' size: the output for allgather (it is the whole), the input
+			 * else */
+			int64_t nel = strcmp(k->op, "allgather") == 0 ? out : in;
+			k->bytes = nel >= 0 && eb > 0 && nel <= INT64_MAX / 8 ? nel * eb : -1;
+		}
+	}
+	if (!cnt)
+		return v;
+	qsort(v, cnt, sizeof(*v), kcoll_start_cmp);
+	/* seq: a stable count per name in start order; sort by name then keeps it */
+	for (size_t i = 0; i < cnt; i++)
+		v[i].seq = (uint32_t)i; /* the start order, as a tie-break key for now */
+	qsort(v, cnt, sizeof(*v), kcoll_key_cmp);
+	for (size_t i = 0; i < cnt; i++)
+		v[i].seq = i && v[i - 1].name == v[i].name ? v[i - 1].seq + 1 : 0;
+	*n = (uint32_t)cnt;
+	return v;
+}
+
+static const struct ranks_kernel *find_coll(const struct ranks_kernel *v, uint32_t n, uint32_t name,
+					    uint32_t seq)
+{
+	struct ranks_kernel key = { .name = name, .seq = seq };
+	return n ? bsearch(&key, v, n, sizeof(*v), kcoll_key_cmp) : NULL;
+}
+
+/* Fill the description of collective c from the reference rank's kernel k. */
+static void describe(const struct ranks_kernel *k, uint32_t nranks, struct ranks_coll *c)
+{
+	c->op = k->op;
+	c->group = k->group > 0 ? k->group : (int32_t)nranks;
 	c->busbw_factor = ranks_busbw_factor(c->op, c->group);
-	int64_t in = arg_int(m, k->track, k->range, model_find_str(m, "In msg nelems"));
-	int64_t out = arg_int(m, k->track, k->range, model_find_str(m, "Out msg nelems"));
-	int eb = ranks_dtype_bytes(arg_str(m, k->track, k->range, model_find_str(m, "dtype")));
-	/* nccl-tests' size: the output for allgather (it is the whole), the input else */
-	int64_t nel = strcmp(c->op, "allgather") == 0 ? out : in;
-	c->bytes = nel >= 0 && eb > 0 && nel <= INT64_MAX / 8 ? nel * eb : -1;
+	c->bytes = k->bytes;
 }
 
 /* Pick one file per rank, with notes for the others. */
-static int pick_ranks(const struct model *m, struct ranks *out)
+static int pick_ranks(const struct model *m, const struct ranks_file *files, uint32_t nfiles,
+		      struct ranks *out)
 {
-	out->ranks = calloc(m->nfiles ? m->nfiles : 1, sizeof(*out->ranks));
+	out->ranks = calloc(nfiles ? nfiles : 1, sizeof(*out->ranks));
 	if (!out->ranks)
 		return OPSCOPE_ENOMEM;
 	uint32_t n = 0;
-	for (uint32_t f = 0; f < m->nfiles; f++) {
-		const struct model_process *p = file_process(m, f);
-		if (!p || p->rank < 0) {
+	for (uint32_t f = 0; f < nfiles; f++) {
+		const struct ranks_file *x = &files[f];
+		if (x->rank < 0) {
 			note(out,
 			     "%s: no rank (no distributedInfo.rank, no rank metadata): left out",
-			     model_str(m, m->files[f].path));
+			     model_str(m, m->files[x->file].path));
 			continue;
 		}
-		out->ranks[n++] = (struct ranks_rank){ .file = f,
-						       .rank = p->rank,
-						       .host = p->host,
-						       .world_size = world_size_of(m, f) };
+		out->ranks[n++] = (struct ranks_rank){ .file = x->file,
+						       .rank = x->rank,
+						       .host = x->host,
+						       .world_size = x->world_size,
+						       .ncolls = x->nkernels,
+						       .steps = x->steps,
+						       .nsteps = x->nsteps,
+						       .kernels = x->kernels,
+						       .dist = x->dist };
 	}
 	qsort(out->ranks, n, sizeof(*out->ranks), rank_cmp);
 	uint32_t k = 0;
@@ -391,16 +458,14 @@ static int pick_ranks(const struct model *m, struct ranks *out)
 }
 
 /* Match the collectives across ranks, align the clocks on their ends, and fill out->colls. */
-static int match_colls(const struct analysis *a, struct ranks *out, struct kcoll **kc,
-		       const uint32_t *nkc)
+static int match_colls(const struct model *m, struct ranks *out)
 {
-	const struct model *m = a->m;
 	uint32_t nr = out->nranks;
 	/* the reference rank's kernels in start order decide the order of the collectives */
-	const struct kcoll *ref = kc[0];
-	uint64_t nref = nkc[0];
-	const struct kcoll **row = calloc(nr, sizeof(*row));
-	struct kcoll *order = nref ? malloc(nref * sizeof(*order)) : NULL;
+	const struct ranks_kernel *ref = out->ranks[0].kernels;
+	uint64_t nref = out->ranks[0].ncolls;
+	const struct ranks_kernel **row = calloc(nr, sizeof(*row));
+	struct ranks_kernel *order = nref ? malloc(nref * sizeof(*order)) : NULL;
 	int64_t *diffs = malloc((nref ? nref : 1) * sizeof(*diffs));
 	out->colls = calloc(nref ? nref : 1, sizeof(*out->colls));
 	if (!row || (nref && !order) || !diffs || !out->colls) {
@@ -411,15 +476,18 @@ static int match_colls(const struct analysis *a, struct ranks *out, struct kcoll
 	}
 	if (nref)
 		memcpy(order, ref, nref * sizeof(*order));
-	if (nref)
-		qsort(order, nref, sizeof(*order), kcoll_start_cmp);
+	if (nref) {
+		order_model = m;
+		qsort(order, nref, sizeof(*order), kcoll_order_cmp);
+	}
 	/* clock offsets: the median of (reference end - own end) over the shared collectives */
 	out->aligned = true;
 	for (uint32_t r = 1; r < nr; r++) {
 		size_t nd = 0;
 		for (uint64_t i = 0; i < nref; i++) {
-			const struct kcoll *k =
-				find_coll(kc[r], nkc[r], order[i].name, order[i].seq);
+			const struct ranks_kernel *k =
+				find_coll(out->ranks[r].kernels, out->ranks[r].ncolls,
+					  order[i].name, order[i].seq);
 			if (k)
 				diffs[nd++] = order[i].e - k->e;
 		}
@@ -438,8 +506,8 @@ static int match_colls(const struct analysis *a, struct ranks *out, struct kcoll
 	for (uint64_t i = 0; i < nref; i++) {
 		bool all = true;
 		for (uint32_t r = 0; r < nr && all; r++)
-			all = (row[r] = find_coll(kc[r], nkc[r], order[i].name, order[i].seq)) !=
-			      NULL;
+			all = (row[r] = find_coll(out->ranks[r].kernels, out->ranks[r].ncolls,
+						  order[i].name, order[i].seq)) != NULL;
 		if (!all)
 			continue;
 		struct ranks_coll *c = &out->colls[matched];
@@ -454,7 +522,7 @@ static int match_colls(const struct analysis *a, struct ranks *out, struct kcoll
 		c->name = order[i].name;
 		c->seq = order[i].seq;
 		algo_of(model_str(m, c->name), c->algo, sizeof(c->algo));
-		describe(m, &order[i], nr, c);
+		describe(&order[i], nr, c);
 		c->transfer_ns = INT64_MAX;
 		int64_t first = INT64_MAX, last = INT64_MIN, sum = 0;
 		for (uint32_t r = 0; r < nr; r++) {
@@ -472,9 +540,9 @@ static int match_colls(const struct analysis *a, struct ranks *out, struct kcoll
 		c->mean_ns = sum / (int64_t)nr;
 		c->spread_ns = last - first;
 		c->step = UINT32_MAX;
-		const struct step_table *st = &out->ranks[0].steps;
-		for (uint32_t k = 0; k < st->nrows; k++)
-			if (row[0]->s >= st->rows[k].start_ns && row[0]->s < st->rows[k].end_ns) {
+		const struct ranks_rank *r0 = &out->ranks[0];
+		for (uint32_t k = 0; k < r0->nsteps; k++)
+			if (row[0]->s >= r0->steps[k].start_ns && row[0]->s < r0->steps[k].end_ns) {
 				c->step = k;
 				break;
 			}
@@ -482,7 +550,7 @@ static int match_colls(const struct analysis *a, struct ranks *out, struct kcoll
 	out->ncolls = matched;
 	uint64_t total = 0;
 	for (uint32_t r = 0; r < nr; r++)
-		total += nkc[r];
+		total += out->ranks[r].ncolls;
 	out->unmatched = total - matched * nr;
 	if (out->unmatched)
 		note(out,
@@ -533,15 +601,14 @@ static int compare_steps(const struct model *m, struct ranks *out)
 			free(tmp);
 			return OPSCOPE_ENOMEM;
 		}
-		s->name = out->ranks[0].steps.rows[k].name;
+		s->name = out->ranks[0].steps[k].name;
 		s->why_coll = UINT64_MAX;
 		for (uint32_t r = 0; r < nr; r++) {
-			const struct step_row *row = &out->ranks[r].steps.rows[k];
+			const struct ranks_steprow *row = &out->ranks[r].steps[k];
 			struct ranks_cell *c = &s->per[r];
 			c->step_ns = row->end_ns - row->start_ns;
-			c->compute_ns = row->role_ns[STEP_KERNEL] + row->role_ns[STEP_MEMCPY] +
-					row->role_ns[STEP_MEMSET];
-			c->comm_ns = row->role_ns[STEP_COMMUNICATION];
+			c->compute_ns = row->compute_ns;
+			c->comm_ns = row->comm_ns;
 			c->data_ns = row->gap_ns;
 			c->end_ns = row->end_ns + out->ranks[r].offset_ns;
 		}
@@ -553,9 +620,9 @@ static int compare_steps(const struct model *m, struct ranks *out)
 		int64_t last = c->arrive_ns[c->last];
 		for (uint32_t r = 0; r < nr; r++) {
 			int64_t at = c->arrive_ns[r] - out->ranks[r].offset_ns; /* own clock */
-			const struct step_table *st = &out->ranks[r].steps;
+			const struct ranks_steprow *st = out->ranks[r].steps;
 			for (uint32_t k = 0; k < ns; k++)
-				if (at >= st->rows[k].start_ns && at < st->rows[k].end_ns) {
+				if (at >= st[k].start_ns && at < st[k].end_ns) {
 					out->steps[k].per[r].wait_ns += last - c->arrive_ns[r];
 					break;
 				}
@@ -594,7 +661,7 @@ static int compare_steps(const struct model *m, struct ranks *out)
 				tmp[n++] = s->per[r].compute_ns;
 		int64_t comp_x = s->per[best].compute_ns - median(tmp, n);
 		int64_t x = data_x > comp_x ? data_x : comp_x;
-		if (x > 0 && 2 * x >= s->margin_ns) {
+		if (x > 0 && x >= s->margin_ns - x) { /* 2x >= margin, without overflow */
 			s->why = data_x > comp_x ? RANKS_WHY_DATA : RANKS_WHY_COMPUTE;
 			s->why_ns = x;
 			continue;
@@ -603,7 +670,7 @@ static int compare_steps(const struct model *m, struct ranks *out)
 		for (uint64_t i = 0; i < out->ncolls; i++) {
 			const struct ranks_coll *c = &out->colls[i];
 			int64_t own = c->arrive_ns[best] - out->ranks[best].offset_ns;
-			const struct step_row *row = &out->ranks[best].steps.rows[k];
+			const struct ranks_steprow *row = &out->ranks[best].steps[k];
 			if (c->last != best || own < row->start_ns || own >= row->end_ns)
 				continue;
 			int64_t next = INT64_MIN;
@@ -625,49 +692,115 @@ static int compare_steps(const struct model *m, struct ranks *out)
 	return 0;
 }
 
-int ranks_analyze(const struct analysis *a, struct ranks *out)
+int ranks_combine(const struct model *m, const struct ranks_file *files, uint32_t n,
+		  struct ranks *out)
+{
+	memset(out, 0, sizeof(*out));
+	int rc = pick_ranks(m, files, n, out);
+	if (rc || out->nranks == 0)
+		return rc;
+	if (out->nranks >= 2)
+		rc = match_colls(m, out);
+	if (!rc)
+		rc = compare_steps(m, out);
+	if (rc)
+		ranks_free(out);
+	return rc;
+}
+
+int ranks_file_extract(const struct analysis *a, uint32_t file, struct ranks_file *out)
 {
 	const struct model *m = a->m;
 	memset(out, 0, sizeof(*out));
-	int rc = pick_ranks(m, out);
-	if (rc || out->nranks == 0)
-		return rc;
-	uint32_t nr = out->nranks;
-	struct kcoll **kc = calloc(nr, sizeof(*kc));
-	uint32_t *nkc = calloc(nr, sizeof(*nkc));
-	bool oom = !kc || !nkc;
-	for (uint32_t r = 0; r < nr && !oom; r++) {
-		struct ranks_rank *rk = &out->ranks[r];
-		if (steps_analyze(&a->tree, rk->file, &rk->steps) != 0 ||
-		    distributed_analyze_file(a, rk->file, &rk->dist) != 0) {
-			oom = true;
-			break;
-		}
-		/* a file without ProfileStep ranges is one step to steps.h: none to compare */
-		bool named = rk->steps.nspans && rk->steps.spans[0].track != UINT32_MAX;
-		rk->nsteps = named ? rk->steps.nrows : 0;
-		kc[r] = collect_colls(m, rk->file, &nkc[r], &oom);
-		rk->ncolls = nkc[r];
+	out->file = file;
+	out->rank = -1;
+	out->world_size = -1;
+	const struct model_process *p = file_process(m, file);
+	if (!p || p->rank < 0)
+		return 0;
+	out->rank = p->rank;
+	out->host = p->host;
+	out->world_size = world_size_of(m, file);
+	struct step_table st;
+	if (steps_analyze(&a->tree, file, &st) != 0)
+		return OPSCOPE_ENOMEM;
+	/* a file without ProfileStep ranges is one step to steps.h: none to compare */
+	bool named = st.nspans && st.spans[0].track != UINT32_MAX;
+	uint32_t ns = named ? st.nrows : 0;
+	bool oom = false;
+	if (ns && !(out->steps = calloc(ns, sizeof(*out->steps))))
+		oom = true;
+	for (uint32_t k = 0; k < ns && !oom; k++) {
+		const struct step_row *row = &st.rows[k];
+		out->steps[k] = (struct ranks_steprow){
+			.name = row->name,
+			.start_ns = row->start_ns,
+			.end_ns = row->end_ns,
+			.compute_ns = row->role_ns[STEP_KERNEL] + row->role_ns[STEP_MEMCPY] +
+				      row->role_ns[STEP_MEMSET],
+			.comm_ns = row->role_ns[STEP_COMMUNICATION],
+			.gap_ns = row->gap_ns,
+		};
 	}
-	if (!oom && nr >= 2)
-		oom = match_colls(a, out, kc, nkc) != 0;
+	out->nsteps = oom ? 0 : ns;
+	steps_free(&st);
+	if (!oom && distributed_analyze_file(a, file, &out->dist) != 0)
+		oom = true;
 	if (!oom)
-		oom = compare_steps(m, out) != 0;
-	for (uint32_t r = 0; kc && r < nr; r++)
-		free(kc[r]);
-	free(kc);
-	free(nkc);
+		out->kernels = collect_colls(m, file, &out->nkernels, &oom);
 	if (oom) {
-		ranks_free(out);
+		ranks_file_free(out);
 		return OPSCOPE_ENOMEM;
 	}
 	return 0;
 }
 
+void ranks_file_free(struct ranks_file *f)
+{
+	free(f->steps);
+	free(f->kernels);
+	memset(f, 0, sizeof(*f));
+}
+
+void ranks_file_index(struct ranks_file *f)
+{
+	if (f->nkernels > 1)
+		qsort(f->kernels, f->nkernels, sizeof(*f->kernels), kcoll_key_cmp);
+}
+
+bool ranks_files_present(const struct ranks_file *files, uint32_t n)
+{
+	uint32_t k = 0;
+	for (uint32_t f = 0; f < n && k < 2; f++)
+		k += files[f].rank >= 0;
+	return k >= 2;
+}
+
+int ranks_analyze(const struct analysis *a, struct ranks *out)
+{
+	const struct model *m = a->m;
+	memset(out, 0, sizeof(*out));
+	struct ranks_file *files = calloc(m->nfiles ? m->nfiles : 1, sizeof(*files));
+	if (!files)
+		return OPSCOPE_ENOMEM;
+	int rc = 0;
+	for (uint32_t f = 0; f < m->nfiles && !rc; f++)
+		rc = ranks_file_extract(a, f, &files[f]);
+	if (!rc)
+		rc = ranks_combine(m, files, m->nfiles, out);
+	if (rc) {
+		for (uint32_t f = 0; f < m->nfiles; f++)
+			ranks_file_free(&files[f]);
+		free(files);
+		return OPSCOPE_ENOMEM;
+	}
+	out->owned = files;
+	out->nowned = m->nfiles;
+	return 0;
+}
+
 void ranks_free(struct ranks *r)
 {
-	for (uint32_t i = 0; r->ranks && i < r->nranks; i++)
-		steps_free(&r->ranks[i].steps);
 	free(r->ranks);
 	for (uint32_t k = 0; r->steps && k < r->nsteps; k++)
 		free(r->steps[k].per);
@@ -675,5 +808,8 @@ void ranks_free(struct ranks *r)
 	for (uint64_t i = 0; r->colls && i < r->ncolls; i++)
 		free(r->colls[i].arrive_ns);
 	free(r->colls);
+	for (uint32_t f = 0; r->owned && f < r->nowned; f++)
+		ranks_file_free(&r->owned[f]);
+	free(r->owned);
 	memset(r, 0, sizeof(*r));
 }

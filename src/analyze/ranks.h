@@ -36,18 +36,54 @@ enum ranks_why {
 	RANKS_WHY_LATE,	   /* it arrived last at a collective, compute and data alike */
 };
 
+/* One step of one file, as the comparison reads it (from steps.h's step_row). */
+struct ranks_steprow {
+	uint32_t name;	    /* string id of the step's range name, 0 for none */
+	int64_t start_ns;   /* ns: the step as analysed (stretched to its GPU work) */
+	int64_t end_ns;	    /* ns: its end */
+	int64_t compute_ns; /* ns: the partition's Kernel + Memcpy + Memset time */
+	int64_t comm_ns;    /* ns: the partition's Communication time */
+	int64_t gap_ns;	    /* ns: step start -> compute start (data wait) */
+};
+
+/* One collective kernel of one file, as the comparison reads it. */
+struct ranks_kernel {
+	uint32_t name;	/* string id of the kernel name */
+	uint32_t seq;	/* n-th kernel of this name in its file, 0-based */
+	int64_t s, e;	/* ns, as recorded: its start and end */
+	const char *op; /* ranks_coll_op of its "Collective name", else of its name (static) */
+	int32_t group;	/* its "Group size" argument, -1 if none */
+	int64_t bytes;	/* bytes by nccl-tests' convention, -1 if not known */
+};
+
+/* One file's share of the rank analysis: all that the comparison reads of it. Small
+ * (bounded by its steps and collective kernels), so that `opscope report --format partial`
+ * can write it and `opscope merge` read it back (docs/merge.md). */
+struct ranks_file {
+	uint32_t file;		      /* index in model.files */
+	int32_t rank;		      /* distributed rank, -1 if the file has none */
+	uint32_t host;		      /* string id of the host name, 0 if not known */
+	int32_t world_size;	      /* world size its metadata gives, -1 if not known */
+	uint32_t nsteps;	      /* steps to compare, 0 without ProfileStep ranges */
+	struct ranks_steprow *steps;  /* nsteps, in start order */
+	uint32_t nkernels;	      /* collective kernels in the file */
+	struct ranks_kernel *kernels; /* nkernels, sorted by (name, seq) */
+	struct distributed dist;      /* its communication, computation and their overlap */
+};
+
 /* One rank: the file kept for it. */
 struct ranks_rank {
-	uint32_t file;		 /* index in model.files */
-	int32_t rank;		 /* distributed rank */
-	uint32_t host;		 /* string id of the host name, 0 if not known */
-	int32_t world_size;	 /* world size its metadata gives, -1 if not known */
-	int64_t offset_ns;	 /* ns added to its times to put them on the reference clock */
-	bool aligned;		 /* offset_ns came from shared collectives (else 0) */
-	uint32_t ncolls;	 /* collective kernels in its file */
-	struct step_table steps; /* its steps (steps.h) */
-	uint32_t nsteps; /* its steps to compare: steps.nrows, 0 without ProfileStep ranges */
-	struct distributed dist; /* its communication, computation and their overlap */
+	uint32_t file;			    /* index in model.files */
+	int32_t rank;			    /* distributed rank */
+	uint32_t host;			    /* string id of the host name, 0 if not known */
+	int32_t world_size;		    /* world size its metadata gives, -1 if not known */
+	int64_t offset_ns;		    /* ns added to its times: the reference clock */
+	bool aligned;			    /* offset_ns came from shared collectives (else 0) */
+	uint32_t ncolls;		    /* collective kernels in its file */
+	const struct ranks_steprow *steps;  /* its steps (the ranks_file's) */
+	uint32_t nsteps;		    /* its steps to compare, 0 without ProfileStep */
+	const struct ranks_kernel *kernels; /* its collective kernels, by (name, seq) */
+	struct distributed dist;	    /* its communication, computation and their overlap */
 };
 
 /* One rank in one step. */
@@ -103,14 +139,39 @@ struct ranks {
 	uint32_t nnotes;	  /* notes kept */
 	uint32_t nnotes_dropped;  /* notes beyond RANKS_NOTES_MAX */
 	char notes[RANKS_NOTES_MAX][RANKS_NOTE_LEN]; /* one line each: what does not fit */
+	struct ranks_file *owned; /* the files' shares when ranks_analyze made them (freed with
+				   * it), NULL when the caller's (ranks_combine) */
+	uint32_t nowned;	  /* entries of owned */
 };
 
 /* Does the model hold two or more files with a known rank (the view's condition)? */
 bool ranks_present(const struct model *m);
+/* Which files the per-file analyses count (advice, gputime, diff): keep[f] (m->nfiles
+ * entries) is false for a file whose rank a file before it has, as the ranks view keeps the
+ * first copy of a rank (a directory holding one rank twice) and notes the others. Returns
+ * the number left out, or UINT32_MAX when out of memory (keep then all true). */
+uint32_t ranks_kept_files(const struct model *m, bool *keep);
 
-/* The rank analysis of a's model (docs/ranks.md). 0, or OPSCOPE_ENOMEM. */
+/* The rank analysis of a's model (docs/ranks.md): ranks_file_extract of every file, then
+ * ranks_combine. 0, or OPSCOPE_ENOMEM. */
 int ranks_analyze(const struct analysis *a, struct ranks *out);
 void ranks_free(struct ranks *r);
+
+/* The share of file `file` of a's model: its rank, host and world size, its steps, its
+ * collective kernels and its distributed numbers (without a rank: the rank alone, -1). 0, or
+ * OPSCOPE_ENOMEM. */
+int ranks_file_extract(const struct analysis *a, uint32_t file, struct ranks_file *out);
+void ranks_file_free(struct ranks_file *f);
+/* Sort f's kernels by (name, seq) again: after their names were interned into another model
+ * (opscope merge), whose string ids order differently. */
+void ranks_file_index(struct ranks_file *f);
+/* Do two or more of the n files have a rank (the view's condition)? */
+bool ranks_files_present(const struct ranks_file *files, uint32_t n);
+/* The rank analysis of n files' shares, one per file of m in the order of model.files (m
+ * gives the strings and the file paths; its tracks are not read). `out` points into files,
+ * which must outlive it. 0, or OPSCOPE_ENOMEM. */
+int ranks_combine(const struct model *m, const struct ranks_file *files, uint32_t n,
+		  struct ranks *out);
 
 /* The NCCL collective of a kernel name or "Collective name" argument ("allreduce",
  * "allgather", "reducescatter", "broadcast", "reduce", "alltoall", "sendrecv"), "" if none. */

@@ -37,6 +37,7 @@ int cmd_info(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_view(int argc, char **argv);
 

@@ -20,7 +20,9 @@
 
 #include "analyze/analysis.h"
 #include "analyze/diff.h"
+#include "analyze/ranks.h"
 #include "cli/cli.h"
+#include "formats/import.h"
 #include "model/model.h"
 #include "report/diffview.h"
 #include "report/table.h"
@@ -135,6 +137,63 @@ static void label(char *buf, size_t size, const char *side, const char *path,
 			 s->last_step);
 	else
 		snprintf(buf, size, "%s: %s", side, path);
+}
+
+/* One side: the trace or directory at path. A directory holding one rank twice (two files
+ * with the same rank) is loaded again without the second copy, as the ranks view keeps the
+ * first (by file name), so that no step, operator or kernel of the rank counts twice; one
+ * line on stderr says so for each copy left out. NULL (said) when it cannot be loaded. */
+static struct model *load_side(const char *path, const char *const *keep_keys)
+{
+	struct model *m = cli_load_keep(path, keep_keys);
+	if (!m)
+		return NULL;
+	bool *keep = malloc((m->nfiles ? m->nfiles : 1) * sizeof(*keep));
+	uint32_t dropped = keep ? ranks_kept_files(m, keep) : UINT32_MAX;
+	if (dropped == UINT32_MAX)
+		cli_die_oom();
+	if (dropped == 0) {
+		free(keep);
+		return m;
+	}
+	struct model *k = model_new();
+	if (!k)
+		cli_die_oom();
+	cli_symbolize_options(k);
+	k->keep_arg_keys = keep_keys;
+	char err[512];
+	for (uint32_t f = 0; f < m->nfiles; f++) {
+		const char *fp = model_str(m, m->files[f].path);
+		if (!keep[f]) {
+			/* the kept file of the same rank: the first before it */
+			int32_t rank = -1;
+			for (uint32_t p = 0; p < m->nprocesses && rank < 0; p++)
+				if (m->processes[p].file == f)
+					rank = m->processes[p].rank;
+			const char *first = "";
+			for (uint32_t g = 0; g < f && !*first; g++)
+				for (uint32_t p = 0; p < m->nprocesses; p++)
+					if (keep[g] && m->processes[p].file == g &&
+					    m->processes[p].rank == rank) {
+						first = model_str(m, m->files[g].path);
+						break;
+					}
+			fprintf(stderr,
+				"opscope diff: note: duplicate rank %d: %s and %s; the first is used\n",
+				rank, first, fp);
+			continue;
+		}
+		if (import_load_path(k, fp, err, sizeof(err)) != 0) {
+			cli_error("%s", err);
+			model_free(k);
+			model_free(m);
+			free(keep);
+			return NULL;
+		}
+	}
+	free(keep);
+	model_free(m);
+	return k;
 }
 
 int cmd_diff(int argc, char **argv)
@@ -252,10 +311,10 @@ int cmd_diff(int argc, char **argv)
 	const char *const *keep = getenv("OPSCOPE_REPORT_ALL_ARGS") ? NULL
 				  : dopt.by_shape		    ? keys_shape
 								    : keys;
-	struct model *ma = cli_load_keep(pa, keep);
+	struct model *ma = load_side(pa, keep);
 	if (!ma)
 		return CLI_ERROR;
-	struct model *mb = npaths == 2 ? cli_load_keep(pb, keep) : ma;
+	struct model *mb = npaths == 2 ? load_side(pb, keep) : ma;
 	if (!mb) {
 		model_free(ma);
 		return CLI_ERROR;

@@ -23,6 +23,7 @@
 #include "cli/cli.h"
 #include "formats/import.h"
 #include "model/model.h"
+#include "report/partial.h"
 #include "report/table.h"
 #include "report/views.h"
 #include "util/strlist.h"
@@ -57,8 +58,9 @@ static const char report_usage[] =
 	"  -n, --top N           at most N rows per table (rows under a kept row stay)\n"
 	"  -c, --columns LIST    only these columns, in this order (JSON/CSV keys: name,calls)\n"
 	"  -w, --width N         cut names longer than N characters (text)\n"
-	"  -f, --format F        text (default), csv, json, or html (one self-contained page,\n"
-	"                        docs/html-report.md; `opscope view` serves it)\n"
+	"  -f, --format F        text (default), csv, json, html (one self-contained page,\n"
+	"                        docs/html-report.md; `opscope view` serves it), or partial: a\n"
+	"                        mergeable summary of each file for `opscope merge` (docs/merge.md)\n"
 	"  -o, --output FILE     write to FILE instead of stdout\n"
 	"  --no-symbolize        leave native frames unsymbolized (also OPSCOPE_NO_SYMBOLIZE=1)\n"
 	"  -h, --help            show this help\n";
@@ -162,12 +164,33 @@ static const char *bad_view(const char *list)
 	return NULL;
 }
 
+/* --format partial: the partial of the loaded model to `output` (NULL: stdout); frees ctx
+ * and m. */
+static int write_partial(struct report_ctx *ctx, struct model *m, const char *output,
+			 const char **inputs, size_t ninputs)
+{
+	FILE *out = stdout;
+	int rc = 0;
+	if (output && !(out = fopen(output, "w")))
+		rc = cli_error("%s: cannot write: %s", output, strerror(errno));
+	else if ((rc = partial_write(out, &ctx->an, inputs, ninputs)) == OPSCOPE_ENOMEM)
+		cli_die_oom();
+	if (out != stdout && out && (fclose(out) != 0 || rc != 0))
+		rc = cli_error("%s: write failed", output);
+	else if (out == stdout && rc != 0)
+		rc = cli_error("stdout: write failed");
+	report_ctx_free(ctx);
+	model_free(m);
+	return rc ? CLI_ERROR : CLI_OK;
+}
+
 /* Load `paths` into one model and render the report of the views listed (NULL: all) to
  * `mem` when not NULL, else to the file `output` (opened once the tables are made, so that
- * a failed load leaves no file), else to stdout. CLI_OK; CLI_ERROR after printing why (a
- * trace that does not load, a write error); CLI_USAGE for a --columns key no table has. */
+ * a failed load leaves no file), else to stdout; with `partial`, write the model's partial
+ * instead. CLI_OK; CLI_ERROR after printing why (a trace that does not load, a write
+ * error); CLI_USAGE for a --columns key no table has. */
 static int report_write(char *const *paths, size_t npaths, struct report_opts *ro,
-			const struct rformat_opts *fo, const char *views, FILE *mem,
+			const struct rformat_opts *fo, const char *views, bool partial, FILE *mem,
 			const char *output)
 {
 	struct model *m = model_new();
@@ -190,6 +213,8 @@ static int report_write(char *const *paths, size_t npaths, struct report_opts *r
 	struct report_ctx ctx;
 	if (report_ctx_init(&ctx, m, ro) != 0)
 		cli_die_oom();
+	if (partial)
+		return write_partial(&ctx, m, output, (const char **)paths, npaths);
 	if (report_run_views(&ctx, report_view_listed, (void *)views) != 0)
 		cli_die_oom();
 	char bad[64];
@@ -237,7 +262,7 @@ int cli_report_html(char *const *paths, size_t npaths, const char *views, char *
 	FILE *out = open_memstream(page, len);
 	if (!out)
 		cli_die_oom();
-	int rc = report_write(paths, npaths, &ro, &fo, views, out, NULL);
+	int rc = report_write(paths, npaths, &ro, &fo, views, false, out, NULL);
 	if (fclose(out) != 0 && rc == CLI_OK)
 		cli_die_oom();
 	if (rc != CLI_OK) {
@@ -272,6 +297,7 @@ int cmd_report(int argc, char **argv)
 	struct report_opts ro = { .sort = SORT_CPU_TOTAL, .op_detail = true };
 	struct rformat_opts fo = { RFORMAT_TEXT, 1, 0, NULL, 0 };
 	const char *views = NULL, *output = NULL;
+	bool partial = false; /* --format partial: write a partial (report/partial.h) */
 	int c;
 	long v;
 	optind = 1;
@@ -355,10 +381,16 @@ int cmd_report(int argc, char **argv)
 			fo.name_width = (int)v;
 			break;
 		case 'f': {
+			if (strcmp(optarg, "partial") == 0) {
+				partial = true;
+				break;
+			}
+			partial = false;
 			int fmt = rformat_from_name(optarg);
 			if (fmt < 0)
-				return cli_usage_error("report",
-						       "--format wants text, csv, json or html");
+				return cli_usage_error(
+					"report",
+					"--format wants text, csv, json, html or partial");
 			fo.format = (enum rformat)fmt;
 			break;
 		}
@@ -374,7 +406,11 @@ int cmd_report(int argc, char **argv)
 	}
 	if (optind >= argc)
 		return cli_usage_error("report", "no trace file or directory given");
+	if (partial && views)
+		return cli_usage_error("report", "--format partial holds what every mergeable view "
+						 "needs: no --views (docs/merge.md)");
 
 	ro.html = fo.format == RFORMAT_HTML;
-	return report_write(argv + optind, (size_t)(argc - optind), &ro, &fo, views, NULL, output);
+	return report_write(argv + optind, (size_t)(argc - optind), &ro, &fo, views, partial, NULL,
+			    output);
 }

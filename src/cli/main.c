@@ -36,6 +36,8 @@ static const struct cli_command cli_commands[] = {
 	{ "dump", cmd_dump, "print the events of a trace as text" },
 	{ "export", cmd_export, "convert a trace to another format (Chrome/Perfetto JSON)" },
 	{ "report", cmd_report, "summary tables: where the time went (operators, kernels, steps)" },
+	{ "merge", cmd_merge,
+	  "combine partial summaries (report --format partial) into one report" },
 	{ "view", cmd_view, "serve the HTML report of a trace on 127.0.0.1 and print its URL" },
 	{ "diff", cmd_diff, "compare two traces (or two step ranges): what changed, beyond noise" },
 	{ "help", NULL, "show help for a command" },

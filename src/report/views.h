@@ -11,8 +11,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "analyze/aggregate.h"
 #include "analyze/analysis.h"
 #include "analyze/hardware.h"
+#include "analyze/ranks.h"
 #include "model/model.h"
 #include "report/table.h"
 
@@ -55,15 +57,31 @@ struct report_opts {
 		    * out */
 };
 
+/* Results read from partials (`opscope merge`, report/partial.h) that the mergeable views
+ * (report_view.mergeable) show instead of analysing the model, which then holds only the
+ * files and the strings these results name. */
+struct report_pre {
+	struct ranks_file *ranks; /* one per model file, in the order of model.files */
+	uint32_t nranks;	  /* entries of ranks: model.nfiles */
+	struct agg kernels;	  /* the kernel aggregation of every file (agg_kernels) */
+	int64_t kernels_ns;	  /* ns: the sum of every kernel's duration */
+	struct agg nvprof;	  /* nvprof's GPU work and API calls of every file (agg_nvprof) */
+	int64_t nvprof_ns[2];	  /* ns: their summed durations: GPU work, API calls */
+	struct agg ops;		  /* the operator aggregation of every file, with the inner
+				   * phases and kernels under each (agg_host_ranges, detail) */
+};
+
 /* What every view reads, computed once, and the tables they give. */
 struct report_ctx {
-	const struct report_opts *o; /* the caller's options */
-	struct analysis an;	     /* the shared analysis (the model is an.m): written by
+	const struct report_opts *o;  /* the caller's options */
+	const struct report_pre *pre; /* NULL, or the merged partials: then only the mergeable
+				       * views may run (opscope merge) */
+	struct analysis an;	      /* the shared analysis (the model is an.m): written by
 				      * report_ctx_init, read-only while the views run */
-	struct rtable **tables;	     /* output, in the order of report_views */
-	size_t ntables;		     /* tables in `tables` */
-	size_t tables_cap;	     /* tables allocated */
-	bool oom;		     /* a table could not be added */
+	struct rtable **tables;	      /* output, in the order of report_views */
+	size_t ntables;		      /* tables in `tables` */
+	size_t tables_cap;	      /* tables allocated */
+	bool oom;		      /* a table could not be added */
 };
 
 struct report_view {
@@ -75,6 +93,7 @@ struct report_view {
 	const char *title; /* its table's title */
 	const char *empty; /* asked for by name with nothing to show: the line that says so
 			    * ("UserDefined: no ranges of this kind in the trace") */
+	bool mergeable;	   /* made from partials alone: `opscope merge` shows it (docs/merge.md) */
 };
 
 /* Every view, in the order they print; ends with a NULL name. */

@@ -138,9 +138,14 @@ static int view_agg_group(struct report_ctx *c, enum agg_select sel, uint32_t tr
 	bool shapes =
 		sel == AGG_OPERATORS && (by_shape || c->o->group_by == REPORT_GROUP_INPUT_SHAPE);
 	uint32_t group_key = shapes ? model_find_str(an->m, "Input Dims") : 0;
-	if (agg_host_ranges(an, sel, track, detail, group_key, &a) != 0)
+	const struct agg *ap = &a; /* opscope merge: the partials' operators, merged */
+	if (c->pre && sel == AGG_OPERATORS) {
+		memset(&a, 0, sizeof(a));
+		ap = &c->pre->ops;
+	} else if (agg_host_ranges(an, sel, track, detail, group_key, &a) != 0) {
 		return OPSCOPE_ENOMEM;
-	if (a.n == 0) {
+	}
+	if (ap->n == 0) {
 		agg_free(&a);
 		return 0;
 	}
@@ -171,14 +176,14 @@ static int view_agg_group(struct report_ctx *c, enum agg_select sel, uint32_t tr
 			    : -1;
 	cols[3] = rtable_col(t, "GPU Total / Avg / Max / Min / Ratio(%)", "gpu", RCOL_STATS, 40);
 	uint32_t n;
-	uint32_t *top = sorted_top(&a, c->o->sort, sel != AGG_MEMORY, &n);
+	uint32_t *top = sorted_top(ap, c->o->sort, sel != AGG_MEMORY, &n);
 	int64_t cpu_all, gpu_all;
-	agg_top_sums(&a, &cpu_all, &gpu_all);
+	agg_top_sums(ap, &cpu_all, &gpu_all);
 	/* operators: ratios of all operators' time; the others: of the total (step) time */
 	int64_t cpu_whole = sel == AGG_OPERATORS ? cpu_all : an->total_ns;
 	int64_t gpu_whole = sel == AGG_OPERATORS ? gpu_all : an->step_device_ns;
 	for (uint32_t k = 0; top && k < n; k++) {
-		const struct agg_item *it = &a.v[top[k]];
+		const struct agg_item *it = &ap->v[top[k]];
 		struct rrow *r = rtable_row(t, 0);
 		if (!r)
 			break;
@@ -191,7 +196,7 @@ static int view_agg_group(struct report_ctx *c, enum agg_select sel, uint32_t tr
 			r->cells[cself].i = it->self_ns;
 		set_item_stats(&r->cells[cols[3]], it, true, gpu_whole);
 		if (detail)
-			detail_rows(an->m, t, &a, top[k], cols);
+			detail_rows(an->m, t, ap, top[k], cols);
 	}
 	if (sel == AGG_PYTHON_FUNCTIONS)
 		t->note = "CPU: the calls' durations (a recursive function's nested calls count "
@@ -448,17 +453,22 @@ size_t report_kernel_display_len(const char *s, size_t n)
 int view_kernel(struct report_ctx *c)
 {
 	const struct model *m = c->an.m;
-	struct agg a;
+	struct agg own = { 0 };
 	int64_t all;
-	if (agg_kernels(m, &a, &all) != 0)
+	const struct agg *ap = &own; /* opscope merge: the partials' aggregation, merged */
+	if (c->pre) {
+		ap = &c->pre->kernels;
+		all = c->pre->kernels_ns;
+	} else if (agg_kernels(m, &own, &all) != 0) {
 		return OPSCOPE_ENOMEM;
-	if (a.n == 0) {
-		agg_free(&a);
+	}
+	if (ap->n == 0) {
+		agg_free(&own);
 		return 0;
 	}
 	struct rtable *t = ctx_table(c, "kernel", "Kernel Summary");
 	if (!t) {
-		agg_free(&a);
+		agg_free(&own);
 		return OPSCOPE_ENOMEM;
 	}
 	int cdisp = rtable_col(t, "Name", "display_name", RCOL_TEXT, 90);
@@ -472,9 +482,9 @@ int view_kernel(struct report_ctx *c)
 	if (key != SORT_GPU_AVG && key != SORT_GPU_MAX && key != SORT_GPU_MIN)
 		key = SORT_GPU_TOTAL;
 	uint32_t n;
-	uint32_t *top = sorted_top(&a, key, true, &n);
+	uint32_t *top = sorted_top(ap, key, true, &n);
 	for (uint32_t k = 0; top && k < n; k++) {
-		const struct agg_item *it = &a.v[top[k]];
+		const struct agg_item *it = &ap->v[top[k]];
 		struct rrow *r = rtable_row(t, 0);
 		if (!r)
 			break;
@@ -487,7 +497,7 @@ int view_kernel(struct report_ctx *c)
 	}
 	int rc = !top || t->oom ? OPSCOPE_ENOMEM : 0;
 	free(top);
-	agg_free(&a);
+	agg_free(&own);
 	return rc;
 }
 
@@ -498,10 +508,17 @@ int view_nvprof(struct report_ctx *c)
 {
 	const struct model *m = c->an.m;
 	struct agg a;
-	int64_t sum[2]; /* GPU activities, API calls */
-	if (agg_nvprof(m, &a, &sum[0], &sum[1]) != 0)
+	int64_t sum[2];		   /* GPU activities, API calls */
+	const struct agg *ap = &a; /* opscope merge: the partials' items, merged */
+	if (c->pre) {
+		memset(&a, 0, sizeof(a));
+		ap = &c->pre->nvprof;
+		sum[0] = c->pre->nvprof_ns[0];
+		sum[1] = c->pre->nvprof_ns[1];
+	} else if (agg_nvprof(m, &a, &sum[0], &sum[1]) != 0) {
 		return OPSCOPE_ENOMEM;
-	if (a.n == 0) {
+	}
+	if (ap->n == 0) {
 		agg_free(&a);
 		return 0;
 	}
@@ -520,10 +537,10 @@ int view_nvprof(struct report_ctx *c)
 	int cmax = rtable_col(t, "Max", "max_ns", RCOL_TIME, 0);
 	int cname = rtable_col(t, "Name", "name", RCOL_TEXT, 0);
 	uint32_t n;
-	uint32_t *top = sorted_top(&a, SORT_GPU_TOTAL, true, &n);
+	uint32_t *top = sorted_top(ap, SORT_GPU_TOTAL, true, &n);
 	for (int api = 0; api < 2 && top; api++) {
 		for (uint32_t k = 0; k < n; k++) {
-			const struct agg_item *it = &a.v[top[k]];
+			const struct agg_item *it = &ap->v[top[k]];
 			if ((it->kind == AGG_NVPROF_API) != (api == 1))
 				continue;
 			struct rrow *r = rtable_row(t, 0);

@@ -245,11 +245,18 @@ static int colls_table(struct report_ctx *c, const struct ranks *rk)
 
 int view_ranks(struct report_ctx *c)
 {
-	if (!ranks_present(c->an.m))
-		return 0;
 	struct ranks rk;
-	if (ranks_analyze(&c->an, &rk) != 0)
-		return OPSCOPE_ENOMEM;
+	if (c->pre) { /* opscope merge: the files' shares read from partials */
+		if (!ranks_files_present(c->pre->ranks, c->pre->nranks))
+			return 0;
+		if (ranks_combine(c->an.m, c->pre->ranks, c->pre->nranks, &rk) != 0)
+			return OPSCOPE_ENOMEM;
+	} else {
+		if (!ranks_present(c->an.m))
+			return 0;
+		if (ranks_analyze(&c->an, &rk) != 0)
+			return OPSCOPE_ENOMEM;
+	}
 	int rc = ranks_table(c, &rk);
 	if (!rc)
 		rc = notes_table(c, &rk);

@@ -138,6 +138,10 @@ bad "truncated" "$C/truncated.json" "unexpected end of input (truncated?)"
 bad "ts of the wrong type" "$C/wrong_types.json" '"ts" must be a number'
 bad "ph of the wrong type" "$C/wrong_types2.json" '"ph" must be a string'
 bad "huge time" "$C/huge_numbers.json" "time out of range"
+# a step at -4.7e18 ns whose kernel runs at +4.7e18 ns: each time fits int64 ns, the step
+# stretched to its kernel (9.4e18 ns) does not; before the bound the step table showed
+# -9046744073709546616 ns. Refused at the first time (the bound is 2^61 ns from 0)
+bad "times spanning more than int64" "$C/time_span.json" "time out of range: beyond 2^61 ns"
 bad "deep nesting" "$C/deep_nesting.json" "nesting too deep"
 bad "bad escape" "$C/bad_escape.json" "bad escape in a string"
 bad "control character" "$C/control_char.json" "control character in a string"

@@ -90,6 +90,13 @@ mkdir -p "$T/dup" && cp "$T/syn"/rank*.json "$T/dup/" && cp "$T/syn/rank1.json" 
 "$OPSCOPE" report --views ranks,kernel --format json "$T/dup" >"$T/dup.json" 2>"$T/dup.err"
 check "duplicate rank: exit 0, one note, kernel table made" \
 	'[ $? -eq 0 ] && q "$T/dup.json" "notes == [\"duplicate rank 1: $T/dup/rank1.json and $T/dup/rank1b.json; the first is used\"] and t(\"Kernel Summary\") is not None and len(t(\"Ranks\")) == 4"'
+# the second copy of rank 1 (file 2) counts once in the per-rank views and in diff too
+"$OPSCOPE" report --views advice,gputime --format json "$T/dup" >"$T/dupv.json"
+check "duplicate rank: advice has no finding on the copy, gputime no row of file 2" \
+	'q "$T/dupv.json" "all(r[\"file\"] != \"$T/dup/rank1b.json\" for r in t(\"Advice\")) and len(t(\"Advice\")) > 0 and not any(\"(file 2)\" in r[\"device\"] for r in t(\"GPU Time Breakdown\")) and any(\"(file 3)\" in r[\"device\"] for r in t(\"GPU Time Breakdown\"))"'
+"$OPSCOPE" diff --format json "$T/syn" "$T/dup" >"$T/dupd.json" 2>"$T/dupd.err"
+check "duplicate rank: diff keeps the first copy, says so in one line, every row unchanged" \
+	'[ $? -eq 0 ] && [ "$(cat "$T/dupd.err")" = "opscope diff: note: duplicate rank 1: $T/dup/rank1.json and $T/dup/rank1b.json; the first is used" ] && q "$T/dupd.json" "len(d[\"tables\"][0][\"rows\"]) > 0 and all(r[\"calls_a\"] == r[\"calls_b\"] and r[\"time_a_ns\"] == r[\"time_b_ns\"] for r in d[\"tables\"][0][\"rows\"])"'
 mkdir -p "$T/miss" && cp "$T/syn"/rank[013].json "$T/miss/"
 "$OPSCOPE" report --views ranks,kernel --format json "$T/miss" >"$T/miss.json"
 check "missing rank 2: exit 0, one note, steps still compared" \

@@ -213,4 +213,20 @@ TEST(ranks_helpers)
 	CHECK_EQ_I(ranks_dtype_bytes(NULL), 0);
 }
 
-TEST_MAIN(ranks_straggler_compute, ranks_straggler_late, ranks_notes, ranks_helpers)
+/* Files of ranks 1, 0, 1 and one without a rank: the second file of rank 1 (index 2) is the
+ * one left out; the first of each rank and the file without a rank are counted. */
+TEST(ranks_kept)
+{
+	struct model *m = model_new();
+	add_rank(m, "a", 1, 0, 400, 500);
+	add_rank(m, "b", 0, 0, 400, 500);
+	add_rank(m, "c", 1, 0, 400, 500);
+	add_rank(m, "d", 2, 0, 400, 500);
+	m->processes[m->tracks[m->ntracks - 3].process].rank = -1; /* d: no rank */
+	bool keep[4];
+	CHECK_EQ_U(ranks_kept_files(m, keep), 1);
+	CHECK(keep[0] && keep[1] && !keep[2] && keep[3]);
+	model_free(m);
+}
+
+TEST_MAIN(ranks_straggler_compute, ranks_straggler_late, ranks_notes, ranks_helpers, ranks_kept)

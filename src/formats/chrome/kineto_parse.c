@@ -61,26 +61,37 @@ static int parse_str(struct json_cur *c, struct json_span *out, const char *key_
 	return json_string(c, out);
 }
 
+/* The bound of a time (ts, dur) in ns: within +-2^61 ns (73 years around 0: ns since the
+ * epoch up to 2043), every end (ts + dur) and every difference of two times stays inside
+ * int64; a file with times beyond would give negative step durations. */
+#define KINETO_TIME_MAX (INT64_C(1) << 61)
+
 static int parse_time(struct json_cur *c, int64_t *ns, const char *key_msg)
 {
 	int rc = json_ws(c);
 	if (rc)
 		return rc;
-	if (json_us_fast(c, ns))
-		return JSON_OK;
 	const char *at = c->p;
-	if (*c->p != '-' && (*c->p < '0' || *c->p > '9')) {
-		c->err = key_msg;
-		c->errpos = at;
-		return JSON_ERR;
+	if (!json_us_fast(c, ns)) {
+		if (*c->p != '-' && (*c->p < '0' || *c->p > '9')) {
+			c->err = key_msg;
+			c->errpos = at;
+			return JSON_ERR;
+		}
+		struct json_span num;
+		bool is_int;
+		int64_t iv;
+		if ((rc = json_number(c, &num, &is_int, &iv)) != 0)
+			return rc;
+		if (!json_us_to_ns(num, ns)) {
+			c->err = "time out of range";
+			c->errpos = at;
+			return JSON_ERR;
+		}
 	}
-	struct json_span num;
-	bool is_int;
-	int64_t iv;
-	if ((rc = json_number(c, &num, &is_int, &iv)) != 0)
-		return rc;
-	if (!json_us_to_ns(num, ns)) {
-		c->err = "time out of range";
+	if (*ns > KINETO_TIME_MAX || *ns < -KINETO_TIME_MAX) {
+		c->err = "time out of range: beyond 2^61 ns (73 years) from 0, where step times "
+			 "would overflow";
 		c->errpos = at;
 		return JSON_ERR;
 	}

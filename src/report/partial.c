@@ -1,0 +1,983 @@
+/*
+ * partial.c: mergeable partial summaries (partial.h; the format: docs/merge.md).
+ *
+ * A partial is text, one record a line, fields separated by tabs:
+ *
+ *   opscope-partial <version>
+ *   input <str>                                  one per path the report was given
+ *   file <path> <format> <events> <dropped> <torn bytes> <complete 0|1> <why incomplete>
+ *   rank <rank|-1> <host> <world size|-1>
+ *   dist <has communication 0|1> <communication ns> <computation ns> <overlap ns>
+ *   step <name> <start> <end> <compute> <communication> <data wait>   (ns; one per step)
+ *   coll <name> <seq> <start> <end> <op> <group|-1> <bytes|-1>         (one per kernel)
+ *   kernels <sum of the kernels' durations, ns>
+ *   k <name> <calls> <total> <max> <min>            (ns; one per kernel name)
+ *   nvprof <GPU work's sum> <API calls' sum>         (ns)
+ *   n <kind> <name, or a copy key> <calls> <total> <max> <min>   (ns; one per nvprof item)
+ *   o <parent|-1> <kind> <name> <calls> <cpu> <cpu max> <cpu min> <gpu> <gpu max> <gpu min>
+ *     <self>                  (ns; one per item of the operator aggregation, first-seen order;
+ *                              parent: the index of an earlier o record of the file)
+ *   end <files>
+ *
+ * A string field is `-` for none or `=` and the bytes, with \\ \t \n \r \0 escaped, so any
+ * name survives the trip byte for byte. The records of a file follow its `file` record. The
+ * `end` record says the partial is whole: a partial cut short has none.
+ *
+ * Invariants of the reader: whatever the bytes, it ends with the set filled or with one line
+ * naming the partial and the byte offset of the record it could not take; it never trusts a
+ * count it was given (arrays grow as records come), and a version newer than PARTIAL_VERSION
+ * is refused rather than half read.
+ */
+#include "report/partial.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "opscope/opscope.h"
+
+#define PARTIAL_LINE_MAX (1u << 20) /* bytes of one record: longer is not a partial of ours */
+#define PARTIAL_FIELDS	 12	    /* fields of the longest record (o) */
+/* Bounds of what a partial may say, so that the differences and sums the merge makes stay
+ * inside int64: a time (ns) within +-2^61 (73 years around the epoch: up to 2043), a duration
+ * or a count within [0, 2^62], and the times of one file within PARTIAL_SPAN_MAX of each
+ * other (2^53 ns, 104 days). */
+#define PARTIAL_STAMP_MAX (INT64_C(1) << 61)
+#define PARTIAL_TIME_MAX  (INT64_C(1) << 62)
+#define PARTIAL_SPAN_MAX  (INT64_C(1) << 53)
+
+/* ---------------------------------------------------------------------------------------- */
+/* Writing */
+
+/* A string field: '=' and the bytes, escaped. */
+static void put_str(FILE *out, const char *s, size_t n)
+{
+	fputc('=', out);
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		switch (c) {
+		case '\\':
+			fputs("\\\\", out);
+			break;
+		case '\t':
+			fputs("\\t", out);
+			break;
+		case '\n':
+			fputs("\\n", out);
+			break;
+		case '\r':
+			fputs("\\r", out);
+			break;
+		case '\0':
+			fputs("\\0", out);
+			break;
+		default:
+			fputc(c, out);
+		}
+	}
+}
+
+/* The string id `id` of m as a field: `-` when 0 (none). */
+static void put_id(FILE *out, const struct model *m, uint32_t id)
+{
+	fputc('\t', out);
+	if (!id)
+		fputc('-', out);
+	else
+		put_str(out, model_str(m, id), model_strlen(m, id));
+}
+
+int partial_write(FILE *out, const struct analysis *a, const char *const *inputs, size_t ninputs)
+{
+	const struct model *m = a->m;
+	fprintf(out, "%s\t%d\n", PARTIAL_MAGIC, PARTIAL_VERSION);
+	for (size_t i = 0; i < ninputs; i++) {
+		fputs("input\t", out);
+		put_str(out, inputs[i], strlen(inputs[i]));
+		fputc('\n', out);
+	}
+	for (uint32_t f = 0; f < m->nfiles; f++) {
+		const struct model_file *mf = &m->files[f];
+		struct ranks_file rf;
+		struct agg ag;
+		int64_t kern_ns;
+		if (ranks_file_extract(a, f, &rf) != 0)
+			return OPSCOPE_ENOMEM;
+		if (agg_kernels_file(m, f, &ag, &kern_ns) != 0) {
+			ranks_file_free(&rf);
+			return OPSCOPE_ENOMEM;
+		}
+		fputs("file", out);
+		/* the path and format are never "none": an empty one is "=" */
+		fputc('\t', out);
+		put_str(out, model_str(m, mf->path), model_strlen(m, mf->path));
+		fputc('\t', out);
+		put_str(out, model_str(m, mf->format), model_strlen(m, mf->format));
+		fprintf(out, "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%d", mf->events, mf->dropped,
+			mf->discarded_bytes, mf->complete ? 1 : 0);
+		put_id(out, m, mf->tail_msg);
+		fprintf(out, "\nrank\t%" PRId32, rf.rank);
+		put_id(out, m, rf.host);
+		fprintf(out, "\t%" PRId32 "\n", rf.world_size);
+		fprintf(out, "dist\t%d\t%" PRId64 "\t%" PRId64 "\t%" PRId64 "\n",
+			rf.dist.has_communication ? 1 : 0, rf.dist.communication_ns,
+			rf.dist.computation_ns, rf.dist.overlap_ns);
+		for (uint32_t k = 0; k < rf.nsteps; k++) {
+			const struct ranks_steprow *s = &rf.steps[k];
+			fputs("step", out);
+			put_id(out, m, s->name);
+			fprintf(out,
+				"\t%" PRId64 "\t%" PRId64 "\t%" PRId64 "\t%" PRId64 "\t%" PRId64
+				"\n",
+				s->start_ns, s->end_ns, s->compute_ns, s->comm_ns, s->gap_ns);
+		}
+		for (uint32_t k = 0; k < rf.nkernels; k++) {
+			const struct ranks_kernel *c = &rf.kernels[k];
+			fputs("coll\t", out);
+			put_str(out, model_str(m, c->name), model_strlen(m, c->name));
+			fprintf(out, "\t%" PRIu32 "\t%" PRId64 "\t%" PRId64 "\t", c->seq, c->s,
+				c->e);
+			put_str(out, c->op, strlen(c->op));
+			fprintf(out, "\t%" PRId32 "\t%" PRId64 "\n", c->group, c->bytes);
+		}
+		fprintf(out, "kernels\t%" PRId64 "\n", kern_ns);
+		for (uint32_t i = ag.n ? ag.first_top : AGG_NONE; i != AGG_NONE; i = ag.v[i].next) {
+			const struct agg_item *it = &ag.v[i];
+			fputs("k\t", out);
+			put_str(out, model_str(m, it->name), model_strlen(m, it->name));
+			fprintf(out, "\t%" PRIu64 "\t%" PRId64 "\t%" PRId64 "\t%" PRId64 "\n",
+				it->calls, it->gpu_ns, it->gpu_max_ns, it->gpu_min_ns);
+		}
+		agg_free(&ag);
+		int64_t nv_gpu, nv_api;
+		if (agg_nvprof_file(m, f, &ag, &nv_gpu, &nv_api) != 0) {
+			ranks_file_free(&rf);
+			return OPSCOPE_ENOMEM;
+		}
+		fprintf(out, "nvprof\t%" PRId64 "\t%" PRId64 "\n", nv_gpu, nv_api);
+		for (uint32_t i = ag.n ? ag.first_top : AGG_NONE; i != AGG_NONE; i = ag.v[i].next) {
+			const struct agg_item *it = &ag.v[i];
+			fprintf(out, "n\t%u\t", (unsigned)it->kind);
+			if (it->kind == AGG_NVPROF_COPY) /* a key, not a string */
+				fprintf(out, "%" PRIu32, it->name);
+			else
+				put_str(out, model_str(m, it->name), model_strlen(m, it->name));
+			fprintf(out, "\t%" PRIu64 "\t%" PRId64 "\t%" PRId64 "\t%" PRId64 "\n",
+				it->calls, it->gpu_ns, it->gpu_max_ns, it->gpu_min_ns);
+		}
+		agg_free(&ag);
+		if (agg_host_ranges_file(a, AGG_OPERATORS, f, true, &ag) != 0) {
+			ranks_file_free(&rf);
+			return OPSCOPE_ENOMEM;
+		}
+		for (uint32_t i = 0; i < ag.n; i++) { /* index order: parents before children */
+			const struct agg_item *it = &ag.v[i];
+			fprintf(out, "o\t%" PRId64 "\t%u\t",
+				it->parent == AGG_NONE ? INT64_C(-1) : (int64_t)it->parent,
+				(unsigned)it->kind);
+			put_str(out, model_str(m, it->name), model_strlen(m, it->name));
+			fprintf(out,
+				"\t%" PRIu64 "\t%" PRId64 "\t%" PRId64 "\t%" PRId64 "\t%" PRId64
+				"\t%" PRId64 "\t%" PRId64 "\t%" PRId64 "\n",
+				it->calls, it->cpu_ns, it->cpu_max_ns, it->cpu_min_ns, it->gpu_ns,
+				it->gpu_max_ns, it->gpu_min_ns, it->self_ns);
+		}
+		agg_free(&ag);
+		ranks_file_free(&rf);
+	}
+	fprintf(out, "end\t%" PRIu32 "\n", m->nfiles);
+	return ferror(out) ? -1 : 0;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Reading */
+
+/* The state of reading one partial. */
+struct reader {
+	struct partial_set *ps;
+	const char *path;	     /* the partial's path, for messages */
+	uint64_t offset;	     /* byte offset of the record being read */
+	char *err;		     /* where the one line goes */
+	size_t errsize;		     /* bytes of err */
+	char *f[PARTIAL_FIELDS];     /* the record's fields, unescaped in place */
+	size_t flen[PARTIAL_FIELDS]; /* their lengths */
+	int nf;			     /* fields of the record */
+	struct partial_file *cur;    /* the file the records belong to, NULL before the first */
+	uint32_t kern_cap;	     /* items allocated in cur->kern */
+	uint32_t steps_cap;	     /* steps allocated in cur->ranks.steps */
+	uint32_t colls_cap;	     /* kernels allocated in cur->ranks.kernels */
+	uint32_t ops_cap;	     /* items allocated in cur->ops */
+	uint32_t nv_cap;	     /* items allocated in cur->nv */
+	bool oom;		     /* an allocation failed */
+};
+
+/* s (up to its NUL, at most size - 1 bytes) with every control byte as '?': a name from a
+ * partial put in a one-line message stays one line. */
+static const char *printable(const char *s, char *buf, size_t size)
+{
+	size_t n = 0;
+	for (; s[n] && n + 1 < size; n++)
+		buf[n] = (unsigned char)s[n] < 0x20 || s[n] == 0x7f ? '?' : s[n];
+	buf[n] = '\0';
+	return buf;
+}
+
+static int fail(struct reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(struct reader *r, const char *fmt, ...)
+{
+	char what[256];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	snprintf(r->err, r->errsize, "%s: offset %" PRIu64 ": %s", r->path, r->offset, what);
+	return -1;
+}
+
+static int oom(struct reader *r)
+{
+	r->oom = true;
+	return fail(r, "out of memory");
+}
+
+/* Split a record at tabs into r->f (no more than PARTIAL_FIELDS). */
+static int split(struct reader *r, char *line, size_t len)
+{
+	r->nf = 0;
+	size_t start = 0;
+	for (size_t i = 0; i <= len; i++) {
+		if (i < len && line[i] != '\t')
+			continue;
+		if (r->nf == PARTIAL_FIELDS)
+			return fail(r, "more than %d fields", PARTIAL_FIELDS);
+		line[i] = '\0';
+		r->f[r->nf] = line + start;
+		r->flen[r->nf] = i - start;
+		r->nf++;
+		start = i + 1;
+	}
+	return 0;
+}
+
+/* Field i as a string: *s and *n its bytes (unescaped in place), *none for `-`. */
+static int field_str(struct reader *r, int i, const char **s, size_t *n, bool *none)
+{
+	char *p = r->f[i];
+	size_t len = r->flen[i];
+	if (len == 1 && p[0] == '-') {
+		*none = true;
+		*s = "";
+		*n = 0;
+		return 0;
+	}
+	if (len == 0 || p[0] != '=')
+		return fail(r, "field %d: not a string (- or =...)", i + 1);
+	*none = false;
+	size_t w = 0;
+	for (size_t k = 1; k < len; k++) {
+		char c = p[k];
+		if (c == '\\') {
+			if (++k == len)
+				return fail(r, "field %d: a \\ at its end", i + 1);
+			switch (p[k]) {
+			case '\\':
+				c = '\\';
+				break;
+			case 't':
+				c = '\t';
+				break;
+			case 'n':
+				c = '\n';
+				break;
+			case 'r':
+				c = '\r';
+				break;
+			case '0':
+				c = '\0';
+				break;
+			default:
+				return fail(r, "field %d: unknown escape \\%c", i + 1, p[k]);
+			}
+		}
+		p[w++] = c;
+	}
+	p[w] = '\0'; /* w < len: the '=' was one byte */
+	*s = p;
+	*n = w;
+	return 0;
+}
+
+/* Field i as a string id of the set's model; 0 for `-` unless `required`. */
+static int field_id(struct reader *r, int i, bool required, uint32_t *id)
+{
+	const char *s;
+	size_t n;
+	bool none;
+	if (field_str(r, i, &s, &n, &none) != 0)
+		return -1;
+	if (none) {
+		if (required)
+			return fail(r, "field %d: a string is required, not -", i + 1);
+		*id = 0;
+		return 0;
+	}
+	*id = model_intern(r->ps->m, s, n);
+	if (r->ps->m->oom)
+		return oom(r);
+	return 0;
+}
+
+static int field_i64(struct reader *r, int i, int64_t lo, int64_t hi, int64_t *v)
+{
+	const char *p = r->f[i];
+	char *end;
+	errno = 0;
+	long long x = strtoll(p, &end, 10);
+	if (!*p || *end || errno == ERANGE || (*p != '-' && (*p < '0' || *p > '9')))
+		return fail(r, "field %d: not an integer", i + 1);
+	if (x < lo || x > hi)
+		return fail(r, "field %d: %lld is out of range", i + 1, x);
+	*v = (int64_t)x;
+	return 0;
+}
+
+static int field_u64(struct reader *r, int i, uint64_t *v)
+{
+	const char *p = r->f[i];
+	char *end;
+	errno = 0;
+	if (*p < '0' || *p > '9')
+		return fail(r, "field %d: not a count", i + 1);
+	unsigned long long x = strtoull(p, &end, 10);
+	if (*end || errno == ERANGE)
+		return fail(r, "field %d: not a count", i + 1);
+	*v = (uint64_t)x;
+	return 0;
+}
+
+/* Does the record have exactly n fields (its tag included)? */
+static int want_fields(struct reader *r, int n)
+{
+	if (r->nf != n)
+		return fail(r, "%s record: %d fields, %d expected", r->f[0], r->nf, n);
+	return 0;
+}
+
+/* Grow *v (of *cap entries of size sz) to hold n + 1. */
+static int grow(struct reader *r, void **v, uint32_t *cap, uint32_t n, size_t sz)
+{
+	if (n < *cap)
+		return 0;
+	if (n >= UINT32_MAX / 2)
+		return fail(r, "too many records");
+	uint32_t nc = *cap ? *cap * 2 : 16;
+	void *nv = realloc(*v, (size_t)nc * sz);
+	if (!nv)
+		return oom(r);
+	*v = nv;
+	*cap = nc;
+	return 0;
+}
+
+static int rec_input(struct reader *r)
+{
+	const char *s;
+	size_t n;
+	bool none;
+	if (want_fields(r, 2) || field_str(r, 1, &s, &n, &none))
+		return -1;
+	struct partial_set *ps = r->ps;
+	if (ps->ninputs == ps->inputs_cap) {
+		size_t nc = ps->inputs_cap ? ps->inputs_cap * 2 : 16;
+		char **nv = realloc(ps->inputs, nc * sizeof(*nv));
+		if (!nv)
+			return oom(r);
+		ps->inputs = nv;
+		ps->inputs_cap = nc;
+	}
+	char *copy = malloc(n + 1);
+	if (!copy)
+		return oom(r);
+	memcpy(copy, s, n);
+	copy[n] = '\0';
+	ps->inputs[ps->ninputs++] = copy;
+	return 0;
+}
+
+static int rec_file(struct reader *r)
+{
+	struct partial_set *ps = r->ps;
+	if (want_fields(r, 8) ||
+	    grow(r, (void **)&ps->files, &ps->files_cap, ps->nfiles, sizeof(*ps->files)))
+		return -1;
+	struct partial_file *pf = &ps->files[ps->nfiles];
+	memset(pf, 0, sizeof(*pf));
+	pf->ranks.rank = -1;
+	pf->ranks.world_size = -1;
+	pf->source = ps->nsources;
+	pf->offset = r->offset;
+	int64_t complete;
+	if (field_id(r, 1, true, &pf->path) || field_id(r, 2, true, &pf->format) ||
+	    field_u64(r, 3, &pf->events) || field_u64(r, 4, &pf->dropped) ||
+	    field_u64(r, 5, &pf->discarded_bytes) || field_i64(r, 6, 0, 1, &complete) ||
+	    field_id(r, 7, false, &pf->tail_msg))
+		return -1;
+	pf->complete = complete == 1;
+	ps->nfiles++;
+	r->cur = pf;
+	r->kern_cap = r->steps_cap = r->colls_cap = r->ops_cap = r->nv_cap = 0;
+	return 0;
+}
+
+static int rec_rank(struct reader *r)
+{
+	int64_t rank, ws;
+	if (want_fields(r, 4) || field_i64(r, 1, -1, INT32_MAX, &rank) ||
+	    field_id(r, 2, false, &r->cur->ranks.host) || field_i64(r, 3, -1, INT32_MAX, &ws))
+		return -1;
+	if (ws == 0)
+		return fail(r, "field 4: a world size of 0");
+	r->cur->ranks.rank = (int32_t)rank;
+	r->cur->ranks.world_size = (int32_t)ws;
+	return 0;
+}
+
+static int rec_dist(struct reader *r)
+{
+	int64_t has;
+	struct distributed *d = &r->cur->ranks.dist;
+	if (want_fields(r, 5) || field_i64(r, 1, 0, 1, &has) ||
+	    field_i64(r, 2, 0, PARTIAL_TIME_MAX, &d->communication_ns) ||
+	    field_i64(r, 3, 0, PARTIAL_TIME_MAX, &d->computation_ns) ||
+	    field_i64(r, 4, 0, PARTIAL_TIME_MAX, &d->overlap_ns))
+		return -1;
+	d->has_communication = has == 1;
+	return 0;
+}
+
+static int rec_step(struct reader *r)
+{
+	struct ranks_file *rf = &r->cur->ranks;
+	if (want_fields(r, 7) ||
+	    grow(r, (void **)&rf->steps, &r->steps_cap, rf->nsteps, sizeof(*rf->steps)))
+		return -1;
+	struct ranks_steprow *s = &rf->steps[rf->nsteps];
+	if (field_id(r, 1, false, &s->name) ||
+	    field_i64(r, 2, -PARTIAL_STAMP_MAX, PARTIAL_STAMP_MAX, &s->start_ns) ||
+	    field_i64(r, 3, -PARTIAL_STAMP_MAX, PARTIAL_STAMP_MAX, &s->end_ns) ||
+	    field_i64(r, 4, 0, PARTIAL_TIME_MAX, &s->compute_ns) ||
+	    field_i64(r, 5, 0, PARTIAL_TIME_MAX, &s->comm_ns) ||
+	    field_i64(r, 6, 0, PARTIAL_TIME_MAX, &s->gap_ns))
+		return -1;
+	if (s->end_ns < s->start_ns)
+		return fail(r, "step ends before it starts");
+	/* the partition and the data wait are of [start, end) */
+	if (s->compute_ns > s->end_ns - s->start_ns || s->comm_ns > s->end_ns - s->start_ns ||
+	    s->gap_ns > s->end_ns - s->start_ns)
+		return fail(r, "step: its compute, communication or data wait exceeds the step");
+	rf->nsteps++;
+	return 0;
+}
+
+static int rec_coll(struct reader *r)
+{
+	struct ranks_file *rf = &r->cur->ranks;
+	if (want_fields(r, 8) ||
+	    grow(r, (void **)&rf->kernels, &r->colls_cap, rf->nkernels, sizeof(*rf->kernels)))
+		return -1;
+	struct ranks_kernel *k = &rf->kernels[rf->nkernels];
+	int64_t seq, group;
+	const char *op;
+	size_t oplen;
+	bool none;
+	if (field_id(r, 1, true, &k->name) || field_i64(r, 2, 0, UINT32_MAX, &seq) ||
+	    field_i64(r, 3, -PARTIAL_STAMP_MAX, PARTIAL_STAMP_MAX, &k->s) ||
+	    field_i64(r, 4, -PARTIAL_STAMP_MAX, PARTIAL_STAMP_MAX, &k->e) ||
+	    field_str(r, 5, &op, &oplen, &none) || field_i64(r, 6, -1, INT32_MAX, &group) ||
+	    field_i64(r, 7, -1, PARTIAL_TIME_MAX, &k->bytes))
+		return -1;
+	/* the op as ranks.h names it (a static string), or "" */
+	k->op = ranks_coll_op(op);
+	if (none || strlen(op) != oplen || strcmp(k->op, op) != 0)
+		return fail(r, "field 6: '%s' is not a collective op",
+			    printable(op, (char[33]){ 0 }, 33));
+	if (k->e < k->s)
+		return fail(r, "collective ends before it starts");
+	if (group == 0)
+		return fail(r, "field 7: a group of 0 ranks");
+	k->seq = (uint32_t)seq;
+	k->group = (int32_t)group;
+	rf->nkernels++;
+	return 0;
+}
+
+static int rec_kernels(struct reader *r)
+{
+	return want_fields(r, 2) || field_i64(r, 1, 0, PARTIAL_TIME_MAX, &r->cur->kern_ns) ? -1 : 0;
+}
+
+static int rec_k(struct reader *r)
+{
+	struct partial_file *pf = r->cur;
+	if (want_fields(r, 6) ||
+	    grow(r, (void **)&pf->kern, &r->kern_cap, pf->nkern, sizeof(*pf->kern)))
+		return -1;
+	struct agg_item *it = &pf->kern[pf->nkern];
+	memset(it, 0, sizeof(*it)); /* kernels have no CPU time: 0 as agg_kernels counts it */
+	int64_t calls;
+	if (field_id(r, 1, true, &it->name) || field_i64(r, 2, 1, PARTIAL_TIME_MAX, &calls) ||
+	    field_i64(r, 3, 0, PARTIAL_TIME_MAX, &it->gpu_ns) ||
+	    field_i64(r, 4, 0, PARTIAL_TIME_MAX, &it->gpu_max_ns) ||
+	    field_i64(r, 5, 0, PARTIAL_TIME_MAX, &it->gpu_min_ns))
+		return -1;
+	it->calls = (uint64_t)calls;
+	if (it->gpu_min_ns > it->gpu_max_ns || it->gpu_max_ns > it->gpu_ns)
+		return fail(r, "kernel record: its min, max and total do not fit together");
+	/* the file's total is the sum of its names' totals: what bounds the merged sums */
+	if (__builtin_add_overflow(pf->kern_sum, it->gpu_ns, &pf->kern_sum) ||
+	    pf->kern_sum > pf->kern_ns)
+		return fail(r, "kernel record: the names' totals exceed the kernels' sum");
+	pf->nkern++;
+	return 0;
+}
+
+static int rec_nvprof(struct reader *r)
+{
+	struct partial_file *pf = r->cur;
+	return want_fields(r, 3) || field_i64(r, 1, 0, PARTIAL_TIME_MAX, &pf->nv_sum[0]) ||
+			       field_i64(r, 2, 0, PARTIAL_TIME_MAX, &pf->nv_sum[1])
+		       ? -1
+		       : 0;
+}
+
+static int rec_n(struct reader *r)
+{
+	struct partial_file *pf = r->cur;
+	if (want_fields(r, 7) || grow(r, (void **)&pf->nv, &r->nv_cap, pf->nnv, sizeof(*pf->nv)))
+		return -1;
+	struct agg_item *it = &pf->nv[pf->nnv];
+	memset(it, 0, sizeof(*it));
+	int64_t kind, key, calls;
+	if (field_i64(r, 1, AGG_NVPROF_GPU, AGG_NVPROF_COPY, &kind))
+		return -1;
+	if (kind == AGG_NVPROF_COPY) {
+		if (field_i64(r, 2, 1, AGG_NVPROF_COPY_KEYS, &key))
+			return -1;
+		it->name = (uint32_t)key;
+	} else if (field_id(r, 2, true, &it->name)) {
+		return -1;
+	}
+	if (field_i64(r, 3, 1, PARTIAL_TIME_MAX, &calls) ||
+	    field_i64(r, 4, 0, PARTIAL_TIME_MAX, &it->gpu_ns) ||
+	    field_i64(r, 5, 0, PARTIAL_TIME_MAX, &it->gpu_max_ns) ||
+	    field_i64(r, 6, 0, PARTIAL_TIME_MAX, &it->gpu_min_ns))
+		return -1;
+	if (it->gpu_min_ns > it->gpu_max_ns || it->gpu_max_ns > it->gpu_ns)
+		return fail(r, "nvprof record: its min, max and total do not fit together");
+	/* each side's totals are bounded by that side's sum: what bounds the merged sums */
+	int side = kind == AGG_NVPROF_API;
+	if (__builtin_add_overflow(pf->nv_seen[side], it->gpu_ns, &pf->nv_seen[side]) ||
+	    pf->nv_seen[side] > pf->nv_sum[side])
+		return fail(r, "nvprof record: the names' totals exceed their side's sum");
+	it->kind = (uint8_t)kind;
+	it->calls = (uint64_t)calls;
+	pf->nnv++;
+	return 0;
+}
+
+static int rec_o(struct reader *r)
+{
+	struct partial_file *pf = r->cur;
+	if (want_fields(r, 12) ||
+	    grow(r, (void **)&pf->ops, &r->ops_cap, pf->nops, sizeof(*pf->ops)))
+		return -1;
+	struct agg_item *it = &pf->ops[pf->nops];
+	memset(it, 0, sizeof(*it));
+	int64_t parent, kind, calls;
+	if (field_i64(r, 1, -1, (int64_t)pf->nops - 1, &parent) ||
+	    field_i64(r, 2, AGG_KIND_RANGE, AGG_KIND_KERNEL, &kind) ||
+	    field_id(r, 3, true, &it->name) || field_i64(r, 4, 1, PARTIAL_TIME_MAX, &calls) ||
+	    field_i64(r, 5, 0, PARTIAL_TIME_MAX, &it->cpu_ns) ||
+	    field_i64(r, 6, 0, PARTIAL_TIME_MAX, &it->cpu_max_ns) ||
+	    field_i64(r, 7, 0, PARTIAL_TIME_MAX, &it->cpu_min_ns) ||
+	    field_i64(r, 8, 0, PARTIAL_TIME_MAX, &it->gpu_ns) ||
+	    field_i64(r, 9, 0, PARTIAL_TIME_MAX, &it->gpu_max_ns) ||
+	    field_i64(r, 10, 0, PARTIAL_TIME_MAX, &it->gpu_min_ns) ||
+	    field_i64(r, 11, -PARTIAL_TIME_MAX, PARTIAL_TIME_MAX, &it->self_ns))
+		return -1;
+	/* the shape agg_host_ranges makes: operators at the top, their inner phases under
+	 * them, kernels under either */
+	uint8_t pk = parent < 0 ? 0 : pf->ops[parent].kind;
+	bool shape = parent < 0		       ? kind == AGG_KIND_RANGE
+		     : kind == AGG_KIND_INNER  ? pk == AGG_KIND_RANGE
+		     : kind == AGG_KIND_KERNEL ? pk != AGG_KIND_KERNEL
+					       : false;
+	if (!shape)
+		return fail(r, "operator record: a kind %lld item under a kind %d one",
+			    (long long)kind, parent < 0 ? -1 : pk);
+	if (it->cpu_min_ns > it->cpu_max_ns || it->cpu_max_ns > it->cpu_ns ||
+	    it->gpu_min_ns > it->gpu_max_ns || it->gpu_max_ns > it->gpu_ns)
+		return fail(r, "operator record: its min, max and total do not fit together");
+	it->parent = parent < 0 ? AGG_NONE : (uint32_t)parent;
+	it->kind = (uint8_t)kind;
+	it->calls = (uint64_t)calls;
+	pf->nops++;
+	return 0;
+}
+
+/* One record (split in r->f). *end set by the end record. */
+static int record(struct reader *r, bool *end)
+{
+	const char *tag = r->f[0];
+	if (strcmp(tag, "input") == 0)
+		return r->cur ? fail(r, "input record after a file record") : rec_input(r);
+	if (strcmp(tag, "file") == 0)
+		return rec_file(r);
+	if (strcmp(tag, "end") == 0) {
+		int64_t n;
+		if (want_fields(r, 2) || field_i64(r, 1, 0, UINT32_MAX, &n))
+			return -1;
+		uint32_t mine = 0;
+		for (uint32_t i = 0; i < r->ps->nfiles; i++)
+			mine += r->ps->files[i].source == r->ps->nsources;
+		if ((uint64_t)n != mine)
+			return fail(r, "end record says %lld files, %u were read", (long long)n,
+				    mine);
+		*end = true;
+		return 0;
+	}
+	static const struct {
+		const char *tag;
+		int (*fn)(struct reader *r);
+	} per_file[] = { { "rank", rec_rank }, { "dist", rec_dist },	   { "step", rec_step },
+			 { "coll", rec_coll }, { "kernels", rec_kernels }, { "k", rec_k },
+			 { "o", rec_o },       { "nvprof", rec_nvprof },   { "n", rec_n } };
+	for (size_t i = 0; i < sizeof(per_file) / sizeof(per_file[0]); i++)
+		if (strcmp(tag, per_file[i].tag) == 0)
+			return r->cur ? per_file[i].fn(r)
+				      : fail(r, "%s record before any file record", tag); /* a
+											   * known
+											   * tag */
+	return fail(r, "unknown record '%s'", printable(tag, (char[33]){ 0 }, 33));
+}
+
+int partial_read(struct partial_set *ps, const char *path, char *err, size_t errsize)
+{
+	FILE *in = fopen(path, "rb");
+	if (!in) {
+		snprintf(err, errsize, "%s: cannot open: %s", path, strerror(errno));
+		return -1;
+	}
+	int rc = partial_read_stream(ps, in, path, err, errsize);
+	fclose(in);
+	return rc;
+}
+
+int partial_read_stream(struct partial_set *ps, FILE *in, const char *path, char *err,
+			size_t errsize)
+{
+	struct reader r = { .ps = ps, .path = path, .err = err, .errsize = errsize };
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	bool header = false, end = false;
+	int rc = 0;
+	uint64_t next = 0;
+	while (rc == 0 && (len = getline(&line, &cap, in)) >= 0) {
+		r.offset = next;
+		next += (uint64_t)len;
+		if (end) {
+			rc = fail(&r, "data after the end record");
+			break;
+		}
+		if (!header && ((size_t)len < sizeof(PARTIAL_MAGIC) ||
+				memcmp(line, PARTIAL_MAGIC "\t", sizeof(PARTIAL_MAGIC)) != 0)) {
+			rc = fail(&r, "not an opscope partial (make one with opscope report "
+				      "--format partial)");
+			break;
+		}
+		if (len == 0 || line[len - 1] != '\n') {
+			rc = fail(&r, "truncated: the last record has no end of line");
+			break;
+		}
+		if ((size_t)len > PARTIAL_LINE_MAX) {
+			rc = fail(&r, "a record of more than %u bytes", PARTIAL_LINE_MAX);
+			break;
+		}
+		line[--len] = '\0';
+		if (memchr(line, '\0', (size_t)len)) {
+			rc = fail(&r, "a NUL byte in a record");
+			break;
+		}
+		if ((rc = split(&r, line, (size_t)len)) != 0)
+			break;
+		if (!header) {
+			int64_t v;
+			if (r.nf != 2 || strcmp(r.f[0], PARTIAL_MAGIC) != 0) {
+				rc = fail(&r, "not an opscope partial (make one with opscope "
+					      "report --format partial)");
+				break;
+			}
+			if ((rc = field_i64(&r, 1, 1, INT32_MAX, &v)) != 0)
+				break;
+			if (v > PARTIAL_VERSION) {
+				rc = fail(&r,
+					  "partial format version %lld is newer than this opscope "
+					  "reads (%d): merge with a newer opscope",
+					  (long long)v, PARTIAL_VERSION);
+				break;
+			}
+			header = true;
+			continue;
+		}
+		rc = record(&r, &end);
+	}
+	if (rc == 0 && ferror(in)) {
+		snprintf(err, errsize, "%s: read error: %s", path, strerror(errno));
+		rc = -1;
+	} else if (rc == 0 && !header) {
+		r.offset = next;
+		rc = fail(&r, "empty: not an opscope partial");
+	} else if (rc == 0 && !end) {
+		r.offset = next;
+		rc = fail(&r, "truncated: no end record");
+	}
+	free(line);
+	if (rc)
+		return r.oom ? OPSCOPE_ENOMEM : -1;
+	char *copy = strdup(path);
+	char **nv = copy ? realloc(ps->sources, (ps->nsources + 1) * sizeof(*nv)) : NULL;
+	if (!nv) {
+		free(copy);
+		snprintf(err, errsize, "%s: out of memory", path);
+		return OPSCOPE_ENOMEM;
+	}
+	ps->sources = nv;
+	ps->sources[ps->nsources++] = copy;
+	return 0;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* The set */
+
+int partial_set_init(struct partial_set *ps)
+{
+	memset(ps, 0, sizeof(*ps));
+	ps->m = model_new();
+	return ps->m ? 0 : OPSCOPE_ENOMEM;
+}
+
+/* qsort's comparison takes no context: the set being finished (one at a time). */
+static _Thread_local const struct partial_set *sort_set;
+
+static int file_cmp(const void *x, const void *y)
+{
+	const struct partial_file *a = x, *b = y;
+	int c = strcmp(model_str(sort_set->m, a->path), model_str(sort_set->m, b->path));
+	if (c)
+		return c;
+	/* the same path twice: in the order read, so the message names the first */
+	if (a->source != b->source)
+		return a->source < b->source ? -1 : 1;
+	return a->offset < b->offset ? -1 : a->offset > b->offset;
+}
+
+static int str_cmp(const void *x, const void *y)
+{
+	return strcmp(*(char *const *)x, *(char *const *)y);
+}
+
+/* Add a + b into *sum; false when it leaves int64. */
+static bool add_i64(int64_t *sum, int64_t a, int64_t b)
+{
+	return !__builtin_add_overflow(a, b, sum);
+}
+
+/* Merge file pf's operator items into ps->pre.ops, parents before children, so that the
+ * merged items come in the order agg_host_ranges of all the files makes them. -1 when a sum
+ * would leave int64 (the top-level sums too: the table's ratios are of them). */
+static int merge_ops(struct partial_set *ps, const struct partial_file *pf)
+{
+	struct agg *a = &ps->pre.ops;
+	uint32_t *map = malloc((pf->nops ? pf->nops : 1) * sizeof(*map));
+	if (!map) {
+		a->oom = true;
+		return 0;
+	}
+	int rc = 0;
+	for (uint32_t k = 0; k < pf->nops && rc == 0; k++) {
+		const struct agg_item *x = &pf->ops[k];
+		uint32_t parent = x->parent == AGG_NONE ? AGG_NONE : map[x->parent];
+		if (x->parent != AGG_NONE && parent == AGG_NONE)
+			break; /* out of memory before: a->oom */
+		uint32_t it = map[k] = agg_get(a, parent, x->name, x->kind);
+		if (it == AGG_NONE)
+			break;
+		const struct agg_item *y = &a->v[it];
+		int64_t c, g, sf, top_c = 0, top_g = 0;
+		uint64_t calls;
+		if (__builtin_add_overflow(y->calls, x->calls, &calls) ||
+		    !add_i64(&c, y->cpu_ns, x->cpu_ns) || !add_i64(&g, y->gpu_ns, x->gpu_ns) ||
+		    !add_i64(&sf, y->self_ns, x->self_ns) ||
+		    (parent == AGG_NONE && (!add_i64(&top_c, ps->ops_cpu, x->cpu_ns) ||
+					    !add_i64(&top_g, ps->ops_gpu, x->gpu_ns)))) {
+			rc = -1;
+			break;
+		}
+		if (parent == AGG_NONE) {
+			ps->ops_cpu = top_c;
+			ps->ops_gpu = top_g;
+		}
+		agg_merge_item(a, it, x);
+	}
+	free(map);
+	return rc;
+}
+
+/* Merge file pf's nvprof items into ps->pre.nvprof (items in the file's first-seen order, so
+ * in agg_nvprof's of all the files). -1 when a sum would leave int64. */
+static int merge_nvprof(struct partial_set *ps, const struct partial_file *pf)
+{
+	struct agg *a = &ps->pre.nvprof;
+	for (int side = 0; side < 2; side++)
+		if (!add_i64(&ps->pre.nvprof_ns[side], ps->pre.nvprof_ns[side], pf->nv_sum[side]))
+			return -1;
+	for (uint32_t k = 0; k < pf->nnv; k++) {
+		const struct agg_item *x = &pf->nv[k];
+		uint32_t it = agg_get(a, AGG_NONE, x->name, x->kind);
+		if (it == AGG_NONE)
+			return 0; /* a->oom */
+		uint64_t calls;
+		if (__builtin_add_overflow(a->v[it].calls, x->calls, &calls))
+			return -1;
+		agg_merge_item(a, it, x);
+	}
+	return 0;
+}
+
+int partial_finish(struct partial_set *ps, char *err, size_t errsize)
+{
+	struct model *m = ps->m;
+	sort_set = ps;
+	if (ps->nfiles > 1)
+		qsort(ps->files, ps->nfiles, sizeof(*ps->files), file_cmp);
+	if (ps->ninputs > 1)
+		qsort(ps->inputs, ps->ninputs, sizeof(*ps->inputs), str_cmp);
+	for (uint32_t i = 1; i < ps->nfiles; i++) {
+		const struct partial_file *a = &ps->files[i - 1], *b = &ps->files[i];
+		if (a->path != b->path)
+			continue;
+		snprintf(err, errsize,
+			 "%s: offset %" PRIu64 ": trace %s is also in %s (a partial given twice?)",
+			 ps->sources[b->source], b->offset,
+			 printable(model_str(m, b->path), (char[256]){ 0 }, 256),
+			 ps->sources[a->source]);
+		return -1;
+	}
+	/* each file's times within PARTIAL_SPAN_MAX of each other, so that the clock offsets,
+	 * arrivals and waits the rank analysis computes stay far inside int64 */
+	for (uint32_t i = 0; i < ps->nfiles; i++) {
+		const struct ranks_file *rf = &ps->files[i].ranks;
+		int64_t lo = INT64_MAX, hi = INT64_MIN;
+		for (uint32_t k = 0; k < rf->nsteps; k++) {
+			lo = rf->steps[k].start_ns < lo ? rf->steps[k].start_ns : lo;
+			hi = rf->steps[k].end_ns > hi ? rf->steps[k].end_ns : hi;
+		}
+		for (uint32_t k = 0; k < rf->nkernels; k++) {
+			lo = rf->kernels[k].s < lo ? rf->kernels[k].s : lo;
+			hi = rf->kernels[k].e > hi ? rf->kernels[k].e : hi;
+		}
+		if (lo <= hi && hi - lo > PARTIAL_SPAN_MAX) {
+			snprintf(err, errsize,
+				 "%s: offset %" PRIu64
+				 ": the steps and collectives of %s span more "
+				 "than 2^53 ns (104 days)",
+				 ps->sources[ps->files[i].source], ps->files[i].offset,
+				 printable(model_str(m, ps->files[i].path), (char[256]){ 0 }, 256));
+			return -1;
+		}
+	}
+	ps->pre.ranks = calloc(ps->nfiles ? ps->nfiles : 1, sizeof(*ps->pre.ranks));
+	if (!ps->pre.ranks)
+		goto oom;
+	for (uint32_t i = 0; i < ps->nfiles; i++) {
+		struct partial_file *pf = &ps->files[i];
+		/* copies: model_add_file interns, which may move the strings */
+		char *path = strdup(model_str(m, pf->path));
+		char *format = strdup(model_str(m, pf->format));
+		uint32_t f = path && format ? model_add_file(m, path, format) : UINT32_MAX;
+		free(path);
+		free(format);
+		if (f == UINT32_MAX || m->oom)
+			goto oom;
+		struct model_file *mf = &m->files[f];
+		mf->events = pf->events;
+		mf->dropped = pf->dropped;
+		mf->discarded_bytes = pf->discarded_bytes;
+		mf->complete = pf->complete;
+		mf->tail_msg = pf->tail_msg;
+		/* the names were interned in another order than the report's: sort again */
+		ps->pre.ranks[i] = pf->ranks;
+		memset(&pf->ranks, 0, sizeof(pf->ranks));
+		ps->pre.ranks[i].file = f;
+		ranks_file_index(&ps->pre.ranks[i]);
+		ps->pre.nranks = i + 1;
+		/* the items' totals are bounded by the files' sums (rec_k), checked here */
+		if (__builtin_add_overflow(ps->pre.kernels_ns, pf->kern_ns, &ps->pre.kernels_ns))
+			goto overflow;
+		for (uint32_t k = 0; k < pf->nkern; k++) {
+			uint32_t it = agg_get(&ps->pre.kernels, AGG_NONE, pf->kern[k].name,
+					      AGG_KIND_RANGE);
+			if (it == AGG_NONE)
+				goto oom;
+			uint64_t calls;
+			if (__builtin_add_overflow(ps->pre.kernels.v[it].calls, pf->kern[k].calls,
+						   &calls))
+				goto overflow;
+			agg_merge_item(&ps->pre.kernels, it, &pf->kern[k]);
+		}
+		if (merge_ops(ps, pf) != 0 || merge_nvprof(ps, pf) != 0)
+			goto overflow;
+		if (ps->pre.nvprof.oom)
+			goto oom;
+		if (ps->pre.ops.oom)
+			goto oom;
+	}
+	return 0;
+overflow:
+	snprintf(err, errsize,
+		 "%s: the kernels' times or calls, summed over the files, exceed 2^63",
+		 ps->sources[ps->files[ps->pre.nranks - 1].source]);
+	return -1;
+oom:
+	snprintf(err, errsize, "out of memory");
+	return OPSCOPE_ENOMEM;
+}
+
+void partial_set_free(struct partial_set *ps)
+{
+	for (uint32_t i = 0; i < ps->nfiles; i++) {
+		ranks_file_free(&ps->files[i].ranks);
+		free(ps->files[i].kern);
+		free(ps->files[i].ops);
+		free(ps->files[i].nv);
+	}
+	free(ps->files);
+	for (uint32_t i = 0; i < ps->nsources; i++)
+		free(ps->sources[i]);
+	free(ps->sources);
+	for (size_t i = 0; i < ps->ninputs; i++)
+		free(ps->inputs[i]);
+	free(ps->inputs);
+	for (uint32_t i = 0; i < ps->pre.nranks; i++)
+		ranks_file_free(&ps->pre.ranks[i]);
+	free(ps->pre.ranks);
+	agg_free(&ps->pre.kernels);
+	agg_free(&ps->pre.ops);
+	agg_free(&ps->pre.nvprof);
+	if (ps->m)
+		model_free(ps->m);
+	memset(ps, 0, sizeof(*ps));
+}

@@ -1,0 +1,90 @@
+/*
+ * partial.h: mergeable partial summaries (`opscope report --format partial`, `opscope merge`;
+ * the format and its version rule: docs/merge.md). A partial holds, per trace file, what the
+ * mergeable views read (report_view.mergeable): the file's row of the Trace Files table, its
+ * share of the rank analysis (ranks_file: rank, host, world size, steps, collective kernels,
+ * distributed numbers) and its kernel aggregation by name. Its size is bounded by the file's
+ * distinct kernel names, steps and collective kernels, never by its other events.
+ *
+ * Merging reads partials into a small model (files and strings only) and a report_pre; the
+ * views then render them with the same code as `opscope report`, so that the merge of the
+ * partials of some files prints what a report of those files prints.
+ */
+#ifndef OPSCOPE_REPORT_PARTIAL_H
+#define OPSCOPE_REPORT_PARTIAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "analyze/analysis.h"
+#include "model/model.h"
+#include "report/views.h"
+
+#define PARTIAL_MAGIC	"opscope-partial"
+#define PARTIAL_VERSION 1 /* the newest version this build writes and reads */
+
+/* Write the partial of a's model (every file of it) to out; `inputs` are the paths the user
+ * gave (the report's JSON "inputs"). 0, OPSCOPE_ENOMEM, or -1 on a write error. */
+int partial_write(FILE *out, const struct analysis *a, const char *const *inputs, size_t ninputs);
+
+/* One trace file read from a partial, before the merge orders the files. */
+struct partial_file {
+	uint32_t path;		  /* string id (in partial_set.m) of the trace's path */
+	uint32_t format;	  /* string id of its format ("chrome-json", "opscope") */
+	uint64_t events;	  /* events read */
+	uint64_t dropped;	  /* events lost by the recorder */
+	uint64_t discarded_bytes; /* bytes of torn tail not read */
+	bool complete;		  /* the file ended cleanly */
+	uint32_t tail_msg;	  /* string id of why reading stopped early, 0 if it did not */
+	struct ranks_file ranks;  /* its share of the rank analysis (ranks.file set by the
+				   * merge) */
+	struct agg_item *kern;	  /* its kernel aggregation's items, first-seen order (name:
+				   * a string id of m) */
+	uint32_t nkern;		  /* items in kern */
+	int64_t kern_ns;	  /* ns: the sum of its kernels' durations */
+	int64_t kern_sum;	  /* ns: the sum of kern[].gpu_ns read so far (<= kern_ns) */
+	struct agg_item *ops;	  /* its operator aggregation's items (agg_host_ranges, detail),
+				   * index order; parent: an index in ops, or AGG_NONE */
+	uint32_t nops;		  /* items in ops */
+	struct agg_item *nv;	  /* its nvprof aggregation's items (agg_nvprof), first-seen
+				   * order (name: a string id of m, or a copy key) */
+	uint32_t nnv;		  /* items in nv */
+	int64_t nv_sum[2];	  /* ns: the summed durations of its GPU work and API calls */
+	int64_t nv_seen[2];	  /* ns: the same of nv[] read so far (<= nv_sum) */
+	uint32_t source;	  /* index in partial_set.sources of the partial it came from */
+	uint64_t offset;	  /* byte offset of its `file` record in that partial */
+};
+
+/* Partials being merged. */
+struct partial_set {
+	struct model *m;	    /* the strings and (after partial_finish) the files */
+	struct partial_file *files; /* every file of every partial read */
+	uint32_t nfiles;	    /* entries of files */
+	uint32_t files_cap;	    /* entries allocated */
+	char **sources;		    /* the partials' paths, in the order read */
+	uint32_t nsources;	    /* entries of sources */
+	char **inputs;		    /* the `input` paths of every partial (the JSON inputs;
+				      * sorted by partial_finish) */
+	size_t ninputs;		    /* entries of inputs */
+	size_t inputs_cap;	    /* entries allocated */
+	struct report_pre pre;	    /* after partial_finish: what the mergeable views read */
+	int64_t ops_cpu;	    /* ns: the merged top-level operators' CPU time, summed */
+	int64_t ops_gpu;	    /* ns: the same of their GPU time */
+};
+
+/* Start a set; 0 or OPSCOPE_ENOMEM. */
+int partial_set_init(struct partial_set *ps);
+/* Read the partial at `path` into ps. 0; else one line in err ("PATH: offset N: what"),
+ * and the set must only be freed. */
+int partial_read(struct partial_set *ps, const char *path, char *err, size_t errsize);
+/* The same from a stream (`path` names it in messages; the stream is not closed). */
+int partial_read_stream(struct partial_set *ps, FILE *in, const char *path, char *err,
+			size_t errsize);
+/* Order the files by path (as `opscope report DIR` loads a directory), refuse a trace read
+ * twice, and build ps->m's files and ps->pre. 0; else one line in err. */
+int partial_finish(struct partial_set *ps, char *err, size_t errsize);
+void partial_set_free(struct partial_set *ps);
+
+#endif

@@ -1,0 +1,278 @@
+/*
+ * test_merge.c: partial summaries (report/partial.h) on models built by hand: a partial
+ * written and read back gives the kernel aggregation and the rank analysis of the model it
+ * came from (values worked out in the comments), strings survive the escapes byte for byte,
+ * and the reader refuses a newer version, a trace given twice and a cut partial in one line
+ * naming the offset.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "opscope/opscope.h"
+
+#include "analyze/aggregate.h"
+#include "analyze/analysis.h"
+#include "analyze/ranks.h"
+#include "harness.h"
+#include "model/model.h"
+#include "modelbuild.h"
+#include "report/partial.h"
+
+#define NCCL "ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)"
+
+/* One rank's file, as in test_ranks.c: ProfileStep#1 [0,1000), a gemm kernel [100,
+ * 100+compute), an all-reduce [arrive, 800); every time + skew. */
+static void add_rank(struct model *m, const char *path, int32_t rank, int64_t skew, int64_t compute,
+		     int64_t arrive)
+{
+	model_add_file(m, path, "test");
+	uint32_t h = model_add_track(m, MODEL_TRACK_THREAD, (uint32_t)(100 + rank), 1, 0);
+	uint32_t d = model_add_track(m, MODEL_TRACK_DEVICE, 0, 7, 0);
+	uint32_t c = model_add_track(m, MODEL_TRACK_DEVICE, 0, 20, 0);
+	m->processes[m->tracks[h].process].rank = rank;
+	R(m, h, skew + 0, skew + 1000, "ProfileStep#1", OPSCOPE_CAT_PROFILE_STEP, -1);
+	R(m, h, skew + 10, skew + 20, "cudaLaunchKernel", OPSCOPE_CAT_CUDA_RUNTIME, 1);
+	R(m, h, skew + 30, skew + 40, "cudaLaunchKernel", OPSCOPE_CAT_CUDA_RUNTIME, 2);
+	R(m, d, skew + 100, skew + 100 + compute, "gemm", OPSCOPE_CAT_KERNEL, 1);
+	R(m, c, skew + arrive, skew + 800, NCCL, OPSCOPE_CAT_COMMUNICATION, 2);
+}
+
+/* The partial of m as text (malloc'd, NUL-terminated). */
+static char *write_partial(const struct model *m, const char *input)
+{
+	struct analysis a;
+	if (analysis_run(&a, m) != 0)
+		return NULL;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&buf, &len);
+	const char *inputs[] = { input };
+	int rc = out ? partial_write(out, &a, inputs, 1) : -1;
+	if (out)
+		fclose(out);
+	analysis_free(&a);
+	if (rc != 0) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+/* Read `text` as the partial named `name` into ps; the reader's return, its line in err. */
+static int read_text(struct partial_set *ps, const char *text, const char *name, char *err,
+		     size_t n)
+{
+	FILE *in = fmemopen((void *)text, strlen(text), "rb");
+	if (!in)
+		return -2;
+	int rc = partial_read_stream(ps, in, name, err, n);
+	fclose(in);
+	return rc;
+}
+
+/* The item of a named `name`, or NULL. */
+static const struct agg_item *item(const struct model *m, const struct agg *a, const char *name)
+{
+	for (uint32_t i = 0; i < a->n; i++)
+		if (strcmp(model_str(m, a->v[i].name), name) == 0)
+			return &a->v[i];
+	return NULL;
+}
+
+/*
+ * Two ranks as in test_ranks.c's ranks_straggler_compute: rank 0 computes 400 and arrives at
+ * 500, rank 1 computes 600 and arrives at 700 on a clock 1000 late; both leave at 800.
+ * Each in its own partial, merged: gemm 2 calls, total 400 + 600 = 1000, max 600, min 400;
+ * the all-reduce 2 calls, 300 + 100 = 400, max 300, min 100; all kernels 1400 (nvprof's GPU
+ * side too; its API side: cudaLaunchKernel 4 calls of 10 ns). The ranks:
+ * offset of rank 1 = 800 - 1800 = -1000; rank 1 the straggler by 1000 - 800 = 200 (rank 0
+ * waited 700 - 500 = 200 at the all-reduce), longer compute by 600 - 400 = 200.
+ */
+TEST(merge_two_partials)
+{
+	struct model *m0 = model_new(), *m1 = model_new();
+	add_rank(m0, "r0.json", 0, 0, 400, 500);
+	add_rank(m1, "r1.json", 1, 1000, 600, 700);
+	nest(m0);
+	nest(m1);
+	char *p0 = write_partial(m0, "r0.json"), *p1 = write_partial(m1, "r1.json");
+	REQUIRE(p0 && p1);
+	CHECK(strncmp(p0, "opscope-partial\t1\ninput\t=r0.json\nfile\t=r0.json\t=test\t", 52) == 0);
+	struct partial_set ps;
+	REQUIRE(partial_set_init(&ps) == 0);
+	char err[256] = "";
+	/* given in the other order: the files are ordered by path */
+	CHECK_EQ_I(read_text(&ps, p1, "p1", err, sizeof(err)), 0);
+	CHECK_EQ_I(read_text(&ps, p0, "p0", err, sizeof(err)), 0);
+	REQUIRE(partial_finish(&ps, err, sizeof(err)) == 0);
+	REQUIRE(ps.m->nfiles == 2);
+	CHECK_STR(model_str(ps.m, ps.m->files[0].path), "r0.json");
+	CHECK_STR(model_str(ps.m, ps.m->files[1].path), "r1.json");
+	REQUIRE(ps.ninputs == 2);
+	CHECK_STR(ps.inputs[0], "r0.json");
+	const struct agg_item *g = item(ps.m, &ps.pre.kernels, "gemm");
+	const struct agg_item *n = item(ps.m, &ps.pre.kernels, NCCL);
+	REQUIRE(g && n);
+	CHECK_EQ_U(g->calls, 2);
+	CHECK_EQ_I(g->gpu_ns, 1000);
+	CHECK_EQ_I(g->gpu_max_ns, 600);
+	CHECK_EQ_I(g->gpu_min_ns, 400);
+	CHECK_EQ_U(n->calls, 2);
+	CHECK_EQ_I(n->gpu_ns, 400);
+	CHECK_EQ_I(n->gpu_max_ns, 300);
+	CHECK_EQ_I(n->gpu_min_ns, 100);
+	CHECK_EQ_I(ps.pre.kernels_ns, 1400);
+	/* gemm was seen first in r0.json, as agg_kernels of both files loaded would see it */
+	CHECK(ps.pre.kernels.v[0].name == g->name);
+	/* nvprof: the same GPU work (1400 ns), and 2 launches of 10 ns per rank: 4 calls, 40 */
+	CHECK_EQ_I(ps.pre.nvprof_ns[0], 1400);
+	CHECK_EQ_I(ps.pre.nvprof_ns[1], 40);
+	const struct agg_item *l = item(ps.m, &ps.pre.nvprof, "cudaLaunchKernel");
+	REQUIRE(l);
+	CHECK(l->kind == AGG_NVPROF_API);
+	CHECK_EQ_U(l->calls, 4);
+	CHECK_EQ_I(l->gpu_ns, 40);
+	struct ranks r;
+	REQUIRE(ranks_combine(ps.m, ps.pre.ranks, ps.pre.nranks, &r) == 0);
+	CHECK_EQ_U(r.nnotes, 0);
+	REQUIRE(r.nranks == 2 && r.nsteps == 1 && r.ncolls == 1);
+	CHECK_EQ_I(r.ranks[1].offset_ns, -1000);
+	CHECK_EQ_I(r.colls[0].transfer_ns, 100);
+	CHECK_EQ_U(r.steps[0].straggler, 1);
+	CHECK_EQ_I(r.steps[0].margin_ns, 200);
+	CHECK_EQ_I(r.steps[0].why, RANKS_WHY_COMPUTE);
+	CHECK_EQ_I(r.steps[0].why_ns, 200);
+	CHECK_EQ_I(r.steps[0].per[0].wait_ns, 200);
+	ranks_free(&r);
+	partial_set_free(&ps);
+	free(p0);
+	free(p1);
+	model_free(m0);
+	model_free(m1);
+}
+
+/* One partial's text read into ps (named `name`). */
+static int read_model(struct partial_set *ps, const struct model *m, const char *name)
+{
+	char err[256] = "";
+	char *p = write_partial(m, name);
+	int rc = p ? read_text(ps, p, name, err, sizeof(err)) : -1;
+	free(p);
+	return rc;
+}
+
+/*
+ * Operators from two files. a.json: "op" [0,100) holding the inner phase "inner" [10,30),
+ * which holds a launch [12,14) of kernel "k" [50,60). b.json: "op" [0,200), nothing inside.
+ * Merged: op 2 calls, CPU 100 + 200 = 300, max 200, min 100; GPU (kernel time launched from
+ * inside) 10 + 0 = 10, max 10, min 0; self 80 + 200 = 280. Under it "inner": 1 call, CPU 20,
+ * GPU 10; under that "k": 1 call, GPU 10. The op's own launches: none (the launch is the
+ * inner phase's), so "inner" is its only child.
+ */
+TEST(merge_operators)
+{
+	struct model *a = model_new(), *b = model_new();
+	model_add_file(a, "a.json", "test");
+	uint32_t h = model_add_track(a, MODEL_TRACK_THREAD, 1, 1, 0);
+	uint32_t d = model_add_track(a, MODEL_TRACK_DEVICE, 0, 7, 0);
+	R(a, h, 0, 100, "op", OPSCOPE_CAT_OPERATOR, -1);
+	R(a, h, 10, 30, "inner", OPSCOPE_CAT_OPERATOR_INNER, -1);
+	R(a, h, 12, 14, "cudaLaunchKernel", OPSCOPE_CAT_CUDA_RUNTIME, 1);
+	R(a, d, 50, 60, "k", OPSCOPE_CAT_KERNEL, 1);
+	model_add_file(b, "b.json", "test");
+	h = model_add_track(b, MODEL_TRACK_THREAD, 1, 1, 0);
+	R(b, h, 0, 200, "op", OPSCOPE_CAT_OPERATOR, -1);
+	nest(a);
+	nest(b);
+	struct partial_set ps;
+	REQUIRE(partial_set_init(&ps) == 0);
+	CHECK_EQ_I(read_model(&ps, b, "pb"), 0);
+	CHECK_EQ_I(read_model(&ps, a, "pa"), 0);
+	char err[256] = "";
+	REQUIRE(partial_finish(&ps, err, sizeof(err)) == 0);
+	const struct agg *o = &ps.pre.ops;
+	REQUIRE(o->n == 3);
+	const struct agg_item *op = &o->v[0], *in = &o->v[1], *k = &o->v[2];
+	CHECK_STR(model_str(ps.m, op->name), "op");
+	CHECK_EQ_U(op->calls, 2);
+	CHECK_EQ_I(op->cpu_ns, 300);
+	CHECK_EQ_I(op->cpu_max_ns, 200);
+	CHECK_EQ_I(op->cpu_min_ns, 100);
+	CHECK_EQ_I(op->gpu_ns, 10);
+	CHECK_EQ_I(op->gpu_max_ns, 10);
+	CHECK_EQ_I(op->gpu_min_ns, 0);
+	CHECK_EQ_I(op->self_ns, 280);
+	CHECK_STR(model_str(ps.m, in->name), "inner");
+	CHECK(in->parent == 0 && in->kind == AGG_KIND_INNER && op->first_child == 1);
+	CHECK_EQ_U(in->calls, 1);
+	CHECK_EQ_I(in->cpu_ns, 20);
+	CHECK_EQ_I(in->gpu_ns, 10);
+	CHECK_STR(model_str(ps.m, k->name), "k");
+	CHECK(k->parent == 1 && k->kind == AGG_KIND_KERNEL);
+	CHECK_EQ_I(k->gpu_ns, 10);
+	CHECK_EQ_I(ps.ops_cpu, 300);
+	partial_set_free(&ps);
+	model_free(a);
+	model_free(b);
+}
+
+/* A path and a kernel name with a tab, a newline, a backslash and a CR come back the same. */
+TEST(merge_escapes)
+{
+	const char *path = "a\tb\\c\nd\r";
+	struct model *m = model_new();
+	model_add_file(m, path, "test");
+	uint32_t d = model_add_track(m, MODEL_TRACK_DEVICE, 0, 7, 0);
+	R(m, d, 0, 10, "k\t\\1", OPSCOPE_CAT_KERNEL, -1);
+	nest(m);
+	char *p = write_partial(m, path);
+	REQUIRE(p);
+	struct partial_set ps;
+	REQUIRE(partial_set_init(&ps) == 0);
+	char err[256] = "";
+	CHECK_EQ_I(read_text(&ps, p, "p", err, sizeof(err)), 0);
+	REQUIRE(partial_finish(&ps, err, sizeof(err)) == 0);
+	REQUIRE(ps.m->nfiles == 1 && ps.pre.kernels.n == 1);
+	CHECK_STR(model_str(ps.m, ps.m->files[0].path), path);
+	CHECK_STR(model_str(ps.m, ps.pre.kernels.v[0].name), "k\t\\1");
+	CHECK_EQ_I(ps.pre.kernels.v[0].gpu_ns, 10);
+	CHECK_EQ_I(ps.pre.ranks[0].rank, -1);
+	partial_set_free(&ps);
+	free(p);
+	model_free(m);
+}
+
+/* Refusals: one line, the partial's name and the record's byte offset. */
+TEST(merge_refusals)
+{
+	struct partial_set ps;
+	char err[256];
+	/* a newer version: offset 0 */
+	REQUIRE(partial_set_init(&ps) == 0);
+	CHECK(read_text(&ps, "opscope-partial\t2\nend\t0\n", "new", err, sizeof(err)) != 0);
+	CHECK_STR(err, "new: offset 0: partial format version 2 is newer than this opscope reads "
+		       "(1): merge with a newer opscope");
+	partial_set_free(&ps);
+	/* no end record: the offset is the end of the text (18 + 9 = 27 bytes) */
+	REQUIRE(partial_set_init(&ps) == 0);
+	CHECK(read_text(&ps, "opscope-partial\t1\ninput\t=x\n", "cut", err, sizeof(err)) != 0);
+	CHECK_STR(err, "cut: offset 27: truncated: no end record");
+	partial_set_free(&ps);
+	/* a record for a file before any file record, at offset 18 */
+	REQUIRE(partial_set_init(&ps) == 0);
+	CHECK(read_text(&ps, "opscope-partial\t1\nk\t=a\t1\t1\t1\t1\nend\t0\n", "early", err,
+			sizeof(err)) != 0);
+	CHECK_STR(err, "early: offset 18: k record before any file record");
+	partial_set_free(&ps);
+	/* the same trace in two partials: the second named, with its file record's offset */
+	const char *one = "opscope-partial\t1\nfile\t=t.json\t=x\t1\t0\t0\t1\t-\nend\t1\n";
+	REQUIRE(partial_set_init(&ps) == 0);
+	CHECK_EQ_I(read_text(&ps, one, "a", err, sizeof(err)), 0);
+	CHECK_EQ_I(read_text(&ps, one, "b", err, sizeof(err)), 0);
+	CHECK(partial_finish(&ps, err, sizeof(err)) != 0);
+	CHECK_STR(err, "b: offset 18: trace t.json is also in a (a partial given twice?)");
+	partial_set_free(&ps);
+}
+
+TEST_MAIN(merge_two_partials, merge_operators, merge_escapes, merge_refusals)
