@@ -81,7 +81,7 @@ check "page size: 8x the events, the same names: within 1% of the size" \
 "$OPSCOPE" report --format html -o "$T/x.html" "$T/missing.json" 2>"$T/err"
 check "a missing trace: exit 1, one line, no page" '[ $? -eq 1 ] && [ "$(wc -l <"$T/err")" -eq 1 ] && [ ! -e "$T/x.html" ]'
 "$OPSCOPE" report --format htm "$R0" 2>"$T/err"
-check "--format htm: usage error naming html" '[ $? -eq 2 ] && grep -q "text, csv, json or html" "$T/err"'
+check "--format htm: usage error naming html and partial" '[ $? -eq 2 ] && grep -q "text, csv, json, html or partial" "$T/err"'
 "$OPSCOPE" diff --format html "$R0" "$R0" 2>"$T/err" >/dev/null
 check "diff has no html format" '[ $? -eq 2 ]'
 "$OPSCOPE" view --port 70000 "$R0" 2>"$T/err"
