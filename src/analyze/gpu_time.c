@@ -187,27 +187,6 @@ static bool bd_oom(const struct bd_data *d)
 	return oom;
 }
 
-/* Does merged list a hold instant t? Lowers *next to the first instant after t where that may
- * change (the end of the interval holding t, or the start of the next one). */
-static bool ivec_at(const struct ivec *a, int64_t t, int64_t *next)
-{
-	size_t lo = 0, hi = a->n; /* first interval ending after t */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (a->v[mid].e <= t)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == a->n)
-		return false;
-	bool in = a->v[lo].s <= t;
-	int64_t change = in ? a->v[lo].e : a->v[lo].s;
-	if (change < *next)
-		*next = change;
-	return in;
-}
-
 /* Give each instant of idle gap [a, b) of a span to the first cause that holds at it: data,
  * sync, other (work launched and not started), host-bound (none). A gap counts once for
  * each cause it gave time to. */
@@ -238,16 +217,8 @@ static void bd_fill(const struct bd_data *d, struct gpu_time_span *sp)
 	for (int k = 0; k < 4; k++)
 		sp->part[k] = ivec_sum_within(&d->part[k], sp->s, sp->e);
 	const struct ivec *w = &d->work;
-	size_t lo = 0, hi = w->n; /* first interval ending after s */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (w->v[mid].e <= sp->s)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	int64_t cur = sp->s;
-	for (size_t i = lo; i < w->n && w->v[i].s < sp->e; i++) {
+	for (size_t i = ivec_first_ending_after(w, sp->s); i < w->n && w->v[i].s < sp->e; i++) {
 		if (w->v[i].s > cur)
 			bd_gap(d, sp, cur, w->v[i].s);
 		cur = w->v[i].e > cur ? w->v[i].e : cur;

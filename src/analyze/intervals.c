@@ -165,19 +165,36 @@ void ivec_subtract(const struct ivec *a, const struct ivec *b, struct ivec *out)
 	}
 }
 
-/* Total length of merged list a inside [s, e). */
-int64_t ivec_sum_within(const struct ivec *a, int64_t s, int64_t e)
+size_t ivec_first_ending_after(const struct ivec *a, int64_t t)
 {
-	size_t lo = 0, hi = a->n; /* first interval ending after s */
+	size_t lo = 0, hi = a->n;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (a->v[mid].e <= s)
+		if (a->v[mid].e <= t)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
+	return lo;
+}
+
+bool ivec_at(const struct ivec *a, int64_t t, int64_t *next)
+{
+	size_t i = ivec_first_ending_after(a, t);
+	if (i == a->n)
+		return false;
+	bool in = a->v[i].s <= t;
+	int64_t change = in ? a->v[i].e : a->v[i].s;
+	if (change < *next)
+		*next = change;
+	return in;
+}
+
+/* Total length of merged list a inside [s, e). */
+int64_t ivec_sum_within(const struct ivec *a, int64_t s, int64_t e)
+{
 	int64_t sum = 0;
-	for (size_t i = lo; i < a->n && a->v[i].s < e; i++) {
+	for (size_t i = ivec_first_ending_after(a, s); i < a->n && a->v[i].s < e; i++) {
 		int64_t x = a->v[i].s > s ? a->v[i].s : s;
 		int64_t y = a->v[i].e < e ? a->v[i].e : e;
 		if (y > x)
@@ -226,15 +243,7 @@ int livl_start_cmp(const void *x, const void *y)
 bool livl_push_clipped(struct livl **v, size_t *n, size_t *cap, int64_t s, int64_t e,
 		       uint32_t label, const struct ivec *clip)
 {
-	size_t lo = 0, hi = clip->n; /* first clip interval ending after s */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (clip->v[mid].e <= s)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (size_t i = lo; i < clip->n && clip->v[i].s < e; i++) {
+	for (size_t i = ivec_first_ending_after(clip, s); i < clip->n && clip->v[i].s < e; i++) {
 		int64_t x = clip->v[i].s > s ? clip->v[i].s : s;
 		int64_t y = clip->v[i].e < e ? clip->v[i].e : e;
 		if (y <= x)

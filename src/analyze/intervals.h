@@ -37,6 +37,11 @@ void ivec_intersect(const struct ivec *a, const struct ivec *b, struct ivec *out
 void ivec_subtract(const struct ivec *a, const struct ivec *b, struct ivec *out);
 /* Covered length of merged list a inside [s, e). */
 int64_t ivec_sum_within(const struct ivec *a, int64_t s, int64_t e);
+/* The index of the first interval of merged list a that ends after t (a->n: none). */
+size_t ivec_first_ending_after(const struct ivec *a, int64_t t);
+/* Does merged list a hold instant t? Lowers *next to the first instant after t where that may
+ * change (the end of the interval holding t, or the start of the next one). */
+bool ivec_at(const struct ivec *a, int64_t t, int64_t *next);
 /* Does [s, e) lie at least partly inside merged list a (a range of no length: on it)? */
 bool ivec_touches(const struct ivec *a, int64_t s, int64_t e);
 /* Covered length of merged list a. */
