@@ -1,7 +1,7 @@
 // check_report.js: the HTML report in a real browser (Debian's chromium, headless, over
 // tests/browser/cdp.js), checked against the JSON report of the same trace.
 //
-//   node check_report.js --page P.html --json P.json --shots DIR --name NAME [--hostile]
+//   node check_report.js --page P.html --json P.json [--text P.txt] --shots DIR --name NAME [--hostile]
 //
 // Loads P.html from file:// and fails on any console error or warning, any exception, any
 // request other than the page itself, and then on each of: the sections present are exactly
@@ -11,6 +11,8 @@
 // the JSON says match; the flame graph (where there are samples) zooms on click and on Enter,
 // resets on Escape, and its search sums the samples the JSON tree gives; the timeline zooms
 // from the keyboard; Tab reaches the skip link first; the theme button flips light and dark.
+// Headers: the JSON's column titles (the key in the tooltip); with --text (the text report of
+// the same trace) those of the TEXT_HEADERS tables equal the text report's.
 // With --hostile: window.__pwned stays unset, no <img> exists, two <script> elements in all,
 // and the operator and kernel names read back exactly as the JSON has them (10,000-character
 // one included). Screenshots (light, dark, the top in light) go to DIR/NAME-*.png. Prints TAP;
@@ -31,6 +33,31 @@ function check(name, ok, detail) {
 	n++;
 	if (ok) console.log('ok ' + n + ' - ' + name);
 	else { failed++; console.log('not ok ' + n + ' - ' + name + (detail !== undefined ? ' # ' + JSON.stringify(detail).slice(0, 600) : '')); }
+}
+
+// Tables whose text headers (expanded as the JSON's columns expand a "CPU Total / Avg / Max
+// / Min / Ratio(%)" header) the page's headers must equal, in order.
+const TEXT_HEADERS = ['Trace Files', 'Overview Summary', 'Model Summary', 'Step Summary', 'Device Summary'];
+
+// The header titles of the text report's table `title`: the line under the one that names
+// it, cut where the dashed line's columns are; null when the text has no such table.
+function textHeaders(text, title) {
+	const lines = text.split('\n');
+	const at = lines.findIndex(l => /^-+/.test(l) && l.replace(/^-+|-+$/g, '') === title);
+	if (at < 0) return null;
+	let i = at + 1;
+	while (i < lines.length && !/^-+( +-+)*\s*$/.test(lines[i])) i++;
+	const dash = lines[i], head = lines[i + 1] || '';
+	const out = [];
+	for (const m of dash.matchAll(/-+/g)) {
+		const cell = head.slice(m.index, m.index + m[0].length + 1).trim();
+		const parts = cell.split(' / ');
+		if (parts.length === 5 && /(^| )Total$/.test(parts[0])) {
+			const pre = parts[0].slice(0, parts[0].length - 'Total'.length);
+			for (const p of ['Total', 'Avg', 'Max', 'Min', 'Ratio(%)']) out.push(pre + p);
+		} else out.push(cell);
+	}
+	return out;
 }
 
 // The sections the page should have, from the JSON alone (report.js's rules).
@@ -103,6 +130,32 @@ async function main() {
 			});
 		}
 		check('every table of the JSON is on the page with its values (' + tablesChecked + ' tables, ' + cellsChecked + ' cells)', bad.length === 0 && tablesChecked > 0, bad.slice(0, 5));
+
+		// headers: the JSON's column titles, each with its key in the tooltip
+		const heads = await b.eval(`[...document.querySelectorAll('.tbl')].map(w => ({ title: w.getAttribute('data-title'),
+			ths: [...w.querySelectorAll('thead th')].map(th => [th.getAttribute('data-k'), th.querySelector('button').textContent, th.querySelector('button').getAttribute('title')]) }))`);
+		const badh = [];
+		let nh = 0;
+		for (const t of emb.tables) {
+			if (!t.rows || !t.rows.length || !t.columns) continue;
+			const p = heads.find(x => x.title === t.title);
+			if (!p) continue;
+			for (const c of t.columns) {
+				const th = p.ths.find(x => x[0] === c.key);
+				nh++;
+				if (!th || th[1] !== c.title || !th[2].startsWith(c.key + ' ')) badh.push([t.title, c.key, c.title, th]);
+			}
+		}
+		check('headers: the JSON\'s column titles, the key in the tooltip (' + nh + ' headers)', badh.length === 0 && nh > 0, badh.slice(0, 5));
+		if (args.text) {
+			const text = fs.readFileSync(args.text, 'utf8');
+			for (const title of TEXT_HEADERS) {
+				const want = textHeaders(text, title), p = heads.find(x => x.title === title);
+				if (!want || !p) continue;
+				const gotT = p.ths.map(x => x[1]);
+				check('headers: ' + title + ' has the text report\'s ' + want.length + ' headers', JSON.stringify(gotT) === JSON.stringify(want), { gotT, want });
+			}
+		}
 
 		// advice: a box per finding, each link leading to a section of the page
 		const adv = d.tables.find(t => t.view === 'advice' && t.rows.length);

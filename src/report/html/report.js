@@ -96,13 +96,16 @@
 	function use(t) { if (t) used.add(t); return t; }
 
 	/* A sortable, searchable table of every column of t; rows under a row (level > 0) stay
-	 * under it. */
+	 * under it. The headers are the text report's (the JSON's "columns"), the key in each
+	 * header's tooltip. */
 	let tableSeq = 0;
 	function dataTable(t, opts) {
 		use(t);
 		opts = opts || {};
 		const id = 'tbl' + (++tableSeq);
-		const keys = [];
+		const keys = [], titles = {};
+		for (const c of Array.isArray(t.columns) ? t.columns : [])
+			if (c && typeof c.key === 'string' && !keys.includes(c.key)) { keys.push(c.key); titles[c.key] = String(c.title || c.key); }
 		for (const r of t.rows) for (const k in r) if (k !== 'level' && !keys.includes(k)) keys.push(k);
 		const kinds = {};
 		for (const k of keys) kinds[k] = colKind(k, t.rows);
@@ -117,13 +120,14 @@
 			'data-role': 'search' });
 		const count = el('span', { class: 'note', 'aria-live': 'polite' });
 		const more = el('button', { type: 'button', 'data-role': 'more' }, 'Show all rows');
-		wrap.appendChild(el('div', { class: 'tools' }, search, count, more));
+		const tools = el('div', { class: 'tools' }, search, count, more);
+		wrap.appendChild(tools);
 		const table = el('table');
 		table.appendChild(el('caption', null, t.title + (t.group ? ' (' + t.group + ')' : '')));
 		const hr = el('tr');
 		const ths = {};
 		for (const k of keys) {
-			const b = el('button', { type: 'button', title: 'Sort by ' + k }, k);
+			const b = el('button', { type: 'button', title: k + ' (click to sort)' }, titles[k] || k);
 			const th = el('th', { class: kinds[k] === 't' ? 't' : null, scope: 'col', 'data-k': k }, b);
 			b.addEventListener('click', () => {
 				if (st.key === k) st.dir = -st.dir;
