@@ -13,6 +13,8 @@
 // from the keyboard; Tab reaches the skip link first; the theme button flips light and dark.
 // Headers: the JSON's column titles (the key in the tooltip); with --text (the text report of
 // the same trace) those of the TEXT_HEADERS tables equal the text report's.
+// Times: the Timeline tables' and the advice's start times read from the trace's start
+// ("+156 us"), to the us.
 // With --hostile: window.__pwned stays unset, no <img> exists, two <script> elements in all,
 // and the operator and kernel names read back exactly as the JSON has them (10,000-character
 // one included). Screenshots (light, dark, the top in light) go to DIR/NAME-*.png. Prints TAP;
@@ -58,6 +60,14 @@ function textHeaders(text, title) {
 		} else out.push(cell);
 	}
 	return out;
+}
+
+// "+12.345 ms" as ns (NaN when it does not read so); its last digit's size in ulp.
+function parseRel(s) {
+	const m = /^\+([0-9.]+) (s|ms|us|ns)$/.exec(s);
+	if (!m) return [NaN, 0];
+	const mult = { s: 1e9, ms: 1e6, us: 1e3, ns: 1 }[m[2]];
+	return [Number(m[1]) * mult, m[2] === 'ns' ? 1 : mult / 1000];
 }
 
 // The sections the page should have, from the JSON alone (report.js's rules).
@@ -155,6 +165,26 @@ async function main() {
 				const gotT = p.ths.map(x => x[1]);
 				check('headers: ' + title + ' has the text report\'s ' + want.length + ' headers', JSON.stringify(gotT) === JSON.stringify(want), { gotT, want });
 			}
+		}
+
+		// times on the timeline's axis: from the trace's start (its first window or step)
+		const tl = emb.tables.filter(t => t.view === 'step' && (t.title === 'Timeline' || t.title === 'Timeline: Steps') && t.rows && t.rows.length);
+		if (tl.length) {
+			const t0 = Math.min(...emb.tables.filter(t => t.view === 'step' && (t.title === 'Timeline' || t.title === 'Timeline: Steps')).flatMap(t => t.rows.map(r => r.start_ns)));
+			const advT = d.tables.find(t => t.view === 'advice' && t.rows.some(r => typeof r.start_ns === 'number'));
+			const badt = [];
+			let nt = 0;
+			for (const [title, key] of tl.map(t => [t.title, 'start_ns']).concat(advT ? [['Advice', 'start_ns'], ['Advice', 'end_ns']] : [])) {
+				const cells = await b.eval(`[...document.querySelector('.tbl[data-title="${title}"]').querySelectorAll('tbody td[data-k="${key}"]')].slice(0, 50).map(td => [td.getAttribute('data-v'), td.textContent])`);
+				for (const [v, txt] of cells) {
+					if (v === '') continue;
+					const [ns, ulp] = parseRel(txt);
+					nt++;
+					// the raw value and t0 are doubles near 1.6e18 (256 ns apart): the page rounds to the us
+					if (!(Math.abs(ns - (Number(v) - t0)) <= ulp / 2 + 1000)) badt.push([title, key, v, txt, Number(v) - t0]);
+				}
+			}
+			check('times: ' + nt + ' start times of the timeline tables and the advice read from the trace\'s start', badt.length === 0 && nt > 0, badt.slice(0, 5));
 		}
 
 		// advice: a box per finding, each link leading to a section of the page

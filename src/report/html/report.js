@@ -95,9 +95,29 @@
 	function findAll(view) { return TABLES.filter(t => t.view === view && t.rows && t.rows.length); }
 	function use(t) { if (t) used.add(t); return t; }
 
+	/* The trace's start on the timeline's axis (the first window or step of the step view's
+	 * timeline tables), so that times read "+12.345 ms" as on the timeline; null without
+	 * them. */
+	const T0 = (() => {
+		let t0 = Infinity;
+		for (const t of TABLES)
+			if (t.view === 'step' && (t.title === 'Timeline' || t.title === 'Timeline: Steps') && Array.isArray(t.rows))
+				for (const r of t.rows) if (typeof r.start_ns === 'number') t0 = Math.min(t0, r.start_ns);
+		return t0 < Infinity ? t0 : null;
+	})();
+	/* A time since T0. Epoch ns lie beyond 2^53, where a double holds them to within 256 ns:
+	 * there the difference is rounded to the us, which Kineto's timestamps are in anyway. */
+	function fmtRel(v) {
+		if (typeof v !== 'number' || T0 === null) return fmtNs(v);
+		let d = v - T0;
+		if (Math.abs(T0) > Number.MAX_SAFE_INTEGER) d = Math.round(d / 1000) * 1000;
+		return (d < 0 ? '-' : '+') + fmtNs(Math.abs(d));
+	}
+
 	/* A sortable, searchable table of every column of t; rows under a row (level > 0) stay
 	 * under it. The headers are the text report's (the JSON's "columns"), the key in each
-	 * header's tooltip. */
+	 * header's tooltip; opts.rel names the columns of times on the timeline's axis, shown
+	 * from the trace's start. */
 	let tableSeq = 0;
 	function dataTable(t, opts) {
 		use(t);
@@ -107,6 +127,7 @@
 		for (const c of Array.isArray(t.columns) ? t.columns : [])
 			if (c && typeof c.key === 'string' && !keys.includes(c.key)) { keys.push(c.key); titles[c.key] = String(c.title || c.key); }
 		for (const r of t.rows) for (const k in r) if (k !== 'level' && !keys.includes(k)) keys.push(k);
+		const rel = new Set(T0 === null ? [] : opts.rel || []);
 		const kinds = {};
 		for (const k of keys) kinds[k] = colKind(k, t.rows);
 		const groups = [];
@@ -163,7 +184,7 @@
 			const tr = el('tr', { class: (sub ? 'sub ' : '') + (opts.rowClass ? opts.rowClass(r) : '') });
 			for (const k of keys) {
 				const v = r[k], kind = kinds[k];
-				const txt = fmt(kind, v);
+				const txt = rel.has(k) ? fmtRel(v) : fmt(kind, v);
 				const td = el('td', {
 					class: kind === 't' ? (opts.wrap && opts.wrap.includes(k) ? 't wrap' : 't') : null,
 					'data-k': k,
@@ -447,7 +468,7 @@
 			list.appendChild(box);
 		}
 		s.appendChild(list);
-		s.appendChild(dataTable(adv, { wrap: ['title', 'evidence', 'change', 'finding'], limit: 50 }));
+		s.appendChild(dataTable(adv, { wrap: ['title', 'evidence', 'change', 'finding'], limit: 50, rel: ['start_ns', 'end_ns'] }));
 	});
 	/* The section with each rule's evidence (docs/advice.md's rules). */
 	function adviceTarget(rule) {
@@ -721,7 +742,7 @@
 		const steps = find('step', 'Timeline: Steps'), wins = find('step', 'Timeline');
 		if (!steps && !wins) return;
 		s.appendChild(timeline({ steps, wins, adv: find('advice') }));
-		for (const t of [steps, wins]) if (t) { s.appendChild(el('h3', null, t.title)); s.appendChild(dataTable(t)); }
+		for (const t of [steps, wins]) if (t) { s.appendChild(el('h3', null, t.title)); s.appendChild(dataTable(t, { rel: ['start_ns'] })); }
 	});
 	function timeline(src) {
 		const lanes = [];
