@@ -15,6 +15,8 @@
 // the same trace) those of the TEXT_HEADERS tables equal the text report's.
 // Times: the Timeline tables' and the advice's start times read from the trace's start
 // ("+156 us"), to the us.
+// Overview: the step breakdown's bars, one per step; a warning box naming each file that lost
+// events or ends torn, none when all was read.
 // With --hostile: window.__pwned stays unset, no <img> exists, two <script> elements in all,
 // and the operator and kernel names read back exactly as the JSON has them (10,000-character
 // one included). Screenshots (light, dark, the top in light) go to DIR/NAME-*.png. Prints TAP;
@@ -185,6 +187,29 @@ async function main() {
 				}
 			}
 			check('times: ' + nt + ' start times of the timeline tables and the advice read from the trace\'s start', badt.length === 0 && nt > 0, badt.slice(0, 5));
+		}
+
+		// the overview: the step breakdown's bars, one per step, each the sum of its roles
+		const st0 = d.tables.find(t => t.view === 'step' && t.rows.length);
+		if (st0) {
+			const roles = ['kernel_ns', 'memcpy_ns', 'memset_ns', 'communication_ns', 'runtime_ns', 'dataloader_ns', 'cpu_exec_ns', 'other_ns'];
+			const steps = st0.rows.filter(r => typeof r.total_ns === 'number');
+			const want = steps.map(r => [String(r.step), roles.reduce((a, k) => a + (r[k] || 0), 0)]);
+			const gotb = await b.eval('[...document.querySelectorAll("#sec-overview #overview-steps g[data-label]")].map(g => [g.getAttribute("data-label"), Number(g.getAttribute("data-total"))])');
+			check('overview: the step breakdown, ' + want.length + ' bars, the sum of each step\'s roles', JSON.stringify(gotb) === JSON.stringify(want) && want.length > 0, { gotb, want });
+		}
+
+		// lost events and torn files: a warning box naming each file, none when all is read
+		const files = d.tables.find(t => t.view === 'files');
+		if (files) {
+			const lossy = files.rows.filter(r => r.dropped || r.torn_tail_bytes || (r.status && r.status !== 'complete'));
+			const w = await b.eval('(() => { const w = document.getElementById("overview-warn"); return w ? [w.getAttribute("role"), [...w.querySelectorAll("li")].map(li => li.textContent)] : null; })()');
+			if (!lossy.length) check('overview: no warning box, every event was read', w === null, w);
+			else {
+				const ok = w && w[0] === 'alert' && lossy.every(r => w[1].some(li => li.startsWith(String(r.file) + ':'))) &&
+					lossy.every(r => !r.torn_tail_bytes || w[1].some(li => li.includes('torn tail'))) && lossy.every(r => !r.dropped || w[1].some(li => li.includes(r.dropped.toLocaleString('en-US') + ' events dropped')));
+				check('overview: a warning box names the ' + lossy.length + ' file(s) that lost events or end torn', ok, w);
+			}
 		}
 
 		// advice: a box per finding, each link leading to a section of the page

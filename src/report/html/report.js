@@ -394,36 +394,65 @@
 			cards.appendChild(card('Dropped events', fmtNum(dr) + (dr ? ' (lost)' : ''), dr, dr ? 'bad' : ''));
 			if (bad) cards.appendChild(card('Incomplete files', String(bad), bad, 'bad'));
 		}
-		if (dev) for (const r of dev.rows) cards.appendChild(card(String(r.device), fmt(colKind('utilization', dev.rows), r.utilization), r.utilization));
+		if (dev) for (const r of dev.rows) cards.appendChild(card(String(r.device) + ' utilization', fmt(colKind('utilization', dev.rows), r.utilization), r.utilization));
 		if (cards.childNodes.length) s.appendChild(cards);
-		if (files) s.appendChild(dataTable(files, { wrap: ['file', 'incomplete_reason'] }));
-		if (dev) s.appendChild(dataTable(dev));
+		if (files) { /* lost events and cut files: a box no one can miss, not only a cell */
+			const items = [];
+			for (const r of files.rows) {
+				const f = String(r.file);
+				if (r.dropped) items.push(f + ': ' + fmtNum(r.dropped) + ' events dropped (' + fmtPct(r.dropped_ratio) + ' of its events)');
+				if (r.torn_tail_bytes) items.push(f + ': a torn tail of ' + fmtBytes(r.torn_tail_bytes) + ' (the file ends mid-record)');
+				if (r.status && r.status !== 'complete')
+					items.push(f + ': ' + String(r.status) + (r.incomplete_reason ? ' (' + String(r.incomplete_reason) + ')' : ''));
+			}
+			if (items.length)
+				s.appendChild(el('div', { class: 'warn', id: 'overview-warn', role: 'alert' },
+					el('strong', null, 'Some of the trace is missing: the numbers below count only what was read.'),
+					el('ul', null, items.map(x => el('li', null, x)))));
+		}
+		const st = find('step');
+		if (st) { /* the step-time breakdown, as the TensorBoard plugin's overview has it */
+			const rows = st.rows.filter(r => typeof r.total_ns === 'number');
+			if (rows.length) {
+				s.appendChild(el('h3', null, 'Step time breakdown'));
+				s.appendChild(el('div', { id: 'overview-steps' }, stepBreakdown(rows)));
+			}
+		}
 		if (ov) {
 			const all = ov.rows.filter(r => typeof r.time_ns === 'number');
-			if (all.length) s.appendChild(hbars(all.map(r => ({ label: (r.level ? '\u00a0\u00a0' : '') + String(r.type || r.section), value: r.time_ns, text: fmtNs(r.time_ns) + ' (' + fmtPct(r.ratio) + ')' })), 'Time by event type'));
-			s.appendChild(dataTable(ov));
+			if (all.length) {
+				s.appendChild(el('h3', null, 'Time by event type'));
+				s.appendChild(hbars(all.map(r => ({ label: (r.level ? '\u00a0\u00a0' : '') + String(r.type || r.section), value: r.time_ns, text: fmtNs(r.time_ns) + ' (' + fmtPct(r.ratio) + ')' })), 'Time by event type'));
+			}
 		}
 		const model = find('model');
 		if (model) {
 			s.appendChild(el('h3', null, 'Model phases'));
 			const sub = model.rows.filter(r => r.level), top = sub.length ? sub : model.rows;
 			s.appendChild(hbars(top.map(r => ({ label: String(r.name), value: r.cpu_total_ns, text: fmtNs(r.cpu_total_ns) + ' CPU' + (r.gpu_total_ns ? ', ' + fmtNs(r.gpu_total_ns) + ' GPU' : '') })), 'Model phases, CPU time'));
-			s.appendChild(dataTable(model));
 		}
 		const dist = find('distributed');
 		if (dist) { s.appendChild(el('h3', null, 'Distributed')); s.appendChild(dataTable(dist)); }
+		const tbls = [[files, { wrap: ['file', 'incomplete_reason'] }], [dev], [ov], [model]];
+		if (tbls.some(x => x[0])) s.appendChild(el('h3', null, 'Overview tables'));
+		for (const [t, o] of tbls) if (t) s.appendChild(dataTable(t, o));
 	});
+	/* The step-time breakdown's stacked bars (the TensorBoard plugin's split), for the
+	 * overview and the Steps section. */
+	function stepBreakdown(rows) {
+		const roles = [['kernel_ns', 'Kernel'], ['memcpy_ns', 'Memcpy'], ['memset_ns', 'Memset'],
+			['communication_ns', 'Communication'], ['runtime_ns', 'Runtime'], ['dataloader_ns', 'DataLoader'],
+			['cpu_exec_ns', 'CPU Exec'], ['other_ns', 'Other']];
+		return stacked(roles.map(x => x[1]), rows.map(r => ({ label: String(r.step), parts: roles.map(x => r[x[0]]) })), 'ns', 'Step time breakdown');
+	}
 
 	/* Step-time breakdown and step trace */
 	section('steps', 'Steps', s => {
 		const st = find('step');
 		if (st) {
-			const roles = [['kernel_ns', 'Kernel'], ['memcpy_ns', 'Memcpy'], ['memset_ns', 'Memset'],
-				['communication_ns', 'Communication'], ['runtime_ns', 'Runtime'], ['dataloader_ns', 'DataLoader'],
-				['cpu_exec_ns', 'CPU Exec'], ['other_ns', 'Other']];
 			const rows = st.rows.filter(r => typeof r.total_ns === 'number');
 			s.appendChild(el('h3', null, 'Step time breakdown (as the TensorBoard plugin shows it)'));
-			s.appendChild(el('div', { id: 'step-breakdown' }, stacked(roles.map(x => x[1]), rows.map(r => ({ label: String(r.step), parts: roles.map(x => r[x[0]]) })), 'ns', 'Step time breakdown')));
+			s.appendChild(el('div', { id: 'step-breakdown' }, stepBreakdown(rows)));
 			const tr = [['gap_ns', 'Gap (data wait)'], ['compute_ns', 'Forward + backward'], ['tail_ns', 'Tail (optimizer, all-reduce)'], ['drain_ns', 'GPU drain']];
 			if (rows.some(r => tr.some(x => r[x[0]]))) {
 				s.appendChild(el('h3', null, 'Step trace (as MindSpore shows it)'));
