@@ -15,8 +15,9 @@
 // the same trace) those of the TEXT_HEADERS tables equal the text report's.
 // Times: the Timeline tables' and the advice's start times read from the trace's start
 // ("+156 us"), to the us.
-// Overview: the step breakdown's bars, one per step; a warning box naming each file that lost
-// events or ends torn, none when all was read.
+// Overview: the step breakdown's bars, one per step, labelled "#N" with the full name in the
+// tooltip; a warning box naming each file that lost events or ends torn, none when all was
+// read.
 // With --hostile: window.__pwned stays unset, no <img> exists, two <script> elements in all,
 // and the operator and kernel names read back exactly as the JSON has them (10,000-character
 // one included). Screenshots (light, dark, the top in light) go to DIR/NAME-*.png. Prints TAP;
@@ -197,6 +198,13 @@ async function main() {
 			const want = steps.map(r => [String(r.step), roles.reduce((a, k) => a + (r[k] || 0), 0)]);
 			const gotb = await b.eval('[...document.querySelectorAll("#sec-overview #overview-steps g[data-label]")].map(g => [g.getAttribute("data-label"), Number(g.getAttribute("data-total"))])');
 			check('overview: the step breakdown, ' + want.length + ' bars, the sum of each step\'s roles', JSON.stringify(gotb) === JSON.stringify(want) && want.length > 0, { gotb, want });
+			// its x labels: "#5" for ProfilerStep#5, the full name in the tooltip
+			const labs = await b.eval('[...document.querySelectorAll("#overview-steps text.xl")].map(t => [t.lastChild.textContent, t.querySelector("title").textContent])');
+			const wantl = steps.map(r => { const m = /#(\d+)$/.exec(String(r.step)); return [m ? '#' + m[1] : String(r.step), String(r.step)]; });
+			// (a name that does not fit its bar is cut, with "\u2026"; "#N" always fits)
+			const labOk = labs.length === wantl.length && labs.every((x, i) => x[1] === wantl[i][1] &&
+				(x[0] === wantl[i][0] || (!/^#\d+$/.test(wantl[i][0]) && x[0].endsWith('\u2026') && wantl[i][0].startsWith(x[0].slice(0, -1)))));
+			check('overview: the bars are labelled "#N", the full step name on hover', labOk, { labs: labs.slice(0, 4), wantl: wantl.slice(0, 4) });
 		}
 
 		// lost events and torn files: a warning box naming each file, none when all is read

@@ -113,11 +113,16 @@
 		if (Math.abs(T0) > Number.MAX_SAFE_INTEGER) d = Math.round(d / 1000) * 1000;
 		return (d < 0 ? '-' : '+') + fmtNs(Math.abs(d));
 	}
+	/* A short, distinct label for a step: "#5" for "ProfilerStep#5"; the rest as it is. */
+	function shortStep(s) {
+		const m = /#(\d+)$/.exec(String(s));
+		return m ? '#' + m[1] : String(s);
+	}
 
 	/* A sortable, searchable table of every column of t; rows under a row (level > 0) stay
 	 * under it. The headers are the text report's (the JSON's "columns"), the key in each
 	 * header's tooltip; opts.rel names the columns of times on the timeline's axis, shown
-	 * from the trace's start. */
+	 * from the trace's start. Tables of fewer than 10 rows get no search. */
 	let tableSeq = 0;
 	function dataTable(t, opts) {
 		use(t);
@@ -214,6 +219,7 @@
 			count.textContent = shown + ' of ' + groups.length + ' rows' +
 				(st.q ? ' (' + gs.length + ' match)' : '');
 			more.hidden = shown >= gs.length;
+			tools.hidden = groups.length < 10 && !st.q;
 		}
 		draw();
 		return wrap;
@@ -279,7 +285,18 @@
 		draw();
 		return box;
 	}
-	/* Vertical stacked bars: bars [{label, parts: [values in series order]}]. */
+	/* The axis's top: the least 1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6 or 8 times a power of ten not
+	 * below v, so that its quarters are round numbers. */
+	function niceMax(v) {
+		if (!(v > 0)) return 1;
+		const p = Math.pow(10, Math.floor(Math.log10(v)));
+		for (const m of [1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10]) if (m * p >= v * (1 - 1e-9)) return m * p;
+		return v;
+	}
+	/* An axis label: the format without trailing zeros ("50 ms", "12.5 us"). */
+	function fmtTick(kind, v) {
+		return fmt(kind, kind === 'ns' ? Math.round(v) : v).replace(/\.(\d*?)0+( |%|$)/, (m, d, e) => (d ? '.' + d : '') + e);
+	}
 	/* Vertical stacked bars: bars [{label, parts: [values in series order], group?, mark?}];
 	 * a bar with mark gets a star above it and an outline (the straggler); bars of one group
 	 * (a step) stand together under the group's name. */
@@ -287,12 +304,12 @@
 		const H = 240, BW = Math.max(8, Math.min(48, Math.floor(860 / Math.max(1, bars.length)) - 4));
 		const groups = bars.some(b => b.group !== undefined);
 		const W = 90 + bars.length * (BW + 4) + 10;
-		const max = Math.max(1e-300, ...bars.map(b => b.parts.reduce((s, v) => s + (v || 0), 0))) * (bars.some(b => b.mark) ? 1.08 : 1);
+		const max = niceMax(Math.max(1e-300, ...bars.map(b => b.parts.reduce((s, v) => s + (v || 0), 0))) * (bars.some(b => b.mark) ? 1.08 : 1));
 		const s = sv('svg', { width: W, height: H + (groups ? 56 : 40), role: 'img', 'aria-label': label, class: 'stacked' });
 		for (let k = 0; k <= 4; k++) {
 			const y = 10 + H - H * k / 4;
 			s.appendChild(sv('line', { x1: 84, x2: W, y1: y, y2: y, class: 'grid' }));
-			s.appendChild(sv('text', { x: 80, y: y + 4, 'text-anchor': 'end' }, fmt(kind, kind === 'ns' ? Math.round(max * k / 4) : max * k / 4)));
+			s.appendChild(sv('text', { x: 80, y: y + 4, 'text-anchor': 'end' }, fmtTick(kind, max * k / 4)));
 		}
 		bars.forEach((b, i) => {
 			const x = 90 + i * (BW + 4);
@@ -314,7 +331,7 @@
 				g.appendChild(sv('text', { x: x + BW / 2, y: y - 4, 'text-anchor': 'middle', class: 'strag-mark' }, '\u2605'));
 			}
 			if (bars.length <= 40)
-				g.appendChild(sv('text', { x: x + BW / 2, y: H + 24, 'text-anchor': 'middle' }, cut(b.short || b.label, Math.max(3, Math.floor(BW / 6)))));
+				g.appendChild(sv('text', { x: x + BW / 2, y: H + 24, 'text-anchor': 'middle', class: 'xl' }, tip(b.label), cut(b.short || b.label, Math.max(3, Math.floor(BW / 6)))));
 			if (groups && (i === 0 || bars[i - 1].group !== b.group)) {
 				let n = 1;
 				while (i + n < bars.length && bars[i + n].group === b.group) n++;
@@ -443,7 +460,7 @@
 		const roles = [['kernel_ns', 'Kernel'], ['memcpy_ns', 'Memcpy'], ['memset_ns', 'Memset'],
 			['communication_ns', 'Communication'], ['runtime_ns', 'Runtime'], ['dataloader_ns', 'DataLoader'],
 			['cpu_exec_ns', 'CPU Exec'], ['other_ns', 'Other']];
-		return stacked(roles.map(x => x[1]), rows.map(r => ({ label: String(r.step), parts: roles.map(x => r[x[0]]) })), 'ns', 'Step time breakdown');
+		return stacked(roles.map(x => x[1]), rows.map(r => ({ label: String(r.step), short: shortStep(r.step), parts: roles.map(x => r[x[0]]) })), 'ns', 'Step time breakdown');
 	}
 
 	/* Step-time breakdown and step trace */
@@ -456,7 +473,7 @@
 			const tr = [['gap_ns', 'Gap (data wait)'], ['compute_ns', 'Forward + backward'], ['tail_ns', 'Tail (optimizer, all-reduce)'], ['drain_ns', 'GPU drain']];
 			if (rows.some(r => tr.some(x => r[x[0]]))) {
 				s.appendChild(el('h3', null, 'Step trace (as MindSpore shows it)'));
-				s.appendChild(el('div', { id: 'step-trace' }, stacked(tr.map(x => x[1]), rows.map(r => ({ label: String(r.step), parts: tr.map(x => r[x[0]]) })), 'ns', 'Step trace')));
+				s.appendChild(el('div', { id: 'step-trace' }, stacked(tr.map(x => x[1]), rows.map(r => ({ label: String(r.step), short: shortStep(r.step), parts: tr.map(x => r[x[0]]) })), 'ns', 'Step trace')));
 			}
 			s.appendChild(dataTable(st));
 		}
@@ -467,7 +484,10 @@
 			const parts = [['compute_ns', 'Compute'], ['communication_ns', 'Communication'], ['memcpy_ns', 'Memcpy'], ['memset_ns', 'Memset'],
 				['idle_data_ns', 'Idle: data'], ['idle_sync_ns', 'Idle: sync'], ['idle_host_ns', 'Idle: host'], ['idle_other_ns', 'Idle: other']];
 			s.appendChild(el('h3', null, 'GPU time per step'));
-			s.appendChild(stacked(parts.map(x => x[1]), gt.rows.map(r => ({ label: String(r.device) + ' ' + String(r.step), parts: parts.map(x => r[x[0]]) })), 'ns', 'GPU time per step'));
+			const multiDev = new Set(gt.rows.map(r => r.device)).size > 1;
+			/* the whole window's row ("Window") would dwarf the steps: it stays in the table */
+			const per = gt.rows.filter(r => r.step !== 'Window');
+			s.appendChild(stacked(parts.map(x => x[1]), (per.length ? per : gt.rows).map(r => ({ label: String(r.device) + ' ' + String(r.step), short: shortStep(r.step), group: multiDev ? String(r.device) : undefined, parts: parts.map(x => r[x[0]]) })), 'ns', 'GPU time per step'));
 			s.appendChild(dataTable(gt));
 		}
 	});
