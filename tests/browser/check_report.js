@@ -226,6 +226,10 @@ async function main() {
 			const a = await b.eval(`[document.querySelectorAll('#advice-list .advice').length,
 				[...document.querySelectorAll('#advice-list a[href^="#"]')].map(x => x.getAttribute('href')).filter(h => !document.querySelector(h))]`);
 			check('advice: ' + adv.rows.length + ' findings, every evidence link leads somewhere', a[0] === adv.rows.length && a[1].length === 0, a);
+			// each box headed by its place in the list and its title ("1. Input-bound steps")
+			const hs = await b.eval(`[...document.querySelectorAll('#advice-list .advice h3')].map(h => h.textContent)`);
+			const wanth = adv.rows.map(r => (typeof r.rank === 'number' ? r.rank + '. ' : '') + String(r.title || r.rule));
+			check('advice: each box headed "N. title", in the JSON\'s order', JSON.stringify(hs) === JSON.stringify(wanth), { hs, wanth });
 		}
 
 		// ranks: each step's straggler (the JSON's level-0 rank) is the one bar marked

@@ -500,9 +500,9 @@
 		const list = el('div', { id: 'advice-list' });
 		for (const r of adv.rows) {
 			const box = el('div', { class: 'advice', 'data-rule': r.rule });
-			box.appendChild(el('h3', null, String(r.title || r.rule)));
-			box.appendChild(el('p', null, el('strong', null, 'At stake: '), fmtNs(r.at_stake_ns), ' (' + fmtPct(r.share) + ' of the time)',
-				r.rank !== null && r.rank !== undefined ? ', rank ' + r.rank : ''));
+			/* "rank" is the finding's place in the list (the text's "#"), not a process rank */
+			box.appendChild(el('h3', null, (typeof r.rank === 'number' ? r.rank + '. ' : '') + String(r.title || r.rule)));
+			box.appendChild(el('p', null, el('strong', null, 'At stake: '), fmtNs(r.at_stake_ns), ' (' + fmtPct(r.share) + ' of the time)'));
 			if (r.finding) box.appendChild(el('p', null, el('strong', null, 'Finding: '), String(r.finding)));
 			if (r.change) box.appendChild(el('p', null, el('strong', null, 'Change: '), String(r.change)));
 			const links = el('p', null, el('strong', null, 'Evidence: '), String(r.evidence || ''), ' ');
