@@ -12,7 +12,8 @@
 // resets on Escape, and its search sums the samples the JSON tree gives; the timeline zooms
 // from the keyboard; Tab reaches the skip link first; the theme button flips light and dark.
 // Headers: the JSON's column titles (the key in the tooltip); with --text (the text report of
-// the same trace) those of the TEXT_HEADERS tables equal the text report's.
+// the same trace) those of the TEXT_HEADERS tables equal the text report's; a caption that
+// repeats the heading above its table takes no room.
 // Times: the Timeline tables' and the advice's start times read from the trace's start
 // ("+156 us"), to the us.
 // Overview: the step breakdown's bars, one per step, labelled "#N" with the full name in the
@@ -160,6 +161,10 @@ async function main() {
 			}
 		}
 		check('headers: the JSON\'s column titles, the key in the tooltip (' + nh + ' headers)', badh.length === 0 && nh > 0, badh.slice(0, 5));
+		// no table shows its title twice: a caption under a heading of the same text is hidden
+		const caps = await b.eval(`[...document.querySelectorAll('.tbl')].filter(w => w.previousElementSibling && w.previousElementSibling.tagName === 'H3' &&
+			w.previousElementSibling.textContent === w.querySelector('caption').textContent).map(w => [w.getAttribute('data-title'), w.querySelector('caption').getBoundingClientRect().height])`);
+		check('captions: ' + caps.length + ' that repeat the heading above are hidden', caps.every(x => x[1] <= 1), caps.filter(x => x[1] > 1).slice(0, 5));
 		if (args.text) {
 			const text = fs.readFileSync(args.text, 'utf8');
 			for (const title of TEXT_HEADERS) {

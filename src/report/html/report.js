@@ -905,6 +905,12 @@
 			s.appendChild(dataTable(t));
 		}
 	});
+	/* a caption that repeats the heading just above its table is hidden from sight (screen
+	 * readers still name the table by it) */
+	for (const w of document.querySelectorAll('.tbl')) {
+		const h = w.previousElementSibling, cap = w.querySelector('caption');
+		if (h && h.tagName === 'H3' && cap && cap.textContent === h.textContent) cap.classList.add('vh');
+	}
 	/* evidence links to a section this trace has no data for go */
 	for (const a of document.querySelectorAll('a.evlink'))
 		if (!document.getElementById(a.getAttribute('href').slice(1))) a.remove();
