@@ -34,12 +34,13 @@ static void json_stat(struct sbuf *b, const char *key, const char *sfx, bool has
 		sb_lit(b, "null");
 }
 
-/* One entry of "columns": {"key":..., "title":...}. */
+/* One entry of "columns": {"key":..., "title":...}. The key is key and sfx ("cpu" and
+ * "_avg_ns"), without the suffix's "_" when key is "" ("avg_ns"). */
 static void json_col(struct sbuf *b, bool first, const char *key, const char *sfx,
 		     const char *title, size_t tlen, const char *title2)
 {
 	sb_printf(b, "%s{\"key\":\"%s%s\",\"title\":", first ? "" : ",", key,
-		  key[0] ? sfx : sfx + 1);
+		  !key[0] && sfx[0] == '_' ? sfx + 1 : sfx);
 	if (!title2) {
 		esc_json(b, title, tlen);
 	} else { /* a prefix of the stats title ("CPU ") and the part's own name ("Avg") */
