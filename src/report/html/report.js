@@ -294,9 +294,8 @@
 		return v;
 	}
 	/* An axis label: the format without trailing zeros ("50 ms", "12.5 us"). */
-	function fmtTick(kind, v) {
-		return fmt(kind, kind === 'ns' ? Math.round(v) : v).replace(/\.(\d*?)0+( |%|$)/, (m, d, e) => (d ? '.' + d : '') + e);
-	}
+	function fmtTick(kind, v) { return trimZeros(fmt(kind, kind === 'ns' ? Math.round(v) : v)); }
+	function trimZeros(t) { return t.replace(/\.(\d*?)0+( |%|$)/, (m, d, e) => (d ? '.' + d : '') + e); }
 	/* Vertical stacked bars: bars [{label, parts: [values in series order], group?, mark?}];
 	 * a bar with mark gets a star above it and an outline (the straggler); bars of one group
 	 * (a step) stand together under the group's name. */
@@ -354,8 +353,9 @@
 			s.appendChild(sv('line', { x1: L, x2: W - 10, y1: Y(y1 * k / 4), y2: Y(y1 * k / 4), class: 'grid' }));
 			s.appendChild(sv('text', { x: L - 4, y: Y(y1 * k / 4) + 4, 'text-anchor': 'end' }, fy(y1 * k / 4)));
 		}
-		s.appendChild(sv('text', { x: L, y: H + 30 }, fx(x0)));
-		s.appendChild(sv('text', { x: W - 10, y: H + 30, 'text-anchor': 'end' }, fx(x1)));
+		for (let k = 0; k <= 4; k++) /* five x labels, as the timeline has */
+			s.appendChild(sv('text', { x: X(x0 + (x1 - x0) * k / 4), y: H + 30, 'text-anchor': k === 0 ? 'start' : k === 4 ? 'end' : 'middle' },
+				trimZeros(fx(x0 + (x1 - x0) * k / 4))));
 		series.forEach((se, i) => {
 			const d = se.pts.map((p, j) => (j ? 'L' : 'M') + X(p[0]).toFixed(1) + ',' + Y(p[1]).toFixed(1)).join(' ');
 			const path = sv('path', { d: d, fill: 'none', style: 'stroke:' + color(i), 'stroke-width': 2,
@@ -559,7 +559,7 @@
 		if (busy) {
 			s.appendChild(el('h3', null, 'GPU utilization over time'));
 			const t0 = 0; /* the windows count from the GPU window's start */
-			s.appendChild(lines([...new Set(busy.rows.map(r => r.device))].map(d => ({ label: String(d) + ' kernel busy', pts: busy.rows.filter(r => r.device === d).map(r => [r.start_ns - t0, r.kernel_busy]) })), x => '+' + fmtNs(x), fmtPct, 'GPU kernel busy share over time', 1));
+			s.appendChild(lines([...new Set(busy.rows.map(r => r.device))].map(d => ({ label: String(d) + ' kernel busy', pts: busy.rows.filter(r => r.device === d).map(r => [r.start_ns - t0, r.kernel_busy]) })), x => '+' + fmtNs(Math.round(x)), fmtPct, 'GPU kernel busy share over time', 1));
 			s.appendChild(dataTable(busy));
 		}
 		const qt = find('queue', 'Queue Length over time');
@@ -777,7 +777,7 @@
 			}
 			const t0 = Math.min(...ot.rows.map(r => r.start_ns));
 			s.appendChild(el('h3', null, 'GPU memory over time'));
-			s.appendChild(lines(series, x => '+' + fmtNs(x - t0), fmtBytes, 'GPU memory over time'));
+			s.appendChild(lines(series, x => '+' + fmtNs(Math.round(x - t0)), fmtBytes, 'GPU memory over time'));
 		}
 		for (const v of ['gpumem', 'memory'])
 			for (const t of findAll(v)) { s.appendChild(el('h3', null, t.title)); s.appendChild(dataTable(t)); }
