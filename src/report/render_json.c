@@ -1,7 +1,8 @@
 /*
  * render_json.c: the JSON rendering of the report: one object, {"opscope_report":1,
  * "time_unit":"ns","inputs":[...],"tables":[...]}, each table {"view","title","group",
- * "rows":[{key: value}],"totals"}. Whatever the chosen unit, times are integer ns and ratios
+ * "columns":[{"key","title"}],"rows":[{key: value}],"totals"}: "columns" lists the rows' keys
+ * in order with the text report's header for each. Whatever the chosen unit, times are integer ns and ratios
  * fractions; empty cells are null; strings are JSON-escaped, invalid UTF-8 as U+FFFD.
  */
 #include <inttypes.h>
@@ -33,6 +34,51 @@ static void json_stat(struct sbuf *b, const char *key, const char *sfx, bool has
 		sb_lit(b, "null");
 }
 
+/* One entry of "columns": {"key":..., "title":...}. The key is key and sfx ("cpu" and
+ * "_avg_ns"), without the suffix's "_" when key is "" ("avg_ns"). */
+static void json_col(struct sbuf *b, bool first, const char *key, const char *sfx,
+		     const char *title, size_t tlen, const char *title2)
+{
+	sb_printf(b, "%s{\"key\":\"%s%s\",\"title\":", first ? "" : ",", key,
+		  !key[0] && sfx[0] == '_' ? sfx + 1 : sfx);
+	if (!title2) {
+		esc_json(b, title, tlen);
+	} else { /* a prefix of the stats title ("CPU ") and the part's own name ("Avg") */
+		size_t n2 = strlen(title2);
+		char buf[160];
+		if (tlen + n2 >= sizeof buf)
+			tlen = sizeof buf - 1 - n2;
+		memcpy(buf, title, tlen);
+		memcpy(buf + tlen, title2, n2);
+		esc_json(b, buf, tlen + n2);
+	}
+	sb_lit(b, "}");
+}
+
+/* "columns": each key of the rows, in their order, with the text report's header for it.
+ * A stats column ("CPU Total / Avg / Max / Min / Ratio(%)") gives five keys; each gets the
+ * title's prefix ("CPU ") and its part ("CPU Avg"). */
+static void render_json_columns(struct sbuf *b, const struct rtable *t, const int *order, int ncols)
+{
+	static const char *const sfx[5] = { "_total_ns", "_avg_ns", "_max_ns", "_min_ns",
+					    "_ratio" };
+	static const char *const part[5] = { "Total", "Avg", "Max", "Min", "Ratio(%)" };
+	sb_lit(b, ",\"columns\":[");
+	for (int k = 0; k < ncols; k++) {
+		const struct rcol *col = &t->cols[order[k]];
+		if (col->kind != RCOL_STATS) {
+			json_col(b, k == 0, col->key, "", col->title, strlen(col->title), NULL);
+			continue;
+		}
+		/* the prefix: the first part of the title up to its "Total" */
+		const char *tot = strstr(col->title, "Total");
+		size_t plen = tot ? (size_t)(tot - col->title) : 0;
+		for (int i = 0; i < 5; i++)
+			json_col(b, k == 0 && i == 0, col->key, sfx[i], col->title, plen, part[i]);
+	}
+	sb_lit(b, "]");
+}
+
 static void render_json_table(struct sbuf *b, const struct rtable *t, const struct rformat_opts *o)
 {
 	sb_printf(b, "{\"view\":\"%s\",\"title\":", t->view);
@@ -41,11 +87,12 @@ static void render_json_table(struct sbuf *b, const struct rtable *t, const stru
 		sb_lit(b, ",\"group\":");
 		esc_json(b, t->group, strlen(t->group));
 	}
-	sb_lit(b, ",\"rows\":[");
 	bool levels = render_has_levels(t);
 	size_t nrows = render_rows_shown(t, o);
 	int order[RTABLE_MAX_COLS];
 	int ncols = render_col_order(t, o, order);
+	render_json_columns(b, t, order, ncols);
+	sb_lit(b, ",\"rows\":[");
 	for (size_t r = 0, shown = 0; r < nrows; r++) {
 		if (t->rows[r].text_only)
 			continue;

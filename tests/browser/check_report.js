@@ -1,7 +1,7 @@
 // check_report.js: the HTML report in a real browser (Debian's chromium, headless, over
 // tests/browser/cdp.js), checked against the JSON report of the same trace.
 //
-//   node check_report.js --page P.html --json P.json --shots DIR --name NAME [--hostile]
+//   node check_report.js --page P.html --json P.json [--text P.txt] --shots DIR --name NAME [--hostile]
 //
 // Loads P.html from file:// and fails on any console error or warning, any exception, any
 // request other than the page itself, and then on each of: the sections present are exactly
@@ -11,6 +11,14 @@
 // the JSON says match; the flame graph (where there are samples) zooms on click and on Enter,
 // resets on Escape, and its search sums the samples the JSON tree gives; the timeline zooms
 // from the keyboard; Tab reaches the skip link first; the theme button flips light and dark.
+// Headers: the JSON's column titles (the key in the tooltip); with --text (the text report of
+// the same trace) those of the TEXT_HEADERS tables equal the text report's; a caption that
+// repeats the heading above its table takes no room.
+// Times: the Timeline tables' and the advice's start times read from the trace's start
+// ("+156 us"), to the us.
+// Overview: the step breakdown's bars, one per step, labelled "#N" with the full name in the
+// tooltip; a warning box naming each file that lost events or ends torn, none when all was
+// read.
 // With --hostile: window.__pwned stays unset, no <img> exists, two <script> elements in all,
 // and the operator and kernel names read back exactly as the JSON has them (10,000-character
 // one included). Screenshots (light, dark, the top in light) go to DIR/NAME-*.png. Prints TAP;
@@ -31,6 +39,39 @@ function check(name, ok, detail) {
 	n++;
 	if (ok) console.log('ok ' + n + ' - ' + name);
 	else { failed++; console.log('not ok ' + n + ' - ' + name + (detail !== undefined ? ' # ' + JSON.stringify(detail).slice(0, 600) : '')); }
+}
+
+// Tables whose text headers (expanded as the JSON's columns expand a "CPU Total / Avg / Max
+// / Min / Ratio(%)" header) the page's headers must equal, in order.
+const TEXT_HEADERS = ['Trace Files', 'Overview Summary', 'Model Summary', 'Step Summary', 'Device Summary'];
+
+// The header titles of the text report's table `title`: the line under the one that names
+// it, cut where the dashed line's columns are; null when the text has no such table.
+function textHeaders(text, title) {
+	const lines = text.split('\n');
+	const at = lines.findIndex(l => /^-+/.test(l) && l.replace(/^-+|-+$/g, '') === title);
+	if (at < 0) return null;
+	let i = at + 1;
+	while (i < lines.length && !/^-+( +-+)*\s*$/.test(lines[i])) i++;
+	const dash = lines[i], head = lines[i + 1] || '';
+	const out = [];
+	for (const m of dash.matchAll(/-+/g)) {
+		const cell = head.slice(m.index, m.index + m[0].length + 1).trim();
+		const parts = cell.split(' / ');
+		if (parts.length === 5 && /(^| )Total$/.test(parts[0])) {
+			const pre = parts[0].slice(0, parts[0].length - 'Total'.length);
+			for (const p of ['Total', 'Avg', 'Max', 'Min', 'Ratio(%)']) out.push(pre + p);
+		} else out.push(cell);
+	}
+	return out;
+}
+
+// "+12.345 ms" as ns (NaN when it does not read so); its last digit's size in ulp.
+function parseRel(s) {
+	const m = /^\+([0-9.]+) (s|ms|us|ns)$/.exec(s);
+	if (!m) return [NaN, 0];
+	const mult = { s: 1e9, ms: 1e6, us: 1e3, ns: 1 }[m[2]];
+	return [Number(m[1]) * mult, m[2] === 'ns' ? 1 : mult / 1000];
 }
 
 // The sections the page should have, from the JSON alone (report.js's rules).
@@ -104,12 +145,96 @@ async function main() {
 		}
 		check('every table of the JSON is on the page with its values (' + tablesChecked + ' tables, ' + cellsChecked + ' cells)', bad.length === 0 && tablesChecked > 0, bad.slice(0, 5));
 
+		// headers: the JSON's column titles, each with its key in the tooltip
+		const heads = await b.eval(`[...document.querySelectorAll('.tbl')].map(w => ({ title: w.getAttribute('data-title'),
+			ths: [...w.querySelectorAll('thead th')].map(th => [th.getAttribute('data-k'), th.querySelector('button').textContent, th.querySelector('button').getAttribute('title')]) }))`);
+		const badh = [];
+		let nh = 0;
+		for (const t of emb.tables) {
+			if (!t.rows || !t.rows.length || !t.columns) continue;
+			const p = heads.find(x => x.title === t.title);
+			if (!p) continue;
+			for (const c of t.columns) {
+				const th = p.ths.find(x => x[0] === c.key);
+				nh++;
+				if (!th || th[1] !== c.title || !th[2].startsWith(c.key + ' ')) badh.push([t.title, c.key, c.title, th]);
+			}
+		}
+		check('headers: the JSON\'s column titles, the key in the tooltip (' + nh + ' headers)', badh.length === 0 && nh > 0, badh.slice(0, 5));
+		// no table shows its title twice: a caption under a heading of the same text is hidden
+		const caps = await b.eval(`[...document.querySelectorAll('.tbl')].filter(w => w.previousElementSibling && w.previousElementSibling.tagName === 'H3' &&
+			w.previousElementSibling.textContent === w.querySelector('caption').textContent).map(w => [w.getAttribute('data-title'), w.querySelector('caption').getBoundingClientRect().height])`);
+		check('captions: ' + caps.length + ' that repeat the heading above are hidden', caps.every(x => x[1] <= 1), caps.filter(x => x[1] > 1).slice(0, 5));
+		if (args.text) {
+			const text = fs.readFileSync(args.text, 'utf8');
+			for (const title of TEXT_HEADERS) {
+				const want = textHeaders(text, title), p = heads.find(x => x.title === title);
+				if (!want || !p) continue;
+				const gotT = p.ths.map(x => x[1]);
+				check('headers: ' + title + ' has the text report\'s ' + want.length + ' headers', JSON.stringify(gotT) === JSON.stringify(want), { gotT, want });
+			}
+		}
+
+		// times on the timeline's axis: from the trace's start (its first window or step)
+		const tl = emb.tables.filter(t => t.view === 'step' && (t.title === 'Timeline' || t.title === 'Timeline: Steps') && t.rows && t.rows.length);
+		if (tl.length) {
+			const t0 = Math.min(...emb.tables.filter(t => t.view === 'step' && (t.title === 'Timeline' || t.title === 'Timeline: Steps')).flatMap(t => t.rows.map(r => r.start_ns)));
+			const advT = d.tables.find(t => t.view === 'advice' && t.rows.some(r => typeof r.start_ns === 'number'));
+			const badt = [];
+			let nt = 0;
+			for (const [title, key] of tl.map(t => [t.title, 'start_ns']).concat(advT ? [['Advice', 'start_ns'], ['Advice', 'end_ns']] : [])) {
+				const cells = await b.eval(`[...document.querySelector('.tbl[data-title="${title}"]').querySelectorAll('tbody td[data-k="${key}"]')].slice(0, 50).map(td => [td.getAttribute('data-v'), td.textContent])`);
+				for (const [v, txt] of cells) {
+					if (v === '') continue;
+					const [ns, ulp] = parseRel(txt);
+					nt++;
+					// the raw value and t0 are doubles near 1.6e18 (256 ns apart): the page rounds to the us
+					if (!(Math.abs(ns - (Number(v) - t0)) <= ulp / 2 + 1000)) badt.push([title, key, v, txt, Number(v) - t0]);
+				}
+			}
+			check('times: ' + nt + ' start times of the timeline tables and the advice read from the trace\'s start', badt.length === 0 && nt > 0, badt.slice(0, 5));
+		}
+
+		// the overview: the step breakdown's bars, one per step, each the sum of its roles
+		const st0 = d.tables.find(t => t.view === 'step' && t.rows.length);
+		if (st0) {
+			const roles = ['kernel_ns', 'memcpy_ns', 'memset_ns', 'communication_ns', 'runtime_ns', 'dataloader_ns', 'cpu_exec_ns', 'other_ns'];
+			const steps = st0.rows.filter(r => typeof r.total_ns === 'number');
+			const want = steps.map(r => [String(r.step), roles.reduce((a, k) => a + (r[k] || 0), 0)]);
+			const gotb = await b.eval('[...document.querySelectorAll("#sec-overview #overview-steps g[data-label]")].map(g => [g.getAttribute("data-label"), Number(g.getAttribute("data-total"))])');
+			check('overview: the step breakdown, ' + want.length + ' bars, the sum of each step\'s roles', JSON.stringify(gotb) === JSON.stringify(want) && want.length > 0, { gotb, want });
+			// its x labels: "#5" for ProfilerStep#5, the full name in the tooltip
+			const labs = await b.eval('[...document.querySelectorAll("#overview-steps text.xl")].map(t => [t.lastChild.textContent, t.querySelector("title").textContent])');
+			const wantl = steps.map(r => { const m = /#(\d+)$/.exec(String(r.step)); return [m ? '#' + m[1] : String(r.step), String(r.step)]; });
+			// (a name that does not fit its bar is cut, with "\u2026"; "#N" always fits)
+			const labOk = labs.length === wantl.length && labs.every((x, i) => x[1] === wantl[i][1] &&
+				(x[0] === wantl[i][0] || (!/^#\d+$/.test(wantl[i][0]) && x[0].endsWith('\u2026') && wantl[i][0].startsWith(x[0].slice(0, -1)))));
+			check('overview: the bars are labelled "#N", the full step name on hover', labOk, { labs: labs.slice(0, 4), wantl: wantl.slice(0, 4) });
+		}
+
+		// lost events and torn files: a warning box naming each file, none when all is read
+		const files = d.tables.find(t => t.view === 'files');
+		if (files) {
+			const lossy = files.rows.filter(r => r.dropped || r.torn_tail_bytes || (r.status && r.status !== 'complete'));
+			const w = await b.eval('(() => { const w = document.getElementById("overview-warn"); return w ? [w.getAttribute("role"), [...w.querySelectorAll("li")].map(li => li.textContent)] : null; })()');
+			if (!lossy.length) check('overview: no warning box, every event was read', w === null, w);
+			else {
+				const ok = w && w[0] === 'alert' && lossy.every(r => w[1].some(li => li.startsWith(String(r.file) + ':'))) &&
+					lossy.every(r => !r.torn_tail_bytes || w[1].some(li => li.includes('torn tail'))) && lossy.every(r => !r.dropped || w[1].some(li => li.includes(r.dropped.toLocaleString('en-US') + ' events dropped')));
+				check('overview: a warning box names the ' + lossy.length + ' file(s) that lost events or end torn', ok, w);
+			}
+		}
+
 		// advice: a box per finding, each link leading to a section of the page
 		const adv = d.tables.find(t => t.view === 'advice' && t.rows.length);
 		if (adv) {
 			const a = await b.eval(`[document.querySelectorAll('#advice-list .advice').length,
 				[...document.querySelectorAll('#advice-list a[href^="#"]')].map(x => x.getAttribute('href')).filter(h => !document.querySelector(h))]`);
 			check('advice: ' + adv.rows.length + ' findings, every evidence link leads somewhere', a[0] === adv.rows.length && a[1].length === 0, a);
+			// each box headed by its place in the list and its title ("1. Input-bound steps")
+			const hs = await b.eval(`[...document.querySelectorAll('#advice-list .advice h3')].map(h => h.textContent)`);
+			const wanth = adv.rows.map(r => (typeof r.rank === 'number' ? r.rank + '. ' : '') + String(r.title || r.rule));
+			check('advice: each box headed "N. title", in the JSON\'s order', JSON.stringify(hs) === JSON.stringify(wanth), { hs, wanth });
 		}
 
 		// ranks: each step's straggler (the JSON's level-0 rank) is the one bar marked

@@ -3,11 +3,11 @@
 # headless, driven by tests/browser/check_report.js over the DevTools protocol (no npm
 # package), on the pages of the real ResNet-50 Kineto trace, the H200 recording, a recorded
 # trace with CPU stack samples (the flame graph), two ranks of a real distributed trace (HTA's
-# trace_filter) and the hostile-names trace. Each page loads from file:// with no console error
-# and no request but itself, and its numbers equal the JSON report's (check_report.js says
-# what else). Screenshots in $SHOTS (default: <build>/html-shots). Skips (77) with a line
-# saying what is missing where node or chromium is not installed (scripts/install-deps.sh
-# installs both). Env: OPSCOPE, PROGRAMS, SRC.
+# trace_filter), the H200 recording cut short (a torn tail) and the hostile-names trace. Each
+# page loads from file:// with no console error and no request but itself, and its numbers
+# equal the JSON report's (check_report.js says what else). Screenshots in $SHOTS (default:
+# <build>/html-shots). Skips (77) with a line saying what is missing where node or chromium is
+# not installed (scripts/install-deps.sh installs both). Env: OPSCOPE, PROGRAMS, SRC.
 set -u
 : "${OPSCOPE:?}" "${SRC:?}" "${PROGRAMS:?}"
 . "$(dirname "$0")/lib.sh"
@@ -28,9 +28,10 @@ page() {
 	shift
 	[ "$1" = --hostile ] && { flag=--hostile; shift; }
 	"$OPSCOPE" report --format html -o "$T/$name.html" "$@" &&
-		"$OPSCOPE" report --format json -o "$T/$name.json" "$@" || return 1
+		"$OPSCOPE" report --format json -o "$T/$name.json" "$@" &&
+		"$OPSCOPE" report -o "$T/$name.txt" "$@" || return 1
 	node "$SRC/tests/browser/check_report.js" --page "$T/$name.html" --json "$T/$name.json" \
-		--shots "$SHOTS" --name "$name" $flag >"$T/$name.tap" 2>&1
+		--text "$T/$name.txt" --shots "$SHOTS" --name "$name" $flag >"$T/$name.tap" 2>&1
 	local rc=$?
 	sed "s/^/# $name: /" "$T/$name.tap"
 	[ $rc -eq 77 ] && { echo "skip: $(grep -m1 '^skip' "$T/$name.tap")"; exit 77; }
@@ -50,8 +51,13 @@ if [ -d "$DATA/hta/trace_filter" ]; then
 	page ranks "$DATA/hta/trace_filter"
 	check "two ranks (HTA trace_filter): the page checks out in chromium" '[ $? -eq 0 ]'
 fi
-"$PY" "$SRC/tests/tools/gen_hostile.py" "$T/hostile.json"
-page hostile --hostile "$T/hostile.json"
+# the H200 recording cut at two thirds: a torn tail, the file incomplete (the warning box)
+sz=$(wc -c <"$SRC/tests/data/h200/train.opscope")
+head -c $((sz * 2 / 3)) "$SRC/tests/data/h200/train.opscope" >"$T/torn.opscope"
+page torn "$T/torn.opscope"
+check "a torn recording: the page warns of it, and checks out in chromium" '[ $? -eq 0 ]'
+"$PY" "$SRC/tests/tools/gen_hostile.py" "$T/hostile-trace.json" # not hostile.json: page() writes that
+page hostile --hostile "$T/hostile-trace.json"
 check "hostile names: shown as text, nothing of theirs runs" '[ $? -eq 0 ]'
 check "screenshots saved" '[ -s "$SHOTS/hostile-light.png" ] && [ -s "$SHOTS/hostile-dark.png" ]'
 tap_done

@@ -339,6 +339,15 @@ TEST(renderings_escape)
 	CHECK(strstr(json, "\"name\":\"a\\\"b\\n\\u0001\\ufffd,c\"") != NULL);
 	CHECK(strstr(json, "\"inputs\":[\"in\\\"put\"]") != NULL);
 	CHECK(strstr(json, "\"gpu_busy_ns\":410") != NULL);
+	/* "columns": the text headers by key; the stats column "CPU Total / Avg / Max / Min /
+	 * Ratio(%)" (key "cpu") as its five keys, each with the prefix "CPU " and its part */
+	CHECK(strstr(json, "\"columns\":[{\"key\":\"name\",\"title\":\"Name\"},"
+			   "{\"key\":\"calls\",\"title\":\"Calls\"},"
+			   "{\"key\":\"cpu_total_ns\",\"title\":\"CPU Total\"},"
+			   "{\"key\":\"cpu_avg_ns\",\"title\":\"CPU Avg\"},"
+			   "{\"key\":\"cpu_max_ns\",\"title\":\"CPU Max\"},"
+			   "{\"key\":\"cpu_min_ns\",\"title\":\"CPU Min\"},"
+			   "{\"key\":\"cpu_ratio\",\"title\":\"CPU Ratio(%)\"},") != NULL);
 	for (const char *p = json; *p; p++)
 		CHECK(*p == '\n' || (unsigned char)*p >= 0x20);
 	free(json);
@@ -362,6 +371,9 @@ TEST(renderings_escape)
 	REQUIRE(few != NULL);
 	CHECK(strstr(few, "\"cpu_total_ns\"") == NULL);
 	CHECK(strstr(few, "{\"level\":0,\"name\":\"matmul\",\"calls\":3}") != NULL);
+	/* and "columns" lists just those, in that order */
+	CHECK(strstr(few, "\"columns\":[{\"key\":\"name\",\"title\":\"Name\"},"
+			  "{\"key\":\"calls\",\"title\":\"Calls\"}],\"rows\"") != NULL);
 	free(few);
 	char bad[16];
 	CHECK(rformat_unknown_column("name,calls,gpu,display_name", c->tables, c->ntables, bad,

@@ -95,15 +95,44 @@
 	function findAll(view) { return TABLES.filter(t => t.view === view && t.rows && t.rows.length); }
 	function use(t) { if (t) used.add(t); return t; }
 
+	/* The trace's start on the timeline's axis (the first window or step of the step view's
+	 * timeline tables), so that times read "+12.345 ms" as on the timeline; null without
+	 * them. */
+	const T0 = (() => {
+		let t0 = Infinity;
+		for (const t of TABLES)
+			if (t.view === 'step' && (t.title === 'Timeline' || t.title === 'Timeline: Steps') && Array.isArray(t.rows))
+				for (const r of t.rows) if (typeof r.start_ns === 'number') t0 = Math.min(t0, r.start_ns);
+		return t0 < Infinity ? t0 : null;
+	})();
+	/* A time since T0. Epoch ns lie beyond 2^53, where a double holds them to within 256 ns:
+	 * there the difference is rounded to the us, which Kineto's timestamps are in anyway. */
+	function fmtRel(v) {
+		if (typeof v !== 'number' || T0 === null) return fmtNs(v);
+		let d = v - T0;
+		if (Math.abs(T0) > Number.MAX_SAFE_INTEGER) d = Math.round(d / 1000) * 1000;
+		return (d < 0 ? '-' : '+') + fmtNs(Math.abs(d));
+	}
+	/* A short, distinct label for a step: "#5" for "ProfilerStep#5"; the rest as it is. */
+	function shortStep(s) {
+		const m = /#(\d+)$/.exec(String(s));
+		return m ? '#' + m[1] : String(s);
+	}
+
 	/* A sortable, searchable table of every column of t; rows under a row (level > 0) stay
-	 * under it. */
+	 * under it. The headers are the text report's (the JSON's "columns"), the key in each
+	 * header's tooltip; opts.rel names the columns of times on the timeline's axis, shown
+	 * from the trace's start. Tables of fewer than 10 rows get no search. */
 	let tableSeq = 0;
 	function dataTable(t, opts) {
 		use(t);
 		opts = opts || {};
 		const id = 'tbl' + (++tableSeq);
-		const keys = [];
+		const keys = [], titles = {};
+		for (const c of Array.isArray(t.columns) ? t.columns : [])
+			if (c && typeof c.key === 'string' && !keys.includes(c.key)) { keys.push(c.key); titles[c.key] = String(c.title || c.key); }
 		for (const r of t.rows) for (const k in r) if (k !== 'level' && !keys.includes(k)) keys.push(k);
+		const rel = new Set(T0 === null ? [] : opts.rel || []);
 		const kinds = {};
 		for (const k of keys) kinds[k] = colKind(k, t.rows);
 		const groups = [];
@@ -117,13 +146,14 @@
 			'data-role': 'search' });
 		const count = el('span', { class: 'note', 'aria-live': 'polite' });
 		const more = el('button', { type: 'button', 'data-role': 'more' }, 'Show all rows');
-		wrap.appendChild(el('div', { class: 'tools' }, search, count, more));
+		const tools = el('div', { class: 'tools' }, search, count, more);
+		wrap.appendChild(tools);
 		const table = el('table');
 		table.appendChild(el('caption', null, t.title + (t.group ? ' (' + t.group + ')' : '')));
 		const hr = el('tr');
 		const ths = {};
 		for (const k of keys) {
-			const b = el('button', { type: 'button', title: 'Sort by ' + k }, k);
+			const b = el('button', { type: 'button', title: k + ' (click to sort)' }, titles[k] || k);
 			const th = el('th', { class: kinds[k] === 't' ? 't' : null, scope: 'col', 'data-k': k }, b);
 			b.addEventListener('click', () => {
 				if (st.key === k) st.dir = -st.dir;
@@ -159,7 +189,7 @@
 			const tr = el('tr', { class: (sub ? 'sub ' : '') + (opts.rowClass ? opts.rowClass(r) : '') });
 			for (const k of keys) {
 				const v = r[k], kind = kinds[k];
-				const txt = fmt(kind, v);
+				const txt = rel.has(k) ? fmtRel(v) : fmt(kind, v);
 				const td = el('td', {
 					class: kind === 't' ? (opts.wrap && opts.wrap.includes(k) ? 't wrap' : 't') : null,
 					'data-k': k,
@@ -189,6 +219,7 @@
 			count.textContent = shown + ' of ' + groups.length + ' rows' +
 				(st.q ? ' (' + gs.length + ' match)' : '');
 			more.hidden = shown >= gs.length;
+			tools.hidden = groups.length < 10 && !st.q;
 		}
 		draw();
 		return wrap;
@@ -254,7 +285,17 @@
 		draw();
 		return box;
 	}
-	/* Vertical stacked bars: bars [{label, parts: [values in series order]}]. */
+	/* The axis's top: the least 1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6 or 8 times a power of ten not
+	 * below v, so that its quarters are round numbers. */
+	function niceMax(v) {
+		if (!(v > 0)) return 1;
+		const p = Math.pow(10, Math.floor(Math.log10(v)));
+		for (const m of [1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10]) if (m * p >= v * (1 - 1e-9)) return m * p;
+		return v;
+	}
+	/* An axis label: the format without trailing zeros ("50 ms", "12.5 us"). */
+	function fmtTick(kind, v) { return trimZeros(fmt(kind, kind === 'ns' ? Math.round(v) : v)); }
+	function trimZeros(t) { return t.replace(/\.(\d*?)0+( |%|$)/, (m, d, e) => (d ? '.' + d : '') + e); }
 	/* Vertical stacked bars: bars [{label, parts: [values in series order], group?, mark?}];
 	 * a bar with mark gets a star above it and an outline (the straggler); bars of one group
 	 * (a step) stand together under the group's name. */
@@ -262,12 +303,12 @@
 		const H = 240, BW = Math.max(8, Math.min(48, Math.floor(860 / Math.max(1, bars.length)) - 4));
 		const groups = bars.some(b => b.group !== undefined);
 		const W = 90 + bars.length * (BW + 4) + 10;
-		const max = Math.max(1e-300, ...bars.map(b => b.parts.reduce((s, v) => s + (v || 0), 0))) * (bars.some(b => b.mark) ? 1.08 : 1);
+		const max = niceMax(Math.max(1e-300, ...bars.map(b => b.parts.reduce((s, v) => s + (v || 0), 0))) * (bars.some(b => b.mark) ? 1.08 : 1));
 		const s = sv('svg', { width: W, height: H + (groups ? 56 : 40), role: 'img', 'aria-label': label, class: 'stacked' });
 		for (let k = 0; k <= 4; k++) {
 			const y = 10 + H - H * k / 4;
 			s.appendChild(sv('line', { x1: 84, x2: W, y1: y, y2: y, class: 'grid' }));
-			s.appendChild(sv('text', { x: 80, y: y + 4, 'text-anchor': 'end' }, fmt(kind, kind === 'ns' ? Math.round(max * k / 4) : max * k / 4)));
+			s.appendChild(sv('text', { x: 80, y: y + 4, 'text-anchor': 'end' }, fmtTick(kind, max * k / 4)));
 		}
 		bars.forEach((b, i) => {
 			const x = 90 + i * (BW + 4);
@@ -289,7 +330,7 @@
 				g.appendChild(sv('text', { x: x + BW / 2, y: y - 4, 'text-anchor': 'middle', class: 'strag-mark' }, '\u2605'));
 			}
 			if (bars.length <= 40)
-				g.appendChild(sv('text', { x: x + BW / 2, y: H + 24, 'text-anchor': 'middle' }, cut(b.short || b.label, Math.max(3, Math.floor(BW / 6)))));
+				g.appendChild(sv('text', { x: x + BW / 2, y: H + 24, 'text-anchor': 'middle', class: 'xl' }, tip(b.label), cut(b.short || b.label, Math.max(3, Math.floor(BW / 6)))));
 			if (groups && (i === 0 || bars[i - 1].group !== b.group)) {
 				let n = 1;
 				while (i + n < bars.length && bars[i + n].group === b.group) n++;
@@ -312,8 +353,9 @@
 			s.appendChild(sv('line', { x1: L, x2: W - 10, y1: Y(y1 * k / 4), y2: Y(y1 * k / 4), class: 'grid' }));
 			s.appendChild(sv('text', { x: L - 4, y: Y(y1 * k / 4) + 4, 'text-anchor': 'end' }, fy(y1 * k / 4)));
 		}
-		s.appendChild(sv('text', { x: L, y: H + 30 }, fx(x0)));
-		s.appendChild(sv('text', { x: W - 10, y: H + 30, 'text-anchor': 'end' }, fx(x1)));
+		for (let k = 0; k <= 4; k++) /* five x labels, as the timeline has */
+			s.appendChild(sv('text', { x: X(x0 + (x1 - x0) * k / 4), y: H + 30, 'text-anchor': k === 0 ? 'start' : k === 4 ? 'end' : 'middle' },
+				trimZeros(fx(x0 + (x1 - x0) * k / 4))));
 		series.forEach((se, i) => {
 			const d = se.pts.map((p, j) => (j ? 'L' : 'M') + X(p[0]).toFixed(1) + ',' + Y(p[1]).toFixed(1)).join(' ');
 			const path = sv('path', { d: d, fill: 'none', style: 'stroke:' + color(i), 'stroke-width': 2,
@@ -369,40 +411,69 @@
 			cards.appendChild(card('Dropped events', fmtNum(dr) + (dr ? ' (lost)' : ''), dr, dr ? 'bad' : ''));
 			if (bad) cards.appendChild(card('Incomplete files', String(bad), bad, 'bad'));
 		}
-		if (dev) for (const r of dev.rows) cards.appendChild(card(String(r.device), fmt(colKind('utilization', dev.rows), r.utilization), r.utilization));
+		if (dev) for (const r of dev.rows) cards.appendChild(card(String(r.device) + ' utilization', fmt(colKind('utilization', dev.rows), r.utilization), r.utilization));
 		if (cards.childNodes.length) s.appendChild(cards);
-		if (files) s.appendChild(dataTable(files, { wrap: ['file', 'incomplete_reason'] }));
-		if (dev) s.appendChild(dataTable(dev));
+		if (files) { /* lost events and cut files: a box no one can miss, not only a cell */
+			const items = [];
+			for (const r of files.rows) {
+				const f = String(r.file);
+				if (r.dropped) items.push(f + ': ' + fmtNum(r.dropped) + ' events dropped (' + fmtPct(r.dropped_ratio) + ' of its events)');
+				if (r.torn_tail_bytes) items.push(f + ': a torn tail of ' + fmtBytes(r.torn_tail_bytes) + ' (the file ends mid-record)');
+				if (r.status && r.status !== 'complete')
+					items.push(f + ': ' + String(r.status) + (r.incomplete_reason ? ' (' + String(r.incomplete_reason) + ')' : ''));
+			}
+			if (items.length)
+				s.appendChild(el('div', { class: 'warn', id: 'overview-warn', role: 'alert' },
+					el('strong', null, 'Some of the trace is missing: the numbers below count only what was read.'),
+					el('ul', null, items.map(x => el('li', null, x)))));
+		}
+		const st = find('step');
+		if (st) { /* the step-time breakdown, as the TensorBoard plugin's overview has it */
+			const rows = st.rows.filter(r => typeof r.total_ns === 'number');
+			if (rows.length) {
+				s.appendChild(el('h3', null, 'Step time breakdown'));
+				s.appendChild(el('div', { id: 'overview-steps' }, stepBreakdown(rows)));
+			}
+		}
 		if (ov) {
 			const all = ov.rows.filter(r => typeof r.time_ns === 'number');
-			if (all.length) s.appendChild(hbars(all.map(r => ({ label: (r.level ? '\u00a0\u00a0' : '') + String(r.type || r.section), value: r.time_ns, text: fmtNs(r.time_ns) + ' (' + fmtPct(r.ratio) + ')' })), 'Time by event type'));
-			s.appendChild(dataTable(ov));
+			if (all.length) {
+				s.appendChild(el('h3', null, 'Time by event type'));
+				s.appendChild(hbars(all.map(r => ({ label: (r.level ? '\u00a0\u00a0' : '') + String(r.type || r.section), value: r.time_ns, text: fmtNs(r.time_ns) + ' (' + fmtPct(r.ratio) + ')' })), 'Time by event type'));
+			}
 		}
 		const model = find('model');
 		if (model) {
 			s.appendChild(el('h3', null, 'Model phases'));
 			const sub = model.rows.filter(r => r.level), top = sub.length ? sub : model.rows;
 			s.appendChild(hbars(top.map(r => ({ label: String(r.name), value: r.cpu_total_ns, text: fmtNs(r.cpu_total_ns) + ' CPU' + (r.gpu_total_ns ? ', ' + fmtNs(r.gpu_total_ns) + ' GPU' : '') })), 'Model phases, CPU time'));
-			s.appendChild(dataTable(model));
 		}
 		const dist = find('distributed');
 		if (dist) { s.appendChild(el('h3', null, 'Distributed')); s.appendChild(dataTable(dist)); }
+		const tbls = [[files, { wrap: ['file', 'incomplete_reason'] }], [dev], [ov], [model]];
+		if (tbls.some(x => x[0])) s.appendChild(el('h3', null, 'Overview tables'));
+		for (const [t, o] of tbls) if (t) s.appendChild(dataTable(t, o));
 	});
+	/* The step-time breakdown's stacked bars (the TensorBoard plugin's split), for the
+	 * overview and the Steps section. */
+	function stepBreakdown(rows) {
+		const roles = [['kernel_ns', 'Kernel'], ['memcpy_ns', 'Memcpy'], ['memset_ns', 'Memset'],
+			['communication_ns', 'Communication'], ['runtime_ns', 'Runtime'], ['dataloader_ns', 'DataLoader'],
+			['cpu_exec_ns', 'CPU Exec'], ['other_ns', 'Other']];
+		return stacked(roles.map(x => x[1]), rows.map(r => ({ label: String(r.step), short: shortStep(r.step), parts: roles.map(x => r[x[0]]) })), 'ns', 'Step time breakdown');
+	}
 
 	/* Step-time breakdown and step trace */
 	section('steps', 'Steps', s => {
 		const st = find('step');
 		if (st) {
-			const roles = [['kernel_ns', 'Kernel'], ['memcpy_ns', 'Memcpy'], ['memset_ns', 'Memset'],
-				['communication_ns', 'Communication'], ['runtime_ns', 'Runtime'], ['dataloader_ns', 'DataLoader'],
-				['cpu_exec_ns', 'CPU Exec'], ['other_ns', 'Other']];
 			const rows = st.rows.filter(r => typeof r.total_ns === 'number');
 			s.appendChild(el('h3', null, 'Step time breakdown (as the TensorBoard plugin shows it)'));
-			s.appendChild(el('div', { id: 'step-breakdown' }, stacked(roles.map(x => x[1]), rows.map(r => ({ label: String(r.step), parts: roles.map(x => r[x[0]]) })), 'ns', 'Step time breakdown')));
+			s.appendChild(el('div', { id: 'step-breakdown' }, stepBreakdown(rows)));
 			const tr = [['gap_ns', 'Gap (data wait)'], ['compute_ns', 'Forward + backward'], ['tail_ns', 'Tail (optimizer, all-reduce)'], ['drain_ns', 'GPU drain']];
 			if (rows.some(r => tr.some(x => r[x[0]]))) {
 				s.appendChild(el('h3', null, 'Step trace (as MindSpore shows it)'));
-				s.appendChild(el('div', { id: 'step-trace' }, stacked(tr.map(x => x[1]), rows.map(r => ({ label: String(r.step), parts: tr.map(x => r[x[0]]) })), 'ns', 'Step trace')));
+				s.appendChild(el('div', { id: 'step-trace' }, stacked(tr.map(x => x[1]), rows.map(r => ({ label: String(r.step), short: shortStep(r.step), parts: tr.map(x => r[x[0]]) })), 'ns', 'Step trace')));
 			}
 			s.appendChild(dataTable(st));
 		}
@@ -413,7 +484,10 @@
 			const parts = [['compute_ns', 'Compute'], ['communication_ns', 'Communication'], ['memcpy_ns', 'Memcpy'], ['memset_ns', 'Memset'],
 				['idle_data_ns', 'Idle: data'], ['idle_sync_ns', 'Idle: sync'], ['idle_host_ns', 'Idle: host'], ['idle_other_ns', 'Idle: other']];
 			s.appendChild(el('h3', null, 'GPU time per step'));
-			s.appendChild(stacked(parts.map(x => x[1]), gt.rows.map(r => ({ label: String(r.device) + ' ' + String(r.step), parts: parts.map(x => r[x[0]]) })), 'ns', 'GPU time per step'));
+			const multiDev = new Set(gt.rows.map(r => r.device)).size > 1;
+			/* the whole window's row ("Window") would dwarf the steps: it stays in the table */
+			const per = gt.rows.filter(r => r.step !== 'Window');
+			s.appendChild(stacked(parts.map(x => x[1]), (per.length ? per : gt.rows).map(r => ({ label: String(r.device) + ' ' + String(r.step), short: shortStep(r.step), group: multiDev ? String(r.device) : undefined, parts: parts.map(x => r[x[0]]) })), 'ns', 'GPU time per step'));
 			s.appendChild(dataTable(gt));
 		}
 	});
@@ -426,9 +500,9 @@
 		const list = el('div', { id: 'advice-list' });
 		for (const r of adv.rows) {
 			const box = el('div', { class: 'advice', 'data-rule': r.rule });
-			box.appendChild(el('h3', null, String(r.title || r.rule)));
-			box.appendChild(el('p', null, el('strong', null, 'At stake: '), fmtNs(r.at_stake_ns), ' (' + fmtPct(r.share) + ' of the time)',
-				r.rank !== null && r.rank !== undefined ? ', rank ' + r.rank : ''));
+			/* "rank" is the finding's place in the list (the text's "#"), not a process rank */
+			box.appendChild(el('h3', null, (typeof r.rank === 'number' ? r.rank + '. ' : '') + String(r.title || r.rule)));
+			box.appendChild(el('p', null, el('strong', null, 'At stake: '), fmtNs(r.at_stake_ns), ' (' + fmtPct(r.share) + ' of the time)'));
 			if (r.finding) box.appendChild(el('p', null, el('strong', null, 'Finding: '), String(r.finding)));
 			if (r.change) box.appendChild(el('p', null, el('strong', null, 'Change: '), String(r.change)));
 			const links = el('p', null, el('strong', null, 'Evidence: '), String(r.evidence || ''), ' ');
@@ -443,7 +517,7 @@
 			list.appendChild(box);
 		}
 		s.appendChild(list);
-		s.appendChild(dataTable(adv, { wrap: ['title', 'evidence', 'change', 'finding'], limit: 50 }));
+		s.appendChild(dataTable(adv, { wrap: ['title', 'evidence', 'change', 'finding'], limit: 50, rel: ['start_ns', 'end_ns'] }));
 	});
 	/* The section with each rule's evidence (docs/advice.md's rules). */
 	function adviceTarget(rule) {
@@ -485,7 +559,7 @@
 		if (busy) {
 			s.appendChild(el('h3', null, 'GPU utilization over time'));
 			const t0 = 0; /* the windows count from the GPU window's start */
-			s.appendChild(lines([...new Set(busy.rows.map(r => r.device))].map(d => ({ label: String(d) + ' kernel busy', pts: busy.rows.filter(r => r.device === d).map(r => [r.start_ns - t0, r.kernel_busy]) })), x => '+' + fmtNs(x), fmtPct, 'GPU kernel busy share over time', 1));
+			s.appendChild(lines([...new Set(busy.rows.map(r => r.device))].map(d => ({ label: String(d) + ' kernel busy', pts: busy.rows.filter(r => r.device === d).map(r => [r.start_ns - t0, r.kernel_busy]) })), x => '+' + fmtNs(Math.round(x)), fmtPct, 'GPU kernel busy share over time', 1));
 			s.appendChild(dataTable(busy));
 		}
 		const qt = find('queue', 'Queue Length over time');
@@ -703,7 +777,7 @@
 			}
 			const t0 = Math.min(...ot.rows.map(r => r.start_ns));
 			s.appendChild(el('h3', null, 'GPU memory over time'));
-			s.appendChild(lines(series, x => '+' + fmtNs(x - t0), fmtBytes, 'GPU memory over time'));
+			s.appendChild(lines(series, x => '+' + fmtNs(Math.round(x - t0)), fmtBytes, 'GPU memory over time'));
 		}
 		for (const v of ['gpumem', 'memory'])
 			for (const t of findAll(v)) { s.appendChild(el('h3', null, t.title)); s.appendChild(dataTable(t)); }
@@ -717,7 +791,7 @@
 		const steps = find('step', 'Timeline: Steps'), wins = find('step', 'Timeline');
 		if (!steps && !wins) return;
 		s.appendChild(timeline({ steps, wins, adv: find('advice') }));
-		for (const t of [steps, wins]) if (t) { s.appendChild(el('h3', null, t.title)); s.appendChild(dataTable(t)); }
+		for (const t of [steps, wins]) if (t) { s.appendChild(el('h3', null, t.title)); s.appendChild(dataTable(t, { rel: ['start_ns'] })); }
 	});
 	function timeline(src) {
 		const lanes = [];
@@ -831,6 +905,12 @@
 			s.appendChild(dataTable(t));
 		}
 	});
+	/* a caption that repeats the heading just above its table is hidden from sight (screen
+	 * readers still name the table by it) */
+	for (const w of document.querySelectorAll('.tbl')) {
+		const h = w.previousElementSibling, cap = w.querySelector('caption');
+		if (h && h.tagName === 'H3' && cap && cap.textContent === h.textContent) cap.classList.add('vh');
+	}
 	/* evidence links to a section this trace has no data for go */
 	for (const a of document.querySelectorAll('a.evlink'))
 		if (!document.getElementById(a.getAttribute('href').slice(1))) a.remove();
