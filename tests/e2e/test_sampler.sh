@@ -166,6 +166,10 @@ for mech in perf timer; do
 	check "$mech: one line says which mechanism ran" '[ "$(grep -c "^opscope: sampling: 999 Hz on-CPU through $want" "$T/$mech.err")" -eq 1 ]'
 	check "$mech: record's summary counts the samples, no 'nothing recorded'" 'grep -Eq "^opscope: .*/$mech.opscope: 0 events, 0 dropped, [1-9][0-9]* stack samples" "$T/$mech.err" && ! grep -q "nothing recorded" "$T/$mech.err"'
 	check "$mech: the trace's metadata names it too" '"$OPSCOPE" info "$T/$mech.opscope" | grep -q "sampler .*$want"'
+	# every frame's mapping from the loader's list (sampler.c, maps_add_from_loader): the
+	# program, libc, ld.so, libopscope and the vDSO are all in it, so /proc/self/maps is
+	# never read; the shape check below says the paths it gave symbolize
+	check "$mech: mappings from the loader, /proc/self/maps not read" '"$OPSCOPE" info "$T/$mech.opscope" | grep -Eq "sampler_cost .*; 0 reads of /proc/self/maps, [1-9][0-9]* mappings from the loader"'
 	check "$mech: c ~70%, b ~20%, stacks a->b->c, both worker threads" 'shape "$T/$mech.opscope" "$T/$mech.out" 2'
 
 	run ${mech}_fork $mech cpu fork
