@@ -1376,6 +1376,7 @@ static int fork_restart;
 
 void sampler_fork_child(void)
 {
+	pystack_after_fork();
 	pthread_mutex_init(&S.lock, NULL);
 	fork_restart = S.running;
 	S.running = 0;
