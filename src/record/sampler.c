@@ -59,6 +59,7 @@
 #include <link.h>
 #include <linux/perf_event.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <sys/auxv.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -162,6 +163,7 @@ static struct {
 	pthread_t thread;
 	int running;
 	_Atomic int stop;
+	sem_t started; /* posted by the sampler thread as it starts (sampler_start) */
 	uint32_t hz, last_hz;
 	int mode, last_mode;
 	int mech;
@@ -1078,6 +1080,7 @@ static void ts_add(struct timespec *ts, uint64_t ns)
 static void *sampler_main(void *arg)
 {
 	(void)arg;
+	sem_post(&S.started); /* past the thread's start-up: sampler_start */
 	S.self_tid = (pid_t)syscall(SYS_gettid);
 	struct timespec next, round;
 	clock_gettime(CLOCK_MONOTONIC, &next);
@@ -1266,13 +1269,21 @@ int sampler_start(uint32_t hz, int mode)
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
+	sem_init(&S.started, 0, 0);
 	int rc = pthread_create(&S.thread, NULL, sampler_main, NULL);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc != 0) {
+		sem_destroy(&S.started);
 		pthread_mutex_unlock(&S.lock);
 		sampler_say("not sampling: cannot start the sampler thread");
 		return -1;
 	}
+	/* Return only once the thread runs sampler_main, past a sanitizer's thread start-up,
+	 * where a fork must not fall (session.c, session_fork_prepare). It posts before it takes
+	 * S.lock, which this thread holds. */
+	while (sem_wait(&S.started) != 0 && errno == EINTR)
+		;
+	sem_destroy(&S.started);
 	S.running = 1;
 	pthread_mutex_unlock(&S.lock);
 	sampler_say(what);
