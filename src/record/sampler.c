@@ -80,12 +80,15 @@
 
 #define SAMPLER_ROUND_NS   10000000ull /* how often threads are looked for and rings drained */
 #define SAMPLER_MAX_FRAMES 256	       /* frames kept per sample, innermost first */
-#define SIGRING_SLOTS	   16	       /* signal samples a thread can hold between two drains */
-#define SAMPLER_MAX_PY	   128	       /* Python frames kept per sample, innermost first */
-#define SIGNAL_RING_PAGES  8	 /* perf ring of the signalled mode: its records are 16 bytes */
-#define FD_RINGS	   65536 /* perf fds the signalled mode can map to their rings */
-#define SIGRING_MAGIC	   0x6f70736373616d70ull
-#define LOADER_TRIES	   64 /* addresses a round may look for in the loader's list */
+/* Signal samples a thread can hold between two drains: 64 ms at 1 kHz. With 16 (16 ms), a
+ * sampler thread kept off the CPU by other work (load average 8-10 on this 2-vCPU VM) let 9%
+ * of the samples of bench/sampler_workload.py fall for a full ring. */
+#define SIGRING_SLOTS	  64
+#define SAMPLER_MAX_PY	  128	/* Python frames kept per sample, innermost first */
+#define SIGNAL_RING_PAGES 8	/* perf ring of the signalled mode: its records are 16 bytes */
+#define FD_RINGS	  65536 /* perf fds the signalled mode can map to their rings */
+#define SIGRING_MAGIC	  0x6f70736373616d70ull
+#define LOADER_TRIES	  64 /* addresses a round may look for in the loader's list */
 /* Bytes of user stack perf_event copies per sample, from the sampled sp up. docs/sampling.md
  * says how it was chosen: the deepest stacks of the Python and torch workloads measured. */
 #define SAMPLER_STACK_BYTES 24576
@@ -196,7 +199,7 @@ static struct {
 	struct hmap py_frames;	/* (code id << 32 | instruction) -> sample store frame id */
 	uint64_t py_samples;	/* samples with Python frames */
 	uint64_t samples;	/* samples handed to the sample store by this sampler */
-	uint64_t thread_cpu_ns; /* the sampler thread's CPU time, read as it ends (ns) */
+	uint64_t thread_cpu_ns; /* the sampler threads' CPU time, added as each ends (ns) */
 	int task_fd;		/* /proc/self/task of this process, open while the thread runs */
 } S = { .lock = PTHREAD_MUTEX_INITIALIZER, .task_fd = -1 };
 
@@ -1119,7 +1122,7 @@ static void *sampler_main(void *arg)
 	S.task_fd = -1;
 	struct timespec cpu;
 	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu) == 0)
-		S.thread_cpu_ns = (uint64_t)cpu.tv_sec * 1000000000u + (uint64_t)cpu.tv_nsec;
+		S.thread_cpu_ns += (uint64_t)cpu.tv_sec * 1000000000u + (uint64_t)cpu.tv_nsec;
 	pthread_mutex_unlock(&S.lock);
 	return NULL;
 }
@@ -1303,9 +1306,10 @@ static void unwind_report(void)
 		 hticks = S.perf_hit_walk_ticks;
 	uint64_t hits = atomic_load_explicit(&S.perf_cache.hits, memory_order_relaxed);
 	uint64_t misses = atomic_load_explicit(&S.perf_cache.misses, memory_order_relaxed);
-	uint64_t hruns = 0, hticks_all = 0;
+	uint64_t hruns = 0, hticks_all = 0, ring_full = 0;
 	for (struct sigring *r = atomic_load(&rings_all); r; r = r->next_all) {
 		hruns += atomic_load_explicit(&r->handler_runs, memory_order_relaxed);
+		ring_full += atomic_load_explicit(&r->dropped, memory_order_relaxed);
 		hticks_all += atomic_load_explicit(&r->handler_ticks, memory_order_relaxed);
 		hits += atomic_load_explicit(&r->cache.hits, memory_order_relaxed);
 		misses += atomic_load_explicit(&r->cache.misses, memory_order_relaxed);
@@ -1341,12 +1345,14 @@ static void unwind_report(void)
 	snprintf(
 		line, sizeof(line),
 		"%llu samples; handler %.0f ns a sample (%llu runs); sampler thread %.0f ns of CPU "
-		"a sample; %llu reads of /proc/self/maps, %llu mappings from the loader",
+		"a sample; %llu reads of /proc/self/maps, %llu mappings from the loader; %llu "
+		"samples dropped for a full signal ring",
 		(unsigned long long)S.samples,
 		hruns ? (double)record_ticks_to_ns(hticks_all) / (double)hruns : 0.0,
 		(unsigned long long)hruns,
 		S.samples ? (double)S.thread_cpu_ns / (double)S.samples : 0.0,
-		(unsigned long long)S.maps_reads, (unsigned long long)S.maps_from_loader);
+		(unsigned long long)S.maps_reads, (unsigned long long)S.maps_from_loader,
+		(unsigned long long)ring_full);
 	record_metadata("sampler_cost", line);
 	if (getenv("OPSCOPE_UNWIND_STATS"))
 		fprintf(stderr, "opscope: sampler_cost: %s\n", line);
@@ -1427,6 +1433,7 @@ void sampler_fork_child(void)
 		atomic_store(&r->hit_walk_ticks, 0);
 		atomic_store(&r->handler_ticks, 0);
 		atomic_store(&r->handler_runs, 0);
+		atomic_store(&r->dropped, 0);
 	}
 }
 
