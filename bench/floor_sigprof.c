@@ -6,7 +6,9 @@
  *  - with FLOOR_MECH=perf, by a perf_event task-clock event on the main thread that signals
  *    it at each sample (F_SETSIG, F_SETOWN_EX), as opscope's sampler does in a Python
  *    process: the same rate and the same interrupt and signal, nothing else (the handler only
- *    marks the event's small ring as read).
+ *    marks the event's small ring as read). FLOOR_STACK=N adds what perf_event would copy
+ *    for an unwinder off the thread (PERF_SAMPLE_REGS_USER ip/sp/bp and N bytes of user
+ *    stack, in a ring big enough for one such record): the kernel's cost of that copy.
  * What a run under it costs over a plain run is the timer interrupt and the signal delivery
  * alone. At exit it prints "floor signals N" on stderr.
  */
@@ -17,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <asm/perf_regs.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
 #include <sys/ioctl.h>
@@ -47,6 +50,15 @@ static int perf_floor(long hz)
 	a.config = PERF_COUNT_SW_TASK_CLOCK;
 	a.sample_period = (unsigned long long)(1000000000L / hz);
 	a.sample_type = PERF_SAMPLE_TID;
+	const char *stack = getenv("FLOOR_STACK");
+	long pages = 8;
+	if (stack && atol(stack) > 0) {
+		a.sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+		a.sample_regs_user =
+			1ull << PERF_REG_X86_BP | 1ull << PERF_REG_X86_SP | 1ull << PERF_REG_X86_IP;
+		a.sample_stack_user = (unsigned)atol(stack);
+		pages = 16; /* 64 KiB: room for a 24 KiB record and the next */
+	}
 	a.wakeup_events = 1;
 	a.exclude_kernel = 1;
 	a.disabled = 1;
@@ -54,7 +66,8 @@ static int perf_floor(long hz)
 	if (fd < 0)
 		return -1;
 	long page = sysconf(_SC_PAGESIZE);
-	void *m = mmap(NULL, (size_t)(9 * page), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	void *m =
+		mmap(NULL, (size_t)((pages + 1) * page), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (m == MAP_FAILED)
 		return -1;
 	ring = m;

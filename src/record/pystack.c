@@ -130,6 +130,7 @@ static struct {
 	unsigned char *arena;	  /* LINETABLE_ARENA, mmap'd */
 	_Atomic uint32_t arena_used;
 	_Atomic uint64_t dropped;
+	_Atomic pid_t pid; /* this process, for safe_read; 0 before pystack_init */
 } P;
 
 /* ---------------------------------------------------------------------------------------- */
@@ -177,6 +178,11 @@ enum pystack_state pystack_init(const char **warning)
 	P.inited = 1;
 	if (warning)
 		*warning = NULL;
+	/* safe_read's pid, kept instead of a getpid() per read (a system call each: a code object
+	 * seen for the first time costs two reads), and set again in a forked child, where a read
+	 * of the parent would fail (or worse, read the parent's memory). */
+	atomic_store(&P.pid, getpid());
+	pthread_atfork(NULL, NULL, pystack_after_fork);
 	uintptr_t runtime = sym("_PyRuntime"), code_type = sym("PyCode_Type");
 	if (!runtime || !code_type)
 		return PYSTACK_NO_PYTHON;
@@ -278,11 +284,18 @@ enum pystack_native_kind pystack_native_kind(uint64_t pc)
 /* Copy `len` bytes at `addr` of this process into `dst`, 0 on success, -1 when any of it is
  * not mapped: one process_vm_readv system call (async-signal-safe), which reports EFAULT
  * where a plain load would fault. */
+void pystack_after_fork(void)
+{
+	atomic_store(&P.pid, (pid_t)syscall(SYS_getpid));
+}
+
 static int safe_read(void *dst, uintptr_t addr, size_t len)
 {
 	struct iovec local = { dst, len }, remote = { (void *)addr, len };
 	int saved = errno;
-	long n = syscall(SYS_process_vm_readv, (long)getpid(), &local, 1L, &remote, 1L, 0L);
+	pid_t pid = atomic_load_explicit(&P.pid, memory_order_relaxed);
+	long n = syscall(SYS_process_vm_readv, (long)(pid ? pid : getpid()), &local, 1L, &remote,
+			 1L, 0L);
 	errno = saved;
 	return n == (long)len ? 0 : -1;
 }

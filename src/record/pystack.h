@@ -67,6 +67,10 @@ void pystack_eval_range(uintptr_t *start, uintptr_t *end);
  * before it is followed. Returns the count (0: no Python on this thread, or
  * not enabled); *flags (may be NULL) gets PYSTACK_TRUNCATED when the walk stopped early. */
 uint32_t pystack_walk(struct pystack_frame *out, uint32_t max, uint32_t *flags);
+/* In a forked child, before any handler may walk: the pid that reads of unmapped memory
+ * (process_vm_readv) name. pystack_init registers it with pthread_atfork too; the sampler
+ * calls it first thing in its own fork handler, before it starts sampling the child. */
+void pystack_after_fork(void);
 
 /* The id of CPython code object `code` (interning it: its names and location table copied
  * into the table), or PYSTACK_CODE_UNKNOWN when it is not a readable code object or the

@@ -54,12 +54,13 @@
 #include <time.h>
 
 #include <asm/perf_regs.h>
-#include <dirent.h>
 #include <elf.h>
 #include <fcntl.h>
 #include <link.h>
 #include <linux/perf_event.h>
 #include <pthread.h>
+#include <semaphore.h>
+#include <sys/auxv.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -72,17 +73,22 @@
 #include "record/pystack.h"
 #include "record/record.h"
 #include "record/samples.h"
+#include "record/stackcache.h"
 #include "record/unwind.h"
 #include "util/grow.h"
 #include "util/hashmap.h"
 
 #define SAMPLER_ROUND_NS   10000000ull /* how often threads are looked for and rings drained */
 #define SAMPLER_MAX_FRAMES 256	       /* frames kept per sample, innermost first */
-#define SIGRING_SLOTS	   16	       /* signal samples a thread can hold between two drains */
-#define SAMPLER_MAX_PY	   128	       /* Python frames kept per sample, innermost first */
-#define SIGNAL_RING_PAGES  8	 /* perf ring of the signalled mode: its records are 16 bytes */
-#define FD_RINGS	   65536 /* perf fds the signalled mode can map to their rings */
-#define SIGRING_MAGIC	   0x6f70736373616d70ull
+/* Signal samples a thread can hold between two drains: 64 ms at 1 kHz. With 16 (16 ms), a
+ * sampler thread kept off the CPU by other work (load average 8-10 on this 2-vCPU VM) let 9%
+ * of the samples of bench/sampler_workload.py fall for a full ring. */
+#define SIGRING_SLOTS	  64
+#define SAMPLER_MAX_PY	  128	/* Python frames kept per sample, innermost first */
+#define SIGNAL_RING_PAGES 8	/* perf ring of the signalled mode: its records are 16 bytes */
+#define FD_RINGS	  65536 /* perf fds the signalled mode can map to their rings */
+#define SIGRING_MAGIC	  0x6f70736373616d70ull
+#define LOADER_TRIES	  64 /* addresses a round may look for in the loader's list */
 /* Bytes of user stack perf_event copies per sample, from the sampled sp up. docs/sampling.md
  * says how it was chosen: the deepest stacks of the Python and torch workloads measured. */
 #define SAMPLER_STACK_BYTES 24576
@@ -119,6 +125,8 @@ struct sigring {
 	struct unwind_cache cache;   /* the handler's, kept while the ring is reused */
 	_Atomic uint64_t walk_ticks; /* time the handler spent unwinding (record ticks) */
 	_Atomic uint64_t hit_walks, hit_walk_ticks; /* of them, walks that only hit the cache */
+	_Atomic uint64_t handler_ticks;		    /* time in the handler, all of it (ticks) */
+	_Atomic uint64_t handler_runs;		    /* handler runs that took a sample */
 };
 
 /* ---- The sampled threads. ---- */
@@ -132,6 +140,8 @@ struct sthread {
 	uint32_t map_pages; /* data pages of map */
 	int timerid;	    /* kernel timer id (timer mechanism, CPU mode), or -1 */
 	struct sigring *ring;
+	struct stackcache *cache; /* its last stack (stack_of), from its first sample on */
+	uint64_t cache_maps_gen;  /* S.maps_gen the cache's frames were looked up under */
 };
 
 /* MECH_PERF_SIGNAL: perf_event's overflow, one per sample, signals the sampled thread
@@ -156,6 +166,7 @@ static struct {
 	pthread_t thread;
 	int running;
 	_Atomic int stop;
+	sem_t started; /* posted by the sampler thread as it starts (sampler_start) */
 	uint32_t hz, last_hz;
 	int mode, last_mode;
 	int mech;
@@ -166,8 +177,12 @@ static struct {
 	struct mapping *maps;
 	size_t nmaps;
 	uint64_t maps_cap;
-	int maps_refreshed;    /* this round */
-	uint64_t maps_read_ns; /* CLOCK_MONOTONIC of the last read of /proc/self/maps */
+	int maps_refreshed;	   /* this round */
+	uint64_t maps_gen;	   /* bumped when S.maps is read again (ids and frames change) */
+	uint64_t maps_reads;	   /* reads of /proc/self/maps */
+	uint64_t maps_from_loader; /* mappings taken from the loader's list instead */
+	uint32_t loader_tries;	   /* maps_add_from_loader calls this round */
+	uint64_t maps_read_ns;	   /* CLOCK_MONOTONIC of the last read of /proc/self/maps */
 	unsigned long long dl_adds, dl_subs; /* the loader's counts at that read */
 	struct buildid *bids;
 	size_t nbids;
@@ -180,10 +195,13 @@ static struct {
 	uint32_t stack_bytes;			      /* perf_event's copy per sample */
 	struct sigaction old_sa;
 	int handler_installed;
-	_Atomic int python;    /* pystack is on: the handler reads Python stacks */
-	struct hmap py_frames; /* (code id << 32 | instruction) -> sample store frame id */
-	uint64_t py_samples;   /* samples with Python frames */
-} S = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	_Atomic int python;	/* pystack is on: the handler reads Python stacks */
+	struct hmap py_frames;	/* (code id << 32 | instruction) -> sample store frame id */
+	uint64_t py_samples;	/* samples with Python frames */
+	uint64_t samples;	/* samples handed to the sample store by this sampler */
+	uint64_t thread_cpu_ns; /* the sampler threads' CPU time, added as each ends (ns) */
+	int task_fd;		/* /proc/self/task of this process, open while the thread runs */
+} S = { .lock = PTHREAD_MUTEX_INITIALIZER, .task_fd = -1 };
 
 /* MECH_PERF_SIGNAL: the ring of the thread whose perf event has fd i (the overflow signal
  * names the fd, not the ring); mmap'd once, entries set before the fd may signal and
@@ -251,6 +269,7 @@ static void sampler_on_sigprof(int sig, siginfo_t *si, void *ucv)
 	if (!r || atomic_load_explicit(&r->magic, memory_order_acquire) != SIGRING_MAGIC)
 		return;
 	int saved_errno = errno;
+	uint64_t t_in = record_ticks();
 	ucontext_t *uc = ucv;
 	uintptr_t pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
 	uintptr_t fp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP];
@@ -310,6 +329,13 @@ static void sampler_on_sigprof(int sig, siginfo_t *si, void *ucv)
 		s->npy = pystack_walk(s->py, SAMPLER_MAX_PY, &s->pyflags);
 	s->n = n;
 	atomic_store_explicit(&r->head, head + 1, memory_order_release);
+	atomic_store_explicit(&r->handler_ticks,
+			      atomic_load_explicit(&r->handler_ticks, memory_order_relaxed) +
+				      (record_ticks() - t_in),
+			      memory_order_relaxed);
+	atomic_store_explicit(&r->handler_runs,
+			      atomic_load_explicit(&r->handler_runs, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
 	errno = saved_errno;
 }
 
@@ -393,6 +419,8 @@ static void maps_refresh(void)
 	if (!f)
 		return;
 	maps_clear();
+	S.maps_gen++;
+	S.maps_reads++;
 	char line[PATH_MAX + 128];
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long long a, b, off;
@@ -465,11 +493,91 @@ static int maps_stale(void)
 	return 1;
 }
 
-/* The sample store's frame of address `addr`; reads the mappings again (at most once a round,
- * and only when they may have changed: maps_stale) when it is in none of them. */
+/* What loader_find_cb looks for (addr) and finds: the executable segment holding it. */
+struct loader_find {
+	uint64_t addr;		     /* the address looked for */
+	uint64_t start, end, offset; /* its segment, page-aligned as the loader mapped it */
+	const char *name;	     /* the object's name in the loader's list ("" the program) */
+	int vdso;		     /* the object is the kernel's vDSO */
+	int found;
+};
+
+static int loader_find_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	struct loader_find *f = arg;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uint64_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X) || f->addr < lo || f->addr >= hi)
+			continue;
+		uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+		f->start = lo & ~(page - 1);
+		f->end = (hi + page - 1) & ~(page - 1);
+		f->offset = ph->p_offset & ~(page - 1);
+		f->name = info->dlpi_name ? info->dlpi_name : "";
+		f->vdso = info->dlpi_addr == getauxval(AT_SYSINFO_EHDR) && f->name[0] != '/';
+		f->found = 1;
+		return 1;
+	}
+	return 0;
+}
+
+/* The mapping of `addr` made from the loader's list (dl_iterate_phdr) instead of
+ * /proc/self/maps: the executable PT_LOAD segment holding it, page-aligned as the loader
+ * (or the kernel, for the program and the vDSO) mapped it, so start - offset is the kernel's;
+ * the path is the object's real path (as /proc/self/maps shows it: symbolic links and ".."
+ * resolved), the program's from /proc/self/exe, the vDSO's "[vdso]". Added to S.maps in
+ * order. NULL when no loaded object holds it (JIT code, garbage) or it would overlap a
+ * known mapping: /proc/self/maps is read then (frame_of). Reading /proc/self/maps of a
+ * process that loads torch (thousands of lines, a path formatted by the kernel for each)
+ * every time a sample met a newly loaded library cost 5-15 ms per run of
+ * bench/sampler_workload.py, most of the sampler thread's CPU that run. */
+static struct mapping *maps_add_from_loader(uint64_t addr)
+{
+	struct loader_find f = { .addr = addr };
+	dl_iterate_phdr(loader_find_cb, &f);
+	if (!f.found)
+		return NULL;
+	char path[PATH_MAX];
+	if (f.vdso) {
+		snprintf(path, sizeof(path), "[vdso]");
+	} else if (f.name[0] == '\0') {
+		ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+		if (n <= 0)
+			return NULL;
+		path[n] = '\0';
+	} else if (f.name[0] != '/' || !realpath(f.name, path)) {
+		return NULL;
+	}
+	size_t at = 0;
+	while (at < S.nmaps && S.maps[at].start < f.start)
+		at++;
+	if ((at > 0 && S.maps[at - 1].end > f.start) || (at < S.nmaps && S.maps[at].start < f.end))
+		return NULL;
+	char *copy = strdup(path);
+	if (!copy || !grow_array((void **)&S.maps, sizeof(*S.maps), &S.maps_cap, S.nmaps + 1)) {
+		free(copy);
+		return NULL;
+	}
+	memmove(&S.maps[at + 1], &S.maps[at], (S.nmaps - at) * sizeof(*S.maps));
+	S.maps[at] = (struct mapping){ f.start, f.end, f.offset, copy, RECORD_SAMPLE_NONE };
+	S.nmaps++;
+	S.maps_from_loader++;
+	return &S.maps[at];
+}
+
+/* The sample store's frame of address `addr`. An address in none of the known mappings gets
+ * its mapping from the loader's list (at most LOADER_TRIES times a round: garbage addresses
+ * of a walk that went astray are in none), or else from reading /proc/self/maps again (at most
+ * once a round, and only when the mappings may have changed: maps_stale). */
 static uint32_t frame_of(uint64_t addr)
 {
 	struct mapping *m = maps_find(addr);
+	if (!m && S.loader_tries < LOADER_TRIES) {
+		S.loader_tries++;
+		m = maps_add_from_loader(addr);
+	}
 	if (!m && !S.maps_refreshed) {
 		S.maps_refreshed = 1;
 		if (maps_stale()) {
@@ -501,45 +609,78 @@ static uint32_t python_frame_of(uint32_t code, int32_t instr)
 	return f;
 }
 
+/* The key of a merged frame for the thread's stack cache (stackcache.h): a native pc as it
+ * is (user addresses are below 2^63), a Python (code id, instruction) with the top bit set. */
+static uint64_t frame_key(const struct pystack_merged *f)
+{
+	if (!f->is_python)
+		return f->pc;
+	return 1ull << 63 | (uint64_t)f->code << 32 | (uint32_t)f->instr;
+}
+
+static uint32_t merged_frame_of(void *ctx, size_t i)
+{
+	const struct pystack_merged *f = (const struct pystack_merged *)ctx + i;
+	return f->is_python ? python_frame_of(f->code, f->instr) : frame_of(f->pc);
+}
+
+/* The stack entry of the merged frames out[0..m) (innermost first), or RECORD_SAMPLE_NONE,
+ * through the thread's stack cache: only the frames below those it shares with the thread's
+ * last sample are looked up and interned. A native frame's id depends on the mappings, so the
+ * cache is emptied when they are read again (and the stack redone when that happened during
+ * its own lookups). */
+static uint32_t stack_of(struct sthread *t, const struct pystack_merged *out, size_t m)
+{
+	uint64_t keys[SAMPLER_MAX_FRAMES + SAMPLER_MAX_PY];
+	for (size_t i = 0; i < m; i++)
+		keys[i] = frame_key(&out[i]);
+	if (!t->cache)
+		t->cache = calloc(1, sizeof(*t->cache));
+	struct stackcache none;
+	struct stackcache *c = t->cache ? t->cache : &none;
+	for (;;) {
+		if (!t->cache || t->cache_maps_gen != S.maps_gen)
+			c->n = 0;
+		t->cache_maps_gen = S.maps_gen;
+		size_t shared;
+		uint32_t stack =
+			stackcache_intern(c, keys, m, merged_frame_of, (void *)out, &shared);
+		if (!shared || t->cache_maps_gen == S.maps_gen)
+			return stack;
+	}
+}
+
 /* Queue one sample: pcs[0] where the thread was, pcs[1..] return addresses; py[0..npy) the
  * thread's Python frames at the same moment, merged in where the interpreter ran them. */
 static void emit_sample(struct sthread *t, uint64_t ticks, const uint64_t *pcs, uint32_t n,
 			uint32_t flags, const struct pystack_frame *py, uint32_t npy)
 {
-	uint32_t frames[SAMPLER_MAX_FRAMES + SAMPLER_MAX_PY];
-	uint32_t k = 0;
+	struct pystack_merged out[SAMPLER_MAX_FRAMES + SAMPLER_MAX_PY];
+	size_t m;
 	if (npy) {
 		uint64_t adj[SAMPLER_MAX_FRAMES];
 		uint8_t kinds[SAMPLER_MAX_FRAMES];
-		struct pystack_merged out[SAMPLER_MAX_FRAMES + SAMPLER_MAX_PY];
 		for (uint32_t i = 0; i < n; i++) {
 			adj[i] = i == 0 ? pcs[i] : pcs[i] - 1;
 			kinds[i] = (uint8_t)pystack_native_kind(adj[i]);
 		}
 		int cut = 0;
-		size_t m = pystack_merge(adj, kinds, n, py, npy, out,
-					 SAMPLER_MAX_FRAMES + SAMPLER_MAX_PY, &cut);
+		m = pystack_merge(adj, kinds, n, py, npy, out, SAMPLER_MAX_FRAMES + SAMPLER_MAX_PY,
+				  &cut);
 		if (cut)
 			flags |= RECORD_SAMPLE_TRUNCATED;
-		for (size_t i = 0; i < m; i++) {
-			uint32_t f = out[i].is_python ? python_frame_of(out[i].code, out[i].instr)
-						      : frame_of(out[i].pc);
-			if (f != RECORD_SAMPLE_NONE)
-				frames[k++] = f;
-		}
 		S.py_samples++;
 	} else {
-		for (uint32_t i = 0; i < n && k < SAMPLER_MAX_FRAMES; i++) {
-			uint32_t f = frame_of(i == 0 ? pcs[i] : pcs[i] - 1);
-			if (f != RECORD_SAMPLE_NONE)
-				frames[k++] = f;
-		}
+		m = n < SAMPLER_MAX_FRAMES ? n : SAMPLER_MAX_FRAMES;
+		for (uint32_t i = 0; i < m; i++)
+			out[i] = (struct pystack_merged){ .pc = i == 0 ? pcs[i] : pcs[i] - 1 };
 	}
-	uint32_t stack = k ? record_sample_stack(frames, k) : RECORD_SAMPLE_NONE;
+	uint32_t stack = stack_of(t, out, m);
 	if (t->track == RECORD_SAMPLE_NONE)
 		t->track = record_sample_track(t->tid);
 	if (t->track != RECORD_SAMPLE_NONE)
 		record_sample(t->track, ticks, stack, 1, flags);
+	S.samples++;
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -810,6 +951,8 @@ static void thread_attach(struct sthread *t)
 	t->timerid = -1;
 	t->ring = NULL;
 	t->track = RECORD_SAMPLE_NONE;
+	t->cache = NULL;
+	t->cache_maps_gen = S.maps_gen;
 	if (S.mech == MECH_PERF || S.mech == MECH_PERF_SIGNAL) {
 		int signalled = S.mech == MECH_PERF_SIGNAL;
 		long fd = perf_open(t->tid, signalled);
@@ -852,37 +995,58 @@ static void thread_detach(struct sthread *t)
 	t->fd = -1;
 	t->timerid = -1;
 	t->ring = NULL;
+	free(t->cache);
+	t->cache = NULL;
 }
 
-/* Find the threads of the process: attach new ones, detach those that ended. */
+/* A directory entry of getdents64 (the kernel's struct linux_dirent64). */
+struct task_dirent {
+	uint64_t ino;	 /* inode number */
+	int64_t off;	 /* offset of the next entry */
+	uint16_t reclen; /* bytes of this entry */
+	uint8_t type;	 /* DT_* */
+	char name[];	 /* NUL-terminated */
+};
+
+/* Find the threads of the process: attach new ones, detach those that ended. The directory
+ * stays open between rounds (S.task_fd) and is read again from its start with getdents64:
+ * opendir/readdir/closedir each round (a path walk, a 32 KiB buffer) was a third of the
+ * sampler thread's CPU between samples. */
 static void threads_scan(void)
 {
-	DIR *d = opendir("/proc/self/task");
-	if (!d)
+	if (S.task_fd < 0)
+		S.task_fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (S.task_fd < 0 || lseek(S.task_fd, 0, SEEK_SET) != 0)
 		return;
 	for (size_t i = 0; i < S.nthreads; i++)
 		S.threads[i].seen = 0;
-	struct dirent *e;
-	while ((e = readdir(d))) {
-		pid_t tid = (pid_t)atoi(e->d_name);
-		if (tid <= 0 || tid == S.self_tid)
-			continue;
-		size_t i = 0;
-		while (i < S.nthreads && S.threads[i].tid != tid)
-			i++;
-		if (i < S.nthreads) {
-			S.threads[i].seen = 1;
-			continue;
-		}
-		if (!grow_array((void **)&S.threads, sizeof(*S.threads), &S.threads_cap,
-				S.nthreads + 1))
+	_Alignas(8) char buf[4096];
+	for (;;) {
+		long got = syscall(SYS_getdents64, S.task_fd, buf, sizeof(buf));
+		if (got <= 0)
 			break;
-		struct sthread *t = &S.threads[S.nthreads++];
-		t->tid = tid;
-		t->seen = 1;
-		thread_attach(t);
+		for (long at = 0; at < got;) {
+			const struct task_dirent *e = (const void *)(buf + at);
+			at += e->reclen;
+			pid_t tid = (pid_t)atoi(e->name);
+			if (tid <= 0 || tid == S.self_tid)
+				continue;
+			size_t i = 0;
+			while (i < S.nthreads && S.threads[i].tid != tid)
+				i++;
+			if (i < S.nthreads) {
+				S.threads[i].seen = 1;
+				continue;
+			}
+			if (!grow_array((void **)&S.threads, sizeof(*S.threads), &S.threads_cap,
+					S.nthreads + 1))
+				break;
+			struct sthread *t = &S.threads[S.nthreads++];
+			t->tid = tid;
+			t->seen = 1;
+			thread_attach(t);
+		}
 	}
-	closedir(d);
 	for (size_t i = 0; i < S.nthreads;) {
 		if (S.threads[i].seen) {
 			i++;
@@ -900,6 +1064,7 @@ static void drain_all(void)
 	clock_pair(&round_pair);
 	round_ticks_per_ns = record_ticks_per_second() / 1e9;
 	S.maps_refreshed = 0;
+	S.loader_tries = 0;
 	for (size_t i = 0; i < S.nthreads; i++) {
 		if (S.threads[i].fd >= 0)
 			perf_drain(&S.threads[i]);
@@ -918,6 +1083,7 @@ static void ts_add(struct timespec *ts, uint64_t ns)
 static void *sampler_main(void *arg)
 {
 	(void)arg;
+	sem_post(&S.started); /* past the thread's start-up: sampler_start */
 	S.self_tid = (pid_t)syscall(SYS_gettid);
 	struct timespec next, round;
 	clock_gettime(CLOCK_MONOTONIC, &next);
@@ -951,6 +1117,12 @@ static void *sampler_main(void *arg)
 	for (size_t i = 0; i < S.nthreads; i++)
 		thread_detach(&S.threads[i]);
 	S.nthreads = 0;
+	if (S.task_fd >= 0)
+		close(S.task_fd);
+	S.task_fd = -1;
+	struct timespec cpu;
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu) == 0)
+		S.thread_cpu_ns += (uint64_t)cpu.tv_sec * 1000000000u + (uint64_t)cpu.tv_nsec;
 	pthread_mutex_unlock(&S.lock);
 	return NULL;
 }
@@ -1100,13 +1272,21 @@ int sampler_start(uint32_t hz, int mode)
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
+	sem_init(&S.started, 0, 0);
 	int rc = pthread_create(&S.thread, NULL, sampler_main, NULL);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc != 0) {
+		sem_destroy(&S.started);
 		pthread_mutex_unlock(&S.lock);
 		sampler_say("not sampling: cannot start the sampler thread");
 		return -1;
 	}
+	/* Return only once the thread runs sampler_main, past a sanitizer's thread start-up,
+	 * where a fork must not fall (session.c, session_fork_prepare). It posts before it takes
+	 * S.lock, which this thread holds. */
+	while (sem_wait(&S.started) != 0 && errno == EINTR)
+		;
+	sem_destroy(&S.started);
 	S.running = 1;
 	pthread_mutex_unlock(&S.lock);
 	sampler_say(what);
@@ -1126,7 +1306,11 @@ static void unwind_report(void)
 		 hticks = S.perf_hit_walk_ticks;
 	uint64_t hits = atomic_load_explicit(&S.perf_cache.hits, memory_order_relaxed);
 	uint64_t misses = atomic_load_explicit(&S.perf_cache.misses, memory_order_relaxed);
+	uint64_t hruns = 0, hticks_all = 0, ring_full = 0;
 	for (struct sigring *r = atomic_load(&rings_all); r; r = r->next_all) {
+		hruns += atomic_load_explicit(&r->handler_runs, memory_order_relaxed);
+		ring_full += atomic_load_explicit(&r->dropped, memory_order_relaxed);
+		hticks_all += atomic_load_explicit(&r->handler_ticks, memory_order_relaxed);
 		hits += atomic_load_explicit(&r->cache.hits, memory_order_relaxed);
 		misses += atomic_load_explicit(&r->cache.misses, memory_order_relaxed);
 		ticks += atomic_load_explicit(&r->walk_ticks, memory_order_relaxed);
@@ -1148,6 +1332,8 @@ static void unwind_report(void)
 		 hwalks ? (double)record_ticks_to_ns(hticks) / (double)hwalks : 0.0,
 		 (unsigned long long)S.lost);
 	record_metadata("unwind", line);
+	if (getenv("OPSCOPE_UNWIND_STATS"))
+		fprintf(stderr, "opscope: unwind: %s\n", line);
 	if (atomic_load(&S.python)) {
 		snprintf(line, sizeof(line),
 			 "%llu samples with Python frames, %llu frames of code objects the table "
@@ -1156,8 +1342,20 @@ static void unwind_report(void)
 			 (unsigned long long)pystack_codes_dropped());
 		record_metadata("python_frames", line);
 	}
+	snprintf(
+		line, sizeof(line),
+		"%llu samples; handler %.0f ns a sample (%llu runs); sampler thread %.0f ns of CPU "
+		"a sample; %llu reads of /proc/self/maps, %llu mappings from the loader; %llu "
+		"samples dropped for a full signal ring",
+		(unsigned long long)S.samples,
+		hruns ? (double)record_ticks_to_ns(hticks_all) / (double)hruns : 0.0,
+		(unsigned long long)hruns,
+		S.samples ? (double)S.thread_cpu_ns / (double)S.samples : 0.0,
+		(unsigned long long)S.maps_reads, (unsigned long long)S.maps_from_loader,
+		(unsigned long long)ring_full);
+	record_metadata("sampler_cost", line);
 	if (getenv("OPSCOPE_UNWIND_STATS"))
-		fprintf(stderr, "opscope: unwind: %s\n", line);
+		fprintf(stderr, "opscope: sampler_cost: %s\n", line);
 }
 
 void sampler_stop(void)
@@ -1195,6 +1393,7 @@ static int fork_restart;
 
 void sampler_fork_child(void)
 {
+	pystack_after_fork();
 	pthread_mutex_init(&S.lock, NULL);
 	fork_restart = S.running;
 	S.running = 0;
@@ -1210,10 +1409,17 @@ void sampler_fork_child(void)
 			S.threads[i].ring->next_free = rings_free;
 			rings_free = S.threads[i].ring;
 		}
+		free(S.threads[i].cache);
 	}
 	S.nthreads = 0;
+	if (S.task_fd >= 0) /* the parent's threads: the child opens its own */
+		close(S.task_fd);
+	S.task_fd = -1;
 	S.lost = 0;
 	S.py_samples = 0;
+	S.samples = 0;
+	S.thread_cpu_ns = 0;
+	S.maps_reads = S.maps_from_loader = 0;
 	/* the child's `unwind` line counts the child's walks only */
 	unwind_stats_reset();
 	atomic_store(&S.perf_cache.hits, 0);
@@ -1225,6 +1431,9 @@ void sampler_fork_child(void)
 		atomic_store(&r->walk_ticks, 0);
 		atomic_store(&r->hit_walks, 0);
 		atomic_store(&r->hit_walk_ticks, 0);
+		atomic_store(&r->handler_ticks, 0);
+		atomic_store(&r->handler_runs, 0);
+		atomic_store(&r->dropped, 0);
 	}
 }
 

@@ -172,6 +172,34 @@ uint32_t record_sample_frame_python(const char *name, const char *file, int32_t 
 	return id;
 }
 
+uint32_t record_sample_stack_under(uint32_t parent, const uint32_t *frames_outer, size_t n,
+				   uint32_t *ids)
+{
+	if (n == 0)
+		return parent;
+	pthread_mutex_lock(&samples_lock);
+	uint32_t nframes = table_count(&frames);
+	if (parent != RECORD_SAMPLE_NONE && parent >= table_count(&stacks)) {
+		pthread_mutex_unlock(&samples_lock);
+		return RECORD_SAMPLE_NONE; /* not an entry */
+	}
+	if (parent == RECORD_SAMPLE_NONE)
+		parent = OPS_NO_ID; /* the root (the same value, named for the format) */
+	size_t i = 0;
+	/* outermost first: each entry's parent is interned before it */
+	for (; i < n; i++) {
+		if (frames_outer[i] >= nframes)
+			break;
+		struct ops_stack_entry e = { parent, frames_outer[i] };
+		if ((parent = table_intern(&stacks, &e)) == RECORD_SAMPLE_NONE)
+			break;
+		if (ids)
+			ids[i] = parent;
+	}
+	pthread_mutex_unlock(&samples_lock);
+	return i == n ? parent : RECORD_SAMPLE_NONE;
+}
+
 uint32_t record_sample_stack(const uint32_t *ids, size_t n)
 {
 	if (n == 0)

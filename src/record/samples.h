@@ -42,6 +42,14 @@ uint32_t record_sample_frame_python(const char *name, const char *file, int32_t 
  * the outermost caller: the order unwinders produce). Its id (that of the innermost frame's
  * entry), or RECORD_SAMPLE_NONE when n is 0, a frame id is unknown, or out of memory. */
 uint32_t record_sample_stack(const uint32_t *frames, size_t n);
+/* The same, OUTERMOST FIRST and under the entry `parent` (RECORD_SAMPLE_NONE: at the root):
+ * for a sampler that keeps the entries of its last stack and interns only the frames below
+ * the part it shares with the new one. ids[i] (when ids is not NULL) gets the entry of
+ * frames_outer[i]. The innermost entry's id (`parent` itself when n is 0), or
+ * RECORD_SAMPLE_NONE when `parent` or a frame id is unknown, or out of memory; ids then holds
+ * the entries made before the failure. */
+uint32_t record_sample_stack_under(uint32_t parent, const uint32_t *frames_outer, size_t n,
+				   uint32_t *ids);
 /* The track of OS thread `tid` of this process, to pass to record_sample: the thread's own
  * track when it has recorded events (or will: it adopts this one), else a new one. Call once
  * per thread and keep it. RECORD_SAMPLE_NONE when out of memory. */

@@ -89,6 +89,7 @@ struct session {
 	pthread_t writer;		/* the writer thread */
 	int writer_running;		/* writer was started and not joined */
 	sem_t wake;			/* posted to wake the writer early */
+	sem_t writer_started;		/* posted by the writer as it starts (session_launch) */
 	_Atomic int stop_requested;	/* writer: final round and exit */
 	_Atomic int writer_done;	/* writer finished its final round */
 	_Atomic int terminating_signal; /* signal number that stopped the process, 0 if none */
@@ -817,6 +818,7 @@ static void writer_finish(void)
 static void *writer_main(void *arg)
 {
 	(void)arg;
+	sem_post(&the_session.writer_started); /* past the thread's start-up: session_launch */
 	/* Here, not in session_launch: to make /proc/stat the kernel sums the counters of every
 	 * CPU and every interrupt (15 us on a 2-CPU VM; it grows with the machine), and the
 	 * thread that starts a window should not wait for that. */
@@ -1052,13 +1054,20 @@ static int session_launch(void)
 				 strerror(the_session.open_errno));
 	}
 	the_session.gen++;
+	sem_init(&the_session.writer_started, 0, 0);
 	if (pthread_create(&the_session.writer, NULL, writer_main, NULL) != 0) {
 		if (the_session.file_open)
 			tracefile_close(&the_session.tf);
 		the_session.file_open = 0;
 		sem_destroy(&the_session.wake);
+		sem_destroy(&the_session.writer_started);
 		return error_set(OPSCOPE_ETHREAD, "cannot start the writer thread");
 	}
+	/* Until the writer runs writer_main, it may be inside a sanitizer's thread start, which
+	 * allocates and frees (see session_fork_prepare): a fork then must not happen. */
+	while (sem_wait(&the_session.writer_started) != 0 && errno == EINTR)
+		;
+	sem_destroy(&the_session.writer_started);
 	the_session.writer_running = 1;
 	the_session.active = 1;
 	the_session.pid = getpid();
@@ -1227,7 +1236,17 @@ void record_metadata(const char *key, const char *value)
  * milliseconds). Then the child's copy of the writer's state (its buffers, encoder, track
  * table) is not half-updated, and the writer holds no lock of the C library or of a
  * sanitizer's allocator (GCC 12's ASan does not take its allocator's locks on fork: a child
- * forked while the writer was inside malloc hung in its first malloc). */
+ * forked while the writer was inside malloc hung in its first malloc). The sampler's lock
+ * does the same for the sampler thread, which allocates only inside its rounds.
+ *
+ * Outside our code, a thread's start-up allocates too: GCC 12's ASan starts each thread with
+ * AsanThread::Init, whose pthread_getattr_np frees into the quarantine, which may take a lock
+ * of the allocator's size classes. A fork while the writer or the sampler thread was there
+ * (a program that forks right after the session started, on a busy machine where the new
+ * threads had not run yet) left that lock held in the child, whose own new threads then hung
+ * in the same place (seen with gdb: both in GetFromAllocator, class 36, under
+ * pthread_getattr_np's free). So session_launch and sampler_start return only once their
+ * thread runs our code: no fork can fall into a start-up of ours. */
 void session_fork_prepare(void)
 {
 	sampler_fork_prepare();
@@ -1274,7 +1293,10 @@ void session_fork_child(void)
 		tracefile_close(&the_session.tf);
 		the_session.file_open = 0;
 	}
-	buf_init(&the_session.meta);
+	/* The parent's metadata and record buffer are the child's copies of heap blocks: freed
+	 * here rather than dropped (LeakSanitizer counted both in every forked child). */
+	buf_free(&the_session.meta);
+	buf_free(&the_session.rec);
 	the_session.meta_count = 0;
 	if (!was_active) {
 		__atomic_store_n(&opscope_recording_word, the_session.gen * 2 + 2,

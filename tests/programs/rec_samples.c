@@ -97,6 +97,19 @@ int main(int argc, char **argv)
 		fprintf(stderr, "rec_samples: equal stacks got different ids\n");
 		return 1;
 	}
+	/* record_sample_stack_under, outermost first, gives the same entries: main -> a is a's
+	 * stack, b and c under it are ba's and cba's; every entry on the way is reported; an
+	 * empty tail is the parent itself; an unknown parent or frame fails. */
+	const uint32_t tail_bc[] = { fb, fc }, root_ma[] = { fmain, fa }, bad[] = { 0xfffffff0u };
+	uint32_t ids[2] = { 0, 0 }, ids2[2] = { 0, 0 };
+	if (record_sample_stack_under(RECORD_SAMPLE_NONE, root_ma, 2, ids2) != a || ids2[1] != a ||
+	    record_sample_stack_under(a, tail_bc, 2, ids) != cba || ids[0] != ba || ids[1] != cba ||
+	    record_sample_stack_under(ba, NULL, 0, NULL) != ba ||
+	    record_sample_stack_under(0xfffffff0u, tail_bc, 2, NULL) != RECORD_SAMPLE_NONE ||
+	    record_sample_stack_under(a, bad, 1, NULL) != RECORD_SAMPLE_NONE) {
+		fprintf(stderr, "rec_samples: record_sample_stack_under disagrees\n");
+		return 1;
+	}
 
 	pthread_barrier_init(&inside, NULL, 3);
 	pthread_barrier_init(&sampled, NULL, 3);

@@ -10,6 +10,8 @@
  *                            them). A third thread blocks in read() on a pipe and in
  *                            nanosleep() meanwhile, and says if either saw EINTR.
  *   sample_abc fork [ITERS]  the same work in a forked child (one thread), the parent waits.
+ *   sample_abc forknow [ITERS]  forks first thing in main, while the recorder's threads may
+ *                            still be starting; the child works, the parent waits.
  *   sample_abc deep [ITERS]  1,000 nested calls of recurse(), then the work at the bottom.
  *
  * SAMPLE_ABC_FLOOR_HZ=N (for bench/bench_sampler.sh): each worker arms a timer on its own CPU
@@ -163,6 +165,16 @@ int main(int argc, char **argv)
 	const char *mode = argc > 1 ? argv[1] : "abc";
 	if (argc > 2)
 		iters = atol(argv[2]);
+	if (strcmp(mode, "forknow") == 0) {
+		pid_t pid = fork();
+		if (pid == 0) {
+			work();
+			exit(0);
+		}
+		int st;
+		waitpid(pid, &st, 0);
+		return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+	}
 	print_syms();
 	burn(1000);
 	if (strcmp(mode, "abc") == 0) {

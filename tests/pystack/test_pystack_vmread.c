@@ -13,6 +13,7 @@
 
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -95,4 +96,28 @@ TEST(disabled_when_refused)
 	CHECK_STR(line, "Python 3.11: process_vm_readv refused, native frames only");
 }
 
-TEST_MAIN(enabled_when_allowed, disabled_when_refused)
+/* In a forked child, a code object at an address the parent never mapped is read (and
+ * interned) from the child's own memory: pystack's reads name the child's pid after the fork
+ * (pystack_after_fork through pthread_atfork), not the pid kept at init, which would read the
+ * parent's and fail there. The fake code object: a zeroed page whose ob_type (offset 8 in a
+ * release build's object header) is &PyCode_Type. */
+TEST(child_reads_its_own_memory)
+{
+	const char *w = NULL;
+	REQUIRE(pystack_init(&w) == PYSTACK_ENABLED);
+	pid_t pid = fork();
+	if (pid == 0) {
+		unsigned char *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+					   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (page == MAP_FAILED)
+			_exit(100);
+		void *type = PyCode_Type;
+		memcpy(page + 8, &type, sizeof(type));
+		_exit(pystack_intern_code(page) != PYSTACK_CODE_UNKNOWN ? 0 : 1);
+	}
+	int status;
+	REQUIRE(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status));
+	CHECK_EQ_I(WEXITSTATUS(status), 0);
+}
+
+TEST_MAIN(enabled_when_allowed, disabled_when_refused, child_reads_its_own_memory)

@@ -26,6 +26,7 @@
 #include "formats/opscope/opscope_load.h"
 #include "harness.h"
 #include "model/model.h"
+#include "record/sampler.h"
 
 static double thread_cpu_s(void)
 {
@@ -202,5 +203,42 @@ TEST(sessions_one_after_another)
 		sample_session(i % 2 ? "timer" : NULL, OPSCOPE_SAMPLE_CPU, 997);
 }
 
+/* The signal path's per-thread ring holds the samples of a sampler thread that drains late
+ * (kept off the CPU by other work): with the sampler's lock held (sampler_fork_prepare: its
+ * rounds wait for it), this thread burns 0.16 s of CPU under the SIGPROF timers, whose CPU
+ * clock ticks at the kernel's 250 Hz: about 40 samples in its ring, more than the 16 slots it
+ * had (24 were dropped then) and fewer than the 64 it has. */
+TEST(signal_ring_holds_a_late_drain)
+{
+	char path[] = "/tmp/opscope_test_sampler_XXXXXX";
+	int fd = mkstemp(path);
+	REQUIRE(fd >= 0);
+	close(fd);
+	setenv("OPSCOPE_SAMPLE_MECH", "timer", 1);
+	setenv("OPSCOPE_QUIET", "1", 1);
+	struct opscope_options o = { .output = path,
+				     .sample_hz = 999,
+				     .sample_mode = OPSCOPE_SAMPLE_CPU };
+	REQUIRE(opscope_session_start(&o) == 0);
+	struct timespec ts = { 0, 50000000 }; /* the sampler's first rounds arm our timer */
+	nanosleep(&ts, NULL);
+	sampler_fork_prepare();
+	unsigned long sum = burn(0.16);
+	sampler_fork_parent();
+	CHECK_EQ_I(opscope_session_stop(), 0);
+	unsetenv("OPSCOPE_SAMPLE_MECH");
+	struct model *m = load(path);
+	REQUIRE(m != NULL);
+	const char *cost = meta(m, "sampler_cost");
+	uint64_t n = samples_of(m, (pid_t)syscall(SYS_gettid));
+	printf("# sampler_cost: %s; this thread: %llu samples (sum %lu)\n", cost,
+	       (unsigned long long)n, sum);
+	CHECK(strstr(cost, "; 0 samples dropped for a full signal ring") != NULL);
+	CHECK(n >= 30);
+	model_free(m);
+	unlink(path);
+}
+
 TEST_MAIN(perf_event_or_fallback_cpu_mode, sigprof_timers_cpu_mode,
-	  wall_mode_samples_a_sleeping_thread, sessions_one_after_another)
+	  wall_mode_samples_a_sleeping_thread, sessions_one_after_another,
+	  signal_ring_holds_a_late_drain)
