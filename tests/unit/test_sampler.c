@@ -100,6 +100,33 @@ static uint64_t samples_of(const struct model *m, pid_t tid)
 	return n;
 }
 
+/* Whether the sampler has armed a CPU-time timer that signals thread tid: the kernel lists
+ * each POSIX timer of the process in /proc/self/timers, one signalling a thread with the line
+ * "notify: signal/tid.TID". Waits for it up to 5 s (without that file, 0.2 s). */
+static bool timer_armed_for(pid_t tid)
+{
+	char want[48], line[256];
+	snprintf(want, sizeof(want), "/tid.%d\n", (int)tid);
+	for (int i = 0; i < 500; i++) {
+		FILE *f = fopen("/proc/self/timers", "r");
+		if (!f) { /* a kernel without CONFIG_CHECKPOINT_RESTORE: wait 0.2 s instead */
+			struct timespec ts = { 0, 200000000 };
+			nanosleep(&ts, NULL);
+			return true;
+		}
+		bool found = false;
+		while (f && !found && fgets(line, sizeof(line), f))
+			found = strstr(line, want) != NULL;
+		if (f)
+			fclose(f);
+		if (found)
+			return true;
+		struct timespec ts = { 0, 10000000 };
+		nanosleep(&ts, NULL);
+	}
+	return false;
+}
+
 static struct model *load(const char *path)
 {
 	struct model *m = model_new();
@@ -165,14 +192,16 @@ static void sample_session(const char *mech, int mode, uint32_t hz)
 			CHECK(n >= (uint64_t)(0.3 * hz / 4));
 		} else {
 			/* 0.25 s of CPU each: about 0.25 * hz samples (the timers' 250 Hz tick
-			 * caps the SIGPROF mechanism); a quarter of the lesser is the floor */
+			 * caps the SIGPROF mechanism); an eighth of the lesser is the floor: with
+			 * other jobs on both CPUs of this VM the CPU-time timers gave a worker 10
+			 * of its nominal 62 */
 			double rate = hz < 250 || (mech == NULL && strstr(sampler, "perf_event"))
 					      ? hz
 					      : 250;
 			for (int i = 0; i < 2; i++) {
 				uint64_t n = samples_of(m, atomic_load(&w[i].tid));
 				printf("# worker %d: %llu samples\n", i, (unsigned long long)n);
-				CHECK(n >= (uint64_t)(0.25 * rate / 4));
+				CHECK(n >= (uint64_t)(0.25 * rate / 8));
 			}
 		}
 		model_free(m);
@@ -205,9 +234,12 @@ TEST(sessions_one_after_another)
 
 /* The signal path's per-thread ring holds the samples of a sampler thread that drains late
  * (kept off the CPU by other work): with the sampler's lock held (sampler_fork_prepare: its
- * rounds wait for it), this thread burns 0.16 s of CPU under the SIGPROF timers, whose CPU
- * clock ticks at the kernel's 250 Hz: about 40 samples in its ring, more than the 16 slots it
- * had (24 were dropped then) and fewer than the 64 it has. */
+ * rounds wait for it), this thread burns 0.22 s of CPU under the SIGPROF timers, whose CPU
+ * clock ticks at the kernel's 250 Hz: about 55 samples in its ring on a quiet machine, fewer
+ * than the 64 slots it has. Under load the timers fire less per CPU second (17 to 28 of a
+ * nominal 40 were seen with other jobs on both CPUs), so the check is only that the ring
+ * held more than the 16 slots it had and dropped none. The burn starts once the timer of
+ * this thread is armed. */
 TEST(signal_ring_holds_a_late_drain)
 {
 	char path[] = "/tmp/opscope_test_sampler_XXXXXX";
@@ -220,10 +252,11 @@ TEST(signal_ring_holds_a_late_drain)
 				     .sample_hz = 999,
 				     .sample_mode = OPSCOPE_SAMPLE_CPU };
 	REQUIRE(opscope_session_start(&o) == 0);
-	struct timespec ts = { 0, 50000000 }; /* the sampler's first rounds arm our timer */
-	nanosleep(&ts, NULL);
+	/* the sampler's first rounds arm our timer: under load that took over 50 ms, and a burn
+	 * before it gave this thread 1 or 2 samples */
+	REQUIRE(timer_armed_for((pid_t)syscall(SYS_gettid)));
 	sampler_fork_prepare();
-	unsigned long sum = burn(0.16);
+	unsigned long sum = burn(0.22);
 	sampler_fork_parent();
 	CHECK_EQ_I(opscope_session_stop(), 0);
 	unsetenv("OPSCOPE_SAMPLE_MECH");
@@ -234,7 +267,7 @@ TEST(signal_ring_holds_a_late_drain)
 	printf("# sampler_cost: %s; this thread: %llu samples (sum %lu)\n", cost,
 	       (unsigned long long)n, sum);
 	CHECK(strstr(cost, "; 0 samples dropped for a full signal ring") != NULL);
-	CHECK(n >= 30);
+	CHECK(n > 16);
 	model_free(m);
 	unlink(path);
 }
