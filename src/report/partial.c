@@ -17,6 +17,9 @@
  *   o <parent|-1> <kind> <name> <calls> <cpu> <cpu max> <cpu min> <gpu> <gpu max> <gpu min>
  *     <self>                  (ns; one per item of the operator aggregation, first-seen order;
  *                              parent: the index of an earlier o record of the file)
+ *   sv <steps dropped>                           (the step view, version 2 on)
+ *   sr <name> <start> <end> <8 parts> <gap> <compute> <tail> <drain> <GPU events>
+ *                             (ns; one per step row kept: steps_analyze's rows)
  *   end <files>
  *
  * A string field is `-` for none or `=` and the bytes, with \\ \t \n \r \0 escaped, so any
@@ -39,7 +42,7 @@
 #include "opscope/opscope.h"
 
 #define PARTIAL_LINE_MAX (1u << 20) /* bytes of one record: longer is not a partial of ours */
-#define PARTIAL_FIELDS	 12	    /* fields of the longest record (o) */
+#define PARTIAL_FIELDS	 17	    /* fields of the longest record (sr) */
 /* Bounds of what a partial may say, so that the differences and sums the merge makes stay
  * inside int64: a time (ns) within +-2^61 (73 years around the epoch: up to 2043), a duration
  * or a count within [0, 2^62], and the times of one file within PARTIAL_SPAN_MAX of each
@@ -87,6 +90,28 @@ static void put_id(FILE *out, const struct model *m, uint32_t id)
 		fputc('-', out);
 	else
 		put_str(out, model_str(m, id), model_strlen(m, id));
+}
+
+/* File f's step view (steps_analyze): an sv record (the steps dropped), then an sr record per
+ * row kept. The average is not written: the merge makes it from the rows (steps_average). */
+static int write_steps(FILE *out, const struct analysis *a, uint32_t f)
+{
+	struct step_table st;
+	if (steps_analyze(&a->tree, f, &st) != 0)
+		return OPSCOPE_ENOMEM;
+	fprintf(out, "sv\t%" PRIu32 "\n", st.dropped);
+	for (uint32_t k = 0; k < st.nrows; k++) {
+		const struct step_row *row = &st.rows[k];
+		fputs("sr", out);
+		put_id(out, a->m, row->name);
+		fprintf(out, "\t%" PRId64 "\t%" PRId64, row->start_ns, row->end_ns);
+		for (int q = 0; q < STEP_NROLES; q++)
+			fprintf(out, "\t%" PRId64, row->role_ns[q]);
+		fprintf(out, "\t%" PRId64 "\t%" PRId64 "\t%" PRId64 "\t%" PRId64 "\t%" PRIu64 "\n",
+			row->gap_ns, row->compute_ns, row->tail_ns, row->drain_ns, row->gpu_events);
+	}
+	steps_free(&st);
+	return 0;
 }
 
 int partial_write(FILE *out, const struct analysis *a, const char *const *inputs, size_t ninputs)
@@ -186,6 +211,8 @@ int partial_write(FILE *out, const struct analysis *a, const char *const *inputs
 		}
 		agg_free(&ag);
 		ranks_file_free(&rf);
+		if (write_steps(out, a, f) != 0)
+			return OPSCOPE_ENOMEM;
 	}
 	fprintf(out, "end\t%" PRIu32 "\n", m->nfiles);
 	return ferror(out) ? -1 : 0;
@@ -210,6 +237,7 @@ struct reader {
 	uint32_t colls_cap;	     /* kernels allocated in cur->ranks.kernels */
 	uint32_t ops_cap;	     /* items allocated in cur->ops */
 	uint32_t nv_cap;	     /* items allocated in cur->nv */
+	uint32_t sr_cap;	     /* rows allocated in cur->steps.rows */
 	bool oom;		     /* an allocation failed */
 };
 
@@ -427,7 +455,7 @@ static int rec_file(struct reader *r)
 	pf->complete = complete == 1;
 	ps->nfiles++;
 	r->cur = pf;
-	r->kern_cap = r->steps_cap = r->colls_cap = r->ops_cap = r->nv_cap = 0;
+	r->kern_cap = r->steps_cap = r->colls_cap = r->ops_cap = r->nv_cap = r->sr_cap = 0;
 	return 0;
 }
 
@@ -627,6 +655,62 @@ static int rec_o(struct reader *r)
 	return 0;
 }
 
+static int rec_sv(struct reader *r)
+{
+	struct partial_file *pf = r->cur;
+	int64_t dropped;
+	if (want_fields(r, 2) || field_i64(r, 1, 0, UINT32_MAX, &dropped))
+		return -1;
+	if (pf->has_steps)
+		return fail(r, "a second sv record for the file");
+	pf->has_steps = true;
+	pf->steps.dropped = (uint32_t)dropped;
+	return 0;
+}
+
+static int rec_sr(struct reader *r)
+{
+	struct partial_file *pf = r->cur;
+	struct step_table *st = &pf->steps;
+	if (!pf->has_steps)
+		return fail(r, "sr record before the file's sv record");
+	if (want_fields(r, 17) ||
+	    grow(r, (void **)&st->rows, &r->sr_cap, st->nrows, sizeof(*st->rows)))
+		return -1;
+	struct step_row *row = &st->rows[st->nrows];
+	memset(row, 0, sizeof(*row));
+	if (field_id(r, 1, false, &row->name) ||
+	    field_i64(r, 2, -PARTIAL_STAMP_MAX, PARTIAL_STAMP_MAX, &row->start_ns) ||
+	    field_i64(r, 3, -PARTIAL_STAMP_MAX, PARTIAL_STAMP_MAX, &row->end_ns))
+		return -1;
+	if (row->end_ns < row->start_ns)
+		return fail(r, "step ends before it starts");
+	/* the parts of the step (the partition, the data wait, compute, tail and drain) are
+	 * within it: so the average's sums are bounded by the sum of the durations */
+	int64_t dur = row->end_ns - row->start_ns, events;
+	int64_t *part[STEP_NROLES + 4];
+	for (int q = 0; q < STEP_NROLES; q++)
+		part[q] = &row->role_ns[q];
+	part[STEP_NROLES] = &row->gap_ns;
+	part[STEP_NROLES + 1] = &row->compute_ns;
+	part[STEP_NROLES + 2] = &row->tail_ns;
+	part[STEP_NROLES + 3] = &row->drain_ns;
+	for (int q = 0; q < STEP_NROLES + 4; q++)
+		if (field_i64(r, 4 + q, 0, dur, part[q]))
+			return -1;
+	if (field_i64(r, 16, 0, PARTIAL_TIME_MAX, &events))
+		return -1;
+	row->gpu_events = (uint64_t)events;
+	row->host_start_ns = row->start_ns; /* not shown by the step view */
+	row->host_end_ns = row->end_ns;
+	if (__builtin_add_overflow(pf->steps_dur, dur, &pf->steps_dur) ||
+	    __builtin_add_overflow(pf->steps_events, events, &pf->steps_events) ||
+	    pf->steps_dur > PARTIAL_TIME_MAX || pf->steps_events > PARTIAL_TIME_MAX)
+		return fail(r, "step rows: their durations or GPU events sum to more than 2^62");
+	st->nrows++;
+	return 0;
+}
+
 /* One record (split in r->f). *end set by the end record. */
 static int record(struct reader *r, bool *end)
 {
@@ -651,9 +735,17 @@ static int record(struct reader *r, bool *end)
 	static const struct {
 		const char *tag;
 		int (*fn)(struct reader *r);
-	} per_file[] = { { "rank", rec_rank }, { "dist", rec_dist },	   { "step", rec_step },
-			 { "coll", rec_coll }, { "kernels", rec_kernels }, { "k", rec_k },
-			 { "o", rec_o },       { "nvprof", rec_nvprof },   { "n", rec_n } };
+	} per_file[] = { { "rank", rec_rank },
+			 { "dist", rec_dist },
+			 { "step", rec_step },
+			 { "coll", rec_coll },
+			 { "kernels", rec_kernels },
+			 { "k", rec_k },
+			 { "o", rec_o },
+			 { "nvprof", rec_nvprof },
+			 { "n", rec_n },
+			 { "sv", rec_sv },
+			 { "sr", rec_sr } };
 	for (size_t i = 0; i < sizeof(per_file) / sizeof(per_file[0]); i++)
 		if (strcmp(tag, per_file[i].tag) == 0)
 			return r->cur ? per_file[i].fn(r)
@@ -945,6 +1037,22 @@ int partial_finish(struct partial_set *ps, char *err, size_t errsize)
 		if (ps->pre.ops.oom)
 			goto oom;
 	}
+	/* the step view, when every file's partial carries it (version 2 on) */
+	bool steps = true;
+	for (uint32_t i = 0; i < ps->nfiles; i++)
+		steps = steps && ps->files[i].has_steps;
+	if (steps) {
+		ps->pre.steps = calloc(ps->nfiles ? ps->nfiles : 1, sizeof(*ps->pre.steps));
+		if (!ps->pre.steps)
+			goto oom;
+		for (uint32_t i = 0; i < ps->nfiles; i++) {
+			struct step_table *st = &ps->pre.steps[i];
+			*st = ps->files[i].steps;
+			memset(&ps->files[i].steps, 0, sizeof(ps->files[i].steps));
+			st->file = i;
+			steps_average(st);
+		}
+	}
 	return 0;
 overflow:
 	snprintf(err, errsize,
@@ -963,6 +1071,7 @@ void partial_set_free(struct partial_set *ps)
 		free(ps->files[i].kern);
 		free(ps->files[i].ops);
 		free(ps->files[i].nv);
+		steps_free(&ps->files[i].steps);
 	}
 	free(ps->files);
 	for (uint32_t i = 0; i < ps->nsources; i++)
@@ -974,6 +1083,9 @@ void partial_set_free(struct partial_set *ps)
 	for (uint32_t i = 0; i < ps->pre.nranks; i++)
 		ranks_file_free(&ps->pre.ranks[i]);
 	free(ps->pre.ranks);
+	for (uint32_t i = 0; ps->pre.steps && i < ps->pre.nranks; i++)
+		steps_free(&ps->pre.steps[i]);
+	free(ps->pre.steps);
 	agg_free(&ps->pre.kernels);
 	agg_free(&ps->pre.ops);
 	agg_free(&ps->pre.nvprof);

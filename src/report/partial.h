@@ -3,8 +3,9 @@
  * the format and its version rule: docs/merge.md). A partial holds, per trace file, what the
  * mergeable views read (report_view.mergeable): the file's row of the Trace Files table, its
  * share of the rank analysis (ranks_file: rank, host, world size, steps, collective kernels,
- * distributed numbers) and its kernel aggregation by name. Its size is bounded by the file's
- * distinct kernel names, steps and collective kernels, never by its other events.
+ * distributed numbers), its kernel, nvprof and operator aggregations by name and its step
+ * view's rows. Its size is bounded by the file's distinct names, steps and collective
+ * kernels, never by its other events.
  *
  * Merging reads partials into a small model (files and strings only) and a report_pre; the
  * views then render them with the same code as `opscope report`, so that the merge of the
@@ -22,8 +23,10 @@
 #include "model/model.h"
 #include "report/views.h"
 
-#define PARTIAL_MAGIC	"opscope-partial"
-#define PARTIAL_VERSION 1 /* the newest version this build writes and reads */
+#define PARTIAL_MAGIC "opscope-partial"
+#define PARTIAL_VERSION \
+	2 /* the newest version this build writes and reads (2: the step
+			   * view's sv and sr records) */
 
 /* Write the partial of a's model (every file of it) to out; `inputs` are the paths the user
  * gave (the report's JSON "inputs"). 0, OPSCOPE_ENOMEM, or -1 on a write error. */
@@ -53,6 +56,11 @@ struct partial_file {
 	uint32_t nnv;		  /* items in nv */
 	int64_t nv_sum[2];	  /* ns: the summed durations of its GPU work and API calls */
 	int64_t nv_seen[2];	  /* ns: the same of nv[] read so far (<= nv_sum) */
+	struct step_table steps;  /* its step view's rows and steps dropped (sv, sr records;
+				   * the average made by partial_finish) */
+	bool has_steps;		  /* an sv record was read (version 2 on) */
+	int64_t steps_dur;	  /* ns: the summed durations of steps.rows (<= 2^62) */
+	int64_t steps_events;	  /* the summed GPU events of steps.rows (<= 2^62) */
 	uint32_t source;	  /* index in partial_set.sources of the partial it came from */
 	uint64_t offset;	  /* byte offset of its `file` record in that partial */
 };

@@ -195,8 +195,8 @@ bool report_views_want_flops(const char *views)
 
 /* Each row: name, help, function, cost, always, title, the line a view asked for by name
  * prints when it has nothing to show, and whether `opscope merge` can make it from partials
- * (files, ranks, operator, kernel and nvprof: docs/merge.md says why the others are
- * not). */
+ * (files, ranks, operator, kernel, nvprof and step: docs/merge.md says why the others
+ * are not). */
 const struct report_view report_views[] = {
 	{ "files", "each trace file: events, dropped, torn tail, complete (always shown)",
 	  view_files, 0, true, "Trace Files", "Trace Files: no file was read", true },
@@ -236,7 +236,7 @@ const struct report_view report_views[] = {
 	  "GPU activities and API calls", "nvprof: no GPU activities or API calls in the trace",
 	  true },
 	{ "step", "each step: time per kind of work, data wait, compute, tail, GPU drain",
-	  view_step, 3, false, "Step Summary", "Step: no steps in the trace", false },
+	  view_step, 3, false, "Step Summary", "Step: no steps in the trace", true },
 	{ "perf", "reader cost, batch cost, throughput of steps with num_samples", view_perf, 0,
 	  false, "Perf Summary", "Perf: no ProfileStep ranges with num_samples in the trace",
 	  false },

@@ -15,6 +15,7 @@
 #include "analyze/analysis.h"
 #include "analyze/hardware.h"
 #include "analyze/ranks.h"
+#include "analyze/steps.h"
 #include "model/model.h"
 #include "report/table.h"
 
@@ -69,6 +70,9 @@ struct report_pre {
 	int64_t nvprof_ns[2];	  /* ns: their summed durations: GPU work, API calls */
 	struct agg ops;		  /* the operator aggregation of every file, with the inner
 				   * phases and kernels under each (agg_host_ranges, detail) */
+	struct step_table *steps; /* one per model file (steps_analyze's rows, dropped and
+				   * average), or NULL when a partial did not carry them
+				   * (version 1): then the step view shows nothing */
 };
 
 /* What every view reads, computed once, and the tables they give. */

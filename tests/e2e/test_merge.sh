@@ -2,8 +2,8 @@
 # test_merge.sh: `opscope report --format partial` and `opscope merge` (issue 20, point 5).
 #   - Equality: for each input directory, a partial per file (as a Slurm array task would
 #     make it), merged, gives the very bytes that `opscope report` prints for the files loaded
-#     at once, for the mergeable views (files, ranks, operator, kernel): text and CSV against
-#     `report DIR`, JSON against `report DIR/*` (its "inputs" list names the files given, so
+#     at once, for the mergeable views (files, ranks, operator, kernel, nvprof, step): text
+#     and CSV against `report DIR`, JSON against `report DIR/*` (its "inputs" list names the files given, so
 #     the report is given the same files; with `report DIR` only "inputs" differs). Inputs:
 #     the synthetic job of tests/tools/gen_ranks.py (4 ranks; also with a missing rank, a
 #     duplicate rank, a rank with no steps) and the real multi-rank traces of HTA
@@ -23,7 +23,7 @@ PY=/usr/bin/python3
 [ -x "$PY" ] || { echo "skip: no $PY"; exit 77; }
 GEN=$SRC/tests/tools/gen_ranks.py
 HTA=$SRC/../shared/data/kineto/hta
-V=files,ranks,operator,kernel,nvprof
+V=files,ranks,operator,kernel,nvprof,step
 
 # parts DIR OUT: one partial per file of DIR into OUT (a loop standing in for the array)
 parts() {
@@ -81,6 +81,22 @@ check "syn: merged: 4 files, 4 ranks, offsets 0,-1,-2,-3 ms" \
 	'q "$T/syn.m.json" "len(t(\"Trace Files\")) == 4 and [r[\"clock_offset_ns\"] for r in t(\"Ranks\")] == [0,-1000000,-2000000,-3000000]"'
 check "syn: merged: aten::mm, 12 calls (4 ranks x 3 steps), over the partials" \
 	'q "$T/syn.m.json" "[r[\"calls\"] for r in t(\"Operator Summary\") if r[\"name\"] == \"aten::mm\"] == [12]"'
+# gen_ranks.py's step: DATA 1000 + 10 us to the kernels, the straggler's compute 12000 us
+# (10000 + 20 %), the all-reduce's 500 us after it and 50 us to the step's end: 13560 us on
+# every rank (the others wait in the all-reduce); 2 GPU events (the GEMM, the all-reduce)
+check "syn: merged: a Step Summary per file, 3 steps of 13.56 ms and 2 GPU events each" \
+	'q "$T/syn.m.json" "[[(r[\"total_ns\"], r[\"gpu_events\"]) for r in x[\"rows\"]] for x in d[\"tables\"] if x[\"view\"] == \"step\"] == [[(13560000, 2)] * 4] * 4"'
+# a partial of format version 1 (no sv, sr records) is still read: the step view is left out
+for f in "$T/parts_syn"/*.partial; do
+	mkdir -p "$T/v1" && grep -v "^s[vr]	" "$f" | sed '1s/\t2$/\t1/' >"$T/v1/$(basename "$f")"
+done
+"$OPSCOPE" report --views files,ranks,operator,kernel,nvprof "$T/syn" >"$T/v1.r.txt"
+"$OPSCOPE" merge "$T/v1"/*.partial >"$T/v1.txt" 2>"$T/v1.err"
+check "v1 partials: merged without the step view, which the left-out line names" \
+	'[ $? -eq 0 ] && cmp -s "$T/v1.txt" "$T/v1.r.txt" && grep -q "^opscope merge: left out advice,.*step.*: not made" "$T/v1.err"'
+"$OPSCOPE" merge --views step "$T/v1"/*.partial >"$T/v1s.txt" 2>"$T/v1s.err"
+check "v1 partials: --views step: exit 1, one line" \
+	'[ $? -eq 1 ] && [ "$(wc -l <"$T/v1s.err")" -eq 1 ] && grep -q "format version 1 does not carry it" "$T/v1s.err" && [ ! -s "$T/v1s.txt" ]'
 # a directory of partials: every *.partial in it (more partials than a command line holds)
 "$OPSCOPE" merge "$T/parts_syn" >"$T/syn_dir.txt" 2>/dev/null
 check "syn: merge DIR of partials: the same report" 'cmp -s "$T/syn_dir.txt" "$T/syn.r.txt"'
@@ -147,8 +163,8 @@ bad "no end record" "noend.partial: offset $((size - $(tail -n 1 "$P" | wc -c)))
 sed '3s/\t[0-9]*\t/\tx1\t/' "$P" >"$T/corrupt.partial"
 off=$(head -n 2 "$P" | wc -c)
 bad "a corrupt count" "corrupt.partial: offset $off: field 4: not a count" "$T/corrupt.partial"
-sed '1s/\t1$/\t2/' "$P" >"$T/v2.partial"
-bad "a newer version" "v2.partial: offset 0: partial format version 2 is newer than this opscope reads (1)" "$T/v2.partial"
+sed '1s/\t2$/\t3/' "$P" >"$T/v3.partial"
+bad "a newer version" "v3.partial: offset 0: partial format version 3 is newer than this opscope reads (2)" "$T/v3.partial"
 bad "the same partial twice" "rank0.json.partial: offset $(head -n 2 "$P" | wc -c): trace $T/syn/rank0.json is also in $P (a partial given twice?)" "$P" "$P"
 bad "a trace given as a partial" "rank0.json: offset 0: not an opscope partial" "$T/syn/rank0.json"
 : >"$T/empty.partial"
@@ -158,6 +174,13 @@ bad "no such file" "nosuch.partial: cannot open" "$T/nosuch.partial"
 awk -F'\t' 'BEGIN { OFS = "\t" } $1 == "step" && !done { $3 = "4611686018427387904"; done = 1 } { print }' "$P" >"$T/far.partial"
 off=$(grep -b -m1 "^step" "$P" | cut -d: -f1)
 bad "a time out of bounds" "far.partial: offset $off: field 3: 4611686018427387904 is out of range" "$T/far.partial"
+# a step row whose data wait is longer than the step; a step row before its sv record
+awk -F'\t' 'BEGIN { OFS = "\t" } $1 == "sr" && !done { $13 = $4 - $3 + 1; done = 1 } { print }' "$P" >"$T/srlong.partial"
+off=$(grep -b -m1 "^sr" "$P" | cut -d: -f1)
+bad "a step row's part longer than the step" "srlong.partial: offset $off: field 13: [0-9]* is out of range" "$T/srlong.partial"
+grep -v "^sv" "$P" >"$T/nosv.partial"
+off=$(grep -v "^sv" "$P" | grep -b -m1 "^sr" | cut -d: -f1)
+bad "a step row before its sv record" "nosv.partial: offset $off: sr record before the file's sv record" "$T/nosv.partial"
 # every prefix of a partial: refused in one line, never a crash (exit 1, not a signal)
 ok=1
 for cut in 0 1 17 40 100 200 $((size / 2)) $((size - 1)); do

@@ -14,6 +14,7 @@
 #include "analyze/aggregate.h"
 #include "analyze/analysis.h"
 #include "analyze/ranks.h"
+#include "analyze/steps.h"
 #include "harness.h"
 #include "model/model.h"
 #include "modelbuild.h"
@@ -98,7 +99,7 @@ TEST(merge_two_partials)
 	nest(m1);
 	char *p0 = write_partial(m0, "r0.json"), *p1 = write_partial(m1, "r1.json");
 	REQUIRE(p0 && p1);
-	CHECK(strncmp(p0, "opscope-partial\t1\ninput\t=r0.json\nfile\t=r0.json\t=test\t", 52) == 0);
+	CHECK(strncmp(p0, "opscope-partial\t2\ninput\t=r0.json\nfile\t=r0.json\t=test\t", 52) == 0);
 	struct partial_set ps;
 	REQUIRE(partial_set_init(&ps) == 0);
 	char err[256] = "";
@@ -250,9 +251,9 @@ TEST(merge_refusals)
 	char err[256];
 	/* a newer version: offset 0 */
 	REQUIRE(partial_set_init(&ps) == 0);
-	CHECK(read_text(&ps, "opscope-partial\t2\nend\t0\n", "new", err, sizeof(err)) != 0);
-	CHECK_STR(err, "new: offset 0: partial format version 2 is newer than this opscope reads "
-		       "(1): merge with a newer opscope");
+	CHECK(read_text(&ps, "opscope-partial\t3\nend\t0\n", "new", err, sizeof(err)) != 0);
+	CHECK_STR(err, "new: offset 0: partial format version 3 is newer than this opscope reads "
+		       "(2): merge with a newer opscope");
 	partial_set_free(&ps);
 	/* no end record: the offset is the end of the text (18 + 9 = 27 bytes) */
 	REQUIRE(partial_set_init(&ps) == 0);
@@ -275,4 +276,63 @@ TEST(merge_refusals)
 	partial_set_free(&ps);
 }
 
-TEST_MAIN(merge_two_partials, merge_operators, merge_escapes, merge_refusals)
+/*
+ * The step view from sv and sr records written by hand. a.json: 1 step dropped, and two rows:
+ * S1 [100,1100) (1000 ns: Kernel 600, Memcpy 100, Runtime 50, CPU Exec 250; gap 100, compute
+ * 700, tail 150, drain 50; 3 GPU events) and S2 [2000,2501) (501 ns: Kernel 301, CPU Exec 200;
+ * gap 1, compute 400, tail 100, drain 0; 4 events). The average, in integers as steps_analyze
+ * makes it: duration 1501 / 2 = 750, Kernel 901 / 2 = 450, Memcpy 50, Runtime 25, CPU Exec
+ * 450 / 2 = 225, gap 101 / 2 = 50, compute 550, tail 125, drain 25, events 7 / 2 = 3.
+ * With a file of version 1 (no sv record) beside it, the set carries no step view.
+ */
+TEST(merge_steps)
+{
+	static const char a[] =
+		"opscope-partial\t2\nfile\t=a.json\t=x\t1\t0\t0\t1\t-\nsv\t1\n"
+		"sr\t=S1\t100\t1100\t600\t100\t0\t0\t50\t0\t250\t0\t100\t700\t150\t50\t3\n"
+		"sr\t=S2\t2000\t2501\t301\t0\t0\t0\t0\t0\t200\t0\t1\t400\t100\t0\t4\n"
+		"end\t1\n";
+	struct partial_set ps;
+	char err[256] = "";
+	REQUIRE(partial_set_init(&ps) == 0);
+	CHECK_EQ_I(read_text(&ps, a, "a", err, sizeof(err)), 0);
+	REQUIRE(partial_finish(&ps, err, sizeof(err)) == 0);
+	REQUIRE(ps.pre.steps != NULL);
+	const struct step_table *st = &ps.pre.steps[0];
+	REQUIRE(st->nrows == 2);
+	CHECK_EQ_U(st->dropped, 1);
+	CHECK_STR(model_str(ps.m, st->rows[1].name), "S2");
+	CHECK_EQ_I(st->rows[1].end_ns - st->rows[1].start_ns, 501);
+	CHECK_EQ_I(st->avg.end_ns, 750);
+	CHECK_EQ_I(st->avg.role_ns[STEP_KERNEL], 450);
+	CHECK_EQ_I(st->avg.role_ns[STEP_MEMCPY], 50);
+	CHECK_EQ_I(st->avg.role_ns[STEP_RUNTIME], 25);
+	CHECK_EQ_I(st->avg.role_ns[STEP_CPU_EXEC], 225);
+	CHECK_EQ_I(st->avg.role_ns[STEP_OTHER], 0);
+	CHECK_EQ_I(st->avg.gap_ns, 50);
+	CHECK_EQ_I(st->avg.compute_ns, 550);
+	CHECK_EQ_I(st->avg.tail_ns, 125);
+	CHECK_EQ_I(st->avg.drain_ns, 25);
+	CHECK_EQ_U(st->avg.gpu_events, 3);
+	partial_set_free(&ps);
+	/* beside a version 1 partial (no step rows): no step view */
+	REQUIRE(partial_set_init(&ps) == 0);
+	CHECK_EQ_I(read_text(&ps, a, "a", err, sizeof(err)), 0);
+	CHECK_EQ_I(read_text(&ps, "opscope-partial\t1\nfile\t=b.json\t=x\t1\t0\t0\t1\t-\nend\t1\n",
+			     "b", err, sizeof(err)),
+		   0);
+	REQUIRE(partial_finish(&ps, err, sizeof(err)) == 0);
+	CHECK(ps.pre.steps == NULL);
+	partial_set_free(&ps);
+	/* a part longer than its step (11 ns of Kernel in 10 ns), at the sr record's offset:
+	 * 18 + 21 + 5 = 44 */
+	REQUIRE(partial_set_init(&ps) == 0);
+	CHECK(read_text(&ps,
+			"opscope-partial\t2\nfile\t=c\t=x\t1\t0\t0\t1\t-\nsv\t0\n"
+			"sr\t-\t0\t10\t11\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\nend\t1\n",
+			"c", err, sizeof(err)) != 0);
+	CHECK_STR(err, "c: offset 44: field 5: 11 is out of range");
+	partial_set_free(&ps);
+}
+
+TEST_MAIN(merge_two_partials, merge_operators, merge_escapes, merge_refusals, merge_steps)
