@@ -2,7 +2,7 @@
  * cmd_merge.c: `opscope merge [options] PARTIAL|DIR...`: the report of many traces from their
  * partials (`opscope report --format partial`, one per file, made wherever the files are: a
  * Slurm array, a Spark or Ray map; docs/merge.md). It prints the mergeable views (files,
- * ranks, operator, kernel, nvprof, step) with the report's own rendering code, so the tables are
+ * ranks, operator, kernel, nvprof, step, gputime) with the report's own rendering code, so the tables are
  * those that `opscope report` prints for the same files loaded at once; the others are left
  * out (they need the whole timeline, or a partial does not carry them), which one line on
  * stderr says.
@@ -33,7 +33,7 @@ static const char merge_usage[] =
 	"Combine the partial summaries that `opscope report --format partial FILE` wrote, one\n"
 	"per trace file (on a Slurm array, a Spark or Ray map: docs/merge.md), into the report\n"
 	"of all the files at once. Only the mergeable views are made: files, ranks, operator,\n"
-	"kernel, nvprof, step.\n"
+	"kernel, nvprof, step, gputime.\n"
 	"The files are taken in the order of their paths, as `opscope report DIR` reads a\n"
 	"directory. A DIR gives every *.partial file in it (for more partials than a command\n"
 	"line holds).\n"
@@ -128,13 +128,6 @@ static int read_arg(struct partial_set *ps, const char *path, char *err, size_t 
 	return rc;
 }
 
-/* Can the view be made from the set? Mergeable, and carried by every partial read: a
- * partial of format version 1 carries no step rows. */
-static bool made_from(const struct report_view *v, const struct partial_set *ps)
-{
-	return v->mergeable && (strcmp(v->name, "step") != 0 || ps->pre.steps);
-}
-
 /* report_run_views's filter: the views of the list (NULL: all) made from the set */
 struct merge_want {
 	const char *list;	      /* --views, or NULL */
@@ -145,7 +138,7 @@ static bool want_mergeable(const char *view, void *arg)
 {
 	const struct merge_want *w = arg;
 	const struct report_view *v = report_view_find(view);
-	return v && made_from(v, w->ps) && report_view_listed(view, (void *)w->list);
+	return v && partial_carries(w->ps, view) && report_view_listed(view, (void *)w->list);
 }
 
 int cmd_merge(int argc, char **argv)
@@ -176,10 +169,11 @@ int cmd_merge(int argc, char **argv)
 		case 'V':
 			if (not_mergeable(optarg, bad, sizeof(bad))) {
 				char msg[192];
-				snprintf(msg, sizeof(msg),
-					 "'%s' is not a mergeable view: merge makes files, ranks, "
-					 "operator, kernel, nvprof and step (docs/merge.md)",
-					 bad);
+				snprintf(
+					msg, sizeof(msg),
+					"'%s' is not a mergeable view: merge makes files, ranks, "
+					"operator, kernel, nvprof, step and gputime (docs/merge.md)",
+					bad);
 				return cli_usage_error("merge", msg);
 			}
 			views = optarg;
@@ -259,16 +253,24 @@ int cmd_merge(int argc, char **argv)
 		partial_set_free(&ps);
 		return cli_error("%s", err);
 	}
-	if (views && strlist_has(views, "step", 4) && !ps.pre.steps) {
-		partial_set_free(&ps);
-		return cli_error("the step view: a partial of format version 1 does not carry it "
-				 "(make the partials again with this opscope)");
+	/* a view asked for by name that a partial of an older version does not carry */
+	for (const char *list = views, *item; views;) {
+		size_t len = strlist_next(&list, &item);
+		if (len == (size_t)-1)
+			break;
+		snprintf(bad, sizeof(bad), "%.*s", (int)len, item);
+		if (!partial_carries(&ps, bad)) {
+			partial_set_free(&ps);
+			return cli_error("the %s view: a partial of an older format version does "
+					 "not carry it (make the partials again with this opscope)",
+					 bad);
+		}
 	}
 	if (!views) { /* every view the report would try: say which are not made, and why */
 		char left[1024];
 		size_t n = 0;
 		for (const struct report_view *rv = report_views; rv->name; rv++)
-			if (!made_from(rv, &ps) && n < sizeof(left))
+			if (!partial_carries(&ps, rv->name) && n < sizeof(left))
 				n += (size_t)snprintf(left + n, sizeof(left) - n, "%s%s",
 						      n ? "," : "", rv->name);
 		fprintf(stderr,

@@ -20,6 +20,9 @@
  *   sv <steps dropped>                           (the step view, version 2 on)
  *   sr <name> <start> <end> <8 parts> <gap> <compute> <tail> <drain> <GPU events>
  *                             (ns; one per step row kept: steps_analyze's rows)
+ *   gv                                           (the gputime view, version 3 on)
+ *   gt <device> <start> <end> <8 parts> <8 gaps> (ns; one per device: its window)
+ *   gs <name> <start> <end> <8 parts> <8 gaps>   (ns; one per step of the device above)
  *   end <files>
  *
  * A string field is `-` for none or `=` and the bytes, with \\ \t \n \r \0 escaped, so any
@@ -42,7 +45,7 @@
 #include "opscope/opscope.h"
 
 #define PARTIAL_LINE_MAX (1u << 20) /* bytes of one record: longer is not a partial of ours */
-#define PARTIAL_FIELDS	 17	    /* fields of the longest record (sr) */
+#define PARTIAL_FIELDS	 20	    /* fields of the longest record (gt, gs) */
 /* Bounds of what a partial may say, so that the differences and sums the merge makes stay
  * inside int64: a time (ns) within +-2^61 (73 years around the epoch: up to 2043), a duration
  * or a count within [0, 2^62], and the times of one file within PARTIAL_SPAN_MAX of each
@@ -114,7 +117,39 @@ static int write_steps(FILE *out, const struct analysis *a, uint32_t f)
 	return 0;
 }
 
-int partial_write(FILE *out, const struct analysis *a, const char *const *inputs, size_t ninputs)
+/* A span of the GPU time breakdown: start, end, the parts, the gaps. */
+static void put_gspan(FILE *out, const struct gpu_time_span *sp)
+{
+	fprintf(out, "\t%" PRId64 "\t%" PRId64, sp->s, sp->e);
+	for (int p = 0; p < GPU_TIME_NPARTS; p++)
+		fprintf(out, "\t%" PRId64, sp->part[p]);
+	for (int p = 0; p < GPU_TIME_NPARTS; p++)
+		fprintf(out, "\t%" PRIu64, sp->gaps[p]);
+	fputc('\n', out);
+}
+
+/* File f's devices of the GPU time breakdown gt (of every file): a gv record, then per device
+ * a gt record (its window) and a gs record per step. */
+static void write_gputime(FILE *out, const struct model *m, const struct gpu_time *gt, uint32_t f)
+{
+	fputs("gv\n", out);
+	for (uint32_t d = 0; d < gt->ndev; d++) {
+		const struct gpu_time_device *g = &gt->dev[d];
+		if (g->file != f)
+			continue;
+		fprintf(out, "gt\t%" PRIu32, g->device);
+		put_gspan(out, &g->window);
+		for (uint32_t k = 0; k < g->nsteps; k++) {
+			fputs("gs", out);
+			put_id(out, m, g->steps[k].name);
+			put_gspan(out, &g->steps[k]);
+		}
+	}
+}
+
+/* partial_write's work, with the analyses of every file made once. */
+static int write_files(FILE *out, const struct analysis *a, const struct gpu_time *gt,
+		       const char *const *inputs, size_t ninputs)
 {
 	const struct model *m = a->m;
 	fprintf(out, "%s\t%d\n", PARTIAL_MAGIC, PARTIAL_VERSION);
@@ -213,9 +248,20 @@ int partial_write(FILE *out, const struct analysis *a, const char *const *inputs
 		ranks_file_free(&rf);
 		if (write_steps(out, a, f) != 0)
 			return OPSCOPE_ENOMEM;
+		write_gputime(out, m, gt, f);
 	}
 	fprintf(out, "end\t%" PRIu32 "\n", m->nfiles);
 	return ferror(out) ? -1 : 0;
+}
+
+int partial_write(FILE *out, const struct analysis *a, const char *const *inputs, size_t ninputs)
+{
+	struct gpu_time gt;
+	if (gpu_time_analyze(a, &gt) != 0)
+		return OPSCOPE_ENOMEM;
+	int rc = write_files(out, a, &gt, inputs, ninputs);
+	gpu_time_free(&gt);
+	return rc;
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -238,6 +284,8 @@ struct reader {
 	uint32_t ops_cap;	     /* items allocated in cur->ops */
 	uint32_t nv_cap;	     /* items allocated in cur->nv */
 	uint32_t sr_cap;	     /* rows allocated in cur->steps.rows */
+	uint32_t gt_cap;	     /* devices allocated in cur->gputime.dev */
+	uint32_t gs_cap;	     /* steps allocated in the last device of cur->gputime */
 	bool oom;		     /* an allocation failed */
 };
 
@@ -455,7 +503,8 @@ static int rec_file(struct reader *r)
 	pf->complete = complete == 1;
 	ps->nfiles++;
 	r->cur = pf;
-	r->kern_cap = r->steps_cap = r->colls_cap = r->ops_cap = r->nv_cap = r->sr_cap = 0;
+	r->kern_cap = r->steps_cap = r->colls_cap = r->ops_cap = r->nv_cap = r->sr_cap = r->gt_cap =
+		r->gs_cap = 0;
 	return 0;
 }
 
@@ -711,6 +760,78 @@ static int rec_sr(struct reader *r)
 	return 0;
 }
 
+static int rec_gv(struct reader *r)
+{
+	if (want_fields(r, 1))
+		return -1;
+	if (r->cur->has_gputime)
+		return fail(r, "a second gv record for the file");
+	r->cur->has_gputime = true;
+	return 0;
+}
+
+/* Fields i.. as a span of the GPU time breakdown: start, end, 8 parts that sum to its length,
+ * 8 gap counts. */
+static int field_gspan(struct reader *r, int i, struct gpu_time_span *sp)
+{
+	if (field_i64(r, i, -PARTIAL_STAMP_MAX, PARTIAL_STAMP_MAX, &sp->s) ||
+	    field_i64(r, i + 1, -PARTIAL_STAMP_MAX, PARTIAL_STAMP_MAX, &sp->e))
+		return -1;
+	if (sp->e < sp->s)
+		return fail(r, "GPU time span ends before it starts");
+	int64_t len = sp->e - sp->s, sum = 0, gaps;
+	for (int p = 0; p < GPU_TIME_NPARTS; p++) {
+		if (field_i64(r, i + 2 + p, 0, len, &sp->part[p]))
+			return -1;
+		if (__builtin_add_overflow(sum, sp->part[p], &sum) || sum > len)
+			break;
+	}
+	if (sum != len)
+		return fail(r, "GPU time span: its parts do not sum to its length");
+	for (int p = 0; p < GPU_TIME_NPARTS; p++) {
+		if (field_i64(r, i + 2 + GPU_TIME_NPARTS + p, 0, PARTIAL_TIME_MAX, &gaps))
+			return -1;
+		sp->gaps[p] = (uint64_t)gaps;
+	}
+	return 0;
+}
+
+static int rec_gt(struct reader *r)
+{
+	struct gpu_time *gt = &r->cur->gputime;
+	if (!r->cur->has_gputime)
+		return fail(r, "gt record before the file's gv record");
+	if (want_fields(r, 20) ||
+	    grow(r, (void **)&gt->dev, &r->gt_cap, gt->ndev, sizeof(*gt->dev)))
+		return -1;
+	struct gpu_time_device *g = &gt->dev[gt->ndev];
+	memset(g, 0, sizeof(*g));
+	int64_t dev;
+	if (field_i64(r, 1, 0, UINT32_MAX, &dev) || field_gspan(r, 2, &g->window))
+		return -1;
+	g->device = (uint32_t)dev;
+	gt->ndev++;
+	r->gs_cap = 0;
+	return 0;
+}
+
+static int rec_gs(struct reader *r)
+{
+	struct gpu_time *gt = &r->cur->gputime;
+	if (!gt->ndev)
+		return fail(r, "gs record before the file's first gt record");
+	struct gpu_time_device *g = &gt->dev[gt->ndev - 1];
+	if (want_fields(r, 20) ||
+	    grow(r, (void **)&g->steps, &r->gs_cap, g->nsteps, sizeof(*g->steps)))
+		return -1;
+	struct gpu_time_span *sp = &g->steps[g->nsteps];
+	memset(sp, 0, sizeof(*sp));
+	if (field_id(r, 1, false, &sp->name) || field_gspan(r, 2, sp))
+		return -1;
+	g->nsteps++;
+	return 0;
+}
+
 /* One record (split in r->f). *end set by the end record. */
 static int record(struct reader *r, bool *end)
 {
@@ -745,7 +866,10 @@ static int record(struct reader *r, bool *end)
 			 { "nvprof", rec_nvprof },
 			 { "n", rec_n },
 			 { "sv", rec_sv },
-			 { "sr", rec_sr } };
+			 { "sr", rec_sr },
+			 { "gv", rec_gv },
+			 { "gt", rec_gt },
+			 { "gs", rec_gs } };
 	for (size_t i = 0; i < sizeof(per_file) / sizeof(per_file[0]); i++)
 		if (strcmp(tag, per_file[i].tag) == 0)
 			return r->cur ? per_file[i].fn(r)
@@ -949,6 +1073,45 @@ static int merge_nvprof(struct partial_set *ps, const struct partial_file *pf)
 	return 0;
 }
 
+/* The files' GPU time devices, in file order (the order gpu_time_analyze of every file gives
+ * them), into ps->pre.gputime, when every file carries them. 0 or OPSCOPE_ENOMEM. */
+static int merge_gputime(struct partial_set *ps)
+{
+	size_t n = 0;
+	for (uint32_t i = 0; i < ps->nfiles; i++) {
+		if (!ps->files[i].has_gputime)
+			return 0;
+		n += ps->files[i].gputime.ndev;
+	}
+	if (n >= UINT32_MAX)
+		return OPSCOPE_ENOMEM;
+	struct gpu_time *gt = calloc(1, sizeof(*gt));
+	if (!gt || !(gt->dev = calloc(n ? n : 1, sizeof(*gt->dev)))) {
+		free(gt);
+		return OPSCOPE_ENOMEM;
+	}
+	/* a second copy of a rank is left out, as gpu_time_analyze leaves it */
+	bool *keep = malloc((ps->nfiles ? ps->nfiles : 1) * sizeof(*keep));
+	if (!keep || ranks_kept_shares(ps->pre.ranks, ps->pre.nranks, keep) == UINT32_MAX) {
+		free(keep);
+		free(gt->dev);
+		free(gt);
+		return OPSCOPE_ENOMEM;
+	}
+	for (uint32_t i = 0; i < ps->nfiles; i++) {
+		struct gpu_time *f = &ps->files[i].gputime;
+		for (uint32_t d = 0; keep[i] && d < f->ndev; d++) {
+			gt->dev[gt->ndev] = f->dev[d];
+			gt->dev[gt->ndev++].file = i;
+			f->dev[d].steps = NULL; /* moved */
+		}
+		gpu_time_free(f);
+	}
+	free(keep);
+	ps->pre.gputime = gt;
+	return 0;
+}
+
 int partial_finish(struct partial_set *ps, char *err, size_t errsize)
 {
 	struct model *m = ps->m;
@@ -1053,6 +1216,8 @@ int partial_finish(struct partial_set *ps, char *err, size_t errsize)
 			steps_average(st);
 		}
 	}
+	if (merge_gputime(ps) != 0)
+		goto oom;
 	return 0;
 overflow:
 	snprintf(err, errsize,
@@ -1064,6 +1229,18 @@ oom:
 	return OPSCOPE_ENOMEM;
 }
 
+bool partial_carries(const struct partial_set *ps, const char *view)
+{
+	const struct report_view *v = report_view_find(view);
+	if (!v || !v->mergeable)
+		return false;
+	if (strcmp(view, "step") == 0)
+		return ps->pre.steps != NULL;
+	if (strcmp(view, "gputime") == 0)
+		return ps->pre.gputime != NULL;
+	return true;
+}
+
 void partial_set_free(struct partial_set *ps)
 {
 	for (uint32_t i = 0; i < ps->nfiles; i++) {
@@ -1072,6 +1249,7 @@ void partial_set_free(struct partial_set *ps)
 		free(ps->files[i].ops);
 		free(ps->files[i].nv);
 		steps_free(&ps->files[i].steps);
+		gpu_time_free(&ps->files[i].gputime);
 	}
 	free(ps->files);
 	for (uint32_t i = 0; i < ps->nsources; i++)
@@ -1086,6 +1264,9 @@ void partial_set_free(struct partial_set *ps)
 	for (uint32_t i = 0; ps->pre.steps && i < ps->pre.nranks; i++)
 		steps_free(&ps->pre.steps[i]);
 	free(ps->pre.steps);
+	if (ps->pre.gputime)
+		gpu_time_free(ps->pre.gputime);
+	free(ps->pre.gputime);
 	agg_free(&ps->pre.kernels);
 	agg_free(&ps->pre.ops);
 	agg_free(&ps->pre.nvprof);

@@ -195,7 +195,7 @@ bool report_views_want_flops(const char *views)
 
 /* Each row: name, help, function, cost, always, title, the line a view asked for by name
  * prints when it has nothing to show, and whether `opscope merge` can make it from partials
- * (files, ranks, operator, kernel, nvprof and step: docs/merge.md says why the others
+ * (files, ranks, operator, kernel, nvprof, step and gputime: docs/merge.md says why the others
  * are not). */
 const struct report_view report_views[] = {
 	{ "files", "each trace file: events, dropped, torn tail, complete (always shown)",
@@ -244,7 +244,7 @@ const struct report_view report_views[] = {
 	  false, "GPU Utilization", "GPU Utilization: no GPU in the trace", false },
 	{ "gputime", "GPU time per step: compute, communication, copies, idle by cause",
 	  view_gputime, 1, false, "GPU Time Breakdown", "GPU Time Breakdown: no GPU in the trace",
-	  false },
+	  true },
 	{ "launch", "per kernel: launch call time, launch-to-start delay, short kernels",
 	  view_launch, 1, false, "Kernel Launch Statistics",
 	  "Kernel Launch Statistics: no device work launched by a runtime call in the trace",

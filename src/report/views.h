@@ -13,6 +13,7 @@
 
 #include "analyze/aggregate.h"
 #include "analyze/analysis.h"
+#include "analyze/gpu_time.h"
 #include "analyze/hardware.h"
 #include "analyze/ranks.h"
 #include "analyze/steps.h"
@@ -73,6 +74,9 @@ struct report_pre {
 	struct step_table *steps; /* one per model file (steps_analyze's rows, dropped and
 				   * average), or NULL when a partial did not carry them
 				   * (version 1): then the step view shows nothing */
+	struct gpu_time *gputime; /* the GPU time breakdown of every file (its devices in file
+				   * order), or NULL when a partial did not carry it (before
+				   * version 3): then the gputime view shows nothing */
 };
 
 /* What every view reads, computed once, and the tables they give. */

@@ -63,15 +63,21 @@ int view_gputime(struct report_ctx *c)
 {
 	const struct model *m = c->an.m;
 	struct gpu_time u;
-	if (gpu_time_analyze(&c->an, &u) != 0)
+	if (c->pre && !c->pre->gputime)
+		return 0; /* merged partials that do not carry it */
+	if (c->pre)	  /* merged: the files' devices as their partials gave them (not freed) */
+		u = *c->pre->gputime;
+	else if (gpu_time_analyze(&c->an, &u) != 0)
 		return OPSCOPE_ENOMEM;
 	if (u.ndev == 0) {
-		gpu_time_free(&u);
+		if (!c->pre)
+			gpu_time_free(&u);
 		return 0;
 	}
 	struct rtable *t = ctx_table(c, "gputime", "GPU Time Breakdown");
 	if (!t) {
-		gpu_time_free(&u);
+		if (!c->pre)
+			gpu_time_free(&u);
 		return OPSCOPE_ENOMEM;
 	}
 	struct bd_cols cs;
@@ -126,7 +132,8 @@ int view_gputime(struct report_ctx *c)
 		  "Dataloader range or the step's data wait), sync (in a synchronizing call or a "
 		  "cuda_sync event),\nother (work was queued and had not started), host (nothing "
 		  "was queued). The parts sum to the\nduration.";
-	gpu_time_free(&u);
+	if (!c->pre)
+		gpu_time_free(&u);
 	return t->oom ? OPSCOPE_ENOMEM : 0;
 }
 

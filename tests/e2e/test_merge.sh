@@ -2,8 +2,8 @@
 # test_merge.sh: `opscope report --format partial` and `opscope merge` (issue 20, point 5).
 #   - Equality: for each input directory, a partial per file (as a Slurm array task would
 #     make it), merged, gives the very bytes that `opscope report` prints for the files loaded
-#     at once, for the mergeable views (files, ranks, operator, kernel, nvprof, step): text
-#     and CSV against `report DIR`, JSON against `report DIR/*` (its "inputs" list names the files given, so
+#     at once, for the mergeable views (files, ranks, operator, kernel, nvprof, step,
+#     gputime): text and CSV against `report DIR`, JSON against `report DIR/*` (its "inputs" list names the files given, so
 #     the report is given the same files; with `report DIR` only "inputs" differs). Inputs:
 #     the synthetic job of tests/tools/gen_ranks.py (4 ranks; also with a missing rank, a
 #     duplicate rank, a rank with no steps) and the real multi-rank traces of HTA
@@ -23,7 +23,7 @@ PY=/usr/bin/python3
 [ -x "$PY" ] || { echo "skip: no $PY"; exit 77; }
 GEN=$SRC/tests/tools/gen_ranks.py
 HTA=$SRC/../shared/data/kineto/hta
-V=files,ranks,operator,kernel,nvprof,step
+V=files,ranks,operator,kernel,nvprof,step,gputime
 
 # parts DIR OUT: one partial per file of DIR into OUT (a loop standing in for the array)
 parts() {
@@ -86,17 +86,28 @@ check "syn: merged: aten::mm, 12 calls (4 ranks x 3 steps), over the partials" \
 # every rank (the others wait in the all-reduce); 2 GPU events (the GEMM, the all-reduce)
 check "syn: merged: a Step Summary per file, 3 steps of 13.56 ms and 2 GPU events each" \
 	'q "$T/syn.m.json" "[[(r[\"total_ns\"], r[\"gpu_events\"]) for r in x[\"rows\"]] for x in d[\"tables\"] if x[\"view\"] == \"step\"] == [[(13560000, 2)] * 4] * 4"'
-# a partial of format version 1 (no sv, sr records) is still read: the step view is left out
+# GPU time per step: compute is the GEMM (10000 us; the straggler's 12000 us), communication
+# the all-reduce from the rank's arrival to 500 us after the straggler's (2500 us; 500 us)
+check "syn: merged: GPU Time Breakdown per step, compute and communication by rank" \
+	'q "$T/syn.m.json" "[(r[\"device\"], r[\"compute_ns\"], r[\"communication_ns\"]) for x in d[\"tables\"] if x[\"view\"] == \"gputime\" for r in x[\"rows\"] if r[\"step\"] == \"ProfilerStep#1\"] == [(\"GPU0 (file %d)\" % f, 12000000 if f == 2 else 10000000, 500000 if f == 2 else 2500000) for f in range(4)]"'
+# partials of older versions are still read; the views they do not carry are left out:
+# version 1 has no sv, sr records (step) and no gv, gt, gs (gputime); version 2 no gv, gt, gs
 for f in "$T/parts_syn"/*.partial; do
-	mkdir -p "$T/v1" && grep -v "^s[vr]	" "$f" | sed '1s/\t2$/\t1/' >"$T/v1/$(basename "$f")"
+	mkdir -p "$T/v1" "$T/v2"
+	grep -v "^[sg][vrts]	\|^gv$" "$f" | sed '1s/\t3$/\t1/' >"$T/v1/$(basename "$f")"
+	grep -v "^g[ts]	\|^gv$" "$f" | sed '1s/\t3$/\t2/' >"$T/v2/$(basename "$f")"
 done
 "$OPSCOPE" report --views files,ranks,operator,kernel,nvprof "$T/syn" >"$T/v1.r.txt"
 "$OPSCOPE" merge "$T/v1"/*.partial >"$T/v1.txt" 2>"$T/v1.err"
-check "v1 partials: merged without the step view, which the left-out line names" \
-	'[ $? -eq 0 ] && cmp -s "$T/v1.txt" "$T/v1.r.txt" && grep -q "^opscope merge: left out advice,.*step.*: not made" "$T/v1.err"'
+check "v1 partials: merged without step and gputime, which the left-out line names" \
+	'[ $? -eq 0 ] && cmp -s "$T/v1.txt" "$T/v1.r.txt" && grep -q "^opscope merge: left out advice,.*step,.*gputime,.*: not made" "$T/v1.err"'
 "$OPSCOPE" merge --views step "$T/v1"/*.partial >"$T/v1s.txt" 2>"$T/v1s.err"
 check "v1 partials: --views step: exit 1, one line" \
-	'[ $? -eq 1 ] && [ "$(wc -l <"$T/v1s.err")" -eq 1 ] && grep -q "format version 1 does not carry it" "$T/v1s.err" && [ ! -s "$T/v1s.txt" ]'
+	'[ $? -eq 1 ] && [ "$(wc -l <"$T/v1s.err")" -eq 1 ] && grep -q "the step view: a partial of an older format version does not carry it" "$T/v1s.err" && [ ! -s "$T/v1s.txt" ]'
+"$OPSCOPE" report --views files,ranks,operator,kernel,nvprof,step "$T/syn" >"$T/v2.r.txt"
+"$OPSCOPE" merge "$T/v2"/*.partial >"$T/v2.txt" 2>"$T/v2.err"
+check "v2 partials: merged with step, without gputime" \
+	'[ $? -eq 0 ] && cmp -s "$T/v2.txt" "$T/v2.r.txt" && grep -q "^opscope merge: left out advice,.*gputime,.*: not made" "$T/v2.err" && ! grep -q "step" "$T/v2.err"'
 # a directory of partials: every *.partial in it (more partials than a command line holds)
 "$OPSCOPE" merge "$T/parts_syn" >"$T/syn_dir.txt" 2>/dev/null
 check "syn: merge DIR of partials: the same report" 'cmp -s "$T/syn_dir.txt" "$T/syn.r.txt"'
@@ -163,8 +174,8 @@ bad "no end record" "noend.partial: offset $((size - $(tail -n 1 "$P" | wc -c)))
 sed '3s/\t[0-9]*\t/\tx1\t/' "$P" >"$T/corrupt.partial"
 off=$(head -n 2 "$P" | wc -c)
 bad "a corrupt count" "corrupt.partial: offset $off: field 4: not a count" "$T/corrupt.partial"
-sed '1s/\t2$/\t3/' "$P" >"$T/v3.partial"
-bad "a newer version" "v3.partial: offset 0: partial format version 3 is newer than this opscope reads (2)" "$T/v3.partial"
+sed '1s/\t3$/\t4/' "$P" >"$T/v4.partial"
+bad "a newer version" "v4.partial: offset 0: partial format version 4 is newer than this opscope reads (3)" "$T/v4.partial"
 bad "the same partial twice" "rank0.json.partial: offset $(head -n 2 "$P" | wc -c): trace $T/syn/rank0.json is also in $P (a partial given twice?)" "$P" "$P"
 bad "a trace given as a partial" "rank0.json: offset 0: not an opscope partial" "$T/syn/rank0.json"
 : >"$T/empty.partial"
@@ -181,6 +192,10 @@ bad "a step row's part longer than the step" "srlong.partial: offset $off: field
 grep -v "^sv" "$P" >"$T/nosv.partial"
 off=$(grep -v "^sv" "$P" | grep -b -m1 "^sr" | cut -d: -f1)
 bad "a step row before its sv record" "nosv.partial: offset $off: sr record before the file's sv record" "$T/nosv.partial"
+# a GPU time span whose parts do not sum to its length (one ns taken from its compute)
+awk -F'\t' 'BEGIN { OFS = "\t" } $1 == "gs" && !done { $5 = $5 - 1; done = 1 } { print }' "$P" >"$T/gsum.partial"
+off=$(grep -b -m1 "^gs" "$P" | cut -d: -f1)
+bad "GPU time parts that do not sum to the span" "gsum.partial: offset $off: GPU time span: its parts do not sum to its length" "$T/gsum.partial"
 # every prefix of a partial: refused in one line, never a crash (exit 1, not a signal)
 ok=1
 for cut in 0 1 17 40 100 200 $((size / 2)) $((size - 1)); do

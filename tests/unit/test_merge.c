@@ -13,6 +13,7 @@
 
 #include "analyze/aggregate.h"
 #include "analyze/analysis.h"
+#include "analyze/gpu_time.h"
 #include "analyze/ranks.h"
 #include "analyze/steps.h"
 #include "harness.h"
@@ -99,7 +100,7 @@ TEST(merge_two_partials)
 	nest(m1);
 	char *p0 = write_partial(m0, "r0.json"), *p1 = write_partial(m1, "r1.json");
 	REQUIRE(p0 && p1);
-	CHECK(strncmp(p0, "opscope-partial\t2\ninput\t=r0.json\nfile\t=r0.json\t=test\t", 52) == 0);
+	CHECK(strncmp(p0, "opscope-partial\t3\ninput\t=r0.json\nfile\t=r0.json\t=test\t", 52) == 0);
 	struct partial_set ps;
 	REQUIRE(partial_set_init(&ps) == 0);
 	char err[256] = "";
@@ -251,9 +252,9 @@ TEST(merge_refusals)
 	char err[256];
 	/* a newer version: offset 0 */
 	REQUIRE(partial_set_init(&ps) == 0);
-	CHECK(read_text(&ps, "opscope-partial\t3\nend\t0\n", "new", err, sizeof(err)) != 0);
-	CHECK_STR(err, "new: offset 0: partial format version 3 is newer than this opscope reads "
-		       "(2): merge with a newer opscope");
+	CHECK(read_text(&ps, "opscope-partial\t4\nend\t0\n", "new", err, sizeof(err)) != 0);
+	CHECK_STR(err, "new: offset 0: partial format version 4 is newer than this opscope reads "
+		       "(3): merge with a newer opscope");
 	partial_set_free(&ps);
 	/* no end record: the offset is the end of the text (18 + 9 = 27 bytes) */
 	REQUIRE(partial_set_init(&ps) == 0);
@@ -335,4 +336,81 @@ TEST(merge_steps)
 	partial_set_free(&ps);
 }
 
-TEST_MAIN(merge_two_partials, merge_operators, merge_escapes, merge_refusals, merge_steps)
+/*
+ * The GPU time breakdown from gv, gt and gs records written by hand: a.json (rank 0) has GPU 3
+ * with window [0,100) (compute 60, comm 10, idle host 30 in 2 gaps) and one step S [0,100) the
+ * same; b.json (rank 0 again: a second copy, left out as gpu_time_analyze leaves it) and
+ * c.json (rank 1) each GPU 0, window [5,15) all compute. Merged: 2 devices, a.json's (file 0)
+ * and c.json's (file 2). A span whose parts sum to 99 of its 100 ns is refused.
+ */
+TEST(merge_gputime)
+{
+	static const char a[] =
+		"opscope-partial\t3\n"
+		"file\t=a.json\t=x\t1\t0\t0\t1\t-\n"
+		"rank\t0\t-\t-1\n"
+		"gv\n"
+		"gt\t3\t0\t100\t60\t10\t0\t0\t0\t0\t30\t0\t0\t0\t0\t0\t0\t0\t2\t0\n"
+		"gs\t=S\t0\t100\t60\t10\t0\t0\t0\t0\t30\t0\t0\t0\t0\t0\t0\t0\t2\t0\n"
+		"end\t1\n";
+	static const char bc[] = "opscope-partial\t3\n"
+				 "file\t=b.json\t=x\t1\t0\t0\t1\t-\n"
+				 "rank\t0\t-\t-1\n"
+				 "gv\n"
+				 "gt\t0\t5\t15\t10\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\n"
+				 "file\t=c.json\t=x\t1\t0\t0\t1\t-\n"
+				 "rank\t1\t-\t-1\n"
+				 "gv\n"
+				 "gt\t0\t5\t15\t10\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\n"
+				 "end\t2\n";
+	struct partial_set ps;
+	char err[256] = "";
+	REQUIRE(partial_set_init(&ps) == 0);
+	CHECK_EQ_I(read_text(&ps, bc, "bc", err, sizeof(err)), 0);
+	CHECK_EQ_I(read_text(&ps, a, "a", err, sizeof(err)), 0);
+	REQUIRE(partial_finish(&ps, err, sizeof(err)) == 0);
+	REQUIRE(ps.pre.gputime != NULL);
+	REQUIRE(ps.pre.gputime->ndev == 2);
+	const struct gpu_time_device *g = &ps.pre.gputime->dev[0];
+	CHECK_EQ_U(g->file, 0);
+	CHECK_EQ_U(g->device, 3);
+	REQUIRE(g->nsteps == 1);
+	CHECK_STR(model_str(ps.m, g->steps[0].name), "S");
+	CHECK_EQ_I(g->window.part[GPU_TIME_COMPUTE], 60);
+	CHECK_EQ_I(g->window.part[GPU_TIME_IDLE_HOST], 30);
+	CHECK_EQ_U(g->window.gaps[GPU_TIME_IDLE_HOST], 2);
+	CHECK_EQ_U(ps.pre.gputime->dev[1].file, 2);
+	CHECK_EQ_I(ps.pre.gputime->dev[1].window.s, 5);
+	CHECK(partial_carries(&ps, "gputime") && partial_carries(&ps, "kernel"));
+	CHECK(!partial_carries(&ps, "step")); /* no sv records here */
+	partial_set_free(&ps);
+	REQUIRE(partial_set_init(&ps) == 0);
+	CHECK(read_text(&ps,
+			"opscope-partial\t3\n"
+			"file\t=d\t=x\t1\t0\t0\t1\t-\n"
+			"rank\t-1\t-\t-1\n"
+			"gv\n"
+			"gt\t0\t0\t100\t60\t10\t0\t0\t0\t0\t29\t0\t0\t0\t0\t0\t0\t0\t0\t0\n"
+			"end\t1\n",
+			"d", err, sizeof(err)) != 0);
+	/* the gt record's offset: 18 + 21 (file) + 13 (rank) + 3 (gv) = 55 */
+	CHECK_STR(err, "d: offset 55: GPU time span: its parts do not sum to its length");
+	partial_set_free(&ps);
+}
+
+/* ranks_kept_shares: ranks 1, none, 1, 0: the second 1 (share 2) is left out, 1 of them */
+TEST(merge_kept_shares)
+{
+	struct ranks_file rf[4];
+	memset(rf, 0, sizeof(rf));
+	rf[0].rank = 1;
+	rf[1].rank = -1;
+	rf[2].rank = 1;
+	rf[3].rank = 0;
+	bool keep[4];
+	CHECK_EQ_U(ranks_kept_shares(rf, 4, keep), 1);
+	CHECK(keep[0] && keep[1] && !keep[2] && keep[3]);
+}
+
+TEST_MAIN(merge_two_partials, merge_operators, merge_escapes, merge_refusals, merge_steps,
+	  merge_gputime, merge_kept_shares)
