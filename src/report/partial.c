@@ -23,6 +23,12 @@
  *   gv                                           (the gputime view, version 3 on)
  *   gt <device> <start> <end> <8 parts> <8 gaps> (ns; one per device: its window)
  *   gs <name> <start> <end> <8 parts> <8 gaps>   (ns; one per step of the device above)
+ *   uv                                           (the gpu view, version 4 on)
+ *   ut <device> <SMs> <SM known 0|1> <kernels> <kernels with SMs> <bucket> <span>
+ *                                                (one per device; span: its window)
+ *   us <name> <span>                             (one per step of the device above)
+ *   ub <span>                                    (one per bucket of the device above)
+ *     span: <start> <end> <kernel busy> <device busy> <SM busy, C99 hex float> <kernels>
  *   end <files>
  *
  * A string field is `-` for none or `=` and the bytes, with \\ \t \n \r \0 escaped, so any
@@ -147,8 +153,47 @@ static void write_gputime(FILE *out, const struct model *m, const struct gpu_tim
 	}
 }
 
+/* A span of the GPU utilization: start, end, kernel and device busy time (ns), the SM
+ * integral (a double: %a, which strtod reads back to the same bits), kernels. */
+static void put_uspan(FILE *out, const struct gpu_util_span *sp)
+{
+	fprintf(out, "\t%" PRId64 "\t%" PRId64 "\t%" PRId64 "\t%" PRId64 "\t%a\t%" PRIu64 "\n",
+		sp->s, sp->e, sp->kernel_ns, sp->work_ns, sp->sm_eff_ns, sp->kernels);
+}
+
+/* File f's devices of the GPU utilization u (of every file): a uv record, then per device a
+ * ut record (with its window), a us record per step and a ub record per bucket. */
+static void write_gpu(FILE *out, const struct model *m, const struct gpu_util *u, uint32_t f)
+{
+	fputs("uv\n", out);
+	for (uint32_t d = 0; d < u->ndev; d++) {
+		const struct gpu_util_device *g = &u->dev[d];
+		if (g->file != f)
+			continue;
+		fprintf(out, "ut\t%" PRIu32 "\t%" PRIu32 "\t%d\t%" PRIu64 "\t%" PRIu64 "\t%" PRId64,
+			g->device, g->sm_count, g->sm_known ? 1 : 0, g->kernels, g->kernels_sm,
+			g->bucket_ns);
+		put_uspan(out, &g->window);
+		for (uint32_t k = 0; k < g->nsteps; k++) {
+			fputs("us", out);
+			put_id(out, m, g->steps[k].name);
+			put_uspan(out, &g->steps[k]);
+		}
+		for (uint32_t k = 0; k < g->nbuckets; k++) {
+			fputs("ub", out);
+			put_uspan(out, &g->buckets[k]);
+		}
+	}
+}
+
+/* The analyses of every file that partial_write writes a share of, made once. */
+struct write_an {
+	struct gpu_time gt; /* the GPU time breakdown */
+	struct gpu_util gu; /* the GPU utilization */
+};
+
 /* partial_write's work, with the analyses of every file made once. */
-static int write_files(FILE *out, const struct analysis *a, const struct gpu_time *gt,
+static int write_files(FILE *out, const struct analysis *a, const struct write_an *wa,
 		       const char *const *inputs, size_t ninputs)
 {
 	const struct model *m = a->m;
@@ -248,7 +293,8 @@ static int write_files(FILE *out, const struct analysis *a, const struct gpu_tim
 		ranks_file_free(&rf);
 		if (write_steps(out, a, f) != 0)
 			return OPSCOPE_ENOMEM;
-		write_gputime(out, m, gt, f);
+		write_gputime(out, m, &wa->gt, f);
+		write_gpu(out, m, &wa->gu, f);
 	}
 	fprintf(out, "end\t%" PRIu32 "\n", m->nfiles);
 	return ferror(out) ? -1 : 0;
@@ -256,11 +302,16 @@ static int write_files(FILE *out, const struct analysis *a, const struct gpu_tim
 
 int partial_write(FILE *out, const struct analysis *a, const char *const *inputs, size_t ninputs)
 {
-	struct gpu_time gt;
-	if (gpu_time_analyze(a, &gt) != 0)
+	struct write_an wa;
+	if (gpu_time_analyze(a, &wa.gt) != 0)
 		return OPSCOPE_ENOMEM;
-	int rc = write_files(out, a, &gt, inputs, ninputs);
-	gpu_time_free(&gt);
+	if (gpu_util_analyze(a, &wa.gu) != 0) {
+		gpu_time_free(&wa.gt);
+		return OPSCOPE_ENOMEM;
+	}
+	int rc = write_files(out, a, &wa, inputs, ninputs);
+	gpu_time_free(&wa.gt);
+	gpu_util_free(&wa.gu);
 	return rc;
 }
 
@@ -286,6 +337,9 @@ struct reader {
 	uint32_t sr_cap;	     /* rows allocated in cur->steps.rows */
 	uint32_t gt_cap;	     /* devices allocated in cur->gputime.dev */
 	uint32_t gs_cap;	     /* steps allocated in the last device of cur->gputime */
+	uint32_t ut_cap;	     /* devices allocated in cur->gpu.dev */
+	uint32_t us_cap;	     /* steps allocated in the last device of cur->gpu */
+	uint32_t ub_cap;	     /* buckets allocated in the last device of cur->gpu */
 	bool oom;		     /* an allocation failed */
 };
 
@@ -503,8 +557,8 @@ static int rec_file(struct reader *r)
 	pf->complete = complete == 1;
 	ps->nfiles++;
 	r->cur = pf;
-	r->kern_cap = r->steps_cap = r->colls_cap = r->ops_cap = r->nv_cap = r->sr_cap = r->gt_cap =
-		r->gs_cap = 0;
+	r->kern_cap = r->steps_cap = r->colls_cap = r->ops_cap = r->nv_cap = r->sr_cap = 0;
+	r->gt_cap = r->gs_cap = r->ut_cap = r->us_cap = r->ub_cap = 0;
 	return 0;
 }
 
@@ -832,6 +886,99 @@ static int rec_gs(struct reader *r)
 	return 0;
 }
 
+static int rec_uv(struct reader *r)
+{
+	if (want_fields(r, 1))
+		return -1;
+	if (r->cur->has_gpu)
+		return fail(r, "a second uv record for the file");
+	r->cur->has_gpu = true;
+	return 0;
+}
+
+/* Fields i..i+5 as a span of the GPU utilization: start, end, kernel busy and device busy
+ * (within the span), the SM integral (a finite double in [0, 2^62]), kernels. */
+static int field_uspan(struct reader *r, int i, struct gpu_util_span *sp)
+{
+	int64_t kernels;
+	if (field_i64(r, i, -PARTIAL_STAMP_MAX, PARTIAL_STAMP_MAX, &sp->s) ||
+	    field_i64(r, i + 1, -PARTIAL_STAMP_MAX, PARTIAL_STAMP_MAX, &sp->e))
+		return -1;
+	if (sp->e < sp->s)
+		return fail(r, "GPU utilization span ends before it starts");
+	if (field_i64(r, i + 2, 0, sp->e - sp->s, &sp->kernel_ns) ||
+	    field_i64(r, i + 3, 0, sp->e - sp->s, &sp->work_ns) ||
+	    field_i64(r, i + 5, 0, PARTIAL_TIME_MAX, &kernels))
+		return -1;
+	const char *p = r->f[i + 4];
+	char *end;
+	errno = 0;
+	double v = strtod(p, &end);
+	/* !(v >= 0) catches NaN too */
+	if (!*p || *end || errno == ERANGE || !(v >= 0) || v > (double)PARTIAL_TIME_MAX)
+		return fail(r, "field %d: not a number in [0, 2^62]", i + 5);
+	sp->sm_eff_ns = v;
+	sp->kernels = (uint64_t)kernels;
+	return 0;
+}
+
+static int rec_ut(struct reader *r)
+{
+	struct gpu_util *u = &r->cur->gpu;
+	if (!r->cur->has_gpu)
+		return fail(r, "ut record before the file's uv record");
+	if (want_fields(r, 13) || grow(r, (void **)&u->dev, &r->ut_cap, u->ndev, sizeof(*u->dev)))
+		return -1;
+	struct gpu_util_device *g = &u->dev[u->ndev];
+	memset(g, 0, sizeof(*g));
+	int64_t dev, sms, known, kernels, kernels_sm;
+	if (field_i64(r, 1, 0, UINT32_MAX, &dev) || field_i64(r, 2, 0, UINT32_MAX, &sms) ||
+	    field_i64(r, 3, 0, 1, &known) || field_i64(r, 4, 0, PARTIAL_TIME_MAX, &kernels) ||
+	    field_i64(r, 5, 0, kernels, &kernels_sm) ||
+	    field_i64(r, 6, 0, PARTIAL_TIME_MAX, &g->bucket_ns) || field_uspan(r, 7, &g->window))
+		return -1;
+	g->device = (uint32_t)dev;
+	g->sm_count = (uint32_t)sms;
+	g->sm_known = known == 1;
+	g->kernels = (uint64_t)kernels;
+	g->kernels_sm = (uint64_t)kernels_sm;
+	u->ndev++;
+	r->us_cap = r->ub_cap = 0;
+	return 0;
+}
+
+/* A us (step) or ub (bucket) record: a span of the file's last device. */
+static int rec_uspan(struct reader *r, bool bucket)
+{
+	struct gpu_util *u = &r->cur->gpu;
+	if (!u->ndev)
+		return fail(r, "%s record before the file's first ut record", r->f[0]);
+	struct gpu_util_device *g = &u->dev[u->ndev - 1];
+	struct gpu_util_span **v = bucket ? &g->buckets : &g->steps;
+	uint32_t *n = bucket ? &g->nbuckets : &g->nsteps;
+	if (bucket && *n == GPU_UTIL_MAX_BUCKETS)
+		return fail(r, "more than %d buckets for a device", GPU_UTIL_MAX_BUCKETS);
+	if (want_fields(r, bucket ? 7 : 8) ||
+	    grow(r, (void **)v, bucket ? &r->ub_cap : &r->us_cap, *n, sizeof(**v)))
+		return -1;
+	struct gpu_util_span *sp = &(*v)[*n];
+	memset(sp, 0, sizeof(*sp));
+	if ((!bucket && field_id(r, 1, false, &sp->name)) || field_uspan(r, bucket ? 1 : 2, sp))
+		return -1;
+	(*n)++;
+	return 0;
+}
+
+static int rec_us(struct reader *r)
+{
+	return rec_uspan(r, false);
+}
+
+static int rec_ub(struct reader *r)
+{
+	return rec_uspan(r, true);
+}
+
 /* One record (split in r->f). *end set by the end record. */
 static int record(struct reader *r, bool *end)
 {
@@ -856,20 +1003,12 @@ static int record(struct reader *r, bool *end)
 	static const struct {
 		const char *tag;
 		int (*fn)(struct reader *r);
-	} per_file[] = { { "rank", rec_rank },
-			 { "dist", rec_dist },
-			 { "step", rec_step },
-			 { "coll", rec_coll },
-			 { "kernels", rec_kernels },
-			 { "k", rec_k },
-			 { "o", rec_o },
-			 { "nvprof", rec_nvprof },
-			 { "n", rec_n },
-			 { "sv", rec_sv },
-			 { "sr", rec_sr },
-			 { "gv", rec_gv },
-			 { "gt", rec_gt },
-			 { "gs", rec_gs } };
+	} per_file[] = { { "rank", rec_rank }, { "dist", rec_dist },	   { "step", rec_step },
+			 { "coll", rec_coll }, { "kernels", rec_kernels }, { "k", rec_k },
+			 { "o", rec_o },       { "nvprof", rec_nvprof },   { "n", rec_n },
+			 { "sv", rec_sv },     { "sr", rec_sr },	   { "gv", rec_gv },
+			 { "gt", rec_gt },     { "gs", rec_gs },	   { "uv", rec_uv },
+			 { "ut", rec_ut },     { "us", rec_us },	   { "ub", rec_ub } };
 	for (size_t i = 0; i < sizeof(per_file) / sizeof(per_file[0]); i++)
 		if (strcmp(tag, per_file[i].tag) == 0)
 			return r->cur ? per_file[i].fn(r)
@@ -1112,6 +1251,36 @@ static int merge_gputime(struct partial_set *ps)
 	return 0;
 }
 
+/* The files' GPU utilization devices, in file order (gpu_util_analyze's of every file),
+ * into ps->pre.gpu, when every file carries them. 0 or OPSCOPE_ENOMEM. */
+static int merge_gpu(struct partial_set *ps)
+{
+	size_t n = 0;
+	for (uint32_t i = 0; i < ps->nfiles; i++) {
+		if (!ps->files[i].has_gpu)
+			return 0;
+		n += ps->files[i].gpu.ndev;
+	}
+	if (n >= UINT32_MAX)
+		return OPSCOPE_ENOMEM;
+	struct gpu_util *u = calloc(1, sizeof(*u));
+	if (!u || !(u->dev = calloc(n ? n : 1, sizeof(*u->dev)))) {
+		free(u);
+		return OPSCOPE_ENOMEM;
+	}
+	for (uint32_t i = 0; i < ps->nfiles; i++) {
+		struct gpu_util *f = &ps->files[i].gpu;
+		for (uint32_t d = 0; d < f->ndev; d++) {
+			u->dev[u->ndev] = f->dev[d];
+			u->dev[u->ndev++].file = i;
+		}
+		free(f->dev); /* the spans moved */
+		memset(f, 0, sizeof(*f));
+	}
+	ps->pre.gpu = u;
+	return 0;
+}
+
 int partial_finish(struct partial_set *ps, char *err, size_t errsize)
 {
 	struct model *m = ps->m;
@@ -1216,7 +1385,7 @@ int partial_finish(struct partial_set *ps, char *err, size_t errsize)
 			steps_average(st);
 		}
 	}
-	if (merge_gputime(ps) != 0)
+	if (merge_gputime(ps) != 0 || merge_gpu(ps) != 0)
 		goto oom;
 	return 0;
 overflow:
@@ -1238,6 +1407,8 @@ bool partial_carries(const struct partial_set *ps, const char *view)
 		return ps->pre.steps != NULL;
 	if (strcmp(view, "gputime") == 0)
 		return ps->pre.gputime != NULL;
+	if (strcmp(view, "gpu") == 0)
+		return ps->pre.gpu != NULL;
 	return true;
 }
 
@@ -1250,6 +1421,7 @@ void partial_set_free(struct partial_set *ps)
 		free(ps->files[i].nv);
 		steps_free(&ps->files[i].steps);
 		gpu_time_free(&ps->files[i].gputime);
+		gpu_util_free(&ps->files[i].gpu);
 	}
 	free(ps->files);
 	for (uint32_t i = 0; i < ps->nsources; i++)
@@ -1267,6 +1439,9 @@ void partial_set_free(struct partial_set *ps)
 	if (ps->pre.gputime)
 		gpu_time_free(ps->pre.gputime);
 	free(ps->pre.gputime);
+	if (ps->pre.gpu)
+		gpu_util_free(ps->pre.gpu);
+	free(ps->pre.gpu);
 	agg_free(&ps->pre.kernels);
 	agg_free(&ps->pre.ops);
 	agg_free(&ps->pre.nvprof);

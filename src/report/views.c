@@ -195,7 +195,7 @@ bool report_views_want_flops(const char *views)
 
 /* Each row: name, help, function, cost, always, title, the line a view asked for by name
  * prints when it has nothing to show, and whether `opscope merge` can make it from partials
- * (files, ranks, operator, kernel, nvprof, step and gputime: docs/merge.md says why the others
+ * (files, ranks, operator, kernel, nvprof, step, gpu and gputime: docs/merge.md says why the others
  * are not). */
 const struct report_view report_views[] = {
 	{ "files", "each trace file: events, dropped, torn tail, complete (always shown)",
@@ -241,7 +241,7 @@ const struct report_view report_views[] = {
 	  false, "Perf Summary", "Perf: no ProfileStep ranges with num_samples in the trace",
 	  false },
 	{ "gpu", "GPU busy share and SM efficiency per step, window and over time", view_gpu, 1,
-	  false, "GPU Utilization", "GPU Utilization: no GPU in the trace", false },
+	  false, "GPU Utilization", "GPU Utilization: no GPU in the trace", true },
 	{ "gputime", "GPU time per step: compute, communication, copies, idle by cause",
 	  view_gputime, 1, false, "GPU Time Breakdown", "GPU Time Breakdown: no GPU in the trace",
 	  true },

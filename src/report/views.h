@@ -14,6 +14,7 @@
 #include "analyze/aggregate.h"
 #include "analyze/analysis.h"
 #include "analyze/gpu_time.h"
+#include "analyze/gpu_util.h"
 #include "analyze/hardware.h"
 #include "analyze/ranks.h"
 #include "analyze/steps.h"
@@ -77,6 +78,9 @@ struct report_pre {
 	struct gpu_time *gputime; /* the GPU time breakdown of every file (its devices in file
 				   * order), or NULL when a partial did not carry it (before
 				   * version 3): then the gputime view shows nothing */
+	struct gpu_util *gpu;	  /* the GPU utilization of every file (its devices in file
+				   * order), or NULL when a partial did not carry it (before
+				   * version 4): then the gpu view shows nothing */
 };
 
 /* What every view reads, computed once, and the tables they give. */

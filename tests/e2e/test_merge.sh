@@ -2,7 +2,7 @@
 # test_merge.sh: `opscope report --format partial` and `opscope merge` (issue 20, point 5).
 #   - Equality: for each input directory, a partial per file (as a Slurm array task would
 #     make it), merged, gives the very bytes that `opscope report` prints for the files loaded
-#     at once, for the mergeable views (files, ranks, operator, kernel, nvprof, step,
+#     at once, for the mergeable views (files, ranks, operator, kernel, nvprof, step, gpu,
 #     gputime): text and CSV against `report DIR`, JSON against `report DIR/*` (its "inputs" list names the files given, so
 #     the report is given the same files; with `report DIR` only "inputs" differs). Inputs:
 #     the synthetic job of tests/tools/gen_ranks.py (4 ranks; also with a missing rank, a
@@ -23,7 +23,7 @@ PY=/usr/bin/python3
 [ -x "$PY" ] || { echo "skip: no $PY"; exit 77; }
 GEN=$SRC/tests/tools/gen_ranks.py
 HTA=$SRC/../shared/data/kineto/hta
-V=files,ranks,operator,kernel,nvprof,step,gputime
+V=files,ranks,operator,kernel,nvprof,step,gpu,gputime
 
 # parts DIR OUT: one partial per file of DIR into OUT (a loop standing in for the array)
 parts() {
@@ -90,24 +90,34 @@ check "syn: merged: a Step Summary per file, 3 steps of 13.56 ms and 2 GPU event
 # the all-reduce from the rank's arrival to 500 us after the straggler's (2500 us; 500 us)
 check "syn: merged: GPU Time Breakdown per step, compute and communication by rank" \
 	'q "$T/syn.m.json" "[(r[\"device\"], r[\"compute_ns\"], r[\"communication_ns\"]) for x in d[\"tables\"] if x[\"view\"] == \"gputime\" for r in x[\"rows\"] if r[\"step\"] == \"ProfilerStep#1\"] == [(\"GPU0 (file %d)\" % f, 12000000 if f == 2 else 10000000, 500000 if f == 2 else 2500000) for f in range(4)]"'
+# GPU utilization per step: kernel busy = the GEMM then the all-reduce, back to back: 10000 +
+# 2500 us, the straggler's 12000 + 500 us: 12.5 ms on every rank, 2 kernels
+check "syn: merged: GPU Utilization per step, 12.5 ms kernel busy and 2 kernels each" \
+	'q "$T/syn.m.json" "[(r[\"device\"], r[\"kernel_busy_ns\"], r[\"kernels\"]) for x in d[\"tables\"] if x[\"title\"] == \"GPU Utilization\" for r in x[\"rows\"] if r[\"step\"] == \"ProfilerStep#1\"] == [(\"GPU0 (file %d)\" % f, 12500000, 2) for f in range(4)]"'
 # partials of older versions are still read; the views they do not carry are left out:
-# version 1 has no sv, sr records (step) and no gv, gt, gs (gputime); version 2 no gv, gt, gs
+# version 1 has no sv, sr records (step), version 2 no gv, gt, gs (gputime), version 3 no uv,
+# ut, us, ub (gpu)
 for f in "$T/parts_syn"/*.partial; do
-	mkdir -p "$T/v1" "$T/v2"
-	grep -v "^[sg][vrts]	\|^gv$" "$f" | sed '1s/\t3$/\t1/' >"$T/v1/$(basename "$f")"
-	grep -v "^g[ts]	\|^gv$" "$f" | sed '1s/\t3$/\t2/' >"$T/v2/$(basename "$f")"
+	mkdir -p "$T/v1" "$T/v2" "$T/v3"
+	grep -v "^[sgu][vrtsb]	\|^[gu]v$" "$f" | sed '1s/\t4$/\t1/' >"$T/v1/$(basename "$f")"
+	grep -v "^[gu][tsb]	\|^[gu]v$" "$f" | sed '1s/\t4$/\t2/' >"$T/v2/$(basename "$f")"
+	grep -v "^u[tsb]	\|^uv$" "$f" | sed '1s/\t4$/\t3/' >"$T/v3/$(basename "$f")"
 done
 "$OPSCOPE" report --views files,ranks,operator,kernel,nvprof "$T/syn" >"$T/v1.r.txt"
 "$OPSCOPE" merge "$T/v1"/*.partial >"$T/v1.txt" 2>"$T/v1.err"
-check "v1 partials: merged without step and gputime, which the left-out line names" \
-	'[ $? -eq 0 ] && cmp -s "$T/v1.txt" "$T/v1.r.txt" && grep -q "^opscope merge: left out advice,.*step,.*gputime,.*: not made" "$T/v1.err"'
+check "v1 partials: merged without step, gpu and gputime, which the left-out line names" \
+	'[ $? -eq 0 ] && cmp -s "$T/v1.txt" "$T/v1.r.txt" && grep -q "^opscope merge: left out advice,.*step,.*gpu,gputime,.*: not made" "$T/v1.err"'
 "$OPSCOPE" merge --views step "$T/v1"/*.partial >"$T/v1s.txt" 2>"$T/v1s.err"
 check "v1 partials: --views step: exit 1, one line" \
 	'[ $? -eq 1 ] && [ "$(wc -l <"$T/v1s.err")" -eq 1 ] && grep -q "the step view: a partial of an older format version does not carry it" "$T/v1s.err" && [ ! -s "$T/v1s.txt" ]'
 "$OPSCOPE" report --views files,ranks,operator,kernel,nvprof,step "$T/syn" >"$T/v2.r.txt"
 "$OPSCOPE" merge "$T/v2"/*.partial >"$T/v2.txt" 2>"$T/v2.err"
-check "v2 partials: merged with step, without gputime" \
-	'[ $? -eq 0 ] && cmp -s "$T/v2.txt" "$T/v2.r.txt" && grep -q "^opscope merge: left out advice,.*gputime,.*: not made" "$T/v2.err" && ! grep -q "step" "$T/v2.err"'
+check "v2 partials: merged with step, without gpu and gputime" \
+	'[ $? -eq 0 ] && cmp -s "$T/v2.txt" "$T/v2.r.txt" && grep -q "^opscope merge: left out advice,.*gpu,gputime,.*: not made" "$T/v2.err" && ! grep -q "step" "$T/v2.err"'
+"$OPSCOPE" report --views files,ranks,operator,kernel,nvprof,step,gputime "$T/syn" >"$T/v3.r.txt"
+"$OPSCOPE" merge "$T/v3"/*.partial >"$T/v3.txt" 2>"$T/v3.err"
+check "v3 partials: merged with step and gputime, without gpu" \
+	'[ $? -eq 0 ] && cmp -s "$T/v3.txt" "$T/v3.r.txt" && grep -q "^opscope merge: left out advice,.*,gpu,launch,.*: not made" "$T/v3.err"'
 # a directory of partials: every *.partial in it (more partials than a command line holds)
 "$OPSCOPE" merge "$T/parts_syn" >"$T/syn_dir.txt" 2>/dev/null
 check "syn: merge DIR of partials: the same report" 'cmp -s "$T/syn_dir.txt" "$T/syn.r.txt"'
@@ -174,8 +184,8 @@ bad "no end record" "noend.partial: offset $((size - $(tail -n 1 "$P" | wc -c)))
 sed '3s/\t[0-9]*\t/\tx1\t/' "$P" >"$T/corrupt.partial"
 off=$(head -n 2 "$P" | wc -c)
 bad "a corrupt count" "corrupt.partial: offset $off: field 4: not a count" "$T/corrupt.partial"
-sed '1s/\t3$/\t4/' "$P" >"$T/v4.partial"
-bad "a newer version" "v4.partial: offset 0: partial format version 4 is newer than this opscope reads (3)" "$T/v4.partial"
+sed '1s/\t4$/\t5/' "$P" >"$T/v5.partial"
+bad "a newer version" "v5.partial: offset 0: partial format version 5 is newer than this opscope reads (4)" "$T/v5.partial"
 bad "the same partial twice" "rank0.json.partial: offset $(head -n 2 "$P" | wc -c): trace $T/syn/rank0.json is also in $P (a partial given twice?)" "$P" "$P"
 bad "a trace given as a partial" "rank0.json: offset 0: not an opscope partial" "$T/syn/rank0.json"
 : >"$T/empty.partial"
@@ -196,6 +206,10 @@ bad "a step row before its sv record" "nosv.partial: offset $off: sr record befo
 awk -F'\t' 'BEGIN { OFS = "\t" } $1 == "gs" && !done { $5 = $5 - 1; done = 1 } { print }' "$P" >"$T/gsum.partial"
 off=$(grep -b -m1 "^gs" "$P" | cut -d: -f1)
 bad "GPU time parts that do not sum to the span" "gsum.partial: offset $off: GPU time span: its parts do not sum to its length" "$T/gsum.partial"
+# an SM integral that is not a number
+awk -F'\t' 'BEGIN { OFS = "\t" } $1 == "us" && !done { $7 = "nan"; done = 1 } { print }' "$P" >"$T/unan.partial"
+off=$(grep -b -m1 "^us" "$P" | cut -d: -f1)
+bad "an SM integral that is not a number" "unan.partial: offset $off: field 7: not a number in \[0, 2^62\]" "$T/unan.partial"
 # every prefix of a partial: refused in one line, never a crash (exit 1, not a signal)
 ok=1
 for cut in 0 1 17 40 100 200 $((size / 2)) $((size - 1)); do

@@ -14,6 +14,7 @@
 #include "analyze/aggregate.h"
 #include "analyze/analysis.h"
 #include "analyze/gpu_time.h"
+#include "analyze/gpu_util.h"
 #include "analyze/ranks.h"
 #include "analyze/steps.h"
 #include "harness.h"
@@ -100,7 +101,7 @@ TEST(merge_two_partials)
 	nest(m1);
 	char *p0 = write_partial(m0, "r0.json"), *p1 = write_partial(m1, "r1.json");
 	REQUIRE(p0 && p1);
-	CHECK(strncmp(p0, "opscope-partial\t3\ninput\t=r0.json\nfile\t=r0.json\t=test\t", 52) == 0);
+	CHECK(strncmp(p0, "opscope-partial\t4\ninput\t=r0.json\nfile\t=r0.json\t=test\t", 52) == 0);
 	struct partial_set ps;
 	REQUIRE(partial_set_init(&ps) == 0);
 	char err[256] = "";
@@ -252,9 +253,9 @@ TEST(merge_refusals)
 	char err[256];
 	/* a newer version: offset 0 */
 	REQUIRE(partial_set_init(&ps) == 0);
-	CHECK(read_text(&ps, "opscope-partial\t4\nend\t0\n", "new", err, sizeof(err)) != 0);
-	CHECK_STR(err, "new: offset 0: partial format version 4 is newer than this opscope reads "
-		       "(3): merge with a newer opscope");
+	CHECK(read_text(&ps, "opscope-partial\t5\nend\t0\n", "new", err, sizeof(err)) != 0);
+	CHECK_STR(err, "new: offset 0: partial format version 5 is newer than this opscope reads "
+		       "(4): merge with a newer opscope");
 	partial_set_free(&ps);
 	/* no end record: the offset is the end of the text (18 + 9 = 27 bytes) */
 	REQUIRE(partial_set_init(&ps) == 0);
@@ -398,6 +399,61 @@ TEST(merge_gputime)
 	partial_set_free(&ps);
 }
 
+/*
+ * The GPU utilization from uv, ut, us and ub records written by hand: a.json's GPU 2 (108 SMs,
+ * SM values known, 5 kernels, 3 with SM values, buckets of 10000 ns) with window [0,100):
+ * kernel busy 40, device busy 50, SM integral 0x1.8p+4 = 24.0, 5 kernels; one step S the
+ * same and one bucket [0,100). The hex float reads back exactly. A second copy of rank 0 is
+ * not left out here (gpu_util_analyze keeps every file). A 101st bucket is refused.
+ */
+TEST(merge_gpu)
+{
+	static const char a[] = "opscope-partial\t4\n"
+				"file\t=a.json\t=x\t1\t0\t0\t1\t-\n"
+				"uv\n"
+				"ut\t2\t108\t1\t5\t3\t10000\t0\t100\t40\t50\t0x1.8p+4\t5\n"
+				"us\t=S\t0\t100\t40\t50\t0x1.8p+4\t5\n"
+				"ub\t0\t100\t40\t50\t0x1.8p+4\t5\n"
+				"end\t1\n";
+	struct partial_set ps;
+	char err[256] = "";
+	REQUIRE(partial_set_init(&ps) == 0);
+	CHECK_EQ_I(read_text(&ps, a, "a", err, sizeof(err)), 0);
+	REQUIRE(partial_finish(&ps, err, sizeof(err)) == 0);
+	REQUIRE(ps.pre.gpu != NULL && ps.pre.gpu->ndev == 1);
+	const struct gpu_util_device *g = &ps.pre.gpu->dev[0];
+	CHECK_EQ_U(g->device, 2);
+	CHECK_EQ_U(g->sm_count, 108);
+	CHECK(g->sm_known);
+	CHECK_EQ_U(g->kernels_sm, 3);
+	CHECK_EQ_I(g->bucket_ns, 10000);
+	CHECK_EQ_I(g->window.kernel_ns, 40);
+	CHECK_EQ_I(g->window.work_ns, 50);
+	CHECK(g->window.sm_eff_ns == 24.0);
+	REQUIRE(g->nsteps == 1 && g->nbuckets == 1);
+	CHECK_STR(model_str(ps.m, g->steps[0].name), "S");
+	CHECK_EQ_U(g->buckets[0].kernels, 5);
+	CHECK(partial_carries(&ps, "gpu") && !partial_carries(&ps, "gputime"));
+	partial_set_free(&ps);
+	/* 101 buckets: the 101st refused */
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+	REQUIRE(out);
+	fputs("opscope-partial\t4\nfile\t=b\t=x\t1\t0\t0\t1\t-\nuv\n"
+	      "ut\t0\t0\t0\t0\t0\t1\t0\t101\t0\t0\t0\t0\n",
+	      out);
+	for (int k = 0; k < 101; k++)
+		fprintf(out, "ub\t%d\t%d\t0\t0\t0\t0\n", k, k + 1);
+	fputs("end\t1\n", out);
+	fclose(out);
+	REQUIRE(partial_set_init(&ps) == 0);
+	CHECK(read_text(&ps, text, "b", err, sizeof(err)) != 0);
+	CHECK(strstr(err, ": more than 100 buckets for a device") != NULL);
+	partial_set_free(&ps);
+	free(text);
+}
+
 /* ranks_kept_shares: ranks 1, none, 1, 0: the second 1 (share 2) is left out, 1 of them */
 TEST(merge_kept_shares)
 {
@@ -413,4 +469,4 @@ TEST(merge_kept_shares)
 }
 
 TEST_MAIN(merge_two_partials, merge_operators, merge_escapes, merge_refusals, merge_steps,
-	  merge_gputime, merge_kept_shares)
+	  merge_gputime, merge_gpu, merge_kept_shares)
