@@ -38,7 +38,7 @@ else
 		cmake --build "$build" -j "$(nproc)" --target opscope_cli >>"$work/build.log" 2>&1 ||
 		{ tail -5 "$work/build.log" >&2; exit 1; }
 fi
-views=files,ranks,operator,kernel,nvprof,step,gpu,gputime
+views=files,ranks,operator,kernel,nvprof,step,gpu,gputime,launch
 now() { date +%s.%N; }
 secs() { $py -c "import sys; print('%.3f' % (float(sys.argv[2]) - float(sys.argv[1])))" "$1" "$2"; }
 

@@ -29,6 +29,9 @@
  *   us <name> <span>                             (one per step of the device above)
  *   ub <span>                                    (one per bucket of the device above)
  *     span: <start> <end> <kernel busy> <device busy> <SM busy, C99 hex float> <kernels>
+ *   lv <device ops not launched by a call>       (the launch view, version 5 on)
+ *   lr <name> <category> <count> <launch sum> <launch max> <delay sum> <delay max> <op sum>
+ *      <short> <shorter than launch> <launch outliers> <delay outliers>   (ns; one per name)
  *   end <files>
  *
  * A string field is `-` for none or `=` and the bytes, with \\ \t \n \r \0 escaped, so any
@@ -186,6 +189,29 @@ static void write_gpu(FILE *out, const struct model *m, const struct gpu_util *u
 	}
 }
 
+/* File f's launch statistics: an lv record, then an lr record per name (the total is the
+ * sum of the rows: the merge makes it). */
+static int write_launch(FILE *out, const struct analysis *a, uint32_t f)
+{
+	struct gpu_launch l;
+	if (gpu_launch_analyze_file(a, f, &l) != 0)
+		return OPSCOPE_ENOMEM;
+	fprintf(out, "lv\t%" PRIu64 "\n", l.unlaunched);
+	for (uint32_t i = 0; i < l.nrows; i++) {
+		const struct gpu_launch_row *x = &l.rows[i];
+		fputs("lr", out);
+		put_id(out, a->m, x->name);
+		fprintf(out,
+			"\t%u\t%" PRIu64 "\t%" PRId64 "\t%" PRId64 "\t%" PRId64 "\t%" PRId64
+			"\t%" PRId64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\n",
+			(unsigned)x->category, x->count, x->cpu_sum_ns, x->cpu_max_ns,
+			x->delay_sum_ns, x->delay_max_ns, x->gpu_sum_ns, x->short_ops, x->shorter,
+			x->cpu_outliers, x->delay_outliers);
+	}
+	gpu_launch_free(&l);
+	return 0;
+}
+
 /* The analyses of every file that partial_write writes a share of, made once. */
 struct write_an {
 	struct gpu_time gt; /* the GPU time breakdown */
@@ -295,6 +321,8 @@ static int write_files(FILE *out, const struct analysis *a, const struct write_a
 			return OPSCOPE_ENOMEM;
 		write_gputime(out, m, &wa->gt, f);
 		write_gpu(out, m, &wa->gu, f);
+		if (write_launch(out, a, f) != 0)
+			return OPSCOPE_ENOMEM;
 	}
 	fprintf(out, "end\t%" PRIu32 "\n", m->nfiles);
 	return ferror(out) ? -1 : 0;
@@ -340,6 +368,7 @@ struct reader {
 	uint32_t ut_cap;	     /* devices allocated in cur->gpu.dev */
 	uint32_t us_cap;	     /* steps allocated in the last device of cur->gpu */
 	uint32_t ub_cap;	     /* buckets allocated in the last device of cur->gpu */
+	uint32_t lr_cap;	     /* rows allocated in cur->launch.rows */
 	bool oom;		     /* an allocation failed */
 };
 
@@ -558,7 +587,7 @@ static int rec_file(struct reader *r)
 	ps->nfiles++;
 	r->cur = pf;
 	r->kern_cap = r->steps_cap = r->colls_cap = r->ops_cap = r->nv_cap = r->sr_cap = 0;
-	r->gt_cap = r->gs_cap = r->ut_cap = r->us_cap = r->ub_cap = 0;
+	r->gt_cap = r->gs_cap = r->ut_cap = r->us_cap = r->ub_cap = r->lr_cap = 0;
 	return 0;
 }
 
@@ -979,6 +1008,51 @@ static int rec_ub(struct reader *r)
 	return rec_uspan(r, true);
 }
 
+static int rec_lv(struct reader *r)
+{
+	int64_t n;
+	if (want_fields(r, 2) || field_i64(r, 1, 0, PARTIAL_TIME_MAX, &n))
+		return -1;
+	if (r->cur->has_launch)
+		return fail(r, "a second lv record for the file");
+	r->cur->has_launch = true;
+	r->cur->launch.unlaunched = (uint64_t)n;
+	return 0;
+}
+
+static int rec_lr(struct reader *r)
+{
+	struct gpu_launch *l = &r->cur->launch;
+	if (!r->cur->has_launch)
+		return fail(r, "lr record before the file's lv record");
+	if (want_fields(r, 13) ||
+	    grow(r, (void **)&l->rows, &r->lr_cap, l->nrows, sizeof(*l->rows)))
+		return -1;
+	struct gpu_launch_row *x = &l->rows[l->nrows];
+	memset(x, 0, sizeof(*x));
+	int64_t cat, count, n[4];
+	if (field_id(r, 1, false, &x->name) || field_i64(r, 2, 0, UINT8_MAX, &cat) ||
+	    field_i64(r, 3, 1, PARTIAL_TIME_MAX, &count) ||
+	    field_i64(r, 4, 0, PARTIAL_TIME_MAX, &x->cpu_sum_ns) ||
+	    field_i64(r, 5, 0, x->cpu_sum_ns, &x->cpu_max_ns) ||
+	    field_i64(r, 6, 0, PARTIAL_TIME_MAX, &x->delay_sum_ns) ||
+	    field_i64(r, 7, 0, x->delay_sum_ns, &x->delay_max_ns) ||
+	    field_i64(r, 8, 0, PARTIAL_TIME_MAX, &x->gpu_sum_ns))
+		return -1;
+	/* the short ops and outliers are some of the ops */
+	for (int k = 0; k < 4; k++)
+		if (field_i64(r, 9 + k, 0, count, &n[k]))
+			return -1;
+	x->category = (uint8_t)cat;
+	x->count = (uint64_t)count;
+	x->short_ops = (uint64_t)n[0];
+	x->shorter = (uint64_t)n[1];
+	x->cpu_outliers = (uint64_t)n[2];
+	x->delay_outliers = (uint64_t)n[3];
+	l->nrows++;
+	return 0;
+}
+
 /* One record (split in r->f). *end set by the end record. */
 static int record(struct reader *r, bool *end)
 {
@@ -1003,12 +1077,26 @@ static int record(struct reader *r, bool *end)
 	static const struct {
 		const char *tag;
 		int (*fn)(struct reader *r);
-	} per_file[] = { { "rank", rec_rank }, { "dist", rec_dist },	   { "step", rec_step },
-			 { "coll", rec_coll }, { "kernels", rec_kernels }, { "k", rec_k },
-			 { "o", rec_o },       { "nvprof", rec_nvprof },   { "n", rec_n },
-			 { "sv", rec_sv },     { "sr", rec_sr },	   { "gv", rec_gv },
-			 { "gt", rec_gt },     { "gs", rec_gs },	   { "uv", rec_uv },
-			 { "ut", rec_ut },     { "us", rec_us },	   { "ub", rec_ub } };
+	} per_file[] = { { "rank", rec_rank },
+			 { "dist", rec_dist },
+			 { "step", rec_step },
+			 { "coll", rec_coll },
+			 { "kernels", rec_kernels },
+			 { "k", rec_k },
+			 { "o", rec_o },
+			 { "nvprof", rec_nvprof },
+			 { "n", rec_n },
+			 { "sv", rec_sv },
+			 { "sr", rec_sr },
+			 { "gv", rec_gv },
+			 { "gt", rec_gt },
+			 { "gs", rec_gs },
+			 { "uv", rec_uv },
+			 { "ut", rec_ut },
+			 { "us", rec_us },
+			 { "ub", rec_ub },
+			 { "lv", rec_lv },
+			 { "lr", rec_lr } };
 	for (size_t i = 0; i < sizeof(per_file) / sizeof(per_file[0]); i++)
 		if (strcmp(tag, per_file[i].tag) == 0)
 			return r->cur ? per_file[i].fn(r)
@@ -1281,6 +1369,73 @@ static int merge_gpu(struct partial_set *ps)
 	return 0;
 }
 
+/* Add row x into `into` (gpu_launch_row_add), unless a count or sum would leave int64: then
+ * -1 and `into` unchanged. */
+static int launch_add_checked(struct gpu_launch_row *into, const struct gpu_launch_row *x)
+{
+	int64_t v;
+	if (__builtin_add_overflow((int64_t)into->count, (int64_t)x->count, &v) ||
+	    __builtin_add_overflow(into->cpu_sum_ns, x->cpu_sum_ns, &v) ||
+	    __builtin_add_overflow(into->delay_sum_ns, x->delay_sum_ns, &v) ||
+	    __builtin_add_overflow(into->gpu_sum_ns, x->gpu_sum_ns, &v))
+		return -1; /* the other counts are at most the count */
+	gpu_launch_row_add(into, x);
+	return 0;
+}
+
+/* The files' launch rows summed by name into ps->pre.launch (with their total, and ordered
+ * as gpu_launch_analyze orders them), when every file carries them. 0, -1 when a sum would
+ * leave int64 (*bad: the index of the file whose row did), or OPSCOPE_ENOMEM. */
+static int merge_launch(struct partial_set *ps, uint32_t *bad)
+{
+	for (uint32_t i = 0; i < ps->nfiles; i++)
+		if (!ps->files[i].has_launch)
+			return 0;
+	struct gpu_launch *l = calloc(1, sizeof(*l));
+	uint32_t *row_of = calloc(ps->m->nstrings ? ps->m->nstrings : 1, sizeof(*row_of));
+	uint32_t cap = 0;
+	int rc = l && row_of ? 0 : OPSCOPE_ENOMEM;
+	for (uint32_t i = 0; i < ps->nfiles && rc == 0; i++) {
+		const struct gpu_launch *f = &ps->files[i].launch;
+		l->unlaunched += f->unlaunched; /* each <= 2^62, at most 2^32 files */
+		for (uint32_t k = 0; k < f->nrows && rc == 0; k++) {
+			const struct gpu_launch_row *x = &f->rows[k];
+			if (!row_of[x->name]) {
+				if (l->nrows == cap) {
+					uint32_t c = cap ? cap * 2 : 64;
+					struct gpu_launch_row *v = realloc(l->rows, c * sizeof(*v));
+					if (!v) {
+						rc = OPSCOPE_ENOMEM;
+						break;
+					}
+					l->rows = v;
+					cap = c;
+				}
+				memset(&l->rows[l->nrows], 0, sizeof(*l->rows));
+				l->rows[l->nrows].name = x->name;
+				l->rows[l->nrows].category = x->category;
+				row_of[x->name] = ++l->nrows;
+			}
+			if (launch_add_checked(&l->rows[row_of[x->name] - 1], x) != 0 ||
+			    launch_add_checked(&l->total, x) != 0) {
+				rc = -1;
+				*bad = i;
+			}
+		}
+	}
+	free(row_of);
+	if (rc == 0)
+		rc = gpu_launch_order(ps->m, l);
+	if (rc != 0) {
+		if (l)
+			gpu_launch_free(l);
+		free(l);
+		return rc;
+	}
+	ps->pre.launch = l;
+	return 0;
+}
+
 int partial_finish(struct partial_set *ps, char *err, size_t errsize)
 {
 	struct model *m = ps->m;
@@ -1387,6 +1542,18 @@ int partial_finish(struct partial_set *ps, char *err, size_t errsize)
 	}
 	if (merge_gputime(ps) != 0 || merge_gpu(ps) != 0)
 		goto oom;
+	uint32_t bad = 0;
+	int lrc = merge_launch(ps, &bad);
+	if (lrc == OPSCOPE_ENOMEM)
+		goto oom;
+	if (lrc != 0) {
+		snprintf(err, errsize,
+			 "%s: offset %" PRIu64
+			 ": the launch statistics' counts or times, summed over the files, exceed "
+			 "2^63",
+			 ps->sources[ps->files[bad].source], ps->files[bad].offset);
+		return -1;
+	}
 	return 0;
 overflow:
 	snprintf(err, errsize,
@@ -1409,6 +1576,8 @@ bool partial_carries(const struct partial_set *ps, const char *view)
 		return ps->pre.gputime != NULL;
 	if (strcmp(view, "gpu") == 0)
 		return ps->pre.gpu != NULL;
+	if (strcmp(view, "launch") == 0)
+		return ps->pre.launch != NULL;
 	return true;
 }
 
@@ -1422,6 +1591,7 @@ void partial_set_free(struct partial_set *ps)
 		steps_free(&ps->files[i].steps);
 		gpu_time_free(&ps->files[i].gputime);
 		gpu_util_free(&ps->files[i].gpu);
+		gpu_launch_free(&ps->files[i].launch);
 	}
 	free(ps->files);
 	for (uint32_t i = 0; i < ps->nsources; i++)
@@ -1442,6 +1612,9 @@ void partial_set_free(struct partial_set *ps)
 	if (ps->pre.gpu)
 		gpu_util_free(ps->pre.gpu);
 	free(ps->pre.gpu);
+	if (ps->pre.launch)
+		gpu_launch_free(ps->pre.launch);
+	free(ps->pre.launch);
 	agg_free(&ps->pre.kernels);
 	agg_free(&ps->pre.ops);
 	agg_free(&ps->pre.nvprof);

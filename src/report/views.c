@@ -195,7 +195,7 @@ bool report_views_want_flops(const char *views)
 
 /* Each row: name, help, function, cost, always, title, the line a view asked for by name
  * prints when it has nothing to show, and whether `opscope merge` can make it from partials
- * (files, ranks, operator, kernel, nvprof, step, gpu and gputime: docs/merge.md says why the others
+ * (files, ranks, operator, kernel, nvprof, step, gpu, gputime and launch: docs/merge.md says why the others
  * are not). */
 const struct report_view report_views[] = {
 	{ "files", "each trace file: events, dropped, torn tail, complete (always shown)",
@@ -248,7 +248,7 @@ const struct report_view report_views[] = {
 	{ "launch", "per kernel: launch call time, launch-to-start delay, short kernels",
 	  view_launch, 1, false, "Kernel Launch Statistics",
 	  "Kernel Launch Statistics: no device work launched by a runtime call in the trace",
-	  false },
+	  true },
 	{ "queue", "per stream: kernels launched and not started, and over time", view_queue, 1,
 	  false, "Queue Length",
 	  "Queue Length: no device work launched by a runtime call in the trace", false },

@@ -64,23 +64,27 @@ struct report_opts {
  * (report_view.mergeable) show instead of analysing the model, which then holds only the
  * files and the strings these results name. */
 struct report_pre {
-	struct ranks_file *ranks; /* one per model file, in the order of model.files */
-	uint32_t nranks;	  /* entries of ranks: model.nfiles */
-	struct agg kernels;	  /* the kernel aggregation of every file (agg_kernels) */
-	int64_t kernels_ns;	  /* ns: the sum of every kernel's duration */
-	struct agg nvprof;	  /* nvprof's GPU work and API calls of every file (agg_nvprof) */
-	int64_t nvprof_ns[2];	  /* ns: their summed durations: GPU work, API calls */
-	struct agg ops;		  /* the operator aggregation of every file, with the inner
+	struct ranks_file *ranks;  /* one per model file, in the order of model.files */
+	uint32_t nranks;	   /* entries of ranks: model.nfiles */
+	struct agg kernels;	   /* the kernel aggregation of every file (agg_kernels) */
+	int64_t kernels_ns;	   /* ns: the sum of every kernel's duration */
+	struct agg nvprof;	   /* nvprof's GPU work and API calls of every file (agg_nvprof) */
+	int64_t nvprof_ns[2];	   /* ns: their summed durations: GPU work, API calls */
+	struct agg ops;		   /* the operator aggregation of every file, with the inner
 				   * phases and kernels under each (agg_host_ranges, detail) */
-	struct step_table *steps; /* one per model file (steps_analyze's rows, dropped and
+	struct step_table *steps;  /* one per model file (steps_analyze's rows, dropped and
 				   * average), or NULL when a partial did not carry them
 				   * (version 1): then the step view shows nothing */
-	struct gpu_time *gputime; /* the GPU time breakdown of every file (its devices in file
+	struct gpu_time *gputime;  /* the GPU time breakdown of every file (its devices in file
 				   * order), or NULL when a partial did not carry it (before
 				   * version 3): then the gputime view shows nothing */
-	struct gpu_util *gpu;	  /* the GPU utilization of every file (its devices in file
+	struct gpu_util *gpu;	   /* the GPU utilization of every file (its devices in file
 				   * order), or NULL when a partial did not carry it (before
 				   * version 4): then the gpu view shows nothing */
+	struct gpu_launch *launch; /* the launch statistics of every file (rows by name, summed
+				    * over the files, ordered), or NULL when a partial did not
+				    * carry them (before version 5): then the launch view shows
+				    * nothing */
 };
 
 /* What every view reads, computed once, and the tables they give. */

@@ -167,15 +167,21 @@ int view_launch(struct report_ctx *c)
 {
 	const struct model *m = c->an.m;
 	struct gpu_launch l;
-	if (gpu_launch_analyze(&c->an, &l) != 0)
+	if (c->pre && !c->pre->launch)
+		return 0; /* merged partials that do not carry it */
+	if (c->pre)	  /* merged: the rows summed over the files' partials (not freed) */
+		l = *c->pre->launch;
+	else if (gpu_launch_analyze(&c->an, &l) != 0)
 		return OPSCOPE_ENOMEM;
 	if (l.nrows == 0) {
-		gpu_launch_free(&l);
+		if (!c->pre)
+			gpu_launch_free(&l);
 		return 0;
 	}
 	struct rtable *t = ctx_table(c, "launch", "Kernel Launch Statistics");
 	if (!t) {
-		gpu_launch_free(&l);
+		if (!c->pre)
+			gpu_launch_free(&l);
 		return OPSCOPE_ENOMEM;
 	}
 	struct ln_cols cs;
@@ -215,7 +221,8 @@ int view_launch(struct report_ctx *c)
 		  "HTA's short kernels (call <= 50 us and op shorter than the call); outliers: "
 		  "HTA's\ncutoffs, call > 50 us, delay > 100 us. Ops without a launching call "
 		  "are not counted.";
-	gpu_launch_free(&l);
+	if (!c->pre)
+		gpu_launch_free(&l);
 	return t->oom ? OPSCOPE_ENOMEM : 0;
 }
 

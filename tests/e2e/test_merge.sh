@@ -3,7 +3,7 @@
 #   - Equality: for each input directory, a partial per file (as a Slurm array task would
 #     make it), merged, gives the very bytes that `opscope report` prints for the files loaded
 #     at once, for the mergeable views (files, ranks, operator, kernel, nvprof, step, gpu,
-#     gputime): text and CSV against `report DIR`, JSON against `report DIR/*` (its "inputs" list names the files given, so
+#     gputime, launch): text and CSV against `report DIR`, JSON against `report DIR/*` (its "inputs" list names the files given, so
 #     the report is given the same files; with `report DIR` only "inputs" differs). Inputs:
 #     the synthetic job of tests/tools/gen_ranks.py (4 ranks; also with a missing rank, a
 #     duplicate rank, a rank with no steps) and the real multi-rank traces of HTA
@@ -23,7 +23,7 @@ PY=/usr/bin/python3
 [ -x "$PY" ] || { echo "skip: no $PY"; exit 77; }
 GEN=$SRC/tests/tools/gen_ranks.py
 HTA=$SRC/../shared/data/kineto/hta
-V=files,ranks,operator,kernel,nvprof,step,gpu,gputime
+V=files,ranks,operator,kernel,nvprof,step,gpu,gputime,launch
 
 # parts DIR OUT: one partial per file of DIR into OUT (a loop standing in for the array)
 parts() {
@@ -94,30 +94,32 @@ check "syn: merged: GPU Time Breakdown per step, compute and communication by ra
 # 2500 us, the straggler's 12000 + 500 us: 12.5 ms on every rank, 2 kernels
 check "syn: merged: GPU Utilization per step, 12.5 ms kernel busy and 2 kernels each" \
 	'q "$T/syn.m.json" "[(r[\"device\"], r[\"kernel_busy_ns\"], r[\"kernels\"]) for x in d[\"tables\"] if x[\"title\"] == \"GPU Utilization\" for r in x[\"rows\"] if r[\"step\"] == \"ProfilerStep#1\"] == [(\"GPU0 (file %d)\" % f, 12500000, 2) for f in range(4)]"'
-# partials of older versions are still read; the views they do not carry are left out:
-# version 1 has no sv, sr records (step), version 2 no gv, gt, gs (gputime), version 3 no uv,
-# ut, us, ub (gpu)
-for f in "$T/parts_syn"/*.partial; do
-	mkdir -p "$T/v1" "$T/v2" "$T/v3"
-	grep -v "^[sgu][vrtsb]	\|^[gu]v$" "$f" | sed '1s/\t4$/\t1/' >"$T/v1/$(basename "$f")"
-	grep -v "^[gu][tsb]	\|^[gu]v$" "$f" | sed '1s/\t4$/\t2/' >"$T/v2/$(basename "$f")"
-	grep -v "^u[tsb]	\|^uv$" "$f" | sed '1s/\t4$/\t3/' >"$T/v3/$(basename "$f")"
+# launches, over the 4 ranks' partials: 12 of each kernel (4 ranks x 3 steps), calls of 5 us;
+# the GEMM starts 4 us after its call ends (1010 - 1006), the all-reduce at the rank's arrival,
+# 10000 + 1010 - 1018 = 9992 us after (the straggler's 11992): mean (9 x 9992 + 3 x 11992) / 12
+# = 10492 us, all 12 over HTA's 100 us cutoff; All: (125904 + 48) / 24 = 5248 us
+check "syn: merged: Kernel Launch Statistics summed over the ranks, delays by hand" \
+	'q "$T/syn.m.json" "[(r[\"name\"][:10], r[\"count\"], r[\"launch_avg_ns\"], r[\"delay_avg_ns\"], r[\"delay_max_ns\"], r[\"delay_outliers\"]) for x in d[\"tables\"] if x[\"view\"] == \"launch\" for r in x[\"rows\"]] == [(\"ncclKernel\", 12, 5000, 10492000, 11992000, 12), (\"volta_sgem\", 12, 5000, 4000, 4000, 0), (\"All\", 24, 5000, 5248000, 11992000, 12)]"'
+# partials of older versions are still read; the views they do not carry are left out and
+# named on stderr. Version 2 added sv, sr (step), 3 gv, gt, gs (gputime), 4 uv, ut, us, ub
+# (gpu), 5 lv, lr (launch): version k is the partial without the records of the later ones.
+newer=("sv|sr|gv|gt|gs|uv|ut|us|ub|lv|lr" "gv|gt|gs|uv|ut|us|ub|lv|lr" "uv|ut|us|ub|lv|lr" "lv|lr")
+carried=("" ",step" ",step,gputime" ",step,gpu,gputime")
+for k in 1 2 3 4; do
+	mkdir -p "$T/v$k"
+	for f in "$T/parts_syn"/*.partial; do
+		grep -Ev "^(${newer[k - 1]})(	|$)" "$f" | sed "1s/\t5$/\t$k/" >"$T/v$k/$(basename "$f")"
+	done
+	"$OPSCOPE" report --views "files,ranks,operator,kernel,nvprof${carried[k - 1]}" "$T/syn" >"$T/v$k.r.txt"
+	"$OPSCOPE" merge "$T/v$k"/*.partial >"$T/v$k.txt" 2>"$T/v$k.err"
+	check "v$k partials: merged without the views they do not carry, which stderr names" \
+		'[ $? -eq 0 ] && cmp -s "$T/v$k.txt" "$T/v$k.r.txt" && grep -q "^opscope merge: left out advice,.*launch,.*: not made" "$T/v$k.err"'
 done
-"$OPSCOPE" report --views files,ranks,operator,kernel,nvprof "$T/syn" >"$T/v1.r.txt"
-"$OPSCOPE" merge "$T/v1"/*.partial >"$T/v1.txt" 2>"$T/v1.err"
-check "v1 partials: merged without step, gpu and gputime, which the left-out line names" \
-	'[ $? -eq 0 ] && cmp -s "$T/v1.txt" "$T/v1.r.txt" && grep -q "^opscope merge: left out advice,.*step,.*gpu,gputime,.*: not made" "$T/v1.err"'
+check "v1 and v3: the left-out line names step, gpu and gputime for v1, gpu for v3" \
+	'grep -q "step,perf,gpu,gputime,launch" "$T/v1.err" && grep -q ",perf,gpu,launch," "$T/v3.err"'
 "$OPSCOPE" merge --views step "$T/v1"/*.partial >"$T/v1s.txt" 2>"$T/v1s.err"
 check "v1 partials: --views step: exit 1, one line" \
 	'[ $? -eq 1 ] && [ "$(wc -l <"$T/v1s.err")" -eq 1 ] && grep -q "the step view: a partial of an older format version does not carry it" "$T/v1s.err" && [ ! -s "$T/v1s.txt" ]'
-"$OPSCOPE" report --views files,ranks,operator,kernel,nvprof,step "$T/syn" >"$T/v2.r.txt"
-"$OPSCOPE" merge "$T/v2"/*.partial >"$T/v2.txt" 2>"$T/v2.err"
-check "v2 partials: merged with step, without gpu and gputime" \
-	'[ $? -eq 0 ] && cmp -s "$T/v2.txt" "$T/v2.r.txt" && grep -q "^opscope merge: left out advice,.*gpu,gputime,.*: not made" "$T/v2.err" && ! grep -q "step" "$T/v2.err"'
-"$OPSCOPE" report --views files,ranks,operator,kernel,nvprof,step,gputime "$T/syn" >"$T/v3.r.txt"
-"$OPSCOPE" merge "$T/v3"/*.partial >"$T/v3.txt" 2>"$T/v3.err"
-check "v3 partials: merged with step and gputime, without gpu" \
-	'[ $? -eq 0 ] && cmp -s "$T/v3.txt" "$T/v3.r.txt" && grep -q "^opscope merge: left out advice,.*,gpu,launch,.*: not made" "$T/v3.err"'
 # a directory of partials: every *.partial in it (more partials than a command line holds)
 "$OPSCOPE" merge "$T/parts_syn" >"$T/syn_dir.txt" 2>/dev/null
 check "syn: merge DIR of partials: the same report" 'cmp -s "$T/syn_dir.txt" "$T/syn.r.txt"'
@@ -184,8 +186,8 @@ bad "no end record" "noend.partial: offset $((size - $(tail -n 1 "$P" | wc -c)))
 sed '3s/\t[0-9]*\t/\tx1\t/' "$P" >"$T/corrupt.partial"
 off=$(head -n 2 "$P" | wc -c)
 bad "a corrupt count" "corrupt.partial: offset $off: field 4: not a count" "$T/corrupt.partial"
-sed '1s/\t4$/\t5/' "$P" >"$T/v5.partial"
-bad "a newer version" "v5.partial: offset 0: partial format version 5 is newer than this opscope reads (4)" "$T/v5.partial"
+sed '1s/\t5$/\t6/' "$P" >"$T/v6.partial"
+bad "a newer version" "v6.partial: offset 0: partial format version 6 is newer than this opscope reads (5)" "$T/v6.partial"
 bad "the same partial twice" "rank0.json.partial: offset $(head -n 2 "$P" | wc -c): trace $T/syn/rank0.json is also in $P (a partial given twice?)" "$P" "$P"
 bad "a trace given as a partial" "rank0.json: offset 0: not an opscope partial" "$T/syn/rank0.json"
 : >"$T/empty.partial"
@@ -210,6 +212,10 @@ bad "GPU time parts that do not sum to the span" "gsum.partial: offset $off: GPU
 awk -F'\t' 'BEGIN { OFS = "\t" } $1 == "us" && !done { $7 = "nan"; done = 1 } { print }' "$P" >"$T/unan.partial"
 off=$(grep -b -m1 "^us" "$P" | cut -d: -f1)
 bad "an SM integral that is not a number" "unan.partial: offset $off: field 7: not a number in \[0, 2^62\]" "$T/unan.partial"
+# more short ops than ops
+awk -F'\t' 'BEGIN { OFS = "\t" } $1 == "lr" && !done { $10 = $4 + 1; done = 1 } { print }' "$P" >"$T/lshort.partial"
+off=$(grep -b -m1 "^lr" "$P" | cut -d: -f1)
+bad "more short launches than launches" "lshort.partial: offset $off: field 10: [0-9]* is out of range" "$T/lshort.partial"
 # every prefix of a partial: refused in one line, never a crash (exit 1, not a signal)
 ok=1
 for cut in 0 1 17 40 100 200 $((size / 2)) $((size - 1)); do

@@ -101,7 +101,7 @@ TEST(merge_two_partials)
 	nest(m1);
 	char *p0 = write_partial(m0, "r0.json"), *p1 = write_partial(m1, "r1.json");
 	REQUIRE(p0 && p1);
-	CHECK(strncmp(p0, "opscope-partial\t4\ninput\t=r0.json\nfile\t=r0.json\t=test\t", 52) == 0);
+	CHECK(strncmp(p0, "opscope-partial\t5\ninput\t=r0.json\nfile\t=r0.json\t=test\t", 52) == 0);
 	struct partial_set ps;
 	REQUIRE(partial_set_init(&ps) == 0);
 	char err[256] = "";
@@ -253,9 +253,9 @@ TEST(merge_refusals)
 	char err[256];
 	/* a newer version: offset 0 */
 	REQUIRE(partial_set_init(&ps) == 0);
-	CHECK(read_text(&ps, "opscope-partial\t5\nend\t0\n", "new", err, sizeof(err)) != 0);
-	CHECK_STR(err, "new: offset 0: partial format version 5 is newer than this opscope reads "
-		       "(4): merge with a newer opscope");
+	CHECK(read_text(&ps, "opscope-partial\t6\nend\t0\n", "new", err, sizeof(err)) != 0);
+	CHECK_STR(err, "new: offset 0: partial format version 6 is newer than this opscope reads "
+		       "(5): merge with a newer opscope");
 	partial_set_free(&ps);
 	/* no end record: the offset is the end of the text (18 + 9 = 27 bytes) */
 	REQUIRE(partial_set_init(&ps) == 0);
@@ -454,6 +454,65 @@ TEST(merge_gpu)
 	free(text);
 }
 
+/*
+ * Launch statistics of two files written by hand, summed by name. a.json: "k" 3 ops (launch
+ * total 30, max 20; delay total 9, max 5; op total 300; 1 short, 0 shorter, 0 and 1
+ * outliers), "m" 1 op (launch 7, delay 0, op 2, short). b.json: "k" 2 ops (launch 50, max 40;
+ * delay 12, max 12; op 100; 2 short, 1 shorter, 1 and 0 outliers). Merged: k 5 ops, launch
+ * 80 max 40, delay 21 max 12, op 400, short 3, shorter 1, outliers 1 and 1; m as it was.
+ * Order: k (5) before m (1). All: 6 ops, launch 87 max 40, delay 21 max 12, op 402, short 4.
+ */
+TEST(merge_launch)
+{
+	static const char a[] = "opscope-partial\t5\n"
+				"file\t=a.json\t=x\t1\t0\t0\t1\t-\n"
+				"lv\t2\n"
+				"lr\t=m\t5\t1\t7\t7\t0\t0\t2\t1\t0\t0\t0\n"
+				"lr\t=k\t4\t3\t30\t20\t9\t5\t300\t1\t0\t0\t1\n"
+				"end\t1\n";
+	static const char b[] = "opscope-partial\t5\n"
+				"file\t=b.json\t=x\t1\t0\t0\t1\t-\n"
+				"lv\t0\n"
+				"lr\t=k\t4\t2\t50\t40\t12\t12\t100\t2\t1\t1\t0\n"
+				"end\t1\n";
+	struct partial_set ps;
+	char err[256] = "";
+	REQUIRE(partial_set_init(&ps) == 0);
+	CHECK_EQ_I(read_text(&ps, b, "b", err, sizeof(err)), 0);
+	CHECK_EQ_I(read_text(&ps, a, "a", err, sizeof(err)), 0);
+	REQUIRE(partial_finish(&ps, err, sizeof(err)) == 0);
+	const struct gpu_launch *l = ps.pre.launch;
+	REQUIRE(l != NULL && l->nrows == 2);
+	CHECK_STR(model_str(ps.m, l->rows[0].name), "k");
+	CHECK_EQ_U(l->rows[0].count, 5);
+	CHECK_EQ_I(l->rows[0].cpu_sum_ns, 80);
+	CHECK_EQ_I(l->rows[0].cpu_max_ns, 40);
+	CHECK_EQ_I(l->rows[0].delay_sum_ns, 21);
+	CHECK_EQ_I(l->rows[0].delay_max_ns, 12);
+	CHECK_EQ_I(l->rows[0].gpu_sum_ns, 400);
+	CHECK_EQ_U(l->rows[0].short_ops, 3);
+	CHECK_EQ_U(l->rows[0].shorter, 1);
+	CHECK_EQ_U(l->rows[0].cpu_outliers, 1);
+	CHECK_EQ_U(l->rows[0].delay_outliers, 1);
+	CHECK_STR(model_str(ps.m, l->rows[1].name), "m");
+	CHECK_EQ_U(l->total.count, 6);
+	CHECK_EQ_I(l->total.cpu_sum_ns, 87);
+	CHECK_EQ_I(l->total.cpu_max_ns, 40);
+	CHECK_EQ_I(l->total.delay_sum_ns, 21);
+	CHECK_EQ_I(l->total.gpu_sum_ns, 402);
+	CHECK_EQ_U(l->total.short_ops, 4);
+	CHECK_EQ_U(l->unlaunched, 2);
+	partial_set_free(&ps);
+	/* a max above its total: refused at the lr record (offset 18 + 21 + 5 = 44), field 6 */
+	REQUIRE(partial_set_init(&ps) == 0);
+	CHECK(read_text(&ps,
+			"opscope-partial\t5\nfile\t=c\t=x\t1\t0\t0\t1\t-\nlv\t0\n"
+			"lr\t=k\t4\t1\t5\t6\t0\t0\t0\t0\t0\t0\t0\nend\t1\n",
+			"c", err, sizeof(err)) != 0);
+	CHECK_STR(err, "c: offset 44: field 6: 6 is out of range");
+	partial_set_free(&ps);
+}
+
 /* ranks_kept_shares: ranks 1, none, 1, 0: the second 1 (share 2) is left out, 1 of them */
 TEST(merge_kept_shares)
 {
@@ -469,4 +528,4 @@ TEST(merge_kept_shares)
 }
 
 TEST_MAIN(merge_two_partials, merge_operators, merge_escapes, merge_refusals, merge_steps,
-	  merge_gputime, merge_gpu, merge_kept_shares)
+	  merge_gputime, merge_gpu, merge_launch, merge_kept_shares)
