@@ -32,6 +32,10 @@
  *   lv <device ops not launched by a call>       (the launch view, version 5 on)
  *   lr <name> <category> <count> <launch sum> <launch max> <delay sum> <delay max> <op sum>
  *      <short> <shorter than launch> <launch outliers> <delay outliers>   (ns; one per name)
+ *   qv                                           (the queue view, version 6 on)
+ *   qt <device> <stream> <name> <ops> <bucket> <qspan>   (one per stream: its window)
+ *   qb <qspan>                                   (one per bucket of the stream above)
+ *     qspan: <start> <end> <max queued> <queued x ns> <ns with 1024 or more queued>
  *   end <files>
  *
  * A string field is `-` for none or `=` and the bytes, with \\ \t \n \r \0 escaped, so any
@@ -212,10 +216,38 @@ static int write_launch(FILE *out, const struct analysis *a, uint32_t f)
 	return 0;
 }
 
+/* A span of a stream's queue: start, end, max, the integral, time full. */
+static void put_qspan(FILE *out, const struct gpu_queue_span *sp)
+{
+	fprintf(out, "\t%" PRId64 "\t%" PRId64 "\t%" PRIu32 "\t%" PRId64 "\t%" PRId64 "\n", sp->s,
+		sp->e, sp->max, sp->queued_ns, sp->full_ns);
+}
+
+/* File f's streams of the queue lengths q (of every file): a qv record, then per stream a qt
+ * record (with its window) and a qb record per bucket. */
+static void write_queue(FILE *out, const struct model *m, const struct gpu_queue *q, uint32_t f)
+{
+	fputs("qv\n", out);
+	for (uint32_t i = 0; i < q->nst; i++) {
+		const struct gpu_queue_stream *st = &q->st[i];
+		if (st->file != f)
+			continue;
+		fprintf(out, "qt\t%" PRIu32 "\t%" PRIu64, st->device, st->stream);
+		put_id(out, m, st->name);
+		fprintf(out, "\t%" PRIu64 "\t%" PRId64, st->ops, st->bucket_ns);
+		put_qspan(out, &st->window);
+		for (uint32_t b = 0; b < st->nbuckets; b++) {
+			fputs("qb", out);
+			put_qspan(out, &st->buckets[b]);
+		}
+	}
+}
+
 /* The analyses of every file that partial_write writes a share of, made once. */
 struct write_an {
-	struct gpu_time gt; /* the GPU time breakdown */
-	struct gpu_util gu; /* the GPU utilization */
+	struct gpu_time gt;  /* the GPU time breakdown */
+	struct gpu_util gu;  /* the GPU utilization */
+	struct gpu_queue gq; /* the queue lengths */
 };
 
 /* partial_write's work, with the analyses of every file made once. */
@@ -321,6 +353,7 @@ static int write_files(FILE *out, const struct analysis *a, const struct write_a
 			return OPSCOPE_ENOMEM;
 		write_gputime(out, m, &wa->gt, f);
 		write_gpu(out, m, &wa->gu, f);
+		write_queue(out, m, &wa->gq, f);
 		if (write_launch(out, a, f) != 0)
 			return OPSCOPE_ENOMEM;
 	}
@@ -337,9 +370,15 @@ int partial_write(FILE *out, const struct analysis *a, const char *const *inputs
 		gpu_time_free(&wa.gt);
 		return OPSCOPE_ENOMEM;
 	}
+	if (gpu_queue_analyze(a, &wa.gq) != 0) {
+		gpu_time_free(&wa.gt);
+		gpu_util_free(&wa.gu);
+		return OPSCOPE_ENOMEM;
+	}
 	int rc = write_files(out, a, &wa, inputs, ninputs);
 	gpu_time_free(&wa.gt);
 	gpu_util_free(&wa.gu);
+	gpu_queue_free(&wa.gq);
 	return rc;
 }
 
@@ -369,6 +408,8 @@ struct reader {
 	uint32_t us_cap;	     /* steps allocated in the last device of cur->gpu */
 	uint32_t ub_cap;	     /* buckets allocated in the last device of cur->gpu */
 	uint32_t lr_cap;	     /* rows allocated in cur->launch.rows */
+	uint32_t qt_cap;	     /* streams allocated in cur->queue.st */
+	uint32_t qb_cap;	     /* buckets allocated in the last stream of cur->queue */
 	bool oom;		     /* an allocation failed */
 };
 
@@ -588,6 +629,7 @@ static int rec_file(struct reader *r)
 	r->cur = pf;
 	r->kern_cap = r->steps_cap = r->colls_cap = r->ops_cap = r->nv_cap = r->sr_cap = 0;
 	r->gt_cap = r->gs_cap = r->ut_cap = r->us_cap = r->ub_cap = r->lr_cap = 0;
+	r->qt_cap = r->qb_cap = 0;
 	return 0;
 }
 
@@ -1053,6 +1095,74 @@ static int rec_lr(struct reader *r)
 	return 0;
 }
 
+static int rec_qv(struct reader *r)
+{
+	if (want_fields(r, 1))
+		return -1;
+	if (r->cur->has_queue)
+		return fail(r, "a second qv record for the file");
+	r->cur->has_queue = true;
+	return 0;
+}
+
+/* Fields i..i+4 as a span of a stream's queue: start, end, max, the integral of the queue
+ * length (ops x ns), the time full (within the span). */
+static int field_qspan(struct reader *r, int i, struct gpu_queue_span *sp)
+{
+	int64_t max;
+	if (field_i64(r, i, -PARTIAL_STAMP_MAX, PARTIAL_STAMP_MAX, &sp->s) ||
+	    field_i64(r, i + 1, -PARTIAL_STAMP_MAX, PARTIAL_STAMP_MAX, &sp->e))
+		return -1;
+	if (sp->e < sp->s)
+		return fail(r, "queue span ends before it starts");
+	if (field_i64(r, i + 2, 0, UINT32_MAX, &max) ||
+	    field_i64(r, i + 3, 0, INT64_MAX, &sp->queued_ns) ||
+	    field_i64(r, i + 4, 0, sp->e - sp->s, &sp->full_ns))
+		return -1;
+	sp->max = (uint32_t)max;
+	return 0;
+}
+
+static int rec_qt(struct reader *r)
+{
+	struct gpu_queue *q = &r->cur->queue;
+	if (!r->cur->has_queue)
+		return fail(r, "qt record before the file's qv record");
+	if (want_fields(r, 11) || grow(r, (void **)&q->st, &r->qt_cap, q->nst, sizeof(*q->st)))
+		return -1;
+	struct gpu_queue_stream *st = &q->st[q->nst];
+	memset(st, 0, sizeof(*st));
+	int64_t dev, ops;
+	if (field_i64(r, 1, 0, UINT32_MAX, &dev) || field_u64(r, 2, &st->stream) ||
+	    field_id(r, 3, false, &st->name) || field_i64(r, 4, 0, PARTIAL_TIME_MAX, &ops) ||
+	    field_i64(r, 5, 0, PARTIAL_TIME_MAX, &st->bucket_ns) || field_qspan(r, 6, &st->window))
+		return -1;
+	st->device = (uint32_t)dev;
+	st->ops = (uint64_t)ops;
+	q->nst++;
+	r->qb_cap = 0;
+	return 0;
+}
+
+static int rec_qb(struct reader *r)
+{
+	struct gpu_queue *q = &r->cur->queue;
+	if (!q->nst)
+		return fail(r, "qb record before the file's first qt record");
+	struct gpu_queue_stream *st = &q->st[q->nst - 1];
+	if (st->nbuckets == GPU_UTIL_MAX_BUCKETS)
+		return fail(r, "more than %d buckets for a stream", GPU_UTIL_MAX_BUCKETS);
+	if (want_fields(r, 6) ||
+	    grow(r, (void **)&st->buckets, &r->qb_cap, st->nbuckets, sizeof(*st->buckets)))
+		return -1;
+	struct gpu_queue_span *sp = &st->buckets[st->nbuckets];
+	memset(sp, 0, sizeof(*sp));
+	if (field_qspan(r, 1, sp))
+		return -1;
+	st->nbuckets++;
+	return 0;
+}
+
 /* One record (split in r->f). *end set by the end record. */
 static int record(struct reader *r, bool *end)
 {
@@ -1095,6 +1205,9 @@ static int record(struct reader *r, bool *end)
 			 { "ut", rec_ut },
 			 { "us", rec_us },
 			 { "ub", rec_ub },
+			 { "qv", rec_qv },
+			 { "qt", rec_qt },
+			 { "qb", rec_qb },
 			 { "lv", rec_lv },
 			 { "lr", rec_lr } };
 	for (size_t i = 0; i < sizeof(per_file) / sizeof(per_file[0]); i++)
@@ -1369,6 +1482,43 @@ static int merge_gpu(struct partial_set *ps)
 	return 0;
 }
 
+/* The files' queue streams, in file order (gpu_queue_analyze's of every file), into
+ * ps->pre.queue, when every file carries them; a second copy of a rank is left out, as
+ * gpu_queue_analyze leaves it. 0 or OPSCOPE_ENOMEM. */
+static int merge_queue(struct partial_set *ps)
+{
+	size_t n = 0;
+	for (uint32_t i = 0; i < ps->nfiles; i++) {
+		if (!ps->files[i].has_queue)
+			return 0;
+		n += ps->files[i].queue.nst;
+	}
+	if (n >= UINT32_MAX)
+		return OPSCOPE_ENOMEM;
+	struct gpu_queue *q = calloc(1, sizeof(*q));
+	bool *keep = malloc((ps->nfiles ? ps->nfiles : 1) * sizeof(*keep));
+	if (!q || !keep || !(q->st = calloc(n ? n : 1, sizeof(*q->st))) ||
+	    ranks_kept_shares(ps->pre.ranks, ps->pre.nranks, keep) == UINT32_MAX) {
+		if (q)
+			free(q->st);
+		free(q);
+		free(keep);
+		return OPSCOPE_ENOMEM;
+	}
+	for (uint32_t i = 0; i < ps->nfiles; i++) {
+		struct gpu_queue *f = &ps->files[i].queue;
+		for (uint32_t k = 0; keep[i] && k < f->nst; k++) {
+			q->st[q->nst] = f->st[k];
+			q->st[q->nst++].file = i;
+			f->st[k].buckets = NULL; /* moved */
+		}
+		gpu_queue_free(f);
+	}
+	free(keep);
+	ps->pre.queue = q;
+	return 0;
+}
+
 /* Add row x into `into` (gpu_launch_row_add), unless a count or sum would leave int64: then
  * -1 and `into` unchanged. */
 static int launch_add_checked(struct gpu_launch_row *into, const struct gpu_launch_row *x)
@@ -1540,7 +1690,7 @@ int partial_finish(struct partial_set *ps, char *err, size_t errsize)
 			steps_average(st);
 		}
 	}
-	if (merge_gputime(ps) != 0 || merge_gpu(ps) != 0)
+	if (merge_gputime(ps) != 0 || merge_gpu(ps) != 0 || merge_queue(ps) != 0)
 		goto oom;
 	uint32_t bad = 0;
 	int lrc = merge_launch(ps, &bad);
@@ -1578,6 +1728,8 @@ bool partial_carries(const struct partial_set *ps, const char *view)
 		return ps->pre.gpu != NULL;
 	if (strcmp(view, "launch") == 0)
 		return ps->pre.launch != NULL;
+	if (strcmp(view, "queue") == 0)
+		return ps->pre.queue != NULL;
 	return true;
 }
 
@@ -1592,6 +1744,7 @@ void partial_set_free(struct partial_set *ps)
 		gpu_time_free(&ps->files[i].gputime);
 		gpu_util_free(&ps->files[i].gpu);
 		gpu_launch_free(&ps->files[i].launch);
+		gpu_queue_free(&ps->files[i].queue);
 	}
 	free(ps->files);
 	for (uint32_t i = 0; i < ps->nsources; i++)
@@ -1615,6 +1768,9 @@ void partial_set_free(struct partial_set *ps)
 	if (ps->pre.launch)
 		gpu_launch_free(ps->pre.launch);
 	free(ps->pre.launch);
+	if (ps->pre.queue)
+		gpu_queue_free(ps->pre.queue);
+	free(ps->pre.queue);
 	agg_free(&ps->pre.kernels);
 	agg_free(&ps->pre.ops);
 	agg_free(&ps->pre.nvprof);

@@ -26,8 +26,8 @@
 #define PARTIAL_MAGIC "opscope-partial"
 /* The newest version this build writes and reads: 2 added the step view's sv and sr records,
  * 3 the gputime view's gv, gt and gs records, 4 the gpu view's uv, ut, us and ub records, 5
- * the launch view's lv and lr records. */
-#define PARTIAL_VERSION 5
+ * the launch view's lv and lr records, 6 the queue view's qv, qt and qb records. */
+#define PARTIAL_VERSION 6
 
 /* Write the partial of a's model (every file of it) to out; `inputs` are the paths the user
  * gave (the report's JSON "inputs"). 0, OPSCOPE_ENOMEM, or -1 on a write error. */
@@ -68,6 +68,8 @@ struct partial_file {
 	bool has_gpu;		  /* a uv record was read (version 4 on) */
 	struct gpu_launch launch; /* its launch statistics' rows by name (lr records) */
 	bool has_launch;	  /* an lv record was read (version 5 on) */
+	struct gpu_queue queue;	  /* its queue lengths' streams (qt, qb records) */
+	bool has_queue;		  /* a qv record was read (version 6 on) */
 	uint32_t source;	  /* index in partial_set.sources of the partial it came from */
 	uint64_t offset;	  /* byte offset of its `file` record in that partial */
 };
@@ -102,7 +104,8 @@ int partial_read_stream(struct partial_set *ps, FILE *in, const char *path, char
 int partial_finish(struct partial_set *ps, char *err, size_t errsize);
 /* Can the (mergeable) view be made from the finished set: is it carried by every partial?
  * The step view is not by partials of version 1, gputime not by those before version 3,
- * gpu not by those before version 4, launch not by those before version 5. */
+ * gpu not by those before version 4, launch not by those before version 5, queue
+ * not by those before version 6. */
 bool partial_carries(const struct partial_set *ps, const char *view);
 void partial_set_free(struct partial_set *ps);
 

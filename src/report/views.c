@@ -195,7 +195,7 @@ bool report_views_want_flops(const char *views)
 
 /* Each row: name, help, function, cost, always, title, the line a view asked for by name
  * prints when it has nothing to show, and whether `opscope merge` can make it from partials
- * (files, ranks, operator, kernel, nvprof, step, gpu, gputime and launch: docs/merge.md says why the others
+ * (files, ranks, operator, kernel, nvprof, step, gpu, gputime, launch and queue: docs/merge.md says why the others
  * are not). */
 const struct report_view report_views[] = {
 	{ "files", "each trace file: events, dropped, torn tail, complete (always shown)",
@@ -251,7 +251,7 @@ const struct report_view report_views[] = {
 	  true },
 	{ "queue", "per stream: kernels launched and not started, and over time", view_queue, 1,
 	  false, "Queue Length",
-	  "Queue Length: no device work launched by a runtime call in the trace", false },
+	  "Queue Length: no device work launched by a runtime call in the trace", true },
 	{ "gpumem", "GPU memory: allocated and peak over time, largest allocations, leaks",
 	  view_gpumem, 0, false, "GPU Memory", "GPU Memory: no GPU allocation records in the trace",
 	  false },

@@ -85,6 +85,9 @@ struct report_pre {
 				    * over the files, ordered), or NULL when a partial did not
 				    * carry them (before version 5): then the launch view shows
 				    * nothing */
+	struct gpu_queue *queue;   /* the queue lengths of every file (its streams in file
+				    * order), or NULL when a partial did not carry them (before
+				    * version 6): then the queue view shows nothing */
 };
 
 /* What every view reads, computed once, and the tables they give. */

@@ -279,18 +279,24 @@ int view_queue(struct report_ctx *c)
 {
 	const struct model *m = c->an.m;
 	struct gpu_queue q;
-	if (gpu_queue_analyze(&c->an, &q) != 0)
+	if (c->pre && !c->pre->queue)
+		return 0; /* merged partials that do not carry it */
+	if (c->pre)	  /* merged: the files' streams as their partials gave them (not freed) */
+		q = *c->pre->queue;
+	else if (gpu_queue_analyze(&c->an, &q) != 0)
 		return OPSCOPE_ENOMEM;
 	bool any = false;
 	for (uint32_t i = 0; i < q.nst; i++)
 		any = any || q.st[i].ops > 0;
 	if (!any) {
-		gpu_queue_free(&q);
+		if (!c->pre)
+			gpu_queue_free(&q);
 		return 0;
 	}
 	struct rtable *t = ctx_table(c, "queue", "Queue Length");
 	if (!t) {
-		gpu_queue_free(&q);
+		if (!c->pre)
+			gpu_queue_free(&q);
 		return OPSCOPE_ENOMEM;
 	}
 	struct q_cols cs = q_table_cols(t, false);
@@ -311,7 +317,8 @@ int view_queue(struct report_ctx *c)
 		"queued, where launches block (HTA). Ops: launched ops of the stream.";
 	struct rtable *s = ctx_table(c, "queue", "Queue Length over time");
 	if (!s) {
-		gpu_queue_free(&q);
+		if (!c->pre)
+			gpu_queue_free(&q);
 		return OPSCOPE_ENOMEM;
 	}
 	/* a long series: in the text report only when asked for */
@@ -329,6 +336,7 @@ int view_queue(struct report_ctx *c)
 	}
 	s->note = "The window cut into at most 100 buckets of a power of 10 us; Start is from the "
 		  "window's start.";
-	gpu_queue_free(&q);
+	if (!c->pre)
+		gpu_queue_free(&q);
 	return t->oom || s->oom ? OPSCOPE_ENOMEM : 0;
 }

@@ -3,7 +3,7 @@
 #   - Equality: for each input directory, a partial per file (as a Slurm array task would
 #     make it), merged, gives the very bytes that `opscope report` prints for the files loaded
 #     at once, for the mergeable views (files, ranks, operator, kernel, nvprof, step, gpu,
-#     gputime, launch): text and CSV against `report DIR`, JSON against `report DIR/*` (its "inputs" list names the files given, so
+#     gputime, launch, queue): text and CSV against `report DIR`, JSON against `report DIR/*` (its "inputs" list names the files given, so
 #     the report is given the same files; with `report DIR` only "inputs" differs). Inputs:
 #     the synthetic job of tests/tools/gen_ranks.py (4 ranks; also with a missing rank, a
 #     duplicate rank, a rank with no steps) and the real multi-rank traces of HTA
@@ -23,7 +23,7 @@ PY=/usr/bin/python3
 [ -x "$PY" ] || { echo "skip: no $PY"; exit 77; }
 GEN=$SRC/tests/tools/gen_ranks.py
 HTA=$SRC/../shared/data/kineto/hta
-V=files,ranks,operator,kernel,nvprof,step,gpu,gputime,launch
+V=files,ranks,operator,kernel,nvprof,step,gpu,gputime,launch,queue
 
 # parts DIR OUT: one partial per file of DIR into OUT (a loop standing in for the array)
 parts() {
@@ -38,10 +38,13 @@ same() {
 	local name=$1 dir=$2 p=$T/parts_$1
 	parts "$dir" "$p"
 	check "$name: a partial per file, exit 0" '[ $? -eq 0 ]'
-	"$OPSCOPE" merge "$p"/*.partial >"$T/$name.m.txt" 2>"$T/$name.m.err"
+	# the views named, as the report is given them (the text shows the queue's series only
+	# for a view asked for by name, in both)
+	"$OPSCOPE" merge --views $V "$p"/*.partial >"$T/$name.m.txt"
 	"$OPSCOPE" report --views $V "$dir" >"$T/$name.r.txt"
 	check "$name: text: merge == report DIR, byte for byte" \
 		'cmp -s "$T/$name.m.txt" "$T/$name.r.txt" && [ -s "$T/$name.m.txt" ]'
+	"$OPSCOPE" merge "$p"/*.partial >"$T/$name.d.txt" 2>"$T/$name.m.err"
 	check "$name: merge says in one line which views it left out" \
 		'[ "$(wc -l <"$T/$name.m.err")" -eq 1 ] && grep -q "^opscope merge: left out advice,.*,flops: not made from partials" "$T/$name.m.err"'
 	"$OPSCOPE" merge -f csv -u us "$p"/*.partial >"$T/$name.m.csv"
@@ -52,7 +55,7 @@ same() {
 	check "$name: JSON: merge == report DIR/*, byte for byte" \
 		'cmp -s "$T/$name.m.json" "$T/$name.r.json"'
 	# the partials given in another order: the files are ordered by path all the same
-	"$OPSCOPE" merge $(ls "$p"/*.partial | sort -r) >"$T/$name.rev.txt" 2>/dev/null
+	"$OPSCOPE" merge --views $V $(ls "$p"/*.partial | sort -r) >"$T/$name.rev.txt"
 	check "$name: partials in reverse order: the same report" \
 		'cmp -s "$T/$name.rev.txt" "$T/$name.r.txt"'
 }
@@ -100,28 +103,35 @@ check "syn: merged: GPU Utilization per step, 12.5 ms kernel busy and 2 kernels 
 # = 10492 us, all 12 over HTA's 100 us cutoff; All: (125904 + 48) / 24 = 5248 us
 check "syn: merged: Kernel Launch Statistics summed over the ranks, delays by hand" \
 	'q "$T/syn.m.json" "[(r[\"name\"][:10], r[\"count\"], r[\"launch_avg_ns\"], r[\"delay_avg_ns\"], r[\"delay_max_ns\"], r[\"delay_outliers\"]) for x in d[\"tables\"] if x[\"view\"] == \"launch\" for r in x[\"rows\"]] == [(\"ncclKernel\", 12, 5000, 10492000, 11992000, 12), (\"volta_sgem\", 12, 5000, 4000, 4000, 0), (\"All\", 24, 5000, 5248000, 11992000, 12)]"'
+# the queue per stream, 3 ops each: the GEMM waits 1010 - 1001 = 9 us from its call's start,
+# 3 x 9000 = 27000 op-ns; the all-reduce from the call at 1013 to the rank's arrival at
+# 1010 + 10000: 9997 us (the straggler's 11997 us), 3 x: 29991000 (35991000) op-ns
+check "syn: merged: Queue Length per stream, integrals by hand" \
+	'q "$T/syn.m.json" "[(r[\"device\"], r[\"stream\"], r[\"max\"], r[\"queued_ns\"], r[\"ops\"]) for r in t(\"Queue Length\")] == [(\"GPU0 (file %d)\" % f, \"stream %d\" % s, 1, (27000 if s == 7 else 35991000 if f == 2 else 29991000), 3) for f in range(4) for s in (7, 20)]"'
 # partials of older versions are still read; the views they do not carry are left out and
 # named on stderr. Version 2 added sv, sr (step), 3 gv, gt, gs (gputime), 4 uv, ut, us, ub
-# (gpu), 5 lv, lr (launch): version k is the partial without the records of the later ones.
-newer=("sv|sr|gv|gt|gs|uv|ut|us|ub|lv|lr" "gv|gt|gs|uv|ut|us|ub|lv|lr" "uv|ut|us|ub|lv|lr" "lv|lr")
-carried=("" ",step" ",step,gputime" ",step,gpu,gputime")
-for k in 1 2 3 4; do
+# (gpu), 5 lv, lr (launch), 6 qv, qt, qb (queue): version k is the partial without the
+# records of the later ones.
+newer=("sv|sr|gv|gt|gs|uv|ut|us|ub|lv|lr|qv|qt|qb" "gv|gt|gs|uv|ut|us|ub|lv|lr|qv|qt|qb"
+	"uv|ut|us|ub|lv|lr|qv|qt|qb" "lv|lr|qv|qt|qb" "qv|qt|qb")
+carried=("" ",step" ",step,gputime" ",step,gpu,gputime" ",step,gpu,gputime,launch")
+for k in 1 2 3 4 5; do
 	mkdir -p "$T/v$k"
 	for f in "$T/parts_syn"/*.partial; do
-		grep -Ev "^(${newer[k - 1]})(	|$)" "$f" | sed "1s/\t5$/\t$k/" >"$T/v$k/$(basename "$f")"
+		grep -Ev "^(${newer[k - 1]})(	|$)" "$f" | sed "1s/\t6$/\t$k/" >"$T/v$k/$(basename "$f")"
 	done
 	"$OPSCOPE" report --views "files,ranks,operator,kernel,nvprof${carried[k - 1]}" "$T/syn" >"$T/v$k.r.txt"
 	"$OPSCOPE" merge "$T/v$k"/*.partial >"$T/v$k.txt" 2>"$T/v$k.err"
 	check "v$k partials: merged without the views they do not carry, which stderr names" \
-		'[ $? -eq 0 ] && cmp -s "$T/v$k.txt" "$T/v$k.r.txt" && grep -q "^opscope merge: left out advice,.*launch,.*: not made" "$T/v$k.err"'
+		'[ $? -eq 0 ] && cmp -s "$T/v$k.txt" "$T/v$k.r.txt" && grep -q "^opscope merge: left out advice,.*queue,.*: not made" "$T/v$k.err"'
 done
-check "v1 and v3: the left-out line names step, gpu and gputime for v1, gpu for v3" \
-	'grep -q "step,perf,gpu,gputime,launch" "$T/v1.err" && grep -q ",perf,gpu,launch," "$T/v3.err"'
+check "v1, v3, v5: the left-out line names step, gpu, gputime, launch for v1, gpu for v3" \
+	'grep -q "step,perf,gpu,gputime,launch,queue" "$T/v1.err" && grep -q ",perf,gpu,launch,queue," "$T/v3.err" && grep -q ",perf,queue," "$T/v5.err"'
 "$OPSCOPE" merge --views step "$T/v1"/*.partial >"$T/v1s.txt" 2>"$T/v1s.err"
 check "v1 partials: --views step: exit 1, one line" \
 	'[ $? -eq 1 ] && [ "$(wc -l <"$T/v1s.err")" -eq 1 ] && grep -q "the step view: a partial of an older format version does not carry it" "$T/v1s.err" && [ ! -s "$T/v1s.txt" ]'
 # a directory of partials: every *.partial in it (more partials than a command line holds)
-"$OPSCOPE" merge "$T/parts_syn" >"$T/syn_dir.txt" 2>/dev/null
+"$OPSCOPE" merge --views $V "$T/parts_syn" >"$T/syn_dir.txt"
 check "syn: merge DIR of partials: the same report" 'cmp -s "$T/syn_dir.txt" "$T/syn.r.txt"'
 mkdir -p "$T/noparts"
 "$OPSCOPE" merge "$T/noparts" >/dev/null 2>"$T/noparts.err"
@@ -129,7 +139,7 @@ check "merge of a directory without partials: exit 1, one line" \
 	'[ $? -eq 1 ] && [ "$(cat "$T/noparts.err")" = "opscope: $T/noparts: no .partial files in this directory" ]'
 # one partial of the whole directory merges to the same report
 "$OPSCOPE" report --format partial -o "$T/syn_all.partial" "$T/syn"
-"$OPSCOPE" merge "$T/syn_all.partial" >"$T/syn_all.txt" 2>/dev/null
+"$OPSCOPE" merge --views $V "$T/syn_all.partial" >"$T/syn_all.txt"
 check "syn: one partial of the directory: the same report" 'cmp -s "$T/syn_all.txt" "$T/syn.r.txt"'
 "$OPSCOPE" merge --views ranks --format json "$T/parts_syn"/*.partial >"$T/syn_ranks.json" 2>"$T/syn_ranks.err"
 check "syn: --views ranks: files and ranks tables only, no left-out line" \
@@ -186,8 +196,8 @@ bad "no end record" "noend.partial: offset $((size - $(tail -n 1 "$P" | wc -c)))
 sed '3s/\t[0-9]*\t/\tx1\t/' "$P" >"$T/corrupt.partial"
 off=$(head -n 2 "$P" | wc -c)
 bad "a corrupt count" "corrupt.partial: offset $off: field 4: not a count" "$T/corrupt.partial"
-sed '1s/\t5$/\t6/' "$P" >"$T/v6.partial"
-bad "a newer version" "v6.partial: offset 0: partial format version 6 is newer than this opscope reads (5)" "$T/v6.partial"
+sed '1s/\t6$/\t7/' "$P" >"$T/v7.partial"
+bad "a newer version" "v7.partial: offset 0: partial format version 7 is newer than this opscope reads (6)" "$T/v7.partial"
 bad "the same partial twice" "rank0.json.partial: offset $(head -n 2 "$P" | wc -c): trace $T/syn/rank0.json is also in $P (a partial given twice?)" "$P" "$P"
 bad "a trace given as a partial" "rank0.json: offset 0: not an opscope partial" "$T/syn/rank0.json"
 : >"$T/empty.partial"
@@ -216,6 +226,10 @@ bad "an SM integral that is not a number" "unan.partial: offset $off: field 7: n
 awk -F'\t' 'BEGIN { OFS = "\t" } $1 == "lr" && !done { $10 = $4 + 1; done = 1 } { print }' "$P" >"$T/lshort.partial"
 off=$(grep -b -m1 "^lr" "$P" | cut -d: -f1)
 bad "more short launches than launches" "lshort.partial: offset $off: field 10: [0-9]* is out of range" "$T/lshort.partial"
+# a queue full for longer than its span
+awk -F'\t' 'BEGIN { OFS = "\t" } $1 == "qt" && !done { $11 = $8 - $7 + 1; done = 1 } { print }' "$P" >"$T/qfull.partial"
+off=$(grep -b -m1 "^qt" "$P" | cut -d: -f1)
+bad "a queue full for longer than its span" "qfull.partial: offset $off: field 11: [0-9]* is out of range" "$T/qfull.partial"
 # every prefix of a partial: refused in one line, never a crash (exit 1, not a signal)
 ok=1
 for cut in 0 1 17 40 100 200 $((size / 2)) $((size - 1)); do

@@ -101,7 +101,7 @@ TEST(merge_two_partials)
 	nest(m1);
 	char *p0 = write_partial(m0, "r0.json"), *p1 = write_partial(m1, "r1.json");
 	REQUIRE(p0 && p1);
-	CHECK(strncmp(p0, "opscope-partial\t5\ninput\t=r0.json\nfile\t=r0.json\t=test\t", 52) == 0);
+	CHECK(strncmp(p0, "opscope-partial\t6\ninput\t=r0.json\nfile\t=r0.json\t=test\t", 52) == 0);
 	struct partial_set ps;
 	REQUIRE(partial_set_init(&ps) == 0);
 	char err[256] = "";
@@ -253,9 +253,9 @@ TEST(merge_refusals)
 	char err[256];
 	/* a newer version: offset 0 */
 	REQUIRE(partial_set_init(&ps) == 0);
-	CHECK(read_text(&ps, "opscope-partial\t6\nend\t0\n", "new", err, sizeof(err)) != 0);
-	CHECK_STR(err, "new: offset 0: partial format version 6 is newer than this opscope reads "
-		       "(5): merge with a newer opscope");
+	CHECK(read_text(&ps, "opscope-partial\t7\nend\t0\n", "new", err, sizeof(err)) != 0);
+	CHECK_STR(err, "new: offset 0: partial format version 7 is newer than this opscope reads "
+		       "(6): merge with a newer opscope");
 	partial_set_free(&ps);
 	/* no end record: the offset is the end of the text (18 + 9 = 27 bytes) */
 	REQUIRE(partial_set_init(&ps) == 0);
@@ -513,6 +513,47 @@ TEST(merge_launch)
 	partial_set_free(&ps);
 }
 
+/*
+ * Queue lengths from qv, qt and qb records written by hand: a.json (rank 0), GPU 1 stream 7
+ * named "s7", 4 ops, buckets of 50 ns, window [0,100) with at most 2 queued, 150 op-ns, 0 ns
+ * full, and 2 buckets; b.json (rank 0 again) a stream too, left out as a second copy of
+ * rank 0, as gpu_queue_analyze leaves it. Merged: one stream, file 0.
+ */
+TEST(merge_queue)
+{
+	static const char a[] = "opscope-partial\t6\n"
+				"file\t=a.json\t=x\t1\t0\t0\t1\t-\n"
+				"rank\t0\t-\t-1\n"
+				"qv\n"
+				"qt\t1\t7\t=s7\t4\t50\t0\t100\t2\t150\t0\n"
+				"qb\t0\t50\t2\t100\t0\n"
+				"qb\t50\t100\t1\t50\t0\n"
+				"file\t=b.json\t=x\t1\t0\t0\t1\t-\n"
+				"rank\t0\t-\t-1\n"
+				"qv\n"
+				"qt\t0\t3\t-\t1\t0\t0\t10\t1\t10\t0\n"
+				"end\t2\n";
+	struct partial_set ps;
+	char err[256] = "";
+	REQUIRE(partial_set_init(&ps) == 0);
+	CHECK_EQ_I(read_text(&ps, a, "a", err, sizeof(err)), 0);
+	REQUIRE(partial_finish(&ps, err, sizeof(err)) == 0);
+	REQUIRE(ps.pre.queue != NULL && ps.pre.queue->nst == 1);
+	const struct gpu_queue_stream *q = &ps.pre.queue->st[0];
+	CHECK_EQ_U(q->file, 0);
+	CHECK_EQ_U(q->device, 1);
+	CHECK_EQ_U(q->stream, 7);
+	CHECK_STR(model_str(ps.m, q->name), "s7");
+	CHECK_EQ_U(q->ops, 4);
+	CHECK_EQ_U(q->window.max, 2);
+	CHECK_EQ_I(q->window.queued_ns, 150);
+	REQUIRE(q->nbuckets == 2);
+	CHECK_EQ_I(q->buckets[1].s, 50);
+	CHECK_EQ_I(q->buckets[1].queued_ns, 50);
+	CHECK(partial_carries(&ps, "queue") && !partial_carries(&ps, "launch"));
+	partial_set_free(&ps);
+}
+
 /* ranks_kept_shares: ranks 1, none, 1, 0: the second 1 (share 2) is left out, 1 of them */
 TEST(merge_kept_shares)
 {
@@ -528,4 +569,4 @@ TEST(merge_kept_shares)
 }
 
 TEST_MAIN(merge_two_partials, merge_operators, merge_escapes, merge_refusals, merge_steps,
-	  merge_gputime, merge_gpu, merge_launch, merge_kept_shares)
+	  merge_gputime, merge_gpu, merge_launch, merge_queue, merge_kept_shares)
