@@ -36,6 +36,13 @@
  *   qt <device> <stream> <name> <ops> <bucket> <qspan>   (one per stream: its window)
  *   qb <qspan>                                   (one per bucket of the stream above)
  *     qspan: <start> <end> <max queued> <queued x ns> <ns with 1024 or more queued>
+ *   mv                                           (the gpumem view, version 7 on)
+ *   md <device> <allocs> <frees> <alloc bytes> <free bytes> <totals 0|1> <addresses 0|1>
+ *      <first> <last> <start bytes> <end bytes> <peak bytes> <peak at> <never freed>
+ *      <never freed bytes> <bucket>              (one per device)
+ *   ml <0 largest|1 never freed> <at> <bytes> <freed at|-> <address> <launcher>
+ *                                                (at most 10 of each per device above)
+ *   mb <start> <end> <bytes at end> <most bytes> (one per bucket of the device above)
  *   end <files>
  *
  * A string field is `-` for none or `=` and the bytes, with \\ \t \n \r \0 escaped, so any
@@ -243,11 +250,53 @@ static void write_queue(FILE *out, const struct model *m, const struct gpu_queue
 	}
 }
 
+/* An allocation of a device's lists: its list (0 largest, 1 never freed), then its fields. */
+static void put_alloc(FILE *out, const struct model *m, int list, const struct gpu_mem_alloc *al)
+{
+	fprintf(out, "ml\t%d\t%" PRId64 "\t%" PRId64, list, al->ts_ns, al->bytes);
+	if (al->freed_ns == INT64_MIN)
+		fputs("\t-", out);
+	else
+		fprintf(out, "\t%" PRId64, al->freed_ns);
+	fprintf(out, "\t%" PRIu64, al->address);
+	put_id(out, m, al->launcher);
+	fputc('\n', out);
+}
+
+/* File f's devices of the GPU memory gm (of every file): an mv record, then per device an md
+ * record, its ml records (largest, then never freed) and an mb record per bucket. */
+static void write_gpumem(FILE *out, const struct model *m, const struct gpu_mem *gm, uint32_t f)
+{
+	fputs("mv\n", out);
+	for (uint32_t d = 0; d < gm->ndev; d++) {
+		const struct gpu_mem_device *g = &gm->dev[d];
+		if (g->file != f)
+			continue;
+		fprintf(out,
+			"md\t%" PRIu32 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRId64 "\t%" PRId64
+			"\t%d\t%d\t%" PRId64 "\t%" PRId64 "\t%" PRId64 "\t%" PRId64 "\t%" PRId64
+			"\t%" PRId64 "\t%" PRIu64 "\t%" PRId64 "\t%" PRId64 "\n",
+			g->device, g->allocs, g->frees, g->alloc_bytes, g->free_bytes,
+			g->totals ? 1 : 0, g->addresses ? 1 : 0, g->first_ns, g->last_ns,
+			g->start_bytes, g->end_bytes, g->peak_bytes, g->peak_ns, g->never_freed,
+			g->never_freed_bytes, g->bucket_ns);
+		for (uint32_t k = 0; k < g->nlargest; k++)
+			put_alloc(out, m, 0, &g->largest[k]);
+		for (uint32_t k = 0; k < g->nleaks; k++)
+			put_alloc(out, m, 1, &g->leaks[k]);
+		for (uint32_t b = 0; b < g->nbuckets; b++)
+			fprintf(out, "mb\t%" PRId64 "\t%" PRId64 "\t%" PRId64 "\t%" PRId64 "\n",
+				g->buckets[b].s, g->buckets[b].e, g->buckets[b].end_bytes,
+				g->buckets[b].max_bytes);
+	}
+}
+
 /* The analyses of every file that partial_write writes a share of, made once. */
 struct write_an {
 	struct gpu_time gt;  /* the GPU time breakdown */
 	struct gpu_util gu;  /* the GPU utilization */
 	struct gpu_queue gq; /* the queue lengths */
+	struct gpu_mem gm;   /* the GPU memory */
 };
 
 /* partial_write's work, with the analyses of every file made once. */
@@ -354,6 +403,7 @@ static int write_files(FILE *out, const struct analysis *a, const struct write_a
 		write_gputime(out, m, &wa->gt, f);
 		write_gpu(out, m, &wa->gu, f);
 		write_queue(out, m, &wa->gq, f);
+		write_gpumem(out, m, &wa->gm, f);
 		if (write_launch(out, a, f) != 0)
 			return OPSCOPE_ENOMEM;
 	}
@@ -375,7 +425,14 @@ int partial_write(FILE *out, const struct analysis *a, const char *const *inputs
 		gpu_util_free(&wa.gu);
 		return OPSCOPE_ENOMEM;
 	}
+	if (gpu_mem_analyze(a, &wa.gm) != 0) {
+		gpu_time_free(&wa.gt);
+		gpu_util_free(&wa.gu);
+		gpu_queue_free(&wa.gq);
+		return OPSCOPE_ENOMEM;
+	}
 	int rc = write_files(out, a, &wa, inputs, ninputs);
+	gpu_mem_free(&wa.gm);
 	gpu_time_free(&wa.gt);
 	gpu_util_free(&wa.gu);
 	gpu_queue_free(&wa.gq);
@@ -410,6 +467,8 @@ struct reader {
 	uint32_t lr_cap;	     /* rows allocated in cur->launch.rows */
 	uint32_t qt_cap;	     /* streams allocated in cur->queue.st */
 	uint32_t qb_cap;	     /* buckets allocated in the last stream of cur->queue */
+	uint32_t md_cap;	     /* devices allocated in cur->gpumem.dev */
+	uint32_t mb_cap;	     /* buckets allocated in the last device of cur->gpumem */
 	bool oom;		     /* an allocation failed */
 };
 
@@ -629,7 +688,7 @@ static int rec_file(struct reader *r)
 	r->cur = pf;
 	r->kern_cap = r->steps_cap = r->colls_cap = r->ops_cap = r->nv_cap = r->sr_cap = 0;
 	r->gt_cap = r->gs_cap = r->ut_cap = r->us_cap = r->ub_cap = r->lr_cap = 0;
-	r->qt_cap = r->qb_cap = 0;
+	r->qt_cap = r->qb_cap = r->md_cap = r->mb_cap = 0;
 	return 0;
 }
 
@@ -1163,6 +1222,104 @@ static int rec_qb(struct reader *r)
 	return 0;
 }
 
+static int rec_mv(struct reader *r)
+{
+	if (want_fields(r, 1))
+		return -1;
+	if (r->cur->has_gpumem)
+		return fail(r, "a second mv record for the file");
+	r->cur->has_gpumem = true;
+	return 0;
+}
+
+#define PARTIAL_BYTES_MAX PARTIAL_TIME_MAX /* bytes: |allocated| and sums within 2^62 */
+
+static int rec_md(struct reader *r)
+{
+	struct gpu_mem *gm = &r->cur->gpumem;
+	if (!r->cur->has_gpumem)
+		return fail(r, "md record before the file's mv record");
+	if (want_fields(r, 17) ||
+	    grow(r, (void **)&gm->dev, &r->md_cap, gm->ndev, sizeof(*gm->dev)))
+		return -1;
+	struct gpu_mem_device *g = &gm->dev[gm->ndev];
+	memset(g, 0, sizeof(*g));
+	int64_t dev, allocs, frees, totals, addresses, nf;
+	if (field_i64(r, 1, 0, UINT32_MAX, &dev) || field_i64(r, 2, 0, PARTIAL_TIME_MAX, &allocs) ||
+	    field_i64(r, 3, 0, PARTIAL_TIME_MAX, &frees) ||
+	    field_i64(r, 4, 0, PARTIAL_BYTES_MAX, &g->alloc_bytes) ||
+	    field_i64(r, 5, 0, PARTIAL_BYTES_MAX, &g->free_bytes) ||
+	    field_i64(r, 6, 0, 1, &totals) || field_i64(r, 7, 0, 1, &addresses) ||
+	    field_i64(r, 8, -PARTIAL_STAMP_MAX, PARTIAL_STAMP_MAX, &g->first_ns) ||
+	    field_i64(r, 9, g->first_ns, PARTIAL_STAMP_MAX, &g->last_ns) ||
+	    field_i64(r, 10, -PARTIAL_BYTES_MAX, PARTIAL_BYTES_MAX, &g->start_bytes) ||
+	    field_i64(r, 11, -PARTIAL_BYTES_MAX, PARTIAL_BYTES_MAX, &g->end_bytes) ||
+	    field_i64(r, 12, -PARTIAL_BYTES_MAX, PARTIAL_BYTES_MAX, &g->peak_bytes) ||
+	    field_i64(r, 13, g->first_ns, g->last_ns, &g->peak_ns) ||
+	    field_i64(r, 14, 0, allocs, &nf) ||
+	    field_i64(r, 15, 0, PARTIAL_BYTES_MAX, &g->never_freed_bytes) ||
+	    field_i64(r, 16, 0, PARTIAL_TIME_MAX, &g->bucket_ns))
+		return -1;
+	g->device = (uint32_t)dev;
+	g->allocs = (uint64_t)allocs;
+	g->frees = (uint64_t)frees;
+	g->totals = totals == 1;
+	g->addresses = addresses == 1;
+	g->never_freed = (uint64_t)nf;
+	gm->ndev++;
+	r->mb_cap = 0;
+	return 0;
+}
+
+static int rec_ml(struct reader *r)
+{
+	struct gpu_mem *gm = &r->cur->gpumem;
+	if (!gm->ndev)
+		return fail(r, "ml record before the file's first md record");
+	struct gpu_mem_device *g = &gm->dev[gm->ndev - 1];
+	int64_t list;
+	if (want_fields(r, 7) || field_i64(r, 1, 0, 1, &list))
+		return -1;
+	uint32_t *n = list ? &g->nleaks : &g->nlargest;
+	if (*n == GPU_MEM_TOP)
+		return fail(r, "more than %d allocations in a list of a device", GPU_MEM_TOP);
+	struct gpu_mem_alloc *al = list ? &g->leaks[*n] : &g->largest[*n];
+	memset(al, 0, sizeof(*al));
+	if (field_i64(r, 2, -PARTIAL_STAMP_MAX, PARTIAL_STAMP_MAX, &al->ts_ns) ||
+	    field_i64(r, 3, 0, PARTIAL_BYTES_MAX, &al->bytes))
+		return -1;
+	if (strcmp(r->f[4], "-") == 0)
+		al->freed_ns = INT64_MIN; /* not freed in the trace */
+	else if (field_i64(r, 4, -PARTIAL_STAMP_MAX, PARTIAL_STAMP_MAX, &al->freed_ns))
+		return -1;
+	if (field_u64(r, 5, &al->address) || field_id(r, 6, false, &al->launcher))
+		return -1;
+	(*n)++;
+	return 0;
+}
+
+static int rec_mb(struct reader *r)
+{
+	struct gpu_mem *gm = &r->cur->gpumem;
+	if (!gm->ndev)
+		return fail(r, "mb record before the file's first md record");
+	struct gpu_mem_device *g = &gm->dev[gm->ndev - 1];
+	if (g->nbuckets == GPU_UTIL_MAX_BUCKETS)
+		return fail(r, "more than %d buckets for a device", GPU_UTIL_MAX_BUCKETS);
+	if (want_fields(r, 5) ||
+	    grow(r, (void **)&g->buckets, &r->mb_cap, g->nbuckets, sizeof(*g->buckets)))
+		return -1;
+	struct gpu_mem_bucket *b = &g->buckets[g->nbuckets];
+	memset(b, 0, sizeof(*b));
+	if (field_i64(r, 1, -PARTIAL_STAMP_MAX, PARTIAL_STAMP_MAX, &b->s) ||
+	    field_i64(r, 2, b->s, PARTIAL_STAMP_MAX, &b->e) ||
+	    field_i64(r, 3, -PARTIAL_BYTES_MAX, PARTIAL_BYTES_MAX, &b->end_bytes) ||
+	    field_i64(r, 4, -PARTIAL_BYTES_MAX, PARTIAL_BYTES_MAX, &b->max_bytes))
+		return -1;
+	g->nbuckets++;
+	return 0;
+}
+
 /* One record (split in r->f). *end set by the end record. */
 static int record(struct reader *r, bool *end)
 {
@@ -1187,29 +1344,15 @@ static int record(struct reader *r, bool *end)
 	static const struct {
 		const char *tag;
 		int (*fn)(struct reader *r);
-	} per_file[] = { { "rank", rec_rank },
-			 { "dist", rec_dist },
-			 { "step", rec_step },
-			 { "coll", rec_coll },
-			 { "kernels", rec_kernels },
-			 { "k", rec_k },
-			 { "o", rec_o },
-			 { "nvprof", rec_nvprof },
-			 { "n", rec_n },
-			 { "sv", rec_sv },
-			 { "sr", rec_sr },
-			 { "gv", rec_gv },
-			 { "gt", rec_gt },
-			 { "gs", rec_gs },
-			 { "uv", rec_uv },
-			 { "ut", rec_ut },
-			 { "us", rec_us },
-			 { "ub", rec_ub },
-			 { "qv", rec_qv },
-			 { "qt", rec_qt },
-			 { "qb", rec_qb },
-			 { "lv", rec_lv },
-			 { "lr", rec_lr } };
+	} per_file[] = { { "rank", rec_rank }, { "dist", rec_dist },	   { "step", rec_step },
+			 { "coll", rec_coll }, { "kernels", rec_kernels }, { "k", rec_k },
+			 { "o", rec_o },       { "nvprof", rec_nvprof },   { "n", rec_n },
+			 { "sv", rec_sv },     { "sr", rec_sr },	   { "gv", rec_gv },
+			 { "gt", rec_gt },     { "gs", rec_gs },	   { "uv", rec_uv },
+			 { "ut", rec_ut },     { "us", rec_us },	   { "ub", rec_ub },
+			 { "qv", rec_qv },     { "qt", rec_qt },	   { "qb", rec_qb },
+			 { "lv", rec_lv },     { "lr", rec_lr },	   { "mv", rec_mv },
+			 { "md", rec_md },     { "ml", rec_ml },	   { "mb", rec_mb } };
 	for (size_t i = 0; i < sizeof(per_file) / sizeof(per_file[0]); i++)
 		if (strcmp(tag, per_file[i].tag) == 0)
 			return r->cur ? per_file[i].fn(r)
@@ -1519,6 +1662,36 @@ static int merge_queue(struct partial_set *ps)
 	return 0;
 }
 
+/* The files' GPU memory devices, in file order (gpu_mem_analyze's of every file), into
+ * ps->pre.gpumem, when every file carries them. 0 or OPSCOPE_ENOMEM. */
+static int merge_gpumem(struct partial_set *ps)
+{
+	size_t n = 0;
+	for (uint32_t i = 0; i < ps->nfiles; i++) {
+		if (!ps->files[i].has_gpumem)
+			return 0;
+		n += ps->files[i].gpumem.ndev;
+	}
+	if (n >= UINT32_MAX)
+		return OPSCOPE_ENOMEM;
+	struct gpu_mem *gm = calloc(1, sizeof(*gm));
+	if (!gm || !(gm->dev = calloc(n ? n : 1, sizeof(*gm->dev)))) {
+		free(gm);
+		return OPSCOPE_ENOMEM;
+	}
+	for (uint32_t i = 0; i < ps->nfiles; i++) {
+		struct gpu_mem *f = &ps->files[i].gpumem;
+		for (uint32_t d = 0; d < f->ndev; d++) {
+			gm->dev[gm->ndev] = f->dev[d];
+			gm->dev[gm->ndev++].file = i;
+		}
+		free(f->dev); /* the buckets moved */
+		memset(f, 0, sizeof(*f));
+	}
+	ps->pre.gpumem = gm;
+	return 0;
+}
+
 /* Add row x into `into` (gpu_launch_row_add), unless a count or sum would leave int64: then
  * -1 and `into` unchanged. */
 static int launch_add_checked(struct gpu_launch_row *into, const struct gpu_launch_row *x)
@@ -1690,7 +1863,8 @@ int partial_finish(struct partial_set *ps, char *err, size_t errsize)
 			steps_average(st);
 		}
 	}
-	if (merge_gputime(ps) != 0 || merge_gpu(ps) != 0 || merge_queue(ps) != 0)
+	if (merge_gputime(ps) != 0 || merge_gpu(ps) != 0 || merge_queue(ps) != 0 ||
+	    merge_gpumem(ps) != 0)
 		goto oom;
 	uint32_t bad = 0;
 	int lrc = merge_launch(ps, &bad);
@@ -1730,6 +1904,8 @@ bool partial_carries(const struct partial_set *ps, const char *view)
 		return ps->pre.launch != NULL;
 	if (strcmp(view, "queue") == 0)
 		return ps->pre.queue != NULL;
+	if (strcmp(view, "gpumem") == 0)
+		return ps->pre.gpumem != NULL;
 	return true;
 }
 
@@ -1745,6 +1921,7 @@ void partial_set_free(struct partial_set *ps)
 		gpu_util_free(&ps->files[i].gpu);
 		gpu_launch_free(&ps->files[i].launch);
 		gpu_queue_free(&ps->files[i].queue);
+		gpu_mem_free(&ps->files[i].gpumem);
 	}
 	free(ps->files);
 	for (uint32_t i = 0; i < ps->nsources; i++)
@@ -1771,6 +1948,9 @@ void partial_set_free(struct partial_set *ps)
 	if (ps->pre.queue)
 		gpu_queue_free(ps->pre.queue);
 	free(ps->pre.queue);
+	if (ps->pre.gpumem)
+		gpu_mem_free(ps->pre.gpumem);
+	free(ps->pre.gpumem);
 	agg_free(&ps->pre.kernels);
 	agg_free(&ps->pre.ops);
 	agg_free(&ps->pre.nvprof);

@@ -26,8 +26,9 @@
 #define PARTIAL_MAGIC "opscope-partial"
 /* The newest version this build writes and reads: 2 added the step view's sv and sr records,
  * 3 the gputime view's gv, gt and gs records, 4 the gpu view's uv, ut, us and ub records, 5
- * the launch view's lv and lr records, 6 the queue view's qv, qt and qb records. */
-#define PARTIAL_VERSION 6
+ * the launch view's lv and lr records, 6 the queue view's qv, qt and qb records, 7 the gpumem
+ * view's mv, md, ml and mb records. */
+#define PARTIAL_VERSION 7
 
 /* Write the partial of a's model (every file of it) to out; `inputs` are the paths the user
  * gave (the report's JSON "inputs"). 0, OPSCOPE_ENOMEM, or -1 on a write error. */
@@ -70,6 +71,8 @@ struct partial_file {
 	bool has_launch;	  /* an lv record was read (version 5 on) */
 	struct gpu_queue queue;	  /* its queue lengths' streams (qt, qb records) */
 	bool has_queue;		  /* a qv record was read (version 6 on) */
+	struct gpu_mem gpumem;	  /* its GPU memory's devices (md, ml, mb records) */
+	bool has_gpumem;	  /* an mv record was read (version 7 on) */
 	uint32_t source;	  /* index in partial_set.sources of the partial it came from */
 	uint64_t offset;	  /* byte offset of its `file` record in that partial */
 };
@@ -105,7 +108,7 @@ int partial_finish(struct partial_set *ps, char *err, size_t errsize);
 /* Can the (mergeable) view be made from the finished set: is it carried by every partial?
  * The step view is not by partials of version 1, gputime not by those before version 3,
  * gpu not by those before version 4, launch not by those before version 5, queue
- * not by those before version 6. */
+ * not by those before version 6, gpumem not by those before version 7. */
 bool partial_carries(const struct partial_set *ps, const char *view);
 void partial_set_free(struct partial_set *ps);
 

@@ -195,8 +195,8 @@ bool report_views_want_flops(const char *views)
 
 /* Each row: name, help, function, cost, always, title, the line a view asked for by name
  * prints when it has nothing to show, and whether `opscope merge` can make it from partials
- * (files, ranks, operator, kernel, nvprof, step, gpu, gputime, launch and queue: docs/merge.md says why the others
- * are not). */
+ * (files, ranks, operator, kernel, nvprof, step, gpu, gputime, launch, queue and gpumem:
+ * docs/merge.md says why the others are not). */
 const struct report_view report_views[] = {
 	{ "files", "each trace file: events, dropped, torn tail, complete (always shown)",
 	  view_files, 0, true, "Trace Files", "Trace Files: no file was read", true },
@@ -254,7 +254,7 @@ const struct report_view report_views[] = {
 	  "Queue Length: no device work launched by a runtime call in the trace", true },
 	{ "gpumem", "GPU memory: allocated and peak over time, largest allocations, leaks",
 	  view_gpumem, 0, false, "GPU Memory", "GPU Memory: no GPU allocation records in the trace",
-	  false },
+	  true },
 	{ "samples", "CPU stack samples: top functions (flat, cum), callers and callees",
 	  view_samples, 1, false, "Samples: Top Functions",
 	  "Samples: no stack samples in the trace (with --under: none inside such a range)",

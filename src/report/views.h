@@ -13,6 +13,7 @@
 
 #include "analyze/aggregate.h"
 #include "analyze/analysis.h"
+#include "analyze/gpu_mem.h"
 #include "analyze/gpu_time.h"
 #include "analyze/gpu_util.h"
 #include "analyze/hardware.h"
@@ -88,6 +89,9 @@ struct report_pre {
 	struct gpu_queue *queue;   /* the queue lengths of every file (its streams in file
 				    * order), or NULL when a partial did not carry them (before
 				    * version 6): then the queue view shows nothing */
+	struct gpu_mem *gpumem;	   /* the GPU memory of every file (its devices in file order),
+				    * or NULL when a partial did not carry it (before version 7):
+				    * then the gpumem view shows nothing */
 };
 
 /* What every view reads, computed once, and the tables they give. */

@@ -216,10 +216,15 @@ int view_gpumem(struct report_ctx *c)
 {
 	const struct model *m = c->an.m;
 	struct gpu_mem gm;
-	if (gpu_mem_analyze(&c->an, &gm) != 0)
+	if (c->pre && !c->pre->gpumem)
+		return 0; /* merged partials that do not carry it */
+	if (c->pre)	  /* merged: the files' devices as their partials gave them (not freed) */
+		gm = *c->pre->gpumem;
+	else if (gpu_mem_analyze(&c->an, &gm) != 0)
 		return OPSCOPE_ENOMEM;
 	if (gm.ndev == 0) {
-		gpu_mem_free(&gm);
+		if (!c->pre)
+			gpu_mem_free(&gm);
 		return 0;
 	}
 	int rc = OPSCOPE_ENOMEM;
@@ -298,6 +303,7 @@ int view_gpumem(struct report_ctx *c)
 		  "100 buckets of a power\nof 10 us; Start is from the first record.";
 	rc = t->oom || s->oom ? OPSCOPE_ENOMEM : 0;
 out:
-	gpu_mem_free(&gm);
+	if (!c->pre)
+		gpu_mem_free(&gm);
 	return rc;
 }

@@ -3,7 +3,7 @@
 #   - Equality: for each input directory, a partial per file (as a Slurm array task would
 #     make it), merged, gives the very bytes that `opscope report` prints for the files loaded
 #     at once, for the mergeable views (files, ranks, operator, kernel, nvprof, step, gpu,
-#     gputime, launch, queue): text and CSV against `report DIR`, JSON against `report DIR/*` (its "inputs" list names the files given, so
+#     gputime, launch, queue, gpumem): text and CSV against `report DIR`, JSON against `report DIR/*` (its "inputs" list names the files given, so
 #     the report is given the same files; with `report DIR` only "inputs" differs). Inputs:
 #     the synthetic job of tests/tools/gen_ranks.py (4 ranks; also with a missing rank, a
 #     duplicate rank, a rank with no steps) and the real multi-rank traces of HTA
@@ -23,7 +23,7 @@ PY=/usr/bin/python3
 [ -x "$PY" ] || { echo "skip: no $PY"; exit 77; }
 GEN=$SRC/tests/tools/gen_ranks.py
 HTA=$SRC/../shared/data/kineto/hta
-V=files,ranks,operator,kernel,nvprof,step,gpu,gputime,launch,queue
+V=files,ranks,operator,kernel,nvprof,step,gpu,gputime,launch,queue,gpumem
 
 # parts DIR OUT: one partial per file of DIR into OUT (a loop standing in for the array)
 parts() {
@@ -38,8 +38,8 @@ same() {
 	local name=$1 dir=$2 p=$T/parts_$1
 	parts "$dir" "$p"
 	check "$name: a partial per file, exit 0" '[ $? -eq 0 ]'
-	# the views named, as the report is given them (the text shows the queue's series only
-	# for a view asked for by name, in both)
+	# the views named, as the report is given them (a view asked for by name says when it has
+	# nothing to show, and the text shows the queue's series only then, in both)
 	"$OPSCOPE" merge --views $V "$p"/*.partial >"$T/$name.m.txt"
 	"$OPSCOPE" report --views $V "$dir" >"$T/$name.r.txt"
 	check "$name: text: merge == report DIR, byte for byte" \
@@ -47,10 +47,10 @@ same() {
 	"$OPSCOPE" merge "$p"/*.partial >"$T/$name.d.txt" 2>"$T/$name.m.err"
 	check "$name: merge says in one line which views it left out" \
 		'[ "$(wc -l <"$T/$name.m.err")" -eq 1 ] && grep -q "^opscope merge: left out advice,.*,flops: not made from partials" "$T/$name.m.err"'
-	"$OPSCOPE" merge -f csv -u us "$p"/*.partial >"$T/$name.m.csv"
+	"$OPSCOPE" merge -f csv -u us --views $V "$p"/*.partial >"$T/$name.m.csv"
 	"$OPSCOPE" report -f csv -u us --views $V "$dir" >"$T/$name.r.csv"
 	check "$name: CSV: merge == report DIR" 'cmp -s "$T/$name.m.csv" "$T/$name.r.csv"'
-	"$OPSCOPE" merge -f json "$p"/*.partial >"$T/$name.m.json"
+	"$OPSCOPE" merge -f json --views $V "$p"/*.partial >"$T/$name.m.json"
 	(LC_ALL=C; "$OPSCOPE" report -f json --views $V "$dir"/*) >"$T/$name.r.json"
 	check "$name: JSON: merge == report DIR/*, byte for byte" \
 		'cmp -s "$T/$name.m.json" "$T/$name.r.json"'
@@ -110,20 +110,24 @@ check "syn: merged: Queue Length per stream, integrals by hand" \
 	'q "$T/syn.m.json" "[(r[\"device\"], r[\"stream\"], r[\"max\"], r[\"queued_ns\"], r[\"ops\"]) for r in t(\"Queue Length\")] == [(\"GPU0 (file %d)\" % f, \"stream %d\" % s, 1, (27000 if s == 7 else 35991000 if f == 2 else 29991000), 3) for f in range(4) for s in (7, 20)]"'
 # partials of older versions are still read; the views they do not carry are left out and
 # named on stderr. Version 2 added sv, sr (step), 3 gv, gt, gs (gputime), 4 uv, ut, us, ub
-# (gpu), 5 lv, lr (launch), 6 qv, qt, qb (queue): version k is the partial without the
-# records of the later ones.
-newer=("sv|sr|gv|gt|gs|uv|ut|us|ub|lv|lr|qv|qt|qb" "gv|gt|gs|uv|ut|us|ub|lv|lr|qv|qt|qb"
-	"uv|ut|us|ub|lv|lr|qv|qt|qb" "lv|lr|qv|qt|qb" "qv|qt|qb")
-carried=("" ",step" ",step,gputime" ",step,gpu,gputime" ",step,gpu,gputime,launch")
-for k in 1 2 3 4 5; do
+# (gpu), 5 lv, lr (launch), 6 qv, qt, qb (queue), 7 mv, md, ml, mb (gpumem): version k is the
+# partial without the records of the later ones.
+m="mv|md|ml|mb"
+newer=("sv|sr|gv|gt|gs|uv|ut|us|ub|lv|lr|qv|qt|qb|$m" "gv|gt|gs|uv|ut|us|ub|lv|lr|qv|qt|qb|$m"
+	"uv|ut|us|ub|lv|lr|qv|qt|qb|$m" "lv|lr|qv|qt|qb|$m" "qv|qt|qb|$m" "$m")
+carried=("" ",step" ",step,gputime" ",step,gpu,gputime" ",step,gpu,gputime,launch"
+	",step,gpu,gputime,launch,queue")
+for k in 1 2 3 4 5 6; do
 	mkdir -p "$T/v$k"
 	for f in "$T/parts_syn"/*.partial; do
-		grep -Ev "^(${newer[k - 1]})(	|$)" "$f" | sed "1s/\t6$/\t$k/" >"$T/v$k/$(basename "$f")"
+		grep -Ev "^(${newer[k - 1]})(	|$)" "$f" | sed "1s/\t7$/\t$k/" >"$T/v$k/$(basename "$f")"
 	done
-	"$OPSCOPE" report --views "files,ranks,operator,kernel,nvprof${carried[k - 1]}" "$T/syn" >"$T/v$k.r.txt"
-	"$OPSCOPE" merge "$T/v$k"/*.partial >"$T/v$k.txt" 2>"$T/v$k.err"
+	vk="files,ranks,operator,kernel,nvprof${carried[k - 1]}"
+	"$OPSCOPE" report --views "$vk" "$T/syn" >"$T/v$k.r.txt"
+	"$OPSCOPE" merge --views "$vk" "$T/v$k"/*.partial >"$T/v$k.txt"
+	"$OPSCOPE" merge "$T/v$k"/*.partial >/dev/null 2>"$T/v$k.err"
 	check "v$k partials: merged without the views they do not carry, which stderr names" \
-		'[ $? -eq 0 ] && cmp -s "$T/v$k.txt" "$T/v$k.r.txt" && grep -q "^opscope merge: left out advice,.*queue,.*: not made" "$T/v$k.err"'
+		'[ $? -eq 0 ] && cmp -s "$T/v$k.txt" "$T/v$k.r.txt" && grep -q "^opscope merge: left out advice,.*gpumem,.*: not made" "$T/v$k.err"'
 done
 check "v1, v3, v5: the left-out line names step, gpu, gputime, launch for v1, gpu for v3" \
 	'grep -q "step,perf,gpu,gputime,launch,queue" "$T/v1.err" && grep -q ",perf,gpu,launch,queue," "$T/v3.err" && grep -q ",perf,queue," "$T/v5.err"'
@@ -173,6 +177,13 @@ if [ -d "$HTA/trace_filter" ]; then
 	cp "$HTA/trace_diff/control/control.json.gz" "$HTA/trace_diff/test/test.json.gz" \
 		"$HTA/nccl_parser_config/nccl_data.json.gz" "$T/mix/"
 	same mix "$T/mix"
+	# GPU memory records: HTA's df_index_resolver (28k [memory] events) and the TensorBoard
+	# plugin's two resnet50 traces of one worker
+	TB=$SRC/../shared/data/kineto/tb_plugin/samples/resnet50_num_workers_0
+	mkdir -p "$T/mem" && cp "$HTA/df_index_resolver/df_index_resolver.json.gz" "$TB"/*.json.gz "$T/mem/"
+	same mem "$T/mem"
+	check "mem: merged: GPU Memory rows of every file, largest allocations listed" \
+		'q "$T/mem.m.json" "len(set(r[\"device\"].split(\"(\")[1] for r in t(\"GPU Memory\"))) == 3 and len(t(\"GPU Memory: Largest Allocations\")) > 0"'
 	mkdir -p "$T/noal" && cp "$HTA/trace_filter/sampled_rank-0.json.gz" "$T/noal/" && cp "$T/syn/rank1.json" "$T/noal/"
 	same noal "$T/noal"
 	check "noal: one line: clocks cannot be aligned" \
@@ -196,8 +207,8 @@ bad "no end record" "noend.partial: offset $((size - $(tail -n 1 "$P" | wc -c)))
 sed '3s/\t[0-9]*\t/\tx1\t/' "$P" >"$T/corrupt.partial"
 off=$(head -n 2 "$P" | wc -c)
 bad "a corrupt count" "corrupt.partial: offset $off: field 4: not a count" "$T/corrupt.partial"
-sed '1s/\t6$/\t7/' "$P" >"$T/v7.partial"
-bad "a newer version" "v7.partial: offset 0: partial format version 7 is newer than this opscope reads (6)" "$T/v7.partial"
+sed '1s/\t7$/\t8/' "$P" >"$T/v8.partial"
+bad "a newer version" "v8.partial: offset 0: partial format version 8 is newer than this opscope reads (7)" "$T/v8.partial"
 bad "the same partial twice" "rank0.json.partial: offset $(head -n 2 "$P" | wc -c): trace $T/syn/rank0.json is also in $P (a partial given twice?)" "$P" "$P"
 bad "a trace given as a partial" "rank0.json: offset 0: not an opscope partial" "$T/syn/rank0.json"
 : >"$T/empty.partial"
@@ -230,6 +241,21 @@ bad "more short launches than launches" "lshort.partial: offset $off: field 10: 
 awk -F'\t' 'BEGIN { OFS = "\t" } $1 == "qt" && !done { $11 = $8 - $7 + 1; done = 1 } { print }' "$P" >"$T/qfull.partial"
 off=$(grep -b -m1 "^qt" "$P" | cut -d: -f1)
 bad "a queue full for longer than its span" "qfull.partial: offset $off: field 11: [0-9]* is out of range" "$T/qfull.partial"
+# a peak after the device's last memory record
+PM=$T/parts_mem/df_index_resolver.json.gz.partial
+if [ -f "$PM" ]; then
+	# (Python, not awk: awk's numbers are doubles, and these times need 61 bits)
+	"$PY" -c 'import sys
+out, done = [], False
+for line in open(sys.argv[1]):
+    f = line.rstrip("\n").split("\t")
+    if f[0] == "md" and not done:
+        f[13], done = str(int(f[9]) + 1), True
+    out.append("\t".join(f) + "\n")
+sys.stdout.write("".join(out))' "$PM" >"$T/mpeak.partial"
+	off=$(grep -b -m1 "^md" "$PM" | cut -d: -f1)
+	bad "a memory peak after the last record" "mpeak.partial: offset $off: field 14: [0-9]* is out of range" "$T/mpeak.partial"
+fi
 # every prefix of a partial: refused in one line, never a crash (exit 1, not a signal)
 ok=1
 for cut in 0 1 17 40 100 200 $((size / 2)) $((size - 1)); do

@@ -13,6 +13,7 @@
 
 #include "analyze/aggregate.h"
 #include "analyze/analysis.h"
+#include "analyze/gpu_mem.h"
 #include "analyze/gpu_time.h"
 #include "analyze/gpu_util.h"
 #include "analyze/ranks.h"
@@ -101,7 +102,7 @@ TEST(merge_two_partials)
 	nest(m1);
 	char *p0 = write_partial(m0, "r0.json"), *p1 = write_partial(m1, "r1.json");
 	REQUIRE(p0 && p1);
-	CHECK(strncmp(p0, "opscope-partial\t6\ninput\t=r0.json\nfile\t=r0.json\t=test\t", 52) == 0);
+	CHECK(strncmp(p0, "opscope-partial\t7\ninput\t=r0.json\nfile\t=r0.json\t=test\t", 52) == 0);
 	struct partial_set ps;
 	REQUIRE(partial_set_init(&ps) == 0);
 	char err[256] = "";
@@ -253,9 +254,9 @@ TEST(merge_refusals)
 	char err[256];
 	/* a newer version: offset 0 */
 	REQUIRE(partial_set_init(&ps) == 0);
-	CHECK(read_text(&ps, "opscope-partial\t7\nend\t0\n", "new", err, sizeof(err)) != 0);
-	CHECK_STR(err, "new: offset 0: partial format version 7 is newer than this opscope reads "
-		       "(6): merge with a newer opscope");
+	CHECK(read_text(&ps, "opscope-partial\t8\nend\t0\n", "new", err, sizeof(err)) != 0);
+	CHECK_STR(err, "new: offset 0: partial format version 8 is newer than this opscope reads "
+		       "(7): merge with a newer opscope");
 	partial_set_free(&ps);
 	/* no end record: the offset is the end of the text (18 + 9 = 27 bytes) */
 	REQUIRE(partial_set_init(&ps) == 0);
@@ -554,6 +555,65 @@ TEST(merge_queue)
 	partial_set_free(&ps);
 }
 
+/*
+ * GPU memory from mv, md, ml and mb records written by hand: a.json's GPU 0, 3 allocations
+ * and 1 free (300 and 100 bytes), allocator totals, addresses, records from 10 to 90, 50
+ * bytes at start, 250 at end, peak 350 at 40, 1 allocation of 100 bytes never freed; its
+ * largest allocation 200 bytes at 20 freed at 60 at 0x1000 by "fwd", one never freed (100
+ * bytes at 30, by none), one bucket [10,90). An 11th allocation in a list is refused.
+ */
+TEST(merge_gpumem)
+{
+	static const char a[] =
+		"opscope-partial\t7\n"
+		"file\t=a.json\t=x\t1\t0\t0\t1\t-\n"
+		"mv\n"
+		"md\t0\t3\t1\t300\t100\t1\t1\t10\t90\t50\t250\t350\t40\t1\t100\t1000\n"
+		"ml\t0\t20\t200\t60\t4096\t=fwd\n"
+		"ml\t1\t30\t100\t-\t8192\t-\n"
+		"mb\t10\t90\t250\t350\n"
+		"end\t1\n";
+	struct partial_set ps;
+	char err[256] = "";
+	REQUIRE(partial_set_init(&ps) == 0);
+	CHECK_EQ_I(read_text(&ps, a, "a", err, sizeof(err)), 0);
+	REQUIRE(partial_finish(&ps, err, sizeof(err)) == 0);
+	REQUIRE(ps.pre.gpumem != NULL && ps.pre.gpumem->ndev == 1);
+	const struct gpu_mem_device *g = &ps.pre.gpumem->dev[0];
+	CHECK_EQ_U(g->allocs, 3);
+	CHECK_EQ_I(g->free_bytes, 100);
+	CHECK(g->totals && g->addresses);
+	CHECK_EQ_I(g->peak_bytes, 350);
+	CHECK_EQ_I(g->peak_ns, 40);
+	CHECK_EQ_U(g->never_freed, 1);
+	REQUIRE(g->nlargest == 1 && g->nleaks == 1 && g->nbuckets == 1);
+	CHECK_EQ_I(g->largest[0].freed_ns, 60);
+	CHECK_EQ_U(g->largest[0].address, 4096);
+	CHECK_STR(model_str(ps.m, g->largest[0].launcher), "fwd");
+	CHECK(g->leaks[0].freed_ns == INT64_MIN);
+	CHECK_EQ_U(g->leaks[0].launcher, 0);
+	CHECK_EQ_I(g->buckets[0].max_bytes, 350);
+	CHECK(partial_carries(&ps, "gpumem") && !partial_carries(&ps, "queue"));
+	partial_set_free(&ps);
+	/* 11 allocations in the largest list: the 11th refused */
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+	REQUIRE(out);
+	fputs("opscope-partial\t7\nfile\t=b\t=x\t1\t0\t0\t1\t-\nmv\n"
+	      "md\t0\t11\t0\t11\t0\t0\t0\t0\t10\t0\t11\t11\t10\t0\t0\t0\n",
+	      out);
+	for (int k = 0; k < 11; k++)
+		fprintf(out, "ml\t0\t%d\t1\t-\t0\t-\n", k);
+	fputs("end\t1\n", out);
+	fclose(out);
+	REQUIRE(partial_set_init(&ps) == 0);
+	CHECK(read_text(&ps, text, "b", err, sizeof(err)) != 0);
+	CHECK(strstr(err, ": more than 10 allocations in a list of a device") != NULL);
+	partial_set_free(&ps);
+	free(text);
+}
+
 /* ranks_kept_shares: ranks 1, none, 1, 0: the second 1 (share 2) is left out, 1 of them */
 TEST(merge_kept_shares)
 {
@@ -569,4 +629,4 @@ TEST(merge_kept_shares)
 }
 
 TEST_MAIN(merge_two_partials, merge_operators, merge_escapes, merge_refusals, merge_steps,
-	  merge_gputime, merge_gpu, merge_launch, merge_queue, merge_kept_shares)
+	  merge_gputime, merge_gpu, merge_launch, merge_queue, merge_gpumem, merge_kept_shares)
