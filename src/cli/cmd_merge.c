@@ -2,10 +2,10 @@
  * cmd_merge.c: `opscope merge [options] PARTIAL|DIR...`: the report of many traces from their
  * partials (`opscope report --format partial`, one per file, made wherever the files are: a Slurm
  * array, a Spark or Ray map; docs/merge.md). It prints the mergeable views (files, ranks,
- * operator, kernel, nvprof, step, gpu, gputime, launch, queue, gpumem) with the report's own
- * rendering code, so the tables are those that `opscope report` prints for the same files loaded
- * at once; the others are left out (they need the whole timeline, or a partial does not carry
- * them), which one line on stderr says.
+ * operator, kernel, nvprof, step, gpu, gputime, launch, queue, gpumem, userdefined, memcpy,
+ * python) with the report's own rendering code, so the tables are those that `opscope report`
+ * prints for the same files loaded at once; the others are left out (they need the whole timeline,
+ * or a partial does not carry them), which one line on stderr says.
  *
  * A partial that cannot be read (cut short, corrupt, a newer version, the same trace twice)
  * stops it with one line naming the partial and the byte offset, exit 1.
@@ -33,7 +33,8 @@ static const char merge_usage[] =
 	"Combine the partial summaries that `opscope report --format partial FILE` wrote, one\n"
 	"per trace file (on a Slurm array, a Spark or Ray map: docs/merge.md), into the report\n"
 	"of all the files at once. Only the mergeable views are made: files, ranks, operator,\n"
-	"kernel, nvprof, step, gpu, gputime, launch, queue, gpumem.\n"
+	"kernel, nvprof, step, gpu, gputime, launch, queue, gpumem, userdefined, memcpy,\n"
+	"python.\n"
 	"The files are taken in the order of their paths, as `opscope report DIR` reads a\n"
 	"directory. A DIR gives every *.partial file in it (for more partials than a command\n"
 	"line holds).\n"
@@ -169,11 +170,12 @@ int cmd_merge(int argc, char **argv)
 		case 'V':
 			if (not_mergeable(optarg, bad, sizeof(bad))) {
 				char msg[320];
-				snprintf(msg, sizeof(msg),
-					 "'%s' is not a mergeable view: merge makes files, ranks, "
-					 "operator, kernel, nvprof, step, gpu, gputime, launch, "
-					 "queue and gpumem (docs/merge.md)",
-					 bad);
+				snprintf(
+					msg, sizeof(msg),
+					"'%s' is not a mergeable view: merge makes files, ranks, "
+					"operator, kernel, nvprof, step, gpu, gputime, launch, "
+					"queue, gpumem, userdefined, memcpy and python (docs/merge.md)",
+					bad);
 				return cli_usage_error("merge", msg);
 			}
 			views = optarg;
@@ -283,6 +285,7 @@ int cmd_merge(int argc, char **argv)
 	if (report_ctx_init(&ctx, ps.m, &ro) != 0)
 		cli_die_oom();
 	ctx.pre = &ps.pre;
+	partial_analysis(&ps, &ctx.an);
 	struct merge_want want = { views, &ps };
 	if (report_run_views(&ctx, want_mergeable, &want) != 0)
 		cli_die_oom();

@@ -43,6 +43,10 @@
  *   ml <0 largest|1 never freed> <at> <bytes> <freed at|-> <address> <launcher>
  *                                                (at most 10 of each per device above)
  *   mb <start> <end> <bytes at end> <most bytes> (one per bucket of the device above)
+ *   tv <span 0|1> <first start> <last end> <step kernel ns> <step device ns>   (version 8 on)
+ *   ti <start> <end>                             (the file's ProfileStep ranges, merged)
+ *   h <1 user-defined|2 memory|3 Python> <name> <calls> <cpu> <cpu max> <cpu min> <gpu>
+ *     <gpu max> <gpu min> <self>                 (ns; one per name and kind)
  *   end <files>
  *
  * A string field is `-` for none or `=` and the bytes, with \\ \t \n \r \0 escaped, so any
@@ -291,6 +295,41 @@ static void write_gpumem(FILE *out, const struct model *m, const struct gpu_mem 
 	}
 }
 
+/* File f's total parts (analysis_file_total: tv and ti records) and its user-defined, memory
+ * and Python function ranges by name (h records). */
+static int write_host(FILE *out, const struct analysis *a, uint32_t f)
+{
+	struct analysis_total at;
+	analysis_file_total(a, f, &at);
+	if (at.steps.oom) {
+		ivec_free(&at.steps);
+		return OPSCOPE_ENOMEM;
+	}
+	bool span = at.lo <= at.hi;
+	fprintf(out, "tv\t%d\t%" PRId64 "\t%" PRId64 "\t%" PRId64 "\t%" PRId64 "\n", span ? 1 : 0,
+		span ? at.lo : 0, span ? at.hi : 0, at.step_kernel_ns, at.step_device_ns);
+	for (size_t k = 0; k < at.steps.n; k++)
+		fprintf(out, "ti\t%" PRId64 "\t%" PRId64 "\n", at.steps.v[k].s, at.steps.v[k].e);
+	ivec_free(&at.steps);
+	for (int sel = AGG_USER_DEFINED; sel <= AGG_PYTHON_FUNCTIONS; sel++) {
+		struct agg ag;
+		if (agg_host_ranges_file(a, (enum agg_select)sel, f, false, &ag) != 0)
+			return OPSCOPE_ENOMEM;
+		for (uint32_t i = 0; i < ag.n; i++) { /* first-seen order */
+			const struct agg_item *it = &ag.v[i];
+			fprintf(out, "h\t%d\t", sel);
+			put_str(out, model_str(a->m, it->name), model_strlen(a->m, it->name));
+			fprintf(out,
+				"\t%" PRIu64 "\t%" PRId64 "\t%" PRId64 "\t%" PRId64 "\t%" PRId64
+				"\t%" PRId64 "\t%" PRId64 "\t%" PRId64 "\n",
+				it->calls, it->cpu_ns, it->cpu_max_ns, it->cpu_min_ns, it->gpu_ns,
+				it->gpu_max_ns, it->gpu_min_ns, it->self_ns);
+		}
+		agg_free(&ag);
+	}
+	return 0;
+}
+
 /* The analyses of every file that partial_write writes a share of, made once. */
 struct write_an {
 	struct gpu_time gt;  /* the GPU time breakdown */
@@ -404,6 +443,8 @@ static int write_files(FILE *out, const struct analysis *a, const struct write_a
 		write_gpu(out, m, &wa->gu, f);
 		write_queue(out, m, &wa->gq, f);
 		write_gpumem(out, m, &wa->gm, f);
+		if (write_host(out, a, f) != 0)
+			return OPSCOPE_ENOMEM;
 		if (write_launch(out, a, f) != 0)
 			return OPSCOPE_ENOMEM;
 	}
@@ -469,6 +510,7 @@ struct reader {
 	uint32_t qb_cap;	     /* buckets allocated in the last stream of cur->queue */
 	uint32_t md_cap;	     /* devices allocated in cur->gpumem.dev */
 	uint32_t mb_cap;	     /* buckets allocated in the last device of cur->gpumem */
+	uint32_t h_cap;		     /* items allocated in cur->host */
 	bool oom;		     /* an allocation failed */
 };
 
@@ -688,7 +730,7 @@ static int rec_file(struct reader *r)
 	r->cur = pf;
 	r->kern_cap = r->steps_cap = r->colls_cap = r->ops_cap = r->nv_cap = r->sr_cap = 0;
 	r->gt_cap = r->gs_cap = r->ut_cap = r->us_cap = r->ub_cap = r->lr_cap = 0;
-	r->qt_cap = r->qb_cap = r->md_cap = r->mb_cap = 0;
+	r->qt_cap = r->qb_cap = r->md_cap = r->mb_cap = r->h_cap = 0;
 	return 0;
 }
 
@@ -1320,6 +1362,68 @@ static int rec_mb(struct reader *r)
 	return 0;
 }
 
+static int rec_tv(struct reader *r)
+{
+	struct partial_file *pf = r->cur;
+	struct analysis_total *t = &pf->total;
+	int64_t span;
+	if (want_fields(r, 6) || field_i64(r, 1, 0, 1, &span) ||
+	    field_i64(r, 2, -PARTIAL_STAMP_MAX, PARTIAL_STAMP_MAX, &t->lo) ||
+	    field_i64(r, 3, t->lo, PARTIAL_STAMP_MAX, &t->hi) ||
+	    field_i64(r, 4, 0, PARTIAL_TIME_MAX, &t->step_kernel_ns) ||
+	    field_i64(r, 5, t->step_kernel_ns, PARTIAL_TIME_MAX, &t->step_device_ns))
+		return -1;
+	if (pf->has_total)
+		return fail(r, "a second tv record for the file");
+	if (!span) { /* no host range: as analysis_file_total leaves them */
+		t->lo = INT64_MAX;
+		t->hi = INT64_MIN;
+	}
+	pf->has_total = true;
+	return 0;
+}
+
+static int rec_ti(struct reader *r)
+{
+	struct partial_file *pf = r->cur;
+	int64_t s, e;
+	if (!pf->has_total)
+		return fail(r, "ti record before the file's tv record");
+	if (want_fields(r, 3) || field_i64(r, 1, -PARTIAL_STAMP_MAX, PARTIAL_STAMP_MAX, &s) ||
+	    field_i64(r, 2, s, PARTIAL_STAMP_MAX, &e))
+		return -1;
+	ivec_push(&pf->total.steps, s, e);
+	return pf->total.steps.oom ? oom(r) : 0;
+}
+
+static int rec_h(struct reader *r)
+{
+	struct partial_file *pf = r->cur;
+	if (!pf->has_total)
+		return fail(r, "h record before the file's tv record");
+	if (want_fields(r, 11) ||
+	    grow(r, (void **)&pf->host, &r->h_cap, pf->nhost, sizeof(*pf->host)))
+		return -1;
+	struct agg_item *it = &pf->host[pf->nhost];
+	memset(it, 0, sizeof(*it));
+	int64_t sel, calls;
+	if (field_i64(r, 1, AGG_USER_DEFINED, AGG_PYTHON_FUNCTIONS, &sel) ||
+	    field_id(r, 2, true, &it->name) || field_i64(r, 3, 1, PARTIAL_TIME_MAX, &calls) ||
+	    field_i64(r, 4, 0, PARTIAL_TIME_MAX, &it->cpu_ns) ||
+	    field_i64(r, 5, 0, it->cpu_ns, &it->cpu_max_ns) ||
+	    field_i64(r, 6, 0, it->cpu_max_ns, &it->cpu_min_ns) ||
+	    field_i64(r, 7, 0, PARTIAL_TIME_MAX, &it->gpu_ns) ||
+	    field_i64(r, 8, 0, it->gpu_ns, &it->gpu_max_ns) ||
+	    field_i64(r, 9, 0, it->gpu_max_ns, &it->gpu_min_ns) ||
+	    field_i64(r, 10, -PARTIAL_TIME_MAX, PARTIAL_TIME_MAX, &it->self_ns))
+		return -1;
+	it->parent = AGG_NONE;
+	it->kind = (uint8_t)sel; /* which aggregation; merged as AGG_KIND_RANGE */
+	it->calls = (uint64_t)calls;
+	pf->nhost++;
+	return 0;
+}
+
 /* One record (split in r->f). *end set by the end record. */
 static int record(struct reader *r, bool *end)
 {
@@ -1352,7 +1456,8 @@ static int record(struct reader *r, bool *end)
 			 { "ut", rec_ut },     { "us", rec_us },	   { "ub", rec_ub },
 			 { "qv", rec_qv },     { "qt", rec_qt },	   { "qb", rec_qb },
 			 { "lv", rec_lv },     { "lr", rec_lr },	   { "mv", rec_mv },
-			 { "md", rec_md },     { "ml", rec_ml },	   { "mb", rec_mb } };
+			 { "md", rec_md },     { "ml", rec_ml },	   { "mb", rec_mb },
+			 { "tv", rec_tv },     { "ti", rec_ti },	   { "h", rec_h } };
 	for (size_t i = 0; i < sizeof(per_file) / sizeof(per_file[0]); i++)
 		if (strcmp(tag, per_file[i].tag) == 0)
 			return r->cur ? per_file[i].fn(r)
@@ -1692,6 +1797,75 @@ static int merge_gpumem(struct partial_set *ps)
 	return 0;
 }
 
+/* The files' totals and ranges by name into ps->pre (host, total_ns, the step times), when
+ * every file carries them: the ranges merged by name in file order, as agg_host_ranges of
+ * every file makes them; total_ns as analysis_run makes it of every file: the union of the
+ * files' steps, or without any, from the first start to the last end. 0, -1 when a sum would
+ * leave int64 (*bad: the file), or OPSCOPE_ENOMEM. */
+static int merge_host(struct partial_set *ps, uint32_t *bad)
+{
+	for (uint32_t i = 0; i < ps->nfiles; i++)
+		if (!ps->files[i].has_total)
+			return 0;
+	struct report_pre *p = &ps->pre;
+	struct ivec steps = { 0 };
+	int64_t lo = INT64_MAX, hi = INT64_MIN;
+	int64_t top_cpu[AGG_PYTHON_FUNCTIONS + 1] = { 0 },
+					       top_gpu[AGG_PYTHON_FUNCTIONS + 1] = { 0 };
+	for (uint32_t i = 0; i < ps->nfiles; i++) {
+		const struct partial_file *pf = &ps->files[i];
+		const struct analysis_total *t = &pf->total;
+		*bad = i;
+		for (size_t k = 0; k < t->steps.n; k++)
+			ivec_push(&steps, t->steps.v[k].s, t->steps.v[k].e);
+		lo = t->lo < lo ? t->lo : lo;
+		hi = t->hi > hi ? t->hi : hi;
+		if (!add_i64(&p->step_kernel_ns, p->step_kernel_ns, t->step_kernel_ns) ||
+		    !add_i64(&p->step_device_ns, p->step_device_ns, t->step_device_ns)) {
+			ivec_free(&steps);
+			return -1;
+		}
+		for (uint32_t k = 0; k < pf->nhost; k++) {
+			const struct agg_item *x = &pf->host[k];
+			struct agg *a = &p->host[x->kind];
+			uint32_t it = agg_get(a, AGG_NONE, x->name, AGG_KIND_RANGE);
+			if (it == AGG_NONE) {
+				ivec_free(&steps);
+				return OPSCOPE_ENOMEM;
+			}
+			const struct agg_item *y = &a->v[it];
+			int64_t v;
+			uint64_t calls;
+			/* the items' sums, and the sums over the items (agg_top_sums) */
+			if (__builtin_add_overflow(y->calls, x->calls, &calls) ||
+			    !add_i64(&v, y->cpu_ns, x->cpu_ns) ||
+			    !add_i64(&v, y->gpu_ns, x->gpu_ns) ||
+			    !add_i64(&v, y->self_ns, x->self_ns) ||
+			    !add_i64(&top_cpu[x->kind], top_cpu[x->kind], x->cpu_ns) ||
+			    !add_i64(&top_gpu[x->kind], top_gpu[x->kind], x->gpu_ns)) {
+				ivec_free(&steps);
+				return -1;
+			}
+			struct agg_item m = *x;
+			m.kind = AGG_KIND_RANGE;
+			agg_merge_item(a, it, &m);
+		}
+	}
+	ivec_merge(&steps);
+	if (steps.n == 0 && hi > lo)
+		ivec_push(&steps, lo, hi);
+	bool oom = steps.oom;
+	p->total_ns = ivec_sum(&steps); /* within [lo, hi]: 2^62 at most */
+	ivec_free(&steps);
+	if (oom)
+		return OPSCOPE_ENOMEM;
+	for (int s = AGG_USER_DEFINED; s <= AGG_PYTHON_FUNCTIONS; s++)
+		if (p->host[s].oom)
+			return OPSCOPE_ENOMEM;
+	p->has_host = true;
+	return 0;
+}
+
 /* Add row x into `into` (gpu_launch_row_add), unless a count or sum would leave int64: then
  * -1 and `into` unchanged. */
 static int launch_add_checked(struct gpu_launch_row *into, const struct gpu_launch_row *x)
@@ -1867,6 +2041,16 @@ int partial_finish(struct partial_set *ps, char *err, size_t errsize)
 	    merge_gpumem(ps) != 0)
 		goto oom;
 	uint32_t bad = 0;
+	int hrc = merge_host(ps, &bad);
+	if (hrc == OPSCOPE_ENOMEM)
+		goto oom;
+	if (hrc != 0) {
+		snprintf(err, errsize,
+			 "%s: offset %" PRIu64
+			 ": the ranges' times or calls, summed over the files, exceed 2^63",
+			 ps->sources[ps->files[bad].source], ps->files[bad].offset);
+		return -1;
+	}
 	int lrc = merge_launch(ps, &bad);
 	if (lrc == OPSCOPE_ENOMEM)
 		goto oom;
@@ -1906,7 +2090,19 @@ bool partial_carries(const struct partial_set *ps, const char *view)
 		return ps->pre.queue != NULL;
 	if (strcmp(view, "gpumem") == 0)
 		return ps->pre.gpumem != NULL;
+	if (strcmp(view, "userdefined") == 0 || strcmp(view, "memcpy") == 0 ||
+	    strcmp(view, "python") == 0)
+		return ps->pre.has_host;
 	return true;
+}
+
+void partial_analysis(const struct partial_set *ps, struct analysis *an)
+{
+	if (!ps->pre.has_host)
+		return;
+	an->total_ns = ps->pre.total_ns;
+	an->step_kernel_ns = ps->pre.step_kernel_ns;
+	an->step_device_ns = ps->pre.step_device_ns;
 }
 
 void partial_set_free(struct partial_set *ps)
@@ -1922,6 +2118,8 @@ void partial_set_free(struct partial_set *ps)
 		gpu_launch_free(&ps->files[i].launch);
 		gpu_queue_free(&ps->files[i].queue);
 		gpu_mem_free(&ps->files[i].gpumem);
+		ivec_free(&ps->files[i].total.steps);
+		free(ps->files[i].host);
 	}
 	free(ps->files);
 	for (uint32_t i = 0; i < ps->nsources; i++)
@@ -1951,6 +2149,8 @@ void partial_set_free(struct partial_set *ps)
 	if (ps->pre.gpumem)
 		gpu_mem_free(ps->pre.gpumem);
 	free(ps->pre.gpumem);
+	for (int s = 0; s <= AGG_PYTHON_FUNCTIONS; s++)
+		agg_free(&ps->pre.host[s]);
 	agg_free(&ps->pre.kernels);
 	agg_free(&ps->pre.ops);
 	agg_free(&ps->pre.nvprof);

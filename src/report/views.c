@@ -195,8 +195,8 @@ bool report_views_want_flops(const char *views)
 
 /* Each row: name, help, function, cost, always, title, the line a view asked for by name
  * prints when it has nothing to show, and whether `opscope merge` can make it from partials
- * (files, ranks, operator, kernel, nvprof, step, gpu, gputime, launch, queue and gpumem:
- * docs/merge.md says why the others are not). */
+ * (files, ranks, operator, kernel, nvprof, step, gpu, gputime, launch, queue, gpumem,
+ * userdefined, memcpy and python: docs/merge.md says why the others are not). */
 const struct report_view report_views[] = {
 	{ "files", "each trace file: events, dropped, torn tail, complete (always shown)",
 	  view_files, 0, true, "Trace Files", "Trace Files: no file was read", true },
@@ -222,14 +222,14 @@ const struct report_view report_views[] = {
 	  "Kernel: no GPU kernels in the trace", true },
 	{ "memcpy", "memory manipulation ranges (memcpy, memset)", view_memcpy, 0, false,
 	  "Memory Manipulation Summary", "Memory Manipulation: no ranges of this kind in the trace",
-	  false },
+	  true },
 	{ "userdefined", "user-defined ranges (C API, RecordEvent, record_function)",
 	  view_userdefined, 0, false, "UserDefined Summary",
-	  "UserDefined: no ranges of this kind in the trace", false },
+	  "UserDefined: no ranges of this kind in the trace", true },
 	{ "nvtx", "NVTX ranges by domain and name (nsys stats' nvtx_sum)", view_nvtx, 0, false,
 	  "NVTX Range Summary", "NVTX: no ranges of this kind in the trace", false },
 	{ "python", "Python functions by name (total and self time)", view_python, 0, false,
-	  "PythonFunction Summary", "PythonFunction: no ranges of this kind in the trace", false },
+	  "PythonFunction Summary", "PythonFunction: no ranges of this kind in the trace", true },
 	{ "module", "the nn.Module hierarchy: calls, total and self time", view_module, 1, false,
 	  "Module Summary", "Module: no nn.Module calls in the trace", false },
 	{ "nvprof", "GPU activities and API calls, as nvprof prints them", view_nvprof, 0, false,

@@ -92,6 +92,15 @@ struct report_pre {
 	struct gpu_mem *gpumem;	   /* the GPU memory of every file (its devices in file order),
 				    * or NULL when a partial did not carry it (before version 7):
 				    * then the gpumem view shows nothing */
+	struct agg host[AGG_PYTHON_FUNCTIONS + 1]; /* by enum agg_select: the user-defined,
+						    * memory and Python function ranges of
+						    * every file by name ([AGG_OPERATORS]
+						    * unused: ops) */
+	bool has_host;		/* host and the totals below are carried (version 8 on) */
+	int64_t total_ns;	/* ns: analysis.total_ns of every file (the union of their
+					 * steps, or the span of their host ranges) */
+	int64_t step_kernel_ns; /* ns: analysis.step_kernel_ns, summed over the files */
+	int64_t step_device_ns; /* ns: analysis.step_device_ns, summed over the files */
 };
 
 /* What every view reads, computed once, and the tables they give. */

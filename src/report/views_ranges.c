@@ -139,9 +139,11 @@ static int view_agg_group(struct report_ctx *c, enum agg_select sel, uint32_t tr
 		sel == AGG_OPERATORS && (by_shape || c->o->group_by == REPORT_GROUP_INPUT_SHAPE);
 	uint32_t group_key = shapes ? model_find_str(an->m, "Input Dims") : 0;
 	const struct agg *ap = &a; /* opscope merge: the partials' operators, merged */
-	if (c->pre && sel == AGG_OPERATORS) {
+	if (c->pre) { /* the operators, or the ranges by name when the partials carry them */
 		memset(&a, 0, sizeof(a));
-		ap = &c->pre->ops;
+		if (sel != AGG_OPERATORS && !c->pre->has_host)
+			return 0;
+		ap = sel == AGG_OPERATORS ? &c->pre->ops : &c->pre->host[sel];
 	} else if (agg_host_ranges(an, sel, track, detail, group_key, &a) != 0) {
 		return OPSCOPE_ENOMEM;
 	}

@@ -3,7 +3,7 @@
 #   - Equality: for each input directory, a partial per file (as a Slurm array task would
 #     make it), merged, gives the very bytes that `opscope report` prints for the files loaded
 #     at once, for the mergeable views (files, ranks, operator, kernel, nvprof, step, gpu,
-#     gputime, launch, queue, gpumem): text and CSV against `report DIR`, JSON against `report DIR/*` (its "inputs" list names the files given, so
+#     gputime, launch, queue, gpumem, userdefined, memcpy, python): text and CSV against `report DIR`, JSON against `report DIR/*` (its "inputs" list names the files given, so
 #     the report is given the same files; with `report DIR` only "inputs" differs). Inputs:
 #     the synthetic job of tests/tools/gen_ranks.py (4 ranks; also with a missing rank, a
 #     duplicate rank, a rank with no steps) and the real multi-rank traces of HTA
@@ -23,7 +23,7 @@ PY=/usr/bin/python3
 [ -x "$PY" ] || { echo "skip: no $PY"; exit 77; }
 GEN=$SRC/tests/tools/gen_ranks.py
 HTA=$SRC/../shared/data/kineto/hta
-V=files,ranks,operator,kernel,nvprof,step,gpu,gputime,launch,queue,gpumem
+V=files,ranks,operator,kernel,nvprof,step,gpu,gputime,launch,queue,gpumem,userdefined,memcpy,python
 
 # parts DIR OUT: one partial per file of DIR into OUT (a loop standing in for the array)
 parts() {
@@ -110,24 +110,24 @@ check "syn: merged: Queue Length per stream, integrals by hand" \
 	'q "$T/syn.m.json" "[(r[\"device\"], r[\"stream\"], r[\"max\"], r[\"queued_ns\"], r[\"ops\"]) for r in t(\"Queue Length\")] == [(\"GPU0 (file %d)\" % f, \"stream %d\" % s, 1, (27000 if s == 7 else 35991000 if f == 2 else 29991000), 3) for f in range(4) for s in (7, 20)]"'
 # partials of older versions are still read; the views they do not carry are left out and
 # named on stderr. Version 2 added sv, sr (step), 3 gv, gt, gs (gputime), 4 uv, ut, us, ub
-# (gpu), 5 lv, lr (launch), 6 qv, qt, qb (queue), 7 mv, md, ml, mb (gpumem): version k is the
-# partial without the records of the later ones.
-m="mv|md|ml|mb"
+# (gpu), 5 lv, lr (launch), 6 qv, qt, qb (queue), 7 mv, md, ml, mb (gpumem), 8 tv, ti, h
+# (userdefined, memcpy, python): version k is the partial without the records of the later ones.
+m="mv|md|ml|mb|tv|ti|h"
 newer=("sv|sr|gv|gt|gs|uv|ut|us|ub|lv|lr|qv|qt|qb|$m" "gv|gt|gs|uv|ut|us|ub|lv|lr|qv|qt|qb|$m"
-	"uv|ut|us|ub|lv|lr|qv|qt|qb|$m" "lv|lr|qv|qt|qb|$m" "qv|qt|qb|$m" "$m")
+	"uv|ut|us|ub|lv|lr|qv|qt|qb|$m" "lv|lr|qv|qt|qb|$m" "qv|qt|qb|$m" "$m" "tv|ti|h")
 carried=("" ",step" ",step,gputime" ",step,gpu,gputime" ",step,gpu,gputime,launch"
-	",step,gpu,gputime,launch,queue")
-for k in 1 2 3 4 5 6; do
+	",step,gpu,gputime,launch,queue" ",step,gpu,gputime,launch,queue,gpumem")
+for k in 1 2 3 4 5 6 7; do
 	mkdir -p "$T/v$k"
 	for f in "$T/parts_syn"/*.partial; do
-		grep -Ev "^(${newer[k - 1]})(	|$)" "$f" | sed "1s/\t7$/\t$k/" >"$T/v$k/$(basename "$f")"
+		grep -Ev "^(${newer[k - 1]})(	|$)" "$f" | sed "1s/\t8$/\t$k/" >"$T/v$k/$(basename "$f")"
 	done
 	vk="files,ranks,operator,kernel,nvprof${carried[k - 1]}"
 	"$OPSCOPE" report --views "$vk" "$T/syn" >"$T/v$k.r.txt"
 	"$OPSCOPE" merge --views "$vk" "$T/v$k"/*.partial >"$T/v$k.txt"
 	"$OPSCOPE" merge "$T/v$k"/*.partial >/dev/null 2>"$T/v$k.err"
 	check "v$k partials: merged without the views they do not carry, which stderr names" \
-		'[ $? -eq 0 ] && cmp -s "$T/v$k.txt" "$T/v$k.r.txt" && grep -q "^opscope merge: left out advice,.*gpumem,.*: not made" "$T/v$k.err"'
+		'[ $? -eq 0 ] && cmp -s "$T/v$k.txt" "$T/v$k.r.txt" && grep -q "^opscope merge: left out advice,.*memcpy,userdefined,.*python,.*: not made" "$T/v$k.err"'
 done
 check "v1, v3, v5: the left-out line names step, gpu, gputime, launch for v1, gpu for v3" \
 	'grep -q "step,perf,gpu,gputime,launch,queue" "$T/v1.err" && grep -q ",perf,gpu,launch,queue," "$T/v3.err" && grep -q ",perf,queue," "$T/v5.err"'
@@ -148,6 +148,26 @@ check "syn: one partial of the directory: the same report" 'cmp -s "$T/syn_all.t
 "$OPSCOPE" merge --views ranks --format json "$T/parts_syn"/*.partial >"$T/syn_ranks.json" 2>"$T/syn_ranks.err"
 check "syn: --views ranks: files and ranks tables only, no left-out line" \
 	'q "$T/syn_ranks.json" "sorted(set(x[\"view\"] for x in d[\"tables\"])) == [\"files\", \"ranks\"]" && [ ! -s "$T/syn_ranks.err" ]'
+
+# --- Python functions and memory manipulation ranges (no real trace here has them): the
+# synthetic job with, around each aten::mm, a python_function "model.py(7): forward" of
+# 20 + rank us holding a user_annotation "copy_memcpy_helper" of 10 us
+cp -r "$T/syn" "$T/py"
+"$PY" - "$T/py" <<'PYEOF'
+import glob, json, sys
+for r, p in enumerate(sorted(glob.glob(sys.argv[1] + "/rank*.json"))):
+    d = json.load(open(p))
+    ev = d["traceEvents"]
+    for mm in [e for e in ev if e.get("name") == "aten::mm"]:
+        at = {"ph": "X", "pid": mm["pid"], "tid": mm["tid"]}
+        ev.append(dict(at, cat="python_function", name="model.py(7): forward", ts=mm["ts"] - 2, dur=20 + r))
+        ev.append(dict(at, cat="user_annotation", name="copy_memcpy_helper", ts=mm["ts"] - 1, dur=10))
+    json.dump(d, open(p, "w"))
+PYEOF
+same py "$T/py"
+# 4 ranks x 3 steps = 12 calls each; CPU 3 x (20 + 21 + 22 + 23) = 258 us, and 12 x 10 us
+check "py: merged: Python functions and memory ranges summed over the ranks, by hand" \
+	'q "$T/py.m.json" "[(r[\"calls\"], r[\"cpu_total_ns\"]) for r in t(\"PythonFunction Summary\")] == [(12, 258000)] and [(r[\"calls\"], r[\"cpu_total_ns\"]) for r in t(\"Memory Manipulation Summary\")] == [(12, 120000)]"'
 
 # --- bad ranks: a note each, the rest made; merged the same as loaded
 mkdir -p "$T/miss" && cp "$T/syn"/rank[013].json "$T/miss/"
@@ -207,8 +227,8 @@ bad "no end record" "noend.partial: offset $((size - $(tail -n 1 "$P" | wc -c)))
 sed '3s/\t[0-9]*\t/\tx1\t/' "$P" >"$T/corrupt.partial"
 off=$(head -n 2 "$P" | wc -c)
 bad "a corrupt count" "corrupt.partial: offset $off: field 4: not a count" "$T/corrupt.partial"
-sed '1s/\t7$/\t8/' "$P" >"$T/v8.partial"
-bad "a newer version" "v8.partial: offset 0: partial format version 8 is newer than this opscope reads (7)" "$T/v8.partial"
+sed '1s/\t8$/\t9/' "$P" >"$T/v9.partial"
+bad "a newer version" "v9.partial: offset 0: partial format version 9 is newer than this opscope reads (8)" "$T/v9.partial"
 bad "the same partial twice" "rank0.json.partial: offset $(head -n 2 "$P" | wc -c): trace $T/syn/rank0.json is also in $P (a partial given twice?)" "$P" "$P"
 bad "a trace given as a partial" "rank0.json: offset 0: not an opscope partial" "$T/syn/rank0.json"
 : >"$T/empty.partial"
@@ -256,6 +276,11 @@ sys.stdout.write("".join(out))' "$PM" >"$T/mpeak.partial"
 	off=$(grep -b -m1 "^md" "$PM" | cut -d: -f1)
 	bad "a memory peak after the last record" "mpeak.partial: offset $off: field 14: [0-9]* is out of range" "$T/mpeak.partial"
 fi
+# a range's longest call longer than its total
+PY0=$T/parts_py/rank0.json.partial
+awk -F'\t' 'BEGIN { OFS = "\t" } $1 == "h" && !done { $6 = $5 + 1; done = 1 } { print }' "$PY0" >"$T/hmax.partial"
+off=$(grep -b -m1 "^h	" "$PY0" | cut -d: -f1)
+bad "a range's longest call longer than its total" "hmax.partial: offset $off: field 6: [0-9]* is out of range" "$T/hmax.partial"
 # every prefix of a partial: refused in one line, never a crash (exit 1, not a signal)
 ok=1
 for cut in 0 1 17 40 100 200 $((size / 2)) $((size - 1)); do

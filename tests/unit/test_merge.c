@@ -102,7 +102,7 @@ TEST(merge_two_partials)
 	nest(m1);
 	char *p0 = write_partial(m0, "r0.json"), *p1 = write_partial(m1, "r1.json");
 	REQUIRE(p0 && p1);
-	CHECK(strncmp(p0, "opscope-partial\t7\ninput\t=r0.json\nfile\t=r0.json\t=test\t", 52) == 0);
+	CHECK(strncmp(p0, "opscope-partial\t8\ninput\t=r0.json\nfile\t=r0.json\t=test\t", 52) == 0);
 	struct partial_set ps;
 	REQUIRE(partial_set_init(&ps) == 0);
 	char err[256] = "";
@@ -254,9 +254,9 @@ TEST(merge_refusals)
 	char err[256];
 	/* a newer version: offset 0 */
 	REQUIRE(partial_set_init(&ps) == 0);
-	CHECK(read_text(&ps, "opscope-partial\t8\nend\t0\n", "new", err, sizeof(err)) != 0);
-	CHECK_STR(err, "new: offset 0: partial format version 8 is newer than this opscope reads "
-		       "(7): merge with a newer opscope");
+	CHECK(read_text(&ps, "opscope-partial\t9\nend\t0\n", "new", err, sizeof(err)) != 0);
+	CHECK_STR(err, "new: offset 0: partial format version 9 is newer than this opscope reads "
+		       "(8): merge with a newer opscope");
 	partial_set_free(&ps);
 	/* no end record: the offset is the end of the text (18 + 9 = 27 bytes) */
 	REQUIRE(partial_set_init(&ps) == 0);
@@ -614,6 +614,70 @@ TEST(merge_gpumem)
 	free(text);
 }
 
+/* A two-file set's totals and ranges read from `text`; 0 or the reader's error. */
+static int read_finish(struct partial_set *ps, const char *text, char *err, size_t n)
+{
+	if (partial_set_init(ps) != 0)
+		return -2;
+	int rc = read_text(ps, text, "t", err, n);
+	return rc ? rc : partial_finish(ps, err, n);
+}
+
+/*
+ * The totals and ranges by name (tv, ti, h). a.json: host ranges over [0,100), steps [0,50)
+ * and [60,80), step kernel 5 and device 10 ns; user-defined "u" 2 calls, CPU 30 (max 20, min
+ * 10). b.json: host ranges over [40,300), a step [40,70), kernel 7, device 20; "u" 1 call of
+ * 50, and a Python function "f" of 5. Merged: total = the union of the steps, [0,80) = 80 ns
+ * (not the 100 + 260 of the spans: steps exist); step kernel 12, device 30; "u" 3 calls, CPU
+ * 80, max 50, min 10; "f" under Python functions. Without any step (spans [10,20) and
+ * [5,15)): the total is from the first start to the last end, 20 - 5 = 15.
+ */
+TEST(merge_host)
+{
+	static const char ab[] = "opscope-partial\t8\n"
+				 "file\t=a.json\t=x\t1\t0\t0\t1\t-\n"
+				 "tv\t1\t0\t100\t5\t10\n"
+				 "ti\t0\t50\n"
+				 "ti\t60\t80\n"
+				 "h\t1\t=u\t2\t30\t20\t10\t0\t0\t0\t30\n"
+				 "file\t=b.json\t=x\t1\t0\t0\t1\t-\n"
+				 "tv\t1\t40\t300\t7\t20\n"
+				 "ti\t40\t70\n"
+				 "h\t1\t=u\t1\t50\t50\t50\t0\t0\t0\t50\n"
+				 "h\t3\t=f\t1\t5\t5\t5\t0\t0\t0\t2\n"
+				 "end\t2\n";
+	struct partial_set ps;
+	char err[256] = "";
+	REQUIRE(read_finish(&ps, ab, err, sizeof(err)) == 0);
+	REQUIRE(ps.pre.has_host);
+	CHECK_EQ_I(ps.pre.total_ns, 80);
+	CHECK_EQ_I(ps.pre.step_kernel_ns, 12);
+	CHECK_EQ_I(ps.pre.step_device_ns, 30);
+	const struct agg_item *u = item(ps.m, &ps.pre.host[AGG_USER_DEFINED], "u");
+	REQUIRE(u);
+	CHECK_EQ_U(u->calls, 3);
+	CHECK_EQ_I(u->cpu_ns, 80);
+	CHECK_EQ_I(u->cpu_max_ns, 50);
+	CHECK_EQ_I(u->cpu_min_ns, 10);
+	CHECK(item(ps.m, &ps.pre.host[AGG_PYTHON_FUNCTIONS], "f") != NULL);
+	CHECK_EQ_U(ps.pre.host[AGG_MEMORY].n, 0);
+	CHECK(partial_carries(&ps, "python") && partial_carries(&ps, "memcpy"));
+	struct analysis an;
+	memset(&an, 0, sizeof(an));
+	partial_analysis(&ps, &an);
+	CHECK_EQ_I(an.total_ns, 80);
+	partial_set_free(&ps);
+	static const char cd[] = "opscope-partial\t8\n"
+				 "file\t=c.json\t=x\t1\t0\t0\t1\t-\n"
+				 "tv\t1\t10\t20\t0\t0\n"
+				 "file\t=d.json\t=x\t1\t0\t0\t1\t-\n"
+				 "tv\t1\t5\t15\t0\t0\n"
+				 "end\t2\n";
+	REQUIRE(read_finish(&ps, cd, err, sizeof(err)) == 0);
+	CHECK_EQ_I(ps.pre.total_ns, 15);
+	partial_set_free(&ps);
+}
+
 /* ranks_kept_shares: ranks 1, none, 1, 0: the second 1 (share 2) is left out, 1 of them */
 TEST(merge_kept_shares)
 {
@@ -629,4 +693,5 @@ TEST(merge_kept_shares)
 }
 
 TEST_MAIN(merge_two_partials, merge_operators, merge_escapes, merge_refusals, merge_steps,
-	  merge_gputime, merge_gpu, merge_launch, merge_queue, merge_gpumem, merge_kept_shares)
+	  merge_gputime, merge_gpu, merge_launch, merge_queue, merge_gpumem, merge_host,
+	  merge_kept_shares)
