@@ -47,6 +47,10 @@
  *   ti <start> <end>                             (the file's ProfileStep ranges, merged)
  *   h <1 user-defined|2 memory|3 Python> <name> <calls> <cpu> <cpu max> <cpu min> <gpu>
  *     <gpu max> <gpu min> <self>                 (ns; one per name and kind)
+ *   mm                                           (the module view, version 9 on)
+ *   mo <parent|-1> <name> <calls> <cpu> <cpu max> <cpu min> <gpu> <gpu max> <gpu min> <self>
+ *      <gpu self>      (ns; one per item of the module tree, parents first; parent: the index
+ *                       of an earlier mo record of the file)
  *   end <files>
  *
  * A string field is `-` for none or `=` and the bytes, with \\ \t \n \r \0 escaped, so any
@@ -330,6 +334,28 @@ static int write_host(FILE *out, const struct analysis *a, uint32_t f)
 	return 0;
 }
 
+/* File f's module hierarchy (agg_modules_file): an mm record, then an mo record per item. */
+static int write_modules(FILE *out, const struct analysis *a, uint32_t f)
+{
+	struct agg ag;
+	if (agg_modules_file(a, f, &ag) != 0)
+		return OPSCOPE_ENOMEM;
+	fputs("mm\n", out);
+	for (uint32_t i = 0; i < ag.n; i++) { /* index order: parents before children */
+		const struct agg_item *it = &ag.v[i];
+		fprintf(out, "mo\t%" PRId64 "\t",
+			it->parent == AGG_NONE ? INT64_C(-1) : (int64_t)it->parent);
+		put_str(out, model_str(a->m, it->name), model_strlen(a->m, it->name));
+		fprintf(out,
+			"\t%" PRIu64 "\t%" PRId64 "\t%" PRId64 "\t%" PRId64 "\t%" PRId64
+			"\t%" PRId64 "\t%" PRId64 "\t%" PRId64 "\t%" PRId64 "\n",
+			it->calls, it->cpu_ns, it->cpu_max_ns, it->cpu_min_ns, it->gpu_ns,
+			it->gpu_max_ns, it->gpu_min_ns, it->self_ns, it->gpu_self_ns);
+	}
+	agg_free(&ag);
+	return 0;
+}
+
 /* The analyses of every file that partial_write writes a share of, made once. */
 struct write_an {
 	struct gpu_time gt;  /* the GPU time breakdown */
@@ -443,7 +469,7 @@ static int write_files(FILE *out, const struct analysis *a, const struct write_a
 		write_gpu(out, m, &wa->gu, f);
 		write_queue(out, m, &wa->gq, f);
 		write_gpumem(out, m, &wa->gm, f);
-		if (write_host(out, a, f) != 0)
+		if (write_host(out, a, f) != 0 || write_modules(out, a, f) != 0)
 			return OPSCOPE_ENOMEM;
 		if (write_launch(out, a, f) != 0)
 			return OPSCOPE_ENOMEM;
@@ -511,6 +537,7 @@ struct reader {
 	uint32_t md_cap;	     /* devices allocated in cur->gpumem.dev */
 	uint32_t mb_cap;	     /* buckets allocated in the last device of cur->gpumem */
 	uint32_t h_cap;		     /* items allocated in cur->host */
+	uint32_t mo_cap;	     /* items allocated in cur->mods */
 	bool oom;		     /* an allocation failed */
 };
 
@@ -730,7 +757,7 @@ static int rec_file(struct reader *r)
 	r->cur = pf;
 	r->kern_cap = r->steps_cap = r->colls_cap = r->ops_cap = r->nv_cap = r->sr_cap = 0;
 	r->gt_cap = r->gs_cap = r->ut_cap = r->us_cap = r->ub_cap = r->lr_cap = 0;
-	r->qt_cap = r->qb_cap = r->md_cap = r->mb_cap = r->h_cap = 0;
+	r->qt_cap = r->qb_cap = r->md_cap = r->mb_cap = r->h_cap = r->mo_cap = 0;
 	return 0;
 }
 
@@ -1424,6 +1451,45 @@ static int rec_h(struct reader *r)
 	return 0;
 }
 
+static int rec_mm(struct reader *r)
+{
+	if (want_fields(r, 1))
+		return -1;
+	if (r->cur->has_modules)
+		return fail(r, "a second mm record for the file");
+	r->cur->has_modules = true;
+	return 0;
+}
+
+static int rec_mo(struct reader *r)
+{
+	struct partial_file *pf = r->cur;
+	if (!pf->has_modules)
+		return fail(r, "mo record before the file's mm record");
+	if (want_fields(r, 12) ||
+	    grow(r, (void **)&pf->mods, &r->mo_cap, pf->nmods, sizeof(*pf->mods)))
+		return -1;
+	struct agg_item *it = &pf->mods[pf->nmods];
+	memset(it, 0, sizeof(*it));
+	int64_t parent, calls;
+	if (field_i64(r, 1, -1, (int64_t)pf->nmods - 1, &parent) ||
+	    field_id(r, 2, true, &it->name) || field_i64(r, 3, 1, PARTIAL_TIME_MAX, &calls) ||
+	    field_i64(r, 4, 0, PARTIAL_TIME_MAX, &it->cpu_ns) ||
+	    field_i64(r, 5, 0, it->cpu_ns, &it->cpu_max_ns) ||
+	    field_i64(r, 6, 0, it->cpu_max_ns, &it->cpu_min_ns) ||
+	    field_i64(r, 7, 0, PARTIAL_TIME_MAX, &it->gpu_ns) ||
+	    field_i64(r, 8, 0, it->gpu_ns, &it->gpu_max_ns) ||
+	    field_i64(r, 9, 0, it->gpu_max_ns, &it->gpu_min_ns) ||
+	    field_i64(r, 10, -PARTIAL_TIME_MAX, PARTIAL_TIME_MAX, &it->self_ns) ||
+	    field_i64(r, 11, -PARTIAL_TIME_MAX, PARTIAL_TIME_MAX, &it->gpu_self_ns))
+		return -1;
+	it->parent = parent < 0 ? AGG_NONE : (uint32_t)parent;
+	it->kind = AGG_KIND_RANGE;
+	it->calls = (uint64_t)calls;
+	pf->nmods++;
+	return 0;
+}
+
 /* One record (split in r->f). *end set by the end record. */
 static int record(struct reader *r, bool *end)
 {
@@ -1448,16 +1514,38 @@ static int record(struct reader *r, bool *end)
 	static const struct {
 		const char *tag;
 		int (*fn)(struct reader *r);
-	} per_file[] = { { "rank", rec_rank }, { "dist", rec_dist },	   { "step", rec_step },
-			 { "coll", rec_coll }, { "kernels", rec_kernels }, { "k", rec_k },
-			 { "o", rec_o },       { "nvprof", rec_nvprof },   { "n", rec_n },
-			 { "sv", rec_sv },     { "sr", rec_sr },	   { "gv", rec_gv },
-			 { "gt", rec_gt },     { "gs", rec_gs },	   { "uv", rec_uv },
-			 { "ut", rec_ut },     { "us", rec_us },	   { "ub", rec_ub },
-			 { "qv", rec_qv },     { "qt", rec_qt },	   { "qb", rec_qb },
-			 { "lv", rec_lv },     { "lr", rec_lr },	   { "mv", rec_mv },
-			 { "md", rec_md },     { "ml", rec_ml },	   { "mb", rec_mb },
-			 { "tv", rec_tv },     { "ti", rec_ti },	   { "h", rec_h } };
+	} per_file[] = { { "rank", rec_rank },
+			 { "dist", rec_dist },
+			 { "step", rec_step },
+			 { "coll", rec_coll },
+			 { "kernels", rec_kernels },
+			 { "k", rec_k },
+			 { "o", rec_o },
+			 { "nvprof", rec_nvprof },
+			 { "n", rec_n },
+			 { "sv", rec_sv },
+			 { "sr", rec_sr },
+			 { "gv", rec_gv },
+			 { "gt", rec_gt },
+			 { "gs", rec_gs },
+			 { "uv", rec_uv },
+			 { "ut", rec_ut },
+			 { "us", rec_us },
+			 { "ub", rec_ub },
+			 { "qv", rec_qv },
+			 { "qt", rec_qt },
+			 { "qb", rec_qb },
+			 { "lv", rec_lv },
+			 { "lr", rec_lr },
+			 { "mv", rec_mv },
+			 { "md", rec_md },
+			 { "ml", rec_ml },
+			 { "mb", rec_mb },
+			 { "tv", rec_tv },
+			 { "ti", rec_ti },
+			 { "h", rec_h },
+			 { "mm", rec_mm },
+			 { "mo", rec_mo } };
 	for (size_t i = 0; i < sizeof(per_file) / sizeof(per_file[0]); i++)
 		if (strcmp(tag, per_file[i].tag) == 0)
 			return r->cur ? per_file[i].fn(r)
@@ -1621,7 +1709,7 @@ static int merge_ops(struct partial_set *ps, const struct partial_file *pf)
 			break;
 		const struct agg_item *y = &a->v[it];
 		int64_t c, g, sf, top_c = 0, top_g = 0;
-		uint64_t calls;
+		int64_t calls;
 		if (__builtin_add_overflow(y->calls, x->calls, &calls) ||
 		    !add_i64(&c, y->cpu_ns, x->cpu_ns) || !add_i64(&g, y->gpu_ns, x->gpu_ns) ||
 		    !add_i64(&sf, y->self_ns, x->self_ns) ||
@@ -1653,7 +1741,7 @@ static int merge_nvprof(struct partial_set *ps, const struct partial_file *pf)
 		uint32_t it = agg_get(a, AGG_NONE, x->name, x->kind);
 		if (it == AGG_NONE)
 			return 0; /* a->oom */
-		uint64_t calls;
+		int64_t calls;
 		if (__builtin_add_overflow(a->v[it].calls, x->calls, &calls))
 			return -1;
 		agg_merge_item(a, it, x);
@@ -1835,7 +1923,7 @@ static int merge_host(struct partial_set *ps, uint32_t *bad)
 			}
 			const struct agg_item *y = &a->v[it];
 			int64_t v;
-			uint64_t calls;
+			int64_t calls;
 			/* the items' sums, and the sums over the items (agg_top_sums) */
 			if (__builtin_add_overflow(y->calls, x->calls, &calls) ||
 			    !add_i64(&v, y->cpu_ns, x->cpu_ns) ||
@@ -1863,6 +1951,50 @@ static int merge_host(struct partial_set *ps, uint32_t *bad)
 		if (p->host[s].oom)
 			return OPSCOPE_ENOMEM;
 	p->has_host = true;
+	return 0;
+}
+
+/* The files' module trees merged into ps->pre.modules, parents before children, in file
+ * order (as agg_modules of every file makes them), when every file carries them. 0, -1 when
+ * a sum would leave int64 (*bad: the file), or OPSCOPE_ENOMEM. */
+static int merge_modules(struct partial_set *ps, uint32_t *bad)
+{
+	for (uint32_t i = 0; i < ps->nfiles; i++)
+		if (!ps->files[i].has_modules)
+			return 0;
+	struct agg *a = &ps->pre.modules;
+	for (uint32_t i = 0; i < ps->nfiles; i++) {
+		const struct partial_file *pf = &ps->files[i];
+		uint32_t *map = malloc((pf->nmods ? pf->nmods : 1) * sizeof(*map));
+		if (!map)
+			return OPSCOPE_ENOMEM;
+		*bad = i;
+		for (uint32_t k = 0; k < pf->nmods; k++) {
+			const struct agg_item *x = &pf->mods[k];
+			uint32_t parent = x->parent == AGG_NONE ? AGG_NONE : map[x->parent];
+			uint32_t it = map[k] = agg_get(a, parent, x->name, AGG_KIND_RANGE);
+			if (it == AGG_NONE) {
+				free(map);
+				return OPSCOPE_ENOMEM;
+			}
+			const struct agg_item *y = &a->v[it];
+			int64_t v;
+			int64_t calls;
+			if (__builtin_add_overflow(y->calls, x->calls, &calls) ||
+			    !add_i64(&v, y->cpu_ns, x->cpu_ns) ||
+			    !add_i64(&v, y->gpu_ns, x->gpu_ns) ||
+			    !add_i64(&v, y->self_ns, x->self_ns) ||
+			    !add_i64(&v, y->gpu_self_ns, x->gpu_self_ns)) {
+				free(map);
+				return -1;
+			}
+			agg_merge_item(a, it, x);
+		}
+		free(map);
+	}
+	if (a->oom)
+		return OPSCOPE_ENOMEM;
+	ps->pre.has_modules = ps->pre.has_host; /* its ratios are of the totals (tv) */
 	return 0;
 }
 
@@ -2008,7 +2140,7 @@ int partial_finish(struct partial_set *ps, char *err, size_t errsize)
 					      AGG_KIND_RANGE);
 			if (it == AGG_NONE)
 				goto oom;
-			uint64_t calls;
+			int64_t calls;
 			if (__builtin_add_overflow(ps->pre.kernels.v[it].calls, pf->kern[k].calls,
 						   &calls))
 				goto overflow;
@@ -2051,6 +2183,16 @@ int partial_finish(struct partial_set *ps, char *err, size_t errsize)
 			 ps->sources[ps->files[bad].source], ps->files[bad].offset);
 		return -1;
 	}
+	int mrc = merge_modules(ps, &bad);
+	if (mrc == OPSCOPE_ENOMEM)
+		goto oom;
+	if (mrc != 0) {
+		snprintf(err, errsize,
+			 "%s: offset %" PRIu64
+			 ": the modules' times or calls, summed over the files, exceed 2^63",
+			 ps->sources[ps->files[bad].source], ps->files[bad].offset);
+		return -1;
+	}
 	int lrc = merge_launch(ps, &bad);
 	if (lrc == OPSCOPE_ENOMEM)
 		goto oom;
@@ -2090,6 +2232,8 @@ bool partial_carries(const struct partial_set *ps, const char *view)
 		return ps->pre.queue != NULL;
 	if (strcmp(view, "gpumem") == 0)
 		return ps->pre.gpumem != NULL;
+	if (strcmp(view, "module") == 0)
+		return ps->pre.has_modules;
 	if (strcmp(view, "userdefined") == 0 || strcmp(view, "memcpy") == 0 ||
 	    strcmp(view, "python") == 0)
 		return ps->pre.has_host;
@@ -2120,6 +2264,7 @@ void partial_set_free(struct partial_set *ps)
 		gpu_mem_free(&ps->files[i].gpumem);
 		ivec_free(&ps->files[i].total.steps);
 		free(ps->files[i].host);
+		free(ps->files[i].mods);
 	}
 	free(ps->files);
 	for (uint32_t i = 0; i < ps->nsources; i++)
@@ -2151,6 +2296,7 @@ void partial_set_free(struct partial_set *ps)
 	free(ps->pre.gpumem);
 	for (int s = 0; s <= AGG_PYTHON_FUNCTIONS; s++)
 		agg_free(&ps->pre.host[s]);
+	agg_free(&ps->pre.modules);
 	agg_free(&ps->pre.kernels);
 	agg_free(&ps->pre.ops);
 	agg_free(&ps->pre.nvprof);

@@ -196,7 +196,7 @@ bool report_views_want_flops(const char *views)
 /* Each row: name, help, function, cost, always, title, the line a view asked for by name
  * prints when it has nothing to show, and whether `opscope merge` can make it from partials
  * (files, ranks, operator, kernel, nvprof, step, gpu, gputime, launch, queue, gpumem,
- * userdefined, memcpy and python: docs/merge.md says why the others are not). */
+ * userdefined, memcpy, python and module: docs/merge.md says why the others are not). */
 const struct report_view report_views[] = {
 	{ "files", "each trace file: events, dropped, torn tail, complete (always shown)",
 	  view_files, 0, true, "Trace Files", "Trace Files: no file was read", true },
@@ -231,7 +231,7 @@ const struct report_view report_views[] = {
 	{ "python", "Python functions by name (total and self time)", view_python, 0, false,
 	  "PythonFunction Summary", "PythonFunction: no ranges of this kind in the trace", true },
 	{ "module", "the nn.Module hierarchy: calls, total and self time", view_module, 1, false,
-	  "Module Summary", "Module: no nn.Module calls in the trace", false },
+	  "Module Summary", "Module: no nn.Module calls in the trace", true },
 	{ "nvprof", "GPU activities and API calls, as nvprof prints them", view_nvprof, 0, false,
 	  "GPU activities and API calls", "nvprof: no GPU activities or API calls in the trace",
 	  true },

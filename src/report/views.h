@@ -97,6 +97,8 @@ struct report_pre {
 						    * every file by name ([AGG_OPERATORS]
 						    * unused: ops) */
 	bool has_host;		/* host and the totals below are carried (version 8 on) */
+	struct agg modules;	/* the module hierarchy of every file (agg_modules) */
+	bool has_modules;	/* modules is carried (version 9 on) */
 	int64_t total_ns;	/* ns: analysis.total_ns of every file (the union of their
 					 * steps, or the span of their host ranges) */
 	int64_t step_kernel_ns; /* ns: analysis.step_kernel_ns, summed over the files */

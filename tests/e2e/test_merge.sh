@@ -3,7 +3,7 @@
 #   - Equality: for each input directory, a partial per file (as a Slurm array task would
 #     make it), merged, gives the very bytes that `opscope report` prints for the files loaded
 #     at once, for the mergeable views (files, ranks, operator, kernel, nvprof, step, gpu,
-#     gputime, launch, queue, gpumem, userdefined, memcpy, python): text and CSV against `report DIR`, JSON against `report DIR/*` (its "inputs" list names the files given, so
+#     gputime, launch, queue, gpumem, userdefined, memcpy, python, module): text and CSV against `report DIR`, JSON against `report DIR/*` (its "inputs" list names the files given, so
 #     the report is given the same files; with `report DIR` only "inputs" differs). Inputs:
 #     the synthetic job of tests/tools/gen_ranks.py (4 ranks; also with a missing rank, a
 #     duplicate rank, a rank with no steps) and the real multi-rank traces of HTA
@@ -23,7 +23,7 @@ PY=/usr/bin/python3
 [ -x "$PY" ] || { echo "skip: no $PY"; exit 77; }
 GEN=$SRC/tests/tools/gen_ranks.py
 HTA=$SRC/../shared/data/kineto/hta
-V=files,ranks,operator,kernel,nvprof,step,gpu,gputime,launch,queue,gpumem,userdefined,memcpy,python
+V=files,ranks,operator,kernel,nvprof,step,gpu,gputime,launch,queue,gpumem,userdefined,memcpy,python,module
 
 # parts DIR OUT: one partial per file of DIR into OUT (a loop standing in for the array)
 parts() {
@@ -111,23 +111,26 @@ check "syn: merged: Queue Length per stream, integrals by hand" \
 # partials of older versions are still read; the views they do not carry are left out and
 # named on stderr. Version 2 added sv, sr (step), 3 gv, gt, gs (gputime), 4 uv, ut, us, ub
 # (gpu), 5 lv, lr (launch), 6 qv, qt, qb (queue), 7 mv, md, ml, mb (gpumem), 8 tv, ti, h
-# (userdefined, memcpy, python): version k is the partial without the records of the later ones.
-m="mv|md|ml|mb|tv|ti|h"
+# (userdefined, memcpy, python), 9 mm, mo (module): version k is the partial without the
+# records of the later ones.
+m="mv|md|ml|mb|tv|ti|h|mm|mo"
 newer=("sv|sr|gv|gt|gs|uv|ut|us|ub|lv|lr|qv|qt|qb|$m" "gv|gt|gs|uv|ut|us|ub|lv|lr|qv|qt|qb|$m"
-	"uv|ut|us|ub|lv|lr|qv|qt|qb|$m" "lv|lr|qv|qt|qb|$m" "qv|qt|qb|$m" "$m" "tv|ti|h")
+	"uv|ut|us|ub|lv|lr|qv|qt|qb|$m" "lv|lr|qv|qt|qb|$m" "qv|qt|qb|$m" "$m" "tv|ti|h|mm|mo"
+	"mm|mo")
 carried=("" ",step" ",step,gputime" ",step,gpu,gputime" ",step,gpu,gputime,launch"
-	",step,gpu,gputime,launch,queue" ",step,gpu,gputime,launch,queue,gpumem")
-for k in 1 2 3 4 5 6 7; do
+	",step,gpu,gputime,launch,queue" ",step,gpu,gputime,launch,queue,gpumem"
+	",step,gpu,gputime,launch,queue,gpumem,userdefined,memcpy,python")
+for k in 1 2 3 4 5 6 7 8; do
 	mkdir -p "$T/v$k"
 	for f in "$T/parts_syn"/*.partial; do
-		grep -Ev "^(${newer[k - 1]})(	|$)" "$f" | sed "1s/\t8$/\t$k/" >"$T/v$k/$(basename "$f")"
+		grep -Ev "^(${newer[k - 1]})(	|$)" "$f" | sed "1s/\t9$/\t$k/" >"$T/v$k/$(basename "$f")"
 	done
 	vk="files,ranks,operator,kernel,nvprof${carried[k - 1]}"
 	"$OPSCOPE" report --views "$vk" "$T/syn" >"$T/v$k.r.txt"
 	"$OPSCOPE" merge --views "$vk" "$T/v$k"/*.partial >"$T/v$k.txt"
 	"$OPSCOPE" merge "$T/v$k"/*.partial >/dev/null 2>"$T/v$k.err"
 	check "v$k partials: merged without the views they do not carry, which stderr names" \
-		'[ $? -eq 0 ] && cmp -s "$T/v$k.txt" "$T/v$k.r.txt" && grep -q "^opscope merge: left out advice,.*memcpy,userdefined,.*python,.*: not made" "$T/v$k.err"'
+		'[ $? -eq 0 ] && cmp -s "$T/v$k.txt" "$T/v$k.r.txt" && grep -q "^opscope merge: left out advice,.*module,.*: not made" "$T/v$k.err"'
 done
 check "v1, v3, v5: the left-out line names step, gpu, gputime, launch for v1, gpu for v3" \
 	'grep -q "step,perf,gpu,gputime,launch,queue" "$T/v1.err" && grep -q ",perf,gpu,launch,queue," "$T/v3.err" && grep -q ",perf,queue," "$T/v5.err"'
@@ -151,7 +154,8 @@ check "syn: --views ranks: files and ranks tables only, no left-out line" \
 
 # --- Python functions and memory manipulation ranges (no real trace here has them): the
 # synthetic job with, around each aten::mm, a python_function "model.py(7): forward" of
-# 20 + rank us holding a user_annotation "copy_memcpy_helper" of 10 us
+# 20 + rank us holding a user_annotation "copy_memcpy_helper" of 10 us, inside module calls
+# "nn.Module: Net" (23 + rank us) > "nn.Module: Linear" (21 + rank us)
 cp -r "$T/syn" "$T/py"
 "$PY" - "$T/py" <<'PYEOF'
 import glob, json, sys
@@ -160,6 +164,8 @@ for r, p in enumerate(sorted(glob.glob(sys.argv[1] + "/rank*.json"))):
     ev = d["traceEvents"]
     for mm in [e for e in ev if e.get("name") == "aten::mm"]:
         at = {"ph": "X", "pid": mm["pid"], "tid": mm["tid"]}
+        ev.append(dict(at, cat="python_function", name="nn.Module: Net", ts=mm["ts"] - 3, dur=23 + r))
+        ev.append(dict(at, cat="python_function", name="nn.Module: Linear", ts=mm["ts"] - 2.5, dur=21 + r))
         ev.append(dict(at, cat="python_function", name="model.py(7): forward", ts=mm["ts"] - 2, dur=20 + r))
         ev.append(dict(at, cat="user_annotation", name="copy_memcpy_helper", ts=mm["ts"] - 1, dur=10))
     json.dump(d, open(p, "w"))
@@ -168,6 +174,10 @@ same py "$T/py"
 # 4 ranks x 3 steps = 12 calls each; CPU 3 x (20 + 21 + 22 + 23) = 258 us, and 12 x 10 us
 check "py: merged: Python functions and memory ranges summed over the ranks, by hand" \
 	'q "$T/py.m.json" "[(r[\"calls\"], r[\"cpu_total_ns\"]) for r in t(\"PythonFunction Summary\")] == [(12, 258000)] and [(r[\"calls\"], r[\"cpu_total_ns\"]) for r in t(\"Memory Manipulation Summary\")] == [(12, 120000)]"'
+# modules: Net 3 x (23 + 24 + 25 + 26) = 294 us, Linear 3 x (21 + ... + 24) = 270 us under it;
+# Net's self 294 - 270 = 24 us
+check "py: merged: Module Summary, Net > Linear, self by hand" \
+	'q "$T/py.m.json" "[(r[\"name\"], r[\"calls\"], r[\"cpu_total_ns\"], r[\"self_cpu_ns\"]) for r in t(\"Module Summary\")] == [(\"Net\", 12, 294000, 24000), (\"Linear\", 12, 270000, 270000)]"'
 
 # --- bad ranks: a note each, the rest made; merged the same as loaded
 mkdir -p "$T/miss" && cp "$T/syn"/rank[013].json "$T/miss/"
@@ -227,8 +237,8 @@ bad "no end record" "noend.partial: offset $((size - $(tail -n 1 "$P" | wc -c)))
 sed '3s/\t[0-9]*\t/\tx1\t/' "$P" >"$T/corrupt.partial"
 off=$(head -n 2 "$P" | wc -c)
 bad "a corrupt count" "corrupt.partial: offset $off: field 4: not a count" "$T/corrupt.partial"
-sed '1s/\t8$/\t9/' "$P" >"$T/v9.partial"
-bad "a newer version" "v9.partial: offset 0: partial format version 9 is newer than this opscope reads (8)" "$T/v9.partial"
+sed '1s/\t9$/\t10/' "$P" >"$T/v10.partial"
+bad "a newer version" "v10.partial: offset 0: partial format version 10 is newer than this opscope reads (9)" "$T/v10.partial"
 bad "the same partial twice" "rank0.json.partial: offset $(head -n 2 "$P" | wc -c): trace $T/syn/rank0.json is also in $P (a partial given twice?)" "$P" "$P"
 bad "a trace given as a partial" "rank0.json: offset 0: not an opscope partial" "$T/syn/rank0.json"
 : >"$T/empty.partial"

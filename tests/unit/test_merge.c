@@ -102,7 +102,7 @@ TEST(merge_two_partials)
 	nest(m1);
 	char *p0 = write_partial(m0, "r0.json"), *p1 = write_partial(m1, "r1.json");
 	REQUIRE(p0 && p1);
-	CHECK(strncmp(p0, "opscope-partial\t8\ninput\t=r0.json\nfile\t=r0.json\t=test\t", 52) == 0);
+	CHECK(strncmp(p0, "opscope-partial\t9\ninput\t=r0.json\nfile\t=r0.json\t=test\t", 52) == 0);
 	struct partial_set ps;
 	REQUIRE(partial_set_init(&ps) == 0);
 	char err[256] = "";
@@ -254,9 +254,9 @@ TEST(merge_refusals)
 	char err[256];
 	/* a newer version: offset 0 */
 	REQUIRE(partial_set_init(&ps) == 0);
-	CHECK(read_text(&ps, "opscope-partial\t9\nend\t0\n", "new", err, sizeof(err)) != 0);
-	CHECK_STR(err, "new: offset 0: partial format version 9 is newer than this opscope reads "
-		       "(8): merge with a newer opscope");
+	CHECK(read_text(&ps, "opscope-partial\t10\nend\t0\n", "new", err, sizeof(err)) != 0);
+	CHECK_STR(err, "new: offset 0: partial format version 10 is newer than this opscope reads "
+		       "(9): merge with a newer opscope");
 	partial_set_free(&ps);
 	/* no end record: the offset is the end of the text (18 + 9 = 27 bytes) */
 	REQUIRE(partial_set_init(&ps) == 0);
@@ -276,6 +276,21 @@ TEST(merge_refusals)
 	CHECK_EQ_I(read_text(&ps, one, "b", err, sizeof(err)), 0);
 	CHECK(partial_finish(&ps, err, sizeof(err)) != 0);
 	CHECK_STR(err, "b: offset 18: trace t.json is also in a (a partial given twice?)");
+	partial_set_free(&ps);
+	/* calls that sum to 2^63 over two files: the tables show calls as int64, so refused
+	 * (2^62 each is inside a partial's bounds) */
+	REQUIRE(partial_set_init(&ps) == 0);
+	CHECK_EQ_I(
+		read_text(
+			&ps,
+			"opscope-partial\t9\n"
+			"file\t=u\t=x\t1\t0\t0\t1\t-\nkernels\t0\nk\t=g\t4611686018427387904\t0\t0\t0\n"
+			"file\t=v\t=x\t1\t0\t0\t1\t-\nkernels\t0\nk\t=g\t4611686018427387904\t0\t0\t0\n"
+			"end\t2\n",
+			"uv", err, sizeof(err)),
+		0);
+	CHECK(partial_finish(&ps, err, sizeof(err)) != 0);
+	CHECK(strstr(err, "summed over the files, exceed 2^63") != NULL);
 	partial_set_free(&ps);
 }
 
@@ -678,6 +693,57 @@ TEST(merge_host)
 	partial_set_free(&ps);
 }
 
+/*
+ * Module trees of two files. a.json: Net (1 call, 100 ns, self 40) > Linear (1, 60). b.json:
+ * Net (1, 50, self 0) > Conv (1, 20) and Linear (1, 30). Merged: Net 2 calls, 150 ns, self
+ * 40 + 0 = 40; under it Linear first (seen first, in a.json): 2 calls, 90; then Conv 1, 20.
+ * A child whose parent index is not an earlier record is refused.
+ */
+TEST(merge_modules)
+{
+	static const char ab[] = "opscope-partial\t9\n"
+				 "file\t=a.json\t=x\t1\t0\t0\t1\t-\n"
+				 "tv\t1\t0\t100\t0\t0\n"
+				 "mm\n"
+				 "mo\t-1\t=Net\t1\t100\t100\t100\t0\t0\t0\t40\t0\n"
+				 "mo\t0\t=Linear\t1\t60\t60\t60\t0\t0\t0\t60\t0\n"
+				 "file\t=b.json\t=x\t1\t0\t0\t1\t-\n"
+				 "tv\t1\t0\t50\t0\t0\n"
+				 "mm\n"
+				 "mo\t-1\t=Net\t1\t50\t50\t50\t0\t0\t0\t0\t0\n"
+				 "mo\t0\t=Conv\t1\t20\t20\t20\t0\t0\t0\t20\t0\n"
+				 "mo\t0\t=Linear\t1\t30\t30\t30\t0\t0\t0\t30\t0\n"
+				 "end\t2\n";
+	struct partial_set ps;
+	char err[256] = "";
+	REQUIRE(read_finish(&ps, ab, err, sizeof(err)) == 0);
+	REQUIRE(ps.pre.has_modules);
+	const struct agg *a = &ps.pre.modules;
+	REQUIRE(a->n == 3);
+	const struct agg_item *net = &a->v[a->first_top];
+	CHECK_STR(model_str(ps.m, net->name), "Net");
+	CHECK_EQ_U(net->calls, 2);
+	CHECK_EQ_I(net->cpu_ns, 150);
+	CHECK_EQ_I(net->self_ns, 40);
+	REQUIRE(net->first_child != AGG_NONE);
+	const struct agg_item *lin = &a->v[net->first_child];
+	CHECK_STR(model_str(ps.m, lin->name), "Linear");
+	CHECK_EQ_U(lin->calls, 2);
+	CHECK_EQ_I(lin->cpu_ns, 90);
+	REQUIRE(lin->next != AGG_NONE);
+	CHECK_STR(model_str(ps.m, a->v[lin->next].name), "Conv");
+	CHECK(partial_carries(&ps, "module"));
+	partial_set_free(&ps);
+	REQUIRE(partial_set_init(&ps) == 0);
+	CHECK(read_text(&ps,
+			"opscope-partial\t9\nfile\t=c\t=x\t1\t0\t0\t1\t-\nmm\n"
+			"mo\t0\t=Net\t1\t1\t1\t1\t0\t0\t0\t1\t0\nend\t1\n",
+			"c", err, sizeof(err)) != 0);
+	/* offset 18 + 21 + 3 = 42; field 2 (the parent) may be -1 only, no record before */
+	CHECK_STR(err, "c: offset 42: field 2: 0 is out of range");
+	partial_set_free(&ps);
+}
+
 /* ranks_kept_shares: ranks 1, none, 1, 0: the second 1 (share 2) is left out, 1 of them */
 TEST(merge_kept_shares)
 {
@@ -694,4 +760,4 @@ TEST(merge_kept_shares)
 
 TEST_MAIN(merge_two_partials, merge_operators, merge_escapes, merge_refusals, merge_steps,
 	  merge_gputime, merge_gpu, merge_launch, merge_queue, merge_gpumem, merge_host,
-	  merge_kept_shares)
+	  merge_modules, merge_kept_shares)
