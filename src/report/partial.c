@@ -640,9 +640,9 @@ static int field_str(struct reader *r, int i, const char **s, size_t *n, bool *n
 /* Field i as a string id of the set's model; 0 for `-` unless `required`. */
 static int field_id(struct reader *r, int i, bool required, uint32_t *id)
 {
-	const char *s;
-	size_t n;
-	bool none;
+	const char *s = "";
+	size_t n = 0;
+	bool none = true; /* set by field_str; initialized for the compiler's sake */
 	if (field_str(r, i, &s, &n, &none) != 0)
 		return -1;
 	if (none) {
@@ -657,31 +657,43 @@ static int field_id(struct reader *r, int i, bool required, uint32_t *id)
 	return 0;
 }
 
+/* The decimal digits of p (one at least, nothing after them) as a number no greater than
+ * max: true and *v, else false. What strtoull takes without its leading blanks and sign; by
+ * hand, as strtoll was a fifth of the time of reading a thousand partials. */
+static bool parse_digits(const char *p, uint64_t max, uint64_t *v)
+{
+	if (*p < '0' || *p > '9')
+		return false;
+	uint64_t x = 0;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		unsigned d = (unsigned)(*p - '0');
+		if (x > (max - d) / 10)
+			return false;
+		x = x * 10 + d;
+	}
+	*v = x;
+	return *p == '\0';
+}
+
 static int field_i64(struct reader *r, int i, int64_t lo, int64_t hi, int64_t *v)
 {
 	const char *p = r->f[i];
-	char *end;
-	errno = 0;
-	long long x = strtoll(p, &end, 10);
-	if (!*p || *end || errno == ERANGE || (*p != '-' && (*p < '0' || *p > '9')))
+	bool neg = *p == '-';
+	uint64_t u;
+	/* -2^63 .. 2^63 - 1, as strtoll reads without ERANGE */
+	if (!parse_digits(p + neg, neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX, &u))
 		return fail(r, "field %d: not an integer", i + 1);
+	int64_t x = !neg ? (int64_t)u : u > (uint64_t)INT64_MAX ? INT64_MIN : -(int64_t)u;
 	if (x < lo || x > hi)
-		return fail(r, "field %d: %lld is out of range", i + 1, x);
-	*v = (int64_t)x;
+		return fail(r, "field %d: %lld is out of range", i + 1, (long long)x);
+	*v = x;
 	return 0;
 }
 
 static int field_u64(struct reader *r, int i, uint64_t *v)
 {
-	const char *p = r->f[i];
-	char *end;
-	errno = 0;
-	if (*p < '0' || *p > '9')
+	if (!parse_digits(r->f[i], UINT64_MAX, v))
 		return fail(r, "field %d: not a count", i + 1);
-	unsigned long long x = strtoull(p, &end, 10);
-	if (*end || errno == ERANGE)
-		return fail(r, "field %d: not a count", i + 1);
-	*v = (uint64_t)x;
 	return 0;
 }
 
@@ -1494,11 +1506,11 @@ static int rec_mo(struct reader *r)
 static int record(struct reader *r, bool *end)
 {
 	const char *tag = r->f[0];
-	if (strcmp(tag, "input") == 0)
+	if (tag[0] == 'i' && strcmp(tag, "input") == 0)
 		return r->cur ? fail(r, "input record after a file record") : rec_input(r);
-	if (strcmp(tag, "file") == 0)
+	if (tag[0] == 'f' && strcmp(tag, "file") == 0)
 		return rec_file(r);
-	if (strcmp(tag, "end") == 0) {
+	if (tag[0] == 'e' && strcmp(tag, "end") == 0) {
 		int64_t n;
 		if (want_fields(r, 2) || field_i64(r, 1, 0, UINT32_MAX, &n))
 			return -1;
@@ -1547,7 +1559,7 @@ static int record(struct reader *r, bool *end)
 			 { "mm", rec_mm },
 			 { "mo", rec_mo } };
 	for (size_t i = 0; i < sizeof(per_file) / sizeof(per_file[0]); i++)
-		if (strcmp(tag, per_file[i].tag) == 0)
+		if (tag[0] == per_file[i].tag[0] && strcmp(tag, per_file[i].tag) == 0)
 			return r->cur ? per_file[i].fn(r)
 				      : fail(r, "%s record before any file record", tag); /* a
 											   * known

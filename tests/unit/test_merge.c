@@ -744,6 +744,48 @@ TEST(merge_modules)
 	partial_set_free(&ps);
 }
 
+/* The error of reading one partial: a file record (offset 18, 20 bytes and the events), then
+ * `rec` at offset 38 + strlen(events); "read" when it is read. */
+static void read_one(const char *events, const char *rec, char *err, size_t n)
+{
+	char text[512];
+	snprintf(text, sizeof(text), "opscope-partial\t9\nfile\t=z\t=x\t%s\t0\t0\t1\t-\n%send\t1\n",
+		 events, rec);
+	struct partial_set ps;
+	err[0] = '\0';
+	if (partial_set_init(&ps) == 0 && read_text(&ps, text, "z", err, n) == 0)
+		snprintf(err, n, "read");
+	partial_set_free(&ps);
+}
+
+/*
+ * Integers as the reader takes them (parse_digits, which replaced strtoll): -2^63 is an
+ * integer (out of a rank's range), 2^63 is not, nor "+1", "-", "1x" or ""; a count takes
+ * 2^64 - 1 but not 2^64. The rank record is at offset 18 + 21 = 39.
+ */
+TEST(merge_numbers)
+{
+	char err[256];
+	read_one("1", "rank\t-9223372036854775808\t-\t-1\n", err, sizeof(err));
+	CHECK_STR(err, "z: offset 39: field 2: -9223372036854775808 is out of range");
+	read_one("1", "rank\t9223372036854775808\t-\t-1\n", err, sizeof(err));
+	CHECK_STR(err, "z: offset 39: field 2: not an integer");
+	read_one("1", "rank\t+1\t-\t-1\n", err, sizeof(err));
+	CHECK_STR(err, "z: offset 39: field 2: not an integer");
+	read_one("1", "rank\t-\t-\t-1\n", err, sizeof(err));
+	CHECK_STR(err, "z: offset 39: field 2: not an integer");
+	read_one("1", "rank\t1x\t-\t-1\n", err, sizeof(err));
+	CHECK_STR(err, "z: offset 39: field 2: not an integer");
+	read_one("1", "rank\t\t-\t-1\n", err, sizeof(err));
+	CHECK_STR(err, "z: offset 39: field 2: not an integer");
+	read_one("1", "rank\t-1\t-\t7\n", err, sizeof(err));
+	CHECK_STR(err, "read");
+	read_one("18446744073709551615", "", err, sizeof(err));
+	CHECK_STR(err, "read");
+	read_one("18446744073709551616", "", err, sizeof(err));
+	CHECK_STR(err, "z: offset 18: field 4: not a count");
+}
+
 /* ranks_kept_shares: ranks 1, none, 1, 0: the second 1 (share 2) is left out, 1 of them */
 TEST(merge_kept_shares)
 {
@@ -760,4 +802,4 @@ TEST(merge_kept_shares)
 
 TEST_MAIN(merge_two_partials, merge_operators, merge_escapes, merge_refusals, merge_steps,
 	  merge_gputime, merge_gpu, merge_launch, merge_queue, merge_gpumem, merge_host,
-	  merge_modules, merge_kept_shares)
+	  merge_modules, merge_numbers, merge_kept_shares)
