@@ -34,7 +34,7 @@ static const char merge_usage[] =
 	"per trace file (on a Slurm array, a Spark or Ray map: docs/merge.md), into the report\n"
 	"of all the files at once. Only the mergeable views are made: files, ranks, operator,\n"
 	"kernel, nvprof, step, gpu, gputime, launch, queue, gpumem, userdefined, memcpy,\n"
-	"python, module.\n"
+	"python, module, perf.\n"
 	"The files are taken in the order of their paths, as `opscope report DIR` reads a\n"
 	"directory. A DIR gives every *.partial file in it (for more partials than a command\n"
 	"line holds).\n"
@@ -170,12 +170,13 @@ int cmd_merge(int argc, char **argv)
 		case 'V':
 			if (not_mergeable(optarg, bad, sizeof(bad))) {
 				char msg[320];
-				snprintf(msg, sizeof(msg),
-					 "'%s' is not a mergeable view: merge makes files, ranks, "
-					 "operator, kernel, nvprof, step, gpu, gputime, launch, "
-					 "queue, gpumem, userdefined, memcpy, python and module "
-					 "(docs/merge.md)",
-					 bad);
+				snprintf(
+					msg, sizeof(msg),
+					"'%s' is not a mergeable view: merge makes files, ranks, "
+					"operator, kernel, nvprof, step, gpu, gputime, launch, "
+					"queue, gpumem, userdefined, memcpy, python, module and perf "
+					"(docs/merge.md)",
+					bad);
 				return cli_usage_error("merge", msg);
 			}
 			views = optarg;

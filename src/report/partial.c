@@ -51,6 +51,8 @@
  *   mo <parent|-1> <name> <calls> <cpu> <cpu max> <cpu min> <gpu> <gpu max> <gpu min> <self>
  *      <gpu self>      (ns; one per item of the module tree, parents first; parent: the index
  *                       of an earlier mo record of the file)
+ *   pv                                           (the perf view, version 10 on)
+ *   pt <Dataloader ns> <duration ns> <num_samples>   (one per step with num_samples)
  *   end <files>
  *
  * A string field is `-` for none or `=` and the bytes, with \\ \t \n \r \0 escaped, so any
@@ -356,6 +358,12 @@ static int write_modules(FILE *out, const struct analysis *a, uint32_t f)
 	return 0;
 }
 
+/* throughput_file_steps's callback of write_perf: a pt record. */
+static void put_perf_step(void *arg, int64_t reader_ns, int64_t dur_ns, int64_t samples)
+{
+	fprintf(arg, "pt\t%" PRId64 "\t%" PRId64 "\t%" PRId64 "\n", reader_ns, dur_ns, samples);
+}
+
 /* The analyses of every file that partial_write writes a share of, made once. */
 struct write_an {
 	struct gpu_time gt;  /* the GPU time breakdown */
@@ -471,6 +479,8 @@ static int write_files(FILE *out, const struct analysis *a, const struct write_a
 		write_gpumem(out, m, &wa->gm, f);
 		if (write_host(out, a, f) != 0 || write_modules(out, a, f) != 0)
 			return OPSCOPE_ENOMEM;
+		fputs("pv\n", out);
+		throughput_file_steps(a, f, put_perf_step, out);
 		if (write_launch(out, a, f) != 0)
 			return OPSCOPE_ENOMEM;
 	}
@@ -538,6 +548,7 @@ struct reader {
 	uint32_t mb_cap;	     /* buckets allocated in the last device of cur->gpumem */
 	uint32_t h_cap;		     /* items allocated in cur->host */
 	uint32_t mo_cap;	     /* items allocated in cur->mods */
+	uint32_t pt_cap;	     /* entries allocated in cur->perf */
 	bool oom;		     /* an allocation failed */
 };
 
@@ -769,7 +780,7 @@ static int rec_file(struct reader *r)
 	r->cur = pf;
 	r->kern_cap = r->steps_cap = r->colls_cap = r->ops_cap = r->nv_cap = r->sr_cap = 0;
 	r->gt_cap = r->gs_cap = r->ut_cap = r->us_cap = r->ub_cap = r->lr_cap = 0;
-	r->qt_cap = r->qb_cap = r->md_cap = r->mb_cap = r->h_cap = r->mo_cap = 0;
+	r->qt_cap = r->qb_cap = r->md_cap = r->mb_cap = r->h_cap = r->mo_cap = r->pt_cap = 0;
 	return 0;
 }
 
@@ -1502,6 +1513,33 @@ static int rec_mo(struct reader *r)
 	return 0;
 }
 
+static int rec_pv(struct reader *r)
+{
+	if (want_fields(r, 1))
+		return -1;
+	if (r->cur->has_perf)
+		return fail(r, "a second pv record for the file");
+	r->cur->has_perf = true;
+	return 0;
+}
+
+static int rec_pt(struct reader *r)
+{
+	struct partial_file *pf = r->cur;
+	if (!pf->has_perf)
+		return fail(r, "pt record before the file's pv record");
+	if (want_fields(r, 4) ||
+	    grow(r, (void **)&pf->perf, &r->pt_cap, pf->nperf, sizeof(*pf->perf)))
+		return -1;
+	int64_t *v = pf->perf[pf->nperf];
+	/* a step of some duration; its Dataloader time within it */
+	if (field_i64(r, 2, 1, PARTIAL_TIME_MAX, &v[1]) || field_i64(r, 1, 0, v[1], &v[0]) ||
+	    field_i64(r, 3, -PARTIAL_TIME_MAX, PARTIAL_TIME_MAX, &v[2]))
+		return -1;
+	pf->nperf++;
+	return 0;
+}
+
 /* One record (split in r->f). *end set by the end record. */
 static int record(struct reader *r, bool *end)
 {
@@ -1526,38 +1564,18 @@ static int record(struct reader *r, bool *end)
 	static const struct {
 		const char *tag;
 		int (*fn)(struct reader *r);
-	} per_file[] = { { "rank", rec_rank },
-			 { "dist", rec_dist },
-			 { "step", rec_step },
-			 { "coll", rec_coll },
-			 { "kernels", rec_kernels },
-			 { "k", rec_k },
-			 { "o", rec_o },
-			 { "nvprof", rec_nvprof },
-			 { "n", rec_n },
-			 { "sv", rec_sv },
-			 { "sr", rec_sr },
-			 { "gv", rec_gv },
-			 { "gt", rec_gt },
-			 { "gs", rec_gs },
-			 { "uv", rec_uv },
-			 { "ut", rec_ut },
-			 { "us", rec_us },
-			 { "ub", rec_ub },
-			 { "qv", rec_qv },
-			 { "qt", rec_qt },
-			 { "qb", rec_qb },
-			 { "lv", rec_lv },
-			 { "lr", rec_lr },
-			 { "mv", rec_mv },
-			 { "md", rec_md },
-			 { "ml", rec_ml },
-			 { "mb", rec_mb },
-			 { "tv", rec_tv },
-			 { "ti", rec_ti },
-			 { "h", rec_h },
-			 { "mm", rec_mm },
-			 { "mo", rec_mo } };
+	} per_file[] = { { "rank", rec_rank }, { "dist", rec_dist },	   { "step", rec_step },
+			 { "coll", rec_coll }, { "kernels", rec_kernels }, { "k", rec_k },
+			 { "o", rec_o },       { "nvprof", rec_nvprof },   { "n", rec_n },
+			 { "sv", rec_sv },     { "sr", rec_sr },	   { "gv", rec_gv },
+			 { "gt", rec_gt },     { "gs", rec_gs },	   { "uv", rec_uv },
+			 { "ut", rec_ut },     { "us", rec_us },	   { "ub", rec_ub },
+			 { "qv", rec_qv },     { "qt", rec_qt },	   { "qb", rec_qb },
+			 { "lv", rec_lv },     { "lr", rec_lr },	   { "mv", rec_mv },
+			 { "md", rec_md },     { "ml", rec_ml },	   { "mb", rec_mb },
+			 { "tv", rec_tv },     { "ti", rec_ti },	   { "h", rec_h },
+			 { "mm", rec_mm },     { "mo", rec_mo },	   { "pv", rec_pv },
+			 { "pt", rec_pt } };
 	for (size_t i = 0; i < sizeof(per_file) / sizeof(per_file[0]); i++)
 		if (tag[0] == per_file[i].tag[0] && strcmp(tag, per_file[i].tag) == 0)
 			return r->cur ? per_file[i].fn(r)
@@ -2010,6 +2028,33 @@ static int merge_modules(struct partial_set *ps, uint32_t *bad)
 	return 0;
 }
 
+/* The Perf Summary of every file's steps into ps->pre.perf, the steps added in file order (as
+ * throughput_analyze adds them), when every file carries them. 0, or -1 when the samples or
+ * durations summed leave int64 (*bad: the file). */
+static int merge_perf(struct partial_set *ps, uint32_t *bad)
+{
+	for (uint32_t i = 0; i < ps->nfiles; i++)
+		if (!ps->files[i].has_perf)
+			return 0;
+	struct throughput_acc acc;
+	throughput_start(&acc);
+	for (uint32_t i = 0; i < ps->nfiles; i++) {
+		const struct partial_file *pf = &ps->files[i];
+		for (uint32_t k = 0; k < pf->nperf; k++) {
+			int64_t v;
+			if (!add_i64(&v, acc.t.samples, pf->perf[k][2]) ||
+			    !add_i64(&v, acc.t.batch_ns, pf->perf[k][1])) {
+				*bad = i;
+				return -1;
+			}
+			throughput_step(&acc, pf->perf[k][0], pf->perf[k][1], pf->perf[k][2]);
+		}
+	}
+	throughput_end(&acc, &ps->pre.perf);
+	ps->pre.has_perf = true;
+	return 0;
+}
+
 /* Add row x into `into` (gpu_launch_row_add), unless a count or sum would leave int64: then
  * -1 and `into` unchanged. */
 static int launch_add_checked(struct gpu_launch_row *into, const struct gpu_launch_row *x)
@@ -2205,6 +2250,13 @@ int partial_finish(struct partial_set *ps, char *err, size_t errsize)
 			 ps->sources[ps->files[bad].source], ps->files[bad].offset);
 		return -1;
 	}
+	if (merge_perf(ps, &bad) != 0) {
+		snprintf(err, errsize,
+			 "%s: offset %" PRIu64
+			 ": the steps' samples or durations, summed over the files, exceed 2^63",
+			 ps->sources[ps->files[bad].source], ps->files[bad].offset);
+		return -1;
+	}
 	int lrc = merge_launch(ps, &bad);
 	if (lrc == OPSCOPE_ENOMEM)
 		goto oom;
@@ -2246,6 +2298,8 @@ bool partial_carries(const struct partial_set *ps, const char *view)
 		return ps->pre.gpumem != NULL;
 	if (strcmp(view, "module") == 0)
 		return ps->pre.has_modules;
+	if (strcmp(view, "perf") == 0)
+		return ps->pre.has_perf;
 	if (strcmp(view, "userdefined") == 0 || strcmp(view, "memcpy") == 0 ||
 	    strcmp(view, "python") == 0)
 		return ps->pre.has_host;
@@ -2277,6 +2331,7 @@ void partial_set_free(struct partial_set *ps)
 		ivec_free(&ps->files[i].total.steps);
 		free(ps->files[i].host);
 		free(ps->files[i].mods);
+		free(ps->files[i].perf);
 	}
 	free(ps->files);
 	for (uint32_t i = 0; i < ps->nsources; i++)

@@ -196,7 +196,7 @@ bool report_views_want_flops(const char *views)
 /* Each row: name, help, function, cost, always, title, the line a view asked for by name
  * prints when it has nothing to show, and whether `opscope merge` can make it from partials
  * (files, ranks, operator, kernel, nvprof, step, gpu, gputime, launch, queue, gpumem,
- * userdefined, memcpy, python and module: docs/merge.md says why the others are not). */
+ * userdefined, memcpy, python, module and perf: docs/merge.md says why the others are not). */
 const struct report_view report_views[] = {
 	{ "files", "each trace file: events, dropped, torn tail, complete (always shown)",
 	  view_files, 0, true, "Trace Files", "Trace Files: no file was read", true },
@@ -239,7 +239,7 @@ const struct report_view report_views[] = {
 	  view_step, 3, false, "Step Summary", "Step: no steps in the trace", true },
 	{ "perf", "reader cost, batch cost, throughput of steps with num_samples", view_perf, 0,
 	  false, "Perf Summary", "Perf: no ProfileStep ranges with num_samples in the trace",
-	  false },
+	  true },
 	{ "gpu", "GPU busy share and SM efficiency per step, window and over time", view_gpu, 1,
 	  false, "GPU Utilization", "GPU Utilization: no GPU in the trace", true },
 	{ "gputime", "GPU time per step: compute, communication, copies, idle by cause",

@@ -19,6 +19,7 @@
 #include "analyze/hardware.h"
 #include "analyze/ranks.h"
 #include "analyze/steps.h"
+#include "analyze/throughput.h"
 #include "model/model.h"
 #include "report/table.h"
 
@@ -99,6 +100,8 @@ struct report_pre {
 	bool has_host;		/* host and the totals below are carried (version 8 on) */
 	struct agg modules;	/* the module hierarchy of every file (agg_modules) */
 	bool has_modules;	/* modules is carried (version 9 on) */
+	struct throughput perf; /* the Perf Summary of every file's steps */
+	bool has_perf;		/* perf is carried (version 10 on) */
 	int64_t total_ns;	/* ns: analysis.total_ns of every file (the union of their
 					 * steps, or the span of their host ranges) */
 	int64_t step_kernel_ns; /* ns: analysis.step_kernel_ns, summed over the files */

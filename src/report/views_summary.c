@@ -419,7 +419,11 @@ int view_step(struct report_ctx *c)
 int view_perf(struct report_ctx *c)
 {
 	struct throughput tp;
-	if (throughput_analyze(&c->an, &tp) != 0)
+	if (c->pre && !c->pre->has_perf)
+		return 0; /* merged partials that do not carry the steps' throughput */
+	if (c->pre)
+		tp = c->pre->perf;
+	else if (throughput_analyze(&c->an, &tp) != 0)
 		return OPSCOPE_ENOMEM;
 	if (tp.steps == 0)
 		return 0;

@@ -3,7 +3,8 @@
 #   - Equality: for each input directory, a partial per file (as a Slurm array task would
 #     make it), merged, gives the very bytes that `opscope report` prints for the files loaded
 #     at once, for the mergeable views (files, ranks, operator, kernel, nvprof, step, gpu,
-#     gputime, launch, queue, gpumem, userdefined, memcpy, python, module): text and CSV against `report DIR`, JSON against `report DIR/*` (its "inputs" list names the files given, so
+#     gputime, launch, queue, gpumem, userdefined, memcpy, python, module, perf): text and
+#     CSV against `report DIR`, JSON against `report DIR/*` (its "inputs" list names the files given, so
 #     the report is given the same files; with `report DIR` only "inputs" differs). Inputs:
 #     the synthetic job of tests/tools/gen_ranks.py (4 ranks; also with a missing rank, a
 #     duplicate rank, a rank with no steps) and the real multi-rank traces of HTA
@@ -23,7 +24,7 @@ PY=/usr/bin/python3
 [ -x "$PY" ] || { echo "skip: no $PY"; exit 77; }
 GEN=$SRC/tests/tools/gen_ranks.py
 HTA=$SRC/../shared/data/kineto/hta
-V=files,ranks,operator,kernel,nvprof,step,gpu,gputime,launch,queue,gpumem,userdefined,memcpy,python,module
+V=files,ranks,operator,kernel,nvprof,step,gpu,gputime,launch,queue,gpumem,userdefined,memcpy,python,module,perf
 
 # parts DIR OUT: one partial per file of DIR into OUT (a loop standing in for the array)
 parts() {
@@ -111,26 +112,27 @@ check "syn: merged: Queue Length per stream, integrals by hand" \
 # partials of older versions are still read; the views they do not carry are left out and
 # named on stderr. Version 2 added sv, sr (step), 3 gv, gt, gs (gputime), 4 uv, ut, us, ub
 # (gpu), 5 lv, lr (launch), 6 qv, qt, qb (queue), 7 mv, md, ml, mb (gpumem), 8 tv, ti, h
-# (userdefined, memcpy, python), 9 mm, mo (module): version k is the partial without the
-# records of the later ones.
-m="mv|md|ml|mb|tv|ti|h|mm|mo"
+# (userdefined, memcpy, python), 9 mm, mo (module), 10 pv, pt (perf): version k is the
+# partial without the records of the later ones.
+m="mv|md|ml|mb|tv|ti|h|mm|mo|pv|pt"
 newer=("sv|sr|gv|gt|gs|uv|ut|us|ub|lv|lr|qv|qt|qb|$m" "gv|gt|gs|uv|ut|us|ub|lv|lr|qv|qt|qb|$m"
-	"uv|ut|us|ub|lv|lr|qv|qt|qb|$m" "lv|lr|qv|qt|qb|$m" "qv|qt|qb|$m" "$m" "tv|ti|h|mm|mo"
-	"mm|mo")
+	"uv|ut|us|ub|lv|lr|qv|qt|qb|$m" "lv|lr|qv|qt|qb|$m" "qv|qt|qb|$m" "$m" "tv|ti|h|mm|mo|pv|pt"
+	"mm|mo|pv|pt" "pv|pt")
 carried=("" ",step" ",step,gputime" ",step,gpu,gputime" ",step,gpu,gputime,launch"
 	",step,gpu,gputime,launch,queue" ",step,gpu,gputime,launch,queue,gpumem"
-	",step,gpu,gputime,launch,queue,gpumem,userdefined,memcpy,python")
-for k in 1 2 3 4 5 6 7 8; do
+	",step,gpu,gputime,launch,queue,gpumem,userdefined,memcpy,python"
+	",step,gpu,gputime,launch,queue,gpumem,userdefined,memcpy,python,module")
+for k in 1 2 3 4 5 6 7 8 9; do
 	mkdir -p "$T/v$k"
 	for f in "$T/parts_syn"/*.partial; do
-		grep -Ev "^(${newer[k - 1]})(	|$)" "$f" | sed "1s/\t9$/\t$k/" >"$T/v$k/$(basename "$f")"
+		grep -Ev "^(${newer[k - 1]})(	|$)" "$f" | sed "1s/\t10$/\t$k/" >"$T/v$k/$(basename "$f")"
 	done
 	vk="files,ranks,operator,kernel,nvprof${carried[k - 1]}"
 	"$OPSCOPE" report --views "$vk" "$T/syn" >"$T/v$k.r.txt"
 	"$OPSCOPE" merge --views "$vk" "$T/v$k"/*.partial >"$T/v$k.txt"
 	"$OPSCOPE" merge "$T/v$k"/*.partial >/dev/null 2>"$T/v$k.err"
 	check "v$k partials: merged without the views they do not carry, which stderr names" \
-		'[ $? -eq 0 ] && cmp -s "$T/v$k.txt" "$T/v$k.r.txt" && grep -q "^opscope merge: left out advice,.*module,.*: not made" "$T/v$k.err"'
+		'[ $? -eq 0 ] && cmp -s "$T/v$k.txt" "$T/v$k.r.txt" && grep -q "^opscope merge: left out advice,.*perf,.*: not made" "$T/v$k.err"'
 done
 check "v1, v3, v5: the left-out line names step, gpu, gputime, launch for v1, gpu for v3" \
 	'grep -q "step,perf,gpu,gputime,launch,queue" "$T/v1.err" && grep -q ",perf,gpu,launch,queue," "$T/v3.err" && grep -q ",perf,queue," "$T/v5.err"'
@@ -155,13 +157,16 @@ check "syn: --views ranks: files and ranks tables only, no left-out line" \
 # --- Python functions and memory manipulation ranges (no real trace here has them): the
 # synthetic job with, around each aten::mm, a python_function "model.py(7): forward" of
 # 20 + rank us holding a user_annotation "copy_memcpy_helper" of 10 us, inside module calls
-# "nn.Module: Net" (23 + rank us) > "nn.Module: Linear" (21 + rank us)
+# "nn.Module: Net" (23 + rank us) > "nn.Module: Linear" (21 + rank us); each ProfilerStep
+# carries num_samples 32 + rank
 cp -r "$T/syn" "$T/py"
 "$PY" - "$T/py" <<'PYEOF'
 import glob, json, sys
 for r, p in enumerate(sorted(glob.glob(sys.argv[1] + "/rank*.json"))):
     d = json.load(open(p))
     ev = d["traceEvents"]
+    for st in [e for e in ev if e.get("name", "").startswith("ProfilerStep#")]:
+        st.setdefault("args", {})["num_samples"] = 32 + r
     for mm in [e for e in ev if e.get("name") == "aten::mm"]:
         at = {"ph": "X", "pid": mm["pid"], "tid": mm["tid"]}
         ev.append(dict(at, cat="python_function", name="nn.Module: Net", ts=mm["ts"] - 3, dur=23 + r))
@@ -174,6 +179,10 @@ same py "$T/py"
 # 4 ranks x 3 steps = 12 calls each; CPU 3 x (20 + 21 + 22 + 23) = 258 us, and 12 x 10 us
 check "py: merged: Python functions and memory ranges summed over the ranks, by hand" \
 	'q "$T/py.m.json" "[(r[\"calls\"], r[\"cpu_total_ns\"]) for r in t(\"PythonFunction Summary\")] == [(12, 258000)] and [(r[\"calls\"], r[\"cpu_total_ns\"]) for r in t(\"Memory Manipulation Summary\")] == [(12, 120000)]"'
+# perf: every step 13.56 ms with a 1 ms DataLoader; ips = (3 x (32 + 33 + 34 + 35)) samples /
+# (12 x 0.01356 s) = 2470.5, the steps' best 35 / 0.01356 = 2581.12, worst 32 / 0.01356 = 2359.88
+check "py: merged: Perf Summary over the ranks' steps, by hand" \
+	'q "$T/py.m.json" "[(r[\"name\"], r[\"avg\"], r[\"max\"], r[\"min\"]) for r in t(\"Perf Summary\")] == [(\"reader_cost\", 0.001, 0.001, 0.001), (\"batch_cost\", 0.01356, 0.01356, 0.01356), (\"ips\", 2470.5, 2581.12, 2359.88)]"'
 # modules: Net 3 x (23 + 24 + 25 + 26) = 294 us, Linear 3 x (21 + ... + 24) = 270 us under it;
 # Net's self 294 - 270 = 24 us
 check "py: merged: Module Summary, Net > Linear, self by hand" \
@@ -237,8 +246,8 @@ bad "no end record" "noend.partial: offset $((size - $(tail -n 1 "$P" | wc -c)))
 sed '3s/\t[0-9]*\t/\tx1\t/' "$P" >"$T/corrupt.partial"
 off=$(head -n 2 "$P" | wc -c)
 bad "a corrupt count" "corrupt.partial: offset $off: field 4: not a count" "$T/corrupt.partial"
-sed '1s/\t9$/\t10/' "$P" >"$T/v10.partial"
-bad "a newer version" "v10.partial: offset 0: partial format version 10 is newer than this opscope reads (9)" "$T/v10.partial"
+sed '1s/\t10$/\t11/' "$P" >"$T/v11.partial"
+bad "a newer version" "v11.partial: offset 0: partial format version 11 is newer than this opscope reads (10)" "$T/v11.partial"
 bad "the same partial twice" "rank0.json.partial: offset $(head -n 2 "$P" | wc -c): trace $T/syn/rank0.json is also in $P (a partial given twice?)" "$P" "$P"
 bad "a trace given as a partial" "rank0.json: offset 0: not an opscope partial" "$T/syn/rank0.json"
 : >"$T/empty.partial"
@@ -291,6 +300,10 @@ PY0=$T/parts_py/rank0.json.partial
 awk -F'\t' 'BEGIN { OFS = "\t" } $1 == "h" && !done { $6 = $5 + 1; done = 1 } { print }' "$PY0" >"$T/hmax.partial"
 off=$(grep -b -m1 "^h	" "$PY0" | cut -d: -f1)
 bad "a range's longest call longer than its total" "hmax.partial: offset $off: field 6: [0-9]* is out of range" "$T/hmax.partial"
+# a step's Dataloader time longer than the step
+awk -F'\t' 'BEGIN { OFS = "\t" } $1 == "pt" && !done { $2 = $3 + 1; done = 1 } { print }' "$PY0" >"$T/plong.partial"
+off=$(grep -b -m1 "^pt" "$PY0" | cut -d: -f1)
+bad "a step's Dataloader time longer than the step" "plong.partial: offset $off: field 2: [0-9]* is out of range" "$T/plong.partial"
 # every prefix of a partial: refused in one line, never a crash (exit 1, not a signal)
 ok=1
 for cut in 0 1 17 40 100 200 $((size / 2)) $((size - 1)); do

@@ -102,7 +102,8 @@ TEST(merge_two_partials)
 	nest(m1);
 	char *p0 = write_partial(m0, "r0.json"), *p1 = write_partial(m1, "r1.json");
 	REQUIRE(p0 && p1);
-	CHECK(strncmp(p0, "opscope-partial\t9\ninput\t=r0.json\nfile\t=r0.json\t=test\t", 52) == 0);
+	CHECK(strncmp(p0, "opscope-partial\t10\ninput\t=r0.json\nfile\t=r0.json\t=test\t", 52) ==
+	      0);
 	struct partial_set ps;
 	REQUIRE(partial_set_init(&ps) == 0);
 	char err[256] = "";
@@ -254,9 +255,9 @@ TEST(merge_refusals)
 	char err[256];
 	/* a newer version: offset 0 */
 	REQUIRE(partial_set_init(&ps) == 0);
-	CHECK(read_text(&ps, "opscope-partial\t10\nend\t0\n", "new", err, sizeof(err)) != 0);
-	CHECK_STR(err, "new: offset 0: partial format version 10 is newer than this opscope reads "
-		       "(9): merge with a newer opscope");
+	CHECK(read_text(&ps, "opscope-partial\t11\nend\t0\n", "new", err, sizeof(err)) != 0);
+	CHECK_STR(err, "new: offset 0: partial format version 11 is newer than this opscope reads "
+		       "(10): merge with a newer opscope");
 	partial_set_free(&ps);
 	/* no end record: the offset is the end of the text (18 + 9 = 27 bytes) */
 	REQUIRE(partial_set_init(&ps) == 0);
@@ -786,6 +787,39 @@ TEST(merge_numbers)
 	CHECK_STR(err, "z: offset 18: field 4: not a count");
 }
 
+/*
+ * The Perf Summary from pv and pt records: a.json's steps of 1 s (Dataloader 0.25 s, 100
+ * samples) and 2 s (0.5 s, 100), b.json's of 1 s (0, 50). Merged as one run of 3 steps:
+ * reader avg (0.25 + 0.5 + 0) / 3 = 0.25 s, max 0.5, min 0; batch avg 4 / 3 s; ips avg
+ * 250 samples / 4 s = 62.5, max 100 (a.json's first), min 50.
+ */
+TEST(merge_perf)
+{
+	static const char ab[] = "opscope-partial\t10\n"
+				 "file\t=a.json\t=x\t1\t0\t0\t1\t-\n"
+				 "pv\n"
+				 "pt\t250000000\t1000000000\t100\n"
+				 "pt\t500000000\t2000000000\t100\n"
+				 "file\t=b.json\t=x\t1\t0\t0\t1\t-\n"
+				 "pv\n"
+				 "pt\t0\t1000000000\t50\n"
+				 "end\t2\n";
+	struct partial_set ps;
+	char err[256] = "";
+	REQUIRE(read_finish(&ps, ab, err, sizeof(err)) == 0);
+	REQUIRE(ps.pre.has_perf);
+	const struct throughput *tp = &ps.pre.perf;
+	CHECK_EQ_U(tp->steps, 3);
+	CHECK_EQ_I(tp->samples, 250);
+	CHECK_EQ_I(tp->batch_ns, 4000000000);
+	CHECK(tp->reader_cost_s.avg == 0.25 && tp->reader_cost_s.max == 0.5 &&
+	      tp->reader_cost_s.min == 0);
+	CHECK(tp->batch_cost_s.avg == 4.0 / 3.0 && tp->batch_cost_s.max == 2.0);
+	CHECK(tp->ips.avg == 62.5 && tp->ips.max == 100 && tp->ips.min == 50);
+	CHECK(partial_carries(&ps, "perf"));
+	partial_set_free(&ps);
+}
+
 /* ranks_kept_shares: ranks 1, none, 1, 0: the second 1 (share 2) is left out, 1 of them */
 TEST(merge_kept_shares)
 {
@@ -802,4 +836,4 @@ TEST(merge_kept_shares)
 
 TEST_MAIN(merge_two_partials, merge_operators, merge_escapes, merge_refusals, merge_steps,
 	  merge_gputime, merge_gpu, merge_launch, merge_queue, merge_gpumem, merge_host,
-	  merge_modules, merge_numbers, merge_kept_shares)
+	  merge_modules, merge_numbers, merge_perf, merge_kept_shares)
