@@ -38,6 +38,7 @@ else
 		cmake --build "$build" -j "$(nproc)" --target opscope_cli >>"$work/build.log" 2>&1 ||
 		{ tail -5 "$work/build.log" >&2; exit 1; }
 fi
+# the views of the figures in RESULTS.md (merge is given them too: it makes more)
 views=files,ranks,operator,kernel,nvprof
 now() { date +%s.%N; }
 secs() { $py -c "import sys; print('%.3f' % (float(sys.argv[2]) - float(sys.argv[1])))" "$1" "$2"; }
@@ -61,7 +62,7 @@ for n in 128 256 512 "$ranks"; do
 	done
 	t1=$(now)
 	maxrss=$(sort -n "$work/rss$n" | tail -1)
-	/usr/bin/time -f "%e %M" -o "$work/mt" "$opscope" merge "$work/p$n"/*.partial \
+	/usr/bin/time -f "%e %M" -o "$work/mt" "$opscope" merge --views $views "$work/p$n"/*.partial \
 		>"$work/m$n.txt" 2>/dev/null
 	/usr/bin/time -f "%e %M" -o "$work/rt" "$opscope" report --views $views "$work/job$n" \
 		>"$work/r$n.txt"
@@ -119,7 +120,7 @@ PY
 		for f in "$d"/*; do
 			"$opscope" report --format partial -o "$d.p/$(basename "$f").partial" "$f"
 		done
-		/usr/bin/time -f "%e %M" -o "$work/mt" "$opscope" merge "$d.p"/*.partial >/dev/null 2>&1
+		/usr/bin/time -f "%e %M" -o "$work/mt" "$opscope" merge --views $views "$d.p"/*.partial >/dev/null 2>&1
 		t1=$(now)
 		printf "%-6s %-34s %10s %12s\n" "$n" "opscope partials + merge (merge KB)" "$(secs "$t0" "$t1")" \
 			"$(cut -d' ' -f2 "$work/mt")"

@@ -1,9 +1,10 @@
 /*
  * fuzz_partial.c: libFuzzer target for the partial reader and the merge (report/partial.c,
- * `opscope merge`). The input is one partial; it is read, the set finished, and the
- * mergeable views (files, ranks, operator, kernel, nvprof) run on it and rendered as JSON, as `opscope merge`
- * does. Checked: a partial refused says why in one line (a message, no newline); one taken
- * gives a model with one file and one rank share per file record, and views that run.
+ * `opscope merge`). The input is one partial; it is read, the set finished, and the mergeable
+ * views (files, ranks, operator, kernel, nvprof, step, gpu, gputime, launch, queue, gpumem,
+ * userdefined, memcpy, python, module, perf) run on it and rendered as JSON, as `opscope merge`
+ * does. Checked: a partial refused says why in one line (a message, no newline); one taken gives a
+ * model with one file and one rank share per file record, and views that run.
  * Also linked without libFuzzer into the corpus replay test (tests/fuzz/replay.c).
  * Run: build/fuzz/fuzz/fuzz_partial -max_total_time=300 tests/fuzz-corpus/partial
  */
@@ -64,6 +65,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct report_ctx ctx;
 	if (report_ctx_init(&ctx, ps.m, &ro) == 0) {
 		ctx.pre = &ps.pre;
+		partial_analysis(&ps, &ctx.an);
 		if (report_run_views(&ctx, fuzz_mergeable, NULL) == 0) {
 			struct rformat_opts fo = { RFORMAT_JSON, 1, 0, NULL, 0 };
 			FILE *out = fopen("/dev/null", "w");

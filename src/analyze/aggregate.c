@@ -296,13 +296,16 @@ static uint32_t module_parent(const struct tree_track *tk, const uint32_t *item_
 	return AGG_NONE;
 }
 
-int agg_modules(const struct analysis *an, uint32_t track, struct agg *out)
+/* agg_modules over thread track `track` (MODEL_NO_TRACK: all) of file `file` (UINT32_MAX:
+ * all). */
+static int modules(const struct analysis *an, uint32_t track, uint32_t file, struct agg *out)
 {
 	const struct model *m = an->m;
 	memset(out, 0, sizeof(*out));
 	for (uint32_t tt = 0; tt < m->ntracks && !out->oom; tt++) {
 		const struct model_track *tr = &m->tracks[tt];
-		if (tr->kind != MODEL_TRACK_THREAD || (track != MODEL_NO_TRACK && track != tt))
+		if (tr->kind != MODEL_TRACK_THREAD || (track != MODEL_NO_TRACK && track != tt) ||
+		    (file != UINT32_MAX && tr->file != file))
 			continue;
 		const struct tree_track *tk = &an->tree.tracks[tt];
 		const struct model_ranges *r = &tr->ranges;
@@ -339,6 +342,16 @@ int agg_modules(const struct analysis *an, uint32_t track, struct agg *out)
 		}
 	}
 	return agg_done(out);
+}
+
+int agg_modules(const struct analysis *an, uint32_t track, struct agg *out)
+{
+	return modules(an, track, UINT32_MAX, out);
+}
+
+int agg_modules_file(const struct analysis *an, uint32_t file, struct agg *out)
+{
+	return modules(an, MODEL_NO_TRACK, file, out);
 }
 
 /* One NVTX range seen: its item and its duration, sorted by item then duration to take the

@@ -124,6 +124,10 @@ int agg_host_ranges_file(const struct analysis *a, enum agg_select sel, uint32_t
  * time launched from inside; self_ns and gpu_self_ns = those less the child modules'. 0, or
  * OPSCOPE_ENOMEM (out is then empty). */
 int agg_modules(const struct analysis *a, uint32_t track, struct agg *out);
+/* The same over the thread tracks of file `file` alone (opscope merge): agg_modules of every
+ * track is these, file after file, merged by (parent, name) in first-seen order, the self
+ * times summed (each is the total less the child modules', which sums). */
+int agg_modules_file(const struct analysis *a, uint32_t file, struct agg *out);
 
 /* Item kinds of the NVTX aggregation. */
 enum agg_nvtx_kind {

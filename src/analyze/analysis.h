@@ -31,6 +31,19 @@ struct analysis {
 				 * inside them */
 };
 
+/* What total_ns and the step times are made of, for one file or all. */
+struct analysis_total {
+	struct ivec steps;	/* the ProfileStep ranges, merged (steps.oom: out of memory) */
+	int64_t lo, hi;		/* ns: the first start and last end of the host ranges
+				 * (INT64_MAX, INT64_MIN: none) */
+	int64_t step_kernel_ns; /* ns: kernel time launched from inside the ProfileStep ranges */
+	int64_t step_device_ns; /* ns: all device time launched from inside them */
+};
+
+/* The total's parts of file `file` of a's model (UINT32_MAX: every file), as analysis_run
+ * makes total_ns of them: the union of the steps, or without any, hi - lo (opscope merge
+ * makes the union over the files). The caller frees out->steps (ivec_free). */
+void analysis_file_total(const struct analysis *a, uint32_t file, struct analysis_total *out);
 /* Analyse model m (read-only, must outlive a). 0, or OPSCOPE_ENOMEM (a is then empty). */
 int analysis_run(struct analysis *a, const struct model *m);
 void analysis_free(struct analysis *a);

@@ -469,7 +469,32 @@ static void launch_add(struct gpu_launch_row *r, int64_t cpu, int64_t delay, int
 	r->delay_outliers += delay > GPU_TIME_DELAY_CUTOFF_NS;
 }
 
+void gpu_launch_row_add(struct gpu_launch_row *into, const struct gpu_launch_row *x)
+{
+	into->count += x->count;
+	into->cpu_sum_ns += x->cpu_sum_ns;
+	into->cpu_max_ns = x->cpu_max_ns > into->cpu_max_ns ? x->cpu_max_ns : into->cpu_max_ns;
+	into->delay_sum_ns += x->delay_sum_ns;
+	into->delay_max_ns =
+		x->delay_max_ns > into->delay_max_ns ? x->delay_max_ns : into->delay_max_ns;
+	into->gpu_sum_ns += x->gpu_sum_ns;
+	into->short_ops += x->short_ops;
+	into->shorter += x->shorter;
+	into->cpu_outliers += x->cpu_outliers;
+	into->delay_outliers += x->delay_outliers;
+}
+
+int gpu_launch_order(const struct model *m, struct gpu_launch *l)
+{
+	return l->nrows && !launch_sort(m, l) ? OPSCOPE_ENOMEM : 0;
+}
+
 int gpu_launch_analyze(const struct analysis *a, struct gpu_launch *out)
+{
+	return gpu_launch_analyze_file(a, UINT32_MAX, out);
+}
+
+int gpu_launch_analyze_file(const struct analysis *a, uint32_t file, struct gpu_launch *out)
 {
 	const struct model *m = a->m;
 	memset(out, 0, sizeof(*out));
@@ -481,7 +506,7 @@ int gpu_launch_analyze(const struct analysis *a, struct gpu_launch *out)
 	bool ok = row_of != NULL;
 	for (uint32_t t = 0; t < m->ntracks && ok; t++) {
 		const struct model_track *tr = &m->tracks[t];
-		if (tr->kind != MODEL_TRACK_DEVICE)
+		if (tr->kind != MODEL_TRACK_DEVICE || (file != UINT32_MAX && tr->file != file))
 			continue;
 		const struct model_ranges *r = &tr->ranges;
 		for (uint64_t i = 0; i < tr->nranges && ok; i++) {

@@ -112,6 +112,15 @@ struct gpu_launch {
 
 /* The launch statistics of a's model (every file). 0, or OPSCOPE_ENOMEM. */
 int gpu_launch_analyze(const struct analysis *a, struct gpu_launch *out);
+/* The same of one file's device ops (file UINT32_MAX: every file): a partial's share. */
+int gpu_launch_analyze_file(const struct analysis *a, uint32_t file, struct gpu_launch *out);
+/* Add row x into `into` (the merge of the rows of one name from several files): counts and
+ * sums added, maxima kept; as if x's ops had been counted into it one by one. The sums must
+ * fit (the caller checks). */
+void gpu_launch_row_add(struct gpu_launch_row *into, const struct gpu_launch_row *x);
+/* Order l's rows as gpu_launch_analyze does (count, most first, then name in m). 0, or
+ * OPSCOPE_ENOMEM. */
+int gpu_launch_order(const struct model *m, struct gpu_launch *l);
 void gpu_launch_free(struct gpu_launch *l);
 
 /* The queue of one stream over one span. */

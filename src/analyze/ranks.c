@@ -73,6 +73,20 @@ static int file_rank_cmp(const void *x, const void *y)
 	return a->f < b->f ? -1 : a->f > b->f;
 }
 
+/* Mark in keep (all true before) the files of v (n files with a rank) whose rank a file
+ * before them has; v is sorted. The number marked. */
+static uint32_t kept_of(struct file_rank *v, uint32_t n, bool *keep)
+{
+	uint32_t out = 0;
+	qsort(v, n, sizeof(*v), file_rank_cmp);
+	for (uint32_t i = 1; i < n; i++)
+		if (v[i].rank == v[i - 1].rank) {
+			keep[v[i].f] = false;
+			out++;
+		}
+	return out;
+}
+
 uint32_t ranks_kept_files(const struct model *m, bool *keep)
 {
 	for (uint32_t f = 0; f < m->nfiles; f++)
@@ -80,18 +94,29 @@ uint32_t ranks_kept_files(const struct model *m, bool *keep)
 	struct file_rank *v = malloc((m->nfiles ? m->nfiles : 1) * sizeof(*v));
 	if (!v)
 		return UINT32_MAX;
-	uint32_t n = 0, out = 0;
+	uint32_t n = 0;
 	for (uint32_t f = 0; f < m->nfiles; f++) {
 		const struct model_process *p = file_process(m, f);
 		if (p && p->rank >= 0)
 			v[n++] = (struct file_rank){ p->rank, f };
 	}
-	qsort(v, n, sizeof(*v), file_rank_cmp);
-	for (uint32_t i = 1; i < n; i++)
-		if (v[i].rank == v[i - 1].rank) {
-			keep[v[i].f] = false;
-			out++;
-		}
+	uint32_t out = kept_of(v, n, keep);
+	free(v);
+	return out;
+}
+
+uint32_t ranks_kept_shares(const struct ranks_file *rf, uint32_t n, bool *keep)
+{
+	for (uint32_t i = 0; i < n; i++)
+		keep[i] = true;
+	struct file_rank *v = malloc((n ? n : 1) * sizeof(*v));
+	if (!v)
+		return UINT32_MAX;
+	uint32_t k = 0;
+	for (uint32_t i = 0; i < n; i++)
+		if (rf[i].rank >= 0)
+			v[k++] = (struct file_rank){ rf[i].rank, i };
+	uint32_t out = kept_of(v, k, keep);
 	free(v);
 	return out;
 }

@@ -151,6 +151,9 @@ bool ranks_present(const struct model *m);
  * first copy of a rank (a directory holding one rank twice) and notes the others. Returns
  * the number left out, or UINT32_MAX when out of memory (keep then all true). */
 uint32_t ranks_kept_files(const struct model *m, bool *keep);
+/* The same from the files' shares (rf[i] of file i, n files in model order; the merge of
+ * partials, which has no events): keep[i] false for a share whose rank one before it has. */
+uint32_t ranks_kept_shares(const struct ranks_file *rf, uint32_t n, bool *keep);
 
 /* The rank analysis of a's model (docs/ranks.md): ranks_file_extract of every file, then
  * ranks_combine. 0, or OPSCOPE_ENOMEM. */

@@ -330,6 +330,34 @@ static int64_t last_start_within(const struct ivec *a, int64_t s, int64_t e, int
 	return r;
 }
 
+void steps_average(struct step_table *t)
+{
+	struct step_row *a = &t->avg;
+	memset(a, 0, sizeof(*a));
+	if (!t->nrows)
+		return;
+	int64_t n = (int64_t)t->nrows;
+	for (uint32_t k = 0; k < t->nrows; k++) {
+		const struct step_row *row = &t->rows[k];
+		a->end_ns += row->end_ns - row->start_ns; /* the average duration */
+		for (int r = 0; r < STEP_NROLES; r++)
+			a->role_ns[r] += row->role_ns[r];
+		a->gpu_events += row->gpu_events;
+		a->gap_ns += row->gap_ns;
+		a->compute_ns += row->compute_ns;
+		a->tail_ns += row->tail_ns;
+		a->drain_ns += row->drain_ns;
+	}
+	a->end_ns /= n;
+	for (int r = 0; r < STEP_NROLES; r++)
+		a->role_ns[r] /= n;
+	a->gpu_events /= (uint64_t)n;
+	a->gap_ns /= n;
+	a->compute_ns /= n;
+	a->tail_ns /= n;
+	a->drain_ns /= n;
+}
+
 int steps_analyze(const struct tree *tree, uint32_t file, struct step_table *out)
 {
 	memset(out, 0, sizeof(*out));
@@ -419,27 +447,7 @@ int steps_analyze(const struct tree *tree, uint32_t file, struct step_table *out
 	if (!X.oom && keep) {
 		out->nrows = (uint32_t)keep;
 		out->dropped = (uint32_t)(ns - keep);
-		struct step_row *a = &out->avg;
-		int64_t n = (int64_t)keep;
-		for (size_t k = 0; k < keep; k++) {
-			const struct step_row *row = &out->rows[k];
-			a->end_ns += row->end_ns - row->start_ns; /* the average duration */
-			for (int r = 0; r < STEP_NROLES; r++)
-				a->role_ns[r] += row->role_ns[r];
-			a->gpu_events += row->gpu_events;
-			a->gap_ns += row->gap_ns;
-			a->compute_ns += row->compute_ns;
-			a->tail_ns += row->tail_ns;
-			a->drain_ns += row->drain_ns;
-		}
-		a->end_ns /= n;
-		for (int r = 0; r < STEP_NROLES; r++)
-			a->role_ns[r] /= n;
-		a->gpu_events /= (uint64_t)n;
-		a->gap_ns /= n;
-		a->compute_ns /= n;
-		a->tail_ns /= n;
-		a->drain_ns /= n;
+		steps_average(out);
 	}
 	for (int r = 0; r < STEP_NROLES; r++) {
 		free(X.roles[r].v);

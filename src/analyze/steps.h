@@ -80,6 +80,10 @@ uint32_t steps_find(const struct step_table *t, int64_t s, int64_t e);
 /* The step table of file `file` of the tree's model (the launch links come from the tree).
  * Returns 0 or OPSCOPE_ENOMEM. */
 int steps_analyze(const struct tree *tree, uint32_t file, struct step_table *out);
+/* Set t->avg to the average of t's rows (name 0, the duration in end_ns, each sum divided
+ * by nrows in integers; all 0 without rows): steps_analyze's, and the merge's of a file's
+ * rows read from a partial. The sums must fit int64 (the partial reader bounds them). */
+void steps_average(struct step_table *t);
 void steps_free(struct step_table *t);
 
 #endif

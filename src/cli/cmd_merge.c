@@ -1,11 +1,11 @@
 /*
  * cmd_merge.c: `opscope merge [options] PARTIAL|DIR...`: the report of many traces from their
- * partials (`opscope report --format partial`, one per file, made wherever the files are: a
- * Slurm array, a Spark or Ray map; docs/merge.md). It prints the mergeable views (files,
- * ranks, operator, kernel, nvprof) with the report's own rendering code, so the tables are
- * those that `opscope report` prints for the same files loaded at once; the others are left
- * out (they need the whole timeline, or a partial does not carry them), which one line on
- * stderr says.
+ * partials (`opscope report --format partial`, one per file, made wherever the files are: a Slurm
+ * array, a Spark or Ray map; docs/merge.md). It prints the mergeable views (files, ranks,
+ * operator, kernel, nvprof, step, gpu, gputime, launch, queue, gpumem, userdefined, memcpy,
+ * python) with the report's own rendering code, so the tables are those that `opscope report`
+ * prints for the same files loaded at once; the others are left out (they need the whole timeline,
+ * or a partial does not carry them), which one line on stderr says.
  *
  * A partial that cannot be read (cut short, corrupt, a newer version, the same trace twice)
  * stops it with one line naming the partial and the byte offset, exit 1.
@@ -33,7 +33,8 @@ static const char merge_usage[] =
 	"Combine the partial summaries that `opscope report --format partial FILE` wrote, one\n"
 	"per trace file (on a Slurm array, a Spark or Ray map: docs/merge.md), into the report\n"
 	"of all the files at once. Only the mergeable views are made: files, ranks, operator,\n"
-	"kernel, nvprof.\n"
+	"kernel, nvprof, step, gpu, gputime, launch, queue, gpumem, userdefined, memcpy,\n"
+	"python, module, perf.\n"
 	"The files are taken in the order of their paths, as `opscope report DIR` reads a\n"
 	"directory. A DIR gives every *.partial file in it (for more partials than a command\n"
 	"line holds).\n"
@@ -128,10 +129,17 @@ static int read_arg(struct partial_set *ps, const char *path, char *err, size_t 
 	return rc;
 }
 
-static bool want_mergeable(const char *view, void *list)
+/* report_run_views's filter: the views of the list (NULL: all) made from the set */
+struct merge_want {
+	const char *list;	      /* --views, or NULL */
+	const struct partial_set *ps; /* the merged set */
+};
+
+static bool want_mergeable(const char *view, void *arg)
 {
+	const struct merge_want *w = arg;
 	const struct report_view *v = report_view_find(view);
-	return v && v->mergeable && report_view_listed(view, list);
+	return v && partial_carries(w->ps, view) && report_view_listed(view, (void *)w->list);
 }
 
 int cmd_merge(int argc, char **argv)
@@ -161,11 +169,14 @@ int cmd_merge(int argc, char **argv)
 		switch (c) {
 		case 'V':
 			if (not_mergeable(optarg, bad, sizeof(bad))) {
-				char msg[192];
-				snprintf(msg, sizeof(msg),
-					 "'%s' is not a mergeable view: merge makes files, ranks, "
-					 "operator and kernel (docs/merge.md)",
-					 bad);
+				char msg[320];
+				snprintf(
+					msg, sizeof(msg),
+					"'%s' is not a mergeable view: merge makes files, ranks, "
+					"operator, kernel, nvprof, step, gpu, gputime, launch, "
+					"queue, gpumem, userdefined, memcpy, python, module and perf "
+					"(docs/merge.md)",
+					bad);
 				return cli_usage_error("merge", msg);
 			}
 			views = optarg;
@@ -245,11 +256,24 @@ int cmd_merge(int argc, char **argv)
 		partial_set_free(&ps);
 		return cli_error("%s", err);
 	}
+	/* a view asked for by name that a partial of an older version does not carry */
+	for (const char *list = views, *item; views;) {
+		size_t len = strlist_next(&list, &item);
+		if (len == (size_t)-1)
+			break;
+		snprintf(bad, sizeof(bad), "%.*s", (int)len, item);
+		if (!partial_carries(&ps, bad)) {
+			partial_set_free(&ps);
+			return cli_error("the %s view: a partial of an older format version does "
+					 "not carry it (make the partials again with this opscope)",
+					 bad);
+		}
+	}
 	if (!views) { /* every view the report would try: say which are not made, and why */
 		char left[1024];
 		size_t n = 0;
 		for (const struct report_view *rv = report_views; rv->name; rv++)
-			if (!rv->mergeable && n < sizeof(left))
+			if (!partial_carries(&ps, rv->name) && n < sizeof(left))
 				n += (size_t)snprintf(left + n, sizeof(left) - n, "%s%s",
 						      n ? "," : "", rv->name);
 		fprintf(stderr,
@@ -262,7 +286,9 @@ int cmd_merge(int argc, char **argv)
 	if (report_ctx_init(&ctx, ps.m, &ro) != 0)
 		cli_die_oom();
 	ctx.pre = &ps.pre;
-	if (report_run_views(&ctx, want_mergeable, (void *)views) != 0)
+	partial_analysis(&ps, &ctx.an);
+	struct merge_want want = { views, &ps };
+	if (report_run_views(&ctx, want_mergeable, &want) != 0)
 		cli_die_oom();
 	if (fo.columns && ctx.ntables &&
 	    rformat_unknown_column(fo.columns, ctx.tables, ctx.ntables, bad, sizeof(bad))) {

@@ -17,6 +17,42 @@
  *   o <parent|-1> <kind> <name> <calls> <cpu> <cpu max> <cpu min> <gpu> <gpu max> <gpu min>
  *     <self>                  (ns; one per item of the operator aggregation, first-seen order;
  *                              parent: the index of an earlier o record of the file)
+ *   sv <steps dropped>                           (the step view, version 2 on)
+ *   sr <name> <start> <end> <8 parts> <gap> <compute> <tail> <drain> <GPU events>
+ *                             (ns; one per step row kept: steps_analyze's rows)
+ *   gv                                           (the gputime view, version 3 on)
+ *   gt <device> <start> <end> <8 parts> <8 gaps> (ns; one per device: its window)
+ *   gs <name> <start> <end> <8 parts> <8 gaps>   (ns; one per step of the device above)
+ *   uv                                           (the gpu view, version 4 on)
+ *   ut <device> <SMs> <SM known 0|1> <kernels> <kernels with SMs> <bucket> <span>
+ *                                                (one per device; span: its window)
+ *   us <name> <span>                             (one per step of the device above)
+ *   ub <span>                                    (one per bucket of the device above)
+ *     span: <start> <end> <kernel busy> <device busy> <SM busy, C99 hex float> <kernels>
+ *   lv <device ops not launched by a call>       (the launch view, version 5 on)
+ *   lr <name> <category> <count> <launch sum> <launch max> <delay sum> <delay max> <op sum>
+ *      <short> <shorter than launch> <launch outliers> <delay outliers>   (ns; one per name)
+ *   qv                                           (the queue view, version 6 on)
+ *   qt <device> <stream> <name> <ops> <bucket> <qspan>   (one per stream: its window)
+ *   qb <qspan>                                   (one per bucket of the stream above)
+ *     qspan: <start> <end> <max queued> <queued x ns> <ns with 1024 or more queued>
+ *   mv                                           (the gpumem view, version 7 on)
+ *   md <device> <allocs> <frees> <alloc bytes> <free bytes> <totals 0|1> <addresses 0|1>
+ *      <first> <last> <start bytes> <end bytes> <peak bytes> <peak at> <never freed>
+ *      <never freed bytes> <bucket>              (one per device)
+ *   ml <0 largest|1 never freed> <at> <bytes> <freed at|-> <address> <launcher>
+ *                                                (at most 10 of each per device above)
+ *   mb <start> <end> <bytes at end> <most bytes> (one per bucket of the device above)
+ *   tv <span 0|1> <first start> <last end> <step kernel ns> <step device ns>   (version 8 on)
+ *   ti <start> <end>                             (the file's ProfileStep ranges, merged)
+ *   h <1 user-defined|2 memory|3 Python> <name> <calls> <cpu> <cpu max> <cpu min> <gpu>
+ *     <gpu max> <gpu min> <self>                 (ns; one per name and kind)
+ *   mm                                           (the module view, version 9 on)
+ *   mo <parent|-1> <name> <calls> <cpu> <cpu max> <cpu min> <gpu> <gpu max> <gpu min> <self>
+ *      <gpu self>      (ns; one per item of the module tree, parents first; parent: the index
+ *                       of an earlier mo record of the file)
+ *   pv                                           (the perf view, version 10 on)
+ *   pt <Dataloader ns> <duration ns> <num_samples>   (one per step with num_samples)
  *   end <files>
  *
  * A string field is `-` for none or `=` and the bytes, with \\ \t \n \r \0 escaped, so any
@@ -39,7 +75,7 @@
 #include "opscope/opscope.h"
 
 #define PARTIAL_LINE_MAX (1u << 20) /* bytes of one record: longer is not a partial of ours */
-#define PARTIAL_FIELDS	 12	    /* fields of the longest record (o) */
+#define PARTIAL_FIELDS	 20	    /* fields of the longest record (gt, gs) */
 /* Bounds of what a partial may say, so that the differences and sums the merge makes stay
  * inside int64: a time (ns) within +-2^61 (73 years around the epoch: up to 2043), a duration
  * or a count within [0, 2^62], and the times of one file within PARTIAL_SPAN_MAX of each
@@ -89,7 +125,256 @@ static void put_id(FILE *out, const struct model *m, uint32_t id)
 		put_str(out, model_str(m, id), model_strlen(m, id));
 }
 
-int partial_write(FILE *out, const struct analysis *a, const char *const *inputs, size_t ninputs)
+/* File f's step view (steps_analyze): an sv record (the steps dropped), then an sr record per
+ * row kept. The average is not written: the merge makes it from the rows (steps_average). */
+static int write_steps(FILE *out, const struct analysis *a, uint32_t f)
+{
+	struct step_table st;
+	if (steps_analyze(&a->tree, f, &st) != 0)
+		return OPSCOPE_ENOMEM;
+	fprintf(out, "sv\t%" PRIu32 "\n", st.dropped);
+	for (uint32_t k = 0; k < st.nrows; k++) {
+		const struct step_row *row = &st.rows[k];
+		fputs("sr", out);
+		put_id(out, a->m, row->name);
+		fprintf(out, "\t%" PRId64 "\t%" PRId64, row->start_ns, row->end_ns);
+		for (int q = 0; q < STEP_NROLES; q++)
+			fprintf(out, "\t%" PRId64, row->role_ns[q]);
+		fprintf(out, "\t%" PRId64 "\t%" PRId64 "\t%" PRId64 "\t%" PRId64 "\t%" PRIu64 "\n",
+			row->gap_ns, row->compute_ns, row->tail_ns, row->drain_ns, row->gpu_events);
+	}
+	steps_free(&st);
+	return 0;
+}
+
+/* A span of the GPU time breakdown: start, end, the parts, the gaps. */
+static void put_gspan(FILE *out, const struct gpu_time_span *sp)
+{
+	fprintf(out, "\t%" PRId64 "\t%" PRId64, sp->s, sp->e);
+	for (int p = 0; p < GPU_TIME_NPARTS; p++)
+		fprintf(out, "\t%" PRId64, sp->part[p]);
+	for (int p = 0; p < GPU_TIME_NPARTS; p++)
+		fprintf(out, "\t%" PRIu64, sp->gaps[p]);
+	fputc('\n', out);
+}
+
+/* File f's devices of the GPU time breakdown gt (of every file): a gv record, then per device
+ * a gt record (its window) and a gs record per step. */
+static void write_gputime(FILE *out, const struct model *m, const struct gpu_time *gt, uint32_t f)
+{
+	fputs("gv\n", out);
+	for (uint32_t d = 0; d < gt->ndev; d++) {
+		const struct gpu_time_device *g = &gt->dev[d];
+		if (g->file != f)
+			continue;
+		fprintf(out, "gt\t%" PRIu32, g->device);
+		put_gspan(out, &g->window);
+		for (uint32_t k = 0; k < g->nsteps; k++) {
+			fputs("gs", out);
+			put_id(out, m, g->steps[k].name);
+			put_gspan(out, &g->steps[k]);
+		}
+	}
+}
+
+/* A span of the GPU utilization: start, end, kernel and device busy time (ns), the SM
+ * integral (a double: %a, which strtod reads back to the same bits), kernels. */
+static void put_uspan(FILE *out, const struct gpu_util_span *sp)
+{
+	fprintf(out, "\t%" PRId64 "\t%" PRId64 "\t%" PRId64 "\t%" PRId64 "\t%a\t%" PRIu64 "\n",
+		sp->s, sp->e, sp->kernel_ns, sp->work_ns, sp->sm_eff_ns, sp->kernels);
+}
+
+/* File f's devices of the GPU utilization u (of every file): a uv record, then per device a
+ * ut record (with its window), a us record per step and a ub record per bucket. */
+static void write_gpu(FILE *out, const struct model *m, const struct gpu_util *u, uint32_t f)
+{
+	fputs("uv\n", out);
+	for (uint32_t d = 0; d < u->ndev; d++) {
+		const struct gpu_util_device *g = &u->dev[d];
+		if (g->file != f)
+			continue;
+		fprintf(out, "ut\t%" PRIu32 "\t%" PRIu32 "\t%d\t%" PRIu64 "\t%" PRIu64 "\t%" PRId64,
+			g->device, g->sm_count, g->sm_known ? 1 : 0, g->kernels, g->kernels_sm,
+			g->bucket_ns);
+		put_uspan(out, &g->window);
+		for (uint32_t k = 0; k < g->nsteps; k++) {
+			fputs("us", out);
+			put_id(out, m, g->steps[k].name);
+			put_uspan(out, &g->steps[k]);
+		}
+		for (uint32_t k = 0; k < g->nbuckets; k++) {
+			fputs("ub", out);
+			put_uspan(out, &g->buckets[k]);
+		}
+	}
+}
+
+/* File f's launch statistics: an lv record, then an lr record per name (the total is the
+ * sum of the rows: the merge makes it). */
+static int write_launch(FILE *out, const struct analysis *a, uint32_t f)
+{
+	struct gpu_launch l;
+	if (gpu_launch_analyze_file(a, f, &l) != 0)
+		return OPSCOPE_ENOMEM;
+	fprintf(out, "lv\t%" PRIu64 "\n", l.unlaunched);
+	for (uint32_t i = 0; i < l.nrows; i++) {
+		const struct gpu_launch_row *x = &l.rows[i];
+		fputs("lr", out);
+		put_id(out, a->m, x->name);
+		fprintf(out,
+			"\t%u\t%" PRIu64 "\t%" PRId64 "\t%" PRId64 "\t%" PRId64 "\t%" PRId64
+			"\t%" PRId64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\n",
+			(unsigned)x->category, x->count, x->cpu_sum_ns, x->cpu_max_ns,
+			x->delay_sum_ns, x->delay_max_ns, x->gpu_sum_ns, x->short_ops, x->shorter,
+			x->cpu_outliers, x->delay_outliers);
+	}
+	gpu_launch_free(&l);
+	return 0;
+}
+
+/* A span of a stream's queue: start, end, max, the integral, time full. */
+static void put_qspan(FILE *out, const struct gpu_queue_span *sp)
+{
+	fprintf(out, "\t%" PRId64 "\t%" PRId64 "\t%" PRIu32 "\t%" PRId64 "\t%" PRId64 "\n", sp->s,
+		sp->e, sp->max, sp->queued_ns, sp->full_ns);
+}
+
+/* File f's streams of the queue lengths q (of every file): a qv record, then per stream a qt
+ * record (with its window) and a qb record per bucket. */
+static void write_queue(FILE *out, const struct model *m, const struct gpu_queue *q, uint32_t f)
+{
+	fputs("qv\n", out);
+	for (uint32_t i = 0; i < q->nst; i++) {
+		const struct gpu_queue_stream *st = &q->st[i];
+		if (st->file != f)
+			continue;
+		fprintf(out, "qt\t%" PRIu32 "\t%" PRIu64, st->device, st->stream);
+		put_id(out, m, st->name);
+		fprintf(out, "\t%" PRIu64 "\t%" PRId64, st->ops, st->bucket_ns);
+		put_qspan(out, &st->window);
+		for (uint32_t b = 0; b < st->nbuckets; b++) {
+			fputs("qb", out);
+			put_qspan(out, &st->buckets[b]);
+		}
+	}
+}
+
+/* An allocation of a device's lists: its list (0 largest, 1 never freed), then its fields. */
+static void put_alloc(FILE *out, const struct model *m, int list, const struct gpu_mem_alloc *al)
+{
+	fprintf(out, "ml\t%d\t%" PRId64 "\t%" PRId64, list, al->ts_ns, al->bytes);
+	if (al->freed_ns == INT64_MIN)
+		fputs("\t-", out);
+	else
+		fprintf(out, "\t%" PRId64, al->freed_ns);
+	fprintf(out, "\t%" PRIu64, al->address);
+	put_id(out, m, al->launcher);
+	fputc('\n', out);
+}
+
+/* File f's devices of the GPU memory gm (of every file): an mv record, then per device an md
+ * record, its ml records (largest, then never freed) and an mb record per bucket. */
+static void write_gpumem(FILE *out, const struct model *m, const struct gpu_mem *gm, uint32_t f)
+{
+	fputs("mv\n", out);
+	for (uint32_t d = 0; d < gm->ndev; d++) {
+		const struct gpu_mem_device *g = &gm->dev[d];
+		if (g->file != f)
+			continue;
+		fprintf(out,
+			"md\t%" PRIu32 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRId64 "\t%" PRId64
+			"\t%d\t%d\t%" PRId64 "\t%" PRId64 "\t%" PRId64 "\t%" PRId64 "\t%" PRId64
+			"\t%" PRId64 "\t%" PRIu64 "\t%" PRId64 "\t%" PRId64 "\n",
+			g->device, g->allocs, g->frees, g->alloc_bytes, g->free_bytes,
+			g->totals ? 1 : 0, g->addresses ? 1 : 0, g->first_ns, g->last_ns,
+			g->start_bytes, g->end_bytes, g->peak_bytes, g->peak_ns, g->never_freed,
+			g->never_freed_bytes, g->bucket_ns);
+		for (uint32_t k = 0; k < g->nlargest; k++)
+			put_alloc(out, m, 0, &g->largest[k]);
+		for (uint32_t k = 0; k < g->nleaks; k++)
+			put_alloc(out, m, 1, &g->leaks[k]);
+		for (uint32_t b = 0; b < g->nbuckets; b++)
+			fprintf(out, "mb\t%" PRId64 "\t%" PRId64 "\t%" PRId64 "\t%" PRId64 "\n",
+				g->buckets[b].s, g->buckets[b].e, g->buckets[b].end_bytes,
+				g->buckets[b].max_bytes);
+	}
+}
+
+/* File f's total parts (analysis_file_total: tv and ti records) and its user-defined, memory
+ * and Python function ranges by name (h records). */
+static int write_host(FILE *out, const struct analysis *a, uint32_t f)
+{
+	struct analysis_total at;
+	analysis_file_total(a, f, &at);
+	if (at.steps.oom) {
+		ivec_free(&at.steps);
+		return OPSCOPE_ENOMEM;
+	}
+	bool span = at.lo <= at.hi;
+	fprintf(out, "tv\t%d\t%" PRId64 "\t%" PRId64 "\t%" PRId64 "\t%" PRId64 "\n", span ? 1 : 0,
+		span ? at.lo : 0, span ? at.hi : 0, at.step_kernel_ns, at.step_device_ns);
+	for (size_t k = 0; k < at.steps.n; k++)
+		fprintf(out, "ti\t%" PRId64 "\t%" PRId64 "\n", at.steps.v[k].s, at.steps.v[k].e);
+	ivec_free(&at.steps);
+	for (int sel = AGG_USER_DEFINED; sel <= AGG_PYTHON_FUNCTIONS; sel++) {
+		struct agg ag;
+		if (agg_host_ranges_file(a, (enum agg_select)sel, f, false, &ag) != 0)
+			return OPSCOPE_ENOMEM;
+		for (uint32_t i = 0; i < ag.n; i++) { /* first-seen order */
+			const struct agg_item *it = &ag.v[i];
+			fprintf(out, "h\t%d\t", sel);
+			put_str(out, model_str(a->m, it->name), model_strlen(a->m, it->name));
+			fprintf(out,
+				"\t%" PRIu64 "\t%" PRId64 "\t%" PRId64 "\t%" PRId64 "\t%" PRId64
+				"\t%" PRId64 "\t%" PRId64 "\t%" PRId64 "\n",
+				it->calls, it->cpu_ns, it->cpu_max_ns, it->cpu_min_ns, it->gpu_ns,
+				it->gpu_max_ns, it->gpu_min_ns, it->self_ns);
+		}
+		agg_free(&ag);
+	}
+	return 0;
+}
+
+/* File f's module hierarchy (agg_modules_file): an mm record, then an mo record per item. */
+static int write_modules(FILE *out, const struct analysis *a, uint32_t f)
+{
+	struct agg ag;
+	if (agg_modules_file(a, f, &ag) != 0)
+		return OPSCOPE_ENOMEM;
+	fputs("mm\n", out);
+	for (uint32_t i = 0; i < ag.n; i++) { /* index order: parents before children */
+		const struct agg_item *it = &ag.v[i];
+		fprintf(out, "mo\t%" PRId64 "\t",
+			it->parent == AGG_NONE ? INT64_C(-1) : (int64_t)it->parent);
+		put_str(out, model_str(a->m, it->name), model_strlen(a->m, it->name));
+		fprintf(out,
+			"\t%" PRIu64 "\t%" PRId64 "\t%" PRId64 "\t%" PRId64 "\t%" PRId64
+			"\t%" PRId64 "\t%" PRId64 "\t%" PRId64 "\t%" PRId64 "\n",
+			it->calls, it->cpu_ns, it->cpu_max_ns, it->cpu_min_ns, it->gpu_ns,
+			it->gpu_max_ns, it->gpu_min_ns, it->self_ns, it->gpu_self_ns);
+	}
+	agg_free(&ag);
+	return 0;
+}
+
+/* throughput_file_steps's callback of write_perf: a pt record. */
+static void put_perf_step(void *arg, int64_t reader_ns, int64_t dur_ns, int64_t samples)
+{
+	fprintf(arg, "pt\t%" PRId64 "\t%" PRId64 "\t%" PRId64 "\n", reader_ns, dur_ns, samples);
+}
+
+/* The analyses of every file that partial_write writes a share of, made once. */
+struct write_an {
+	struct gpu_time gt;  /* the GPU time breakdown */
+	struct gpu_util gu;  /* the GPU utilization */
+	struct gpu_queue gq; /* the queue lengths */
+	struct gpu_mem gm;   /* the GPU memory */
+};
+
+/* partial_write's work, with the analyses of every file made once. */
+static int write_files(FILE *out, const struct analysis *a, const struct write_an *wa,
+		       const char *const *inputs, size_t ninputs)
 {
 	const struct model *m = a->m;
 	fprintf(out, "%s\t%d\n", PARTIAL_MAGIC, PARTIAL_VERSION);
@@ -186,9 +471,49 @@ int partial_write(FILE *out, const struct analysis *a, const char *const *inputs
 		}
 		agg_free(&ag);
 		ranks_file_free(&rf);
+		if (write_steps(out, a, f) != 0)
+			return OPSCOPE_ENOMEM;
+		write_gputime(out, m, &wa->gt, f);
+		write_gpu(out, m, &wa->gu, f);
+		write_queue(out, m, &wa->gq, f);
+		write_gpumem(out, m, &wa->gm, f);
+		if (write_host(out, a, f) != 0 || write_modules(out, a, f) != 0)
+			return OPSCOPE_ENOMEM;
+		fputs("pv\n", out);
+		throughput_file_steps(a, f, put_perf_step, out);
+		if (write_launch(out, a, f) != 0)
+			return OPSCOPE_ENOMEM;
 	}
 	fprintf(out, "end\t%" PRIu32 "\n", m->nfiles);
 	return ferror(out) ? -1 : 0;
+}
+
+int partial_write(FILE *out, const struct analysis *a, const char *const *inputs, size_t ninputs)
+{
+	struct write_an wa;
+	if (gpu_time_analyze(a, &wa.gt) != 0)
+		return OPSCOPE_ENOMEM;
+	if (gpu_util_analyze(a, &wa.gu) != 0) {
+		gpu_time_free(&wa.gt);
+		return OPSCOPE_ENOMEM;
+	}
+	if (gpu_queue_analyze(a, &wa.gq) != 0) {
+		gpu_time_free(&wa.gt);
+		gpu_util_free(&wa.gu);
+		return OPSCOPE_ENOMEM;
+	}
+	if (gpu_mem_analyze(a, &wa.gm) != 0) {
+		gpu_time_free(&wa.gt);
+		gpu_util_free(&wa.gu);
+		gpu_queue_free(&wa.gq);
+		return OPSCOPE_ENOMEM;
+	}
+	int rc = write_files(out, a, &wa, inputs, ninputs);
+	gpu_mem_free(&wa.gm);
+	gpu_time_free(&wa.gt);
+	gpu_util_free(&wa.gu);
+	gpu_queue_free(&wa.gq);
+	return rc;
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -210,6 +535,20 @@ struct reader {
 	uint32_t colls_cap;	     /* kernels allocated in cur->ranks.kernels */
 	uint32_t ops_cap;	     /* items allocated in cur->ops */
 	uint32_t nv_cap;	     /* items allocated in cur->nv */
+	uint32_t sr_cap;	     /* rows allocated in cur->steps.rows */
+	uint32_t gt_cap;	     /* devices allocated in cur->gputime.dev */
+	uint32_t gs_cap;	     /* steps allocated in the last device of cur->gputime */
+	uint32_t ut_cap;	     /* devices allocated in cur->gpu.dev */
+	uint32_t us_cap;	     /* steps allocated in the last device of cur->gpu */
+	uint32_t ub_cap;	     /* buckets allocated in the last device of cur->gpu */
+	uint32_t lr_cap;	     /* rows allocated in cur->launch.rows */
+	uint32_t qt_cap;	     /* streams allocated in cur->queue.st */
+	uint32_t qb_cap;	     /* buckets allocated in the last stream of cur->queue */
+	uint32_t md_cap;	     /* devices allocated in cur->gpumem.dev */
+	uint32_t mb_cap;	     /* buckets allocated in the last device of cur->gpumem */
+	uint32_t h_cap;		     /* items allocated in cur->host */
+	uint32_t mo_cap;	     /* items allocated in cur->mods */
+	uint32_t pt_cap;	     /* entries allocated in cur->perf */
 	bool oom;		     /* an allocation failed */
 };
 
@@ -312,9 +651,9 @@ static int field_str(struct reader *r, int i, const char **s, size_t *n, bool *n
 /* Field i as a string id of the set's model; 0 for `-` unless `required`. */
 static int field_id(struct reader *r, int i, bool required, uint32_t *id)
 {
-	const char *s;
-	size_t n;
-	bool none;
+	const char *s = "";
+	size_t n = 0;
+	bool none = true; /* set by field_str; initialized for the compiler's sake */
 	if (field_str(r, i, &s, &n, &none) != 0)
 		return -1;
 	if (none) {
@@ -329,31 +668,43 @@ static int field_id(struct reader *r, int i, bool required, uint32_t *id)
 	return 0;
 }
 
+/* The decimal digits of p (one at least, nothing after them) as a number no greater than
+ * max: true and *v, else false. What strtoull takes without its leading blanks and sign; by
+ * hand, as strtoll was a fifth of the time of reading a thousand partials. */
+static bool parse_digits(const char *p, uint64_t max, uint64_t *v)
+{
+	if (*p < '0' || *p > '9')
+		return false;
+	uint64_t x = 0;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		unsigned d = (unsigned)(*p - '0');
+		if (x > (max - d) / 10)
+			return false;
+		x = x * 10 + d;
+	}
+	*v = x;
+	return *p == '\0';
+}
+
 static int field_i64(struct reader *r, int i, int64_t lo, int64_t hi, int64_t *v)
 {
 	const char *p = r->f[i];
-	char *end;
-	errno = 0;
-	long long x = strtoll(p, &end, 10);
-	if (!*p || *end || errno == ERANGE || (*p != '-' && (*p < '0' || *p > '9')))
+	bool neg = *p == '-';
+	uint64_t u;
+	/* -2^63 .. 2^63 - 1, as strtoll reads without ERANGE */
+	if (!parse_digits(p + neg, neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX, &u))
 		return fail(r, "field %d: not an integer", i + 1);
+	int64_t x = !neg ? (int64_t)u : u > (uint64_t)INT64_MAX ? INT64_MIN : -(int64_t)u;
 	if (x < lo || x > hi)
-		return fail(r, "field %d: %lld is out of range", i + 1, x);
-	*v = (int64_t)x;
+		return fail(r, "field %d: %lld is out of range", i + 1, (long long)x);
+	*v = x;
 	return 0;
 }
 
 static int field_u64(struct reader *r, int i, uint64_t *v)
 {
-	const char *p = r->f[i];
-	char *end;
-	errno = 0;
-	if (*p < '0' || *p > '9')
+	if (!parse_digits(r->f[i], UINT64_MAX, v))
 		return fail(r, "field %d: not a count", i + 1);
-	unsigned long long x = strtoull(p, &end, 10);
-	if (*end || errno == ERANGE)
-		return fail(r, "field %d: not a count", i + 1);
-	*v = (uint64_t)x;
 	return 0;
 }
 
@@ -427,7 +778,9 @@ static int rec_file(struct reader *r)
 	pf->complete = complete == 1;
 	ps->nfiles++;
 	r->cur = pf;
-	r->kern_cap = r->steps_cap = r->colls_cap = r->ops_cap = r->nv_cap = 0;
+	r->kern_cap = r->steps_cap = r->colls_cap = r->ops_cap = r->nv_cap = r->sr_cap = 0;
+	r->gt_cap = r->gs_cap = r->ut_cap = r->us_cap = r->ub_cap = r->lr_cap = 0;
+	r->qt_cap = r->qb_cap = r->md_cap = r->mb_cap = r->h_cap = r->mo_cap = r->pt_cap = 0;
 	return 0;
 }
 
@@ -627,15 +980,575 @@ static int rec_o(struct reader *r)
 	return 0;
 }
 
+static int rec_sv(struct reader *r)
+{
+	struct partial_file *pf = r->cur;
+	int64_t dropped;
+	if (want_fields(r, 2) || field_i64(r, 1, 0, UINT32_MAX, &dropped))
+		return -1;
+	if (pf->has_steps)
+		return fail(r, "a second sv record for the file");
+	pf->has_steps = true;
+	pf->steps.dropped = (uint32_t)dropped;
+	return 0;
+}
+
+static int rec_sr(struct reader *r)
+{
+	struct partial_file *pf = r->cur;
+	struct step_table *st = &pf->steps;
+	if (!pf->has_steps)
+		return fail(r, "sr record before the file's sv record");
+	if (want_fields(r, 17) ||
+	    grow(r, (void **)&st->rows, &r->sr_cap, st->nrows, sizeof(*st->rows)))
+		return -1;
+	struct step_row *row = &st->rows[st->nrows];
+	memset(row, 0, sizeof(*row));
+	if (field_id(r, 1, false, &row->name) ||
+	    field_i64(r, 2, -PARTIAL_STAMP_MAX, PARTIAL_STAMP_MAX, &row->start_ns) ||
+	    field_i64(r, 3, -PARTIAL_STAMP_MAX, PARTIAL_STAMP_MAX, &row->end_ns))
+		return -1;
+	if (row->end_ns < row->start_ns)
+		return fail(r, "step ends before it starts");
+	/* the parts of the step (the partition, the data wait, compute, tail and drain) are
+	 * within it: so the average's sums are bounded by the sum of the durations */
+	int64_t dur = row->end_ns - row->start_ns, events;
+	int64_t *part[STEP_NROLES + 4];
+	for (int q = 0; q < STEP_NROLES; q++)
+		part[q] = &row->role_ns[q];
+	part[STEP_NROLES] = &row->gap_ns;
+	part[STEP_NROLES + 1] = &row->compute_ns;
+	part[STEP_NROLES + 2] = &row->tail_ns;
+	part[STEP_NROLES + 3] = &row->drain_ns;
+	for (int q = 0; q < STEP_NROLES + 4; q++)
+		if (field_i64(r, 4 + q, 0, dur, part[q]))
+			return -1;
+	if (field_i64(r, 16, 0, PARTIAL_TIME_MAX, &events))
+		return -1;
+	row->gpu_events = (uint64_t)events;
+	row->host_start_ns = row->start_ns; /* not shown by the step view */
+	row->host_end_ns = row->end_ns;
+	if (__builtin_add_overflow(pf->steps_dur, dur, &pf->steps_dur) ||
+	    __builtin_add_overflow(pf->steps_events, events, &pf->steps_events) ||
+	    pf->steps_dur > PARTIAL_TIME_MAX || pf->steps_events > PARTIAL_TIME_MAX)
+		return fail(r, "step rows: their durations or GPU events sum to more than 2^62");
+	st->nrows++;
+	return 0;
+}
+
+static int rec_gv(struct reader *r)
+{
+	if (want_fields(r, 1))
+		return -1;
+	if (r->cur->has_gputime)
+		return fail(r, "a second gv record for the file");
+	r->cur->has_gputime = true;
+	return 0;
+}
+
+/* Fields i.. as a span of the GPU time breakdown: start, end, 8 parts that sum to its length,
+ * 8 gap counts. */
+static int field_gspan(struct reader *r, int i, struct gpu_time_span *sp)
+{
+	if (field_i64(r, i, -PARTIAL_STAMP_MAX, PARTIAL_STAMP_MAX, &sp->s) ||
+	    field_i64(r, i + 1, -PARTIAL_STAMP_MAX, PARTIAL_STAMP_MAX, &sp->e))
+		return -1;
+	if (sp->e < sp->s)
+		return fail(r, "GPU time span ends before it starts");
+	int64_t len = sp->e - sp->s, sum = 0, gaps;
+	for (int p = 0; p < GPU_TIME_NPARTS; p++) {
+		if (field_i64(r, i + 2 + p, 0, len, &sp->part[p]))
+			return -1;
+		if (__builtin_add_overflow(sum, sp->part[p], &sum) || sum > len)
+			break;
+	}
+	if (sum != len)
+		return fail(r, "GPU time span: its parts do not sum to its length");
+	for (int p = 0; p < GPU_TIME_NPARTS; p++) {
+		if (field_i64(r, i + 2 + GPU_TIME_NPARTS + p, 0, PARTIAL_TIME_MAX, &gaps))
+			return -1;
+		sp->gaps[p] = (uint64_t)gaps;
+	}
+	return 0;
+}
+
+static int rec_gt(struct reader *r)
+{
+	struct gpu_time *gt = &r->cur->gputime;
+	if (!r->cur->has_gputime)
+		return fail(r, "gt record before the file's gv record");
+	if (want_fields(r, 20) ||
+	    grow(r, (void **)&gt->dev, &r->gt_cap, gt->ndev, sizeof(*gt->dev)))
+		return -1;
+	struct gpu_time_device *g = &gt->dev[gt->ndev];
+	memset(g, 0, sizeof(*g));
+	int64_t dev;
+	if (field_i64(r, 1, 0, UINT32_MAX, &dev) || field_gspan(r, 2, &g->window))
+		return -1;
+	g->device = (uint32_t)dev;
+	gt->ndev++;
+	r->gs_cap = 0;
+	return 0;
+}
+
+static int rec_gs(struct reader *r)
+{
+	struct gpu_time *gt = &r->cur->gputime;
+	if (!gt->ndev)
+		return fail(r, "gs record before the file's first gt record");
+	struct gpu_time_device *g = &gt->dev[gt->ndev - 1];
+	if (want_fields(r, 20) ||
+	    grow(r, (void **)&g->steps, &r->gs_cap, g->nsteps, sizeof(*g->steps)))
+		return -1;
+	struct gpu_time_span *sp = &g->steps[g->nsteps];
+	memset(sp, 0, sizeof(*sp));
+	if (field_id(r, 1, false, &sp->name) || field_gspan(r, 2, sp))
+		return -1;
+	g->nsteps++;
+	return 0;
+}
+
+static int rec_uv(struct reader *r)
+{
+	if (want_fields(r, 1))
+		return -1;
+	if (r->cur->has_gpu)
+		return fail(r, "a second uv record for the file");
+	r->cur->has_gpu = true;
+	return 0;
+}
+
+/* Fields i..i+5 as a span of the GPU utilization: start, end, kernel busy and device busy
+ * (within the span), the SM integral (a finite double in [0, 2^62]), kernels. */
+static int field_uspan(struct reader *r, int i, struct gpu_util_span *sp)
+{
+	int64_t kernels;
+	if (field_i64(r, i, -PARTIAL_STAMP_MAX, PARTIAL_STAMP_MAX, &sp->s) ||
+	    field_i64(r, i + 1, -PARTIAL_STAMP_MAX, PARTIAL_STAMP_MAX, &sp->e))
+		return -1;
+	if (sp->e < sp->s)
+		return fail(r, "GPU utilization span ends before it starts");
+	if (field_i64(r, i + 2, 0, sp->e - sp->s, &sp->kernel_ns) ||
+	    field_i64(r, i + 3, 0, sp->e - sp->s, &sp->work_ns) ||
+	    field_i64(r, i + 5, 0, PARTIAL_TIME_MAX, &kernels))
+		return -1;
+	const char *p = r->f[i + 4];
+	char *end;
+	errno = 0;
+	double v = strtod(p, &end);
+	/* !(v >= 0) catches NaN too */
+	if (!*p || *end || errno == ERANGE || !(v >= 0) || v > (double)PARTIAL_TIME_MAX)
+		return fail(r, "field %d: not a number in [0, 2^62]", i + 5);
+	sp->sm_eff_ns = v;
+	sp->kernels = (uint64_t)kernels;
+	return 0;
+}
+
+static int rec_ut(struct reader *r)
+{
+	struct gpu_util *u = &r->cur->gpu;
+	if (!r->cur->has_gpu)
+		return fail(r, "ut record before the file's uv record");
+	if (want_fields(r, 13) || grow(r, (void **)&u->dev, &r->ut_cap, u->ndev, sizeof(*u->dev)))
+		return -1;
+	struct gpu_util_device *g = &u->dev[u->ndev];
+	memset(g, 0, sizeof(*g));
+	int64_t dev, sms, known, kernels, kernels_sm;
+	if (field_i64(r, 1, 0, UINT32_MAX, &dev) || field_i64(r, 2, 0, UINT32_MAX, &sms) ||
+	    field_i64(r, 3, 0, 1, &known) || field_i64(r, 4, 0, PARTIAL_TIME_MAX, &kernels) ||
+	    field_i64(r, 5, 0, kernels, &kernels_sm) ||
+	    field_i64(r, 6, 0, PARTIAL_TIME_MAX, &g->bucket_ns) || field_uspan(r, 7, &g->window))
+		return -1;
+	g->device = (uint32_t)dev;
+	g->sm_count = (uint32_t)sms;
+	g->sm_known = known == 1;
+	g->kernels = (uint64_t)kernels;
+	g->kernels_sm = (uint64_t)kernels_sm;
+	u->ndev++;
+	r->us_cap = r->ub_cap = 0;
+	return 0;
+}
+
+/* A us (step) or ub (bucket) record: a span of the file's last device. */
+static int rec_uspan(struct reader *r, bool bucket)
+{
+	struct gpu_util *u = &r->cur->gpu;
+	if (!u->ndev)
+		return fail(r, "%s record before the file's first ut record", r->f[0]);
+	struct gpu_util_device *g = &u->dev[u->ndev - 1];
+	struct gpu_util_span **v = bucket ? &g->buckets : &g->steps;
+	uint32_t *n = bucket ? &g->nbuckets : &g->nsteps;
+	if (bucket && *n == GPU_UTIL_MAX_BUCKETS)
+		return fail(r, "more than %d buckets for a device", GPU_UTIL_MAX_BUCKETS);
+	if (want_fields(r, bucket ? 7 : 8) ||
+	    grow(r, (void **)v, bucket ? &r->ub_cap : &r->us_cap, *n, sizeof(**v)))
+		return -1;
+	struct gpu_util_span *sp = &(*v)[*n];
+	memset(sp, 0, sizeof(*sp));
+	if ((!bucket && field_id(r, 1, false, &sp->name)) || field_uspan(r, bucket ? 1 : 2, sp))
+		return -1;
+	(*n)++;
+	return 0;
+}
+
+static int rec_us(struct reader *r)
+{
+	return rec_uspan(r, false);
+}
+
+static int rec_ub(struct reader *r)
+{
+	return rec_uspan(r, true);
+}
+
+static int rec_lv(struct reader *r)
+{
+	int64_t n;
+	if (want_fields(r, 2) || field_i64(r, 1, 0, PARTIAL_TIME_MAX, &n))
+		return -1;
+	if (r->cur->has_launch)
+		return fail(r, "a second lv record for the file");
+	r->cur->has_launch = true;
+	r->cur->launch.unlaunched = (uint64_t)n;
+	return 0;
+}
+
+static int rec_lr(struct reader *r)
+{
+	struct gpu_launch *l = &r->cur->launch;
+	if (!r->cur->has_launch)
+		return fail(r, "lr record before the file's lv record");
+	if (want_fields(r, 13) ||
+	    grow(r, (void **)&l->rows, &r->lr_cap, l->nrows, sizeof(*l->rows)))
+		return -1;
+	struct gpu_launch_row *x = &l->rows[l->nrows];
+	memset(x, 0, sizeof(*x));
+	int64_t cat, count, n[4];
+	if (field_id(r, 1, false, &x->name) || field_i64(r, 2, 0, UINT8_MAX, &cat) ||
+	    field_i64(r, 3, 1, PARTIAL_TIME_MAX, &count) ||
+	    field_i64(r, 4, 0, PARTIAL_TIME_MAX, &x->cpu_sum_ns) ||
+	    field_i64(r, 5, 0, x->cpu_sum_ns, &x->cpu_max_ns) ||
+	    field_i64(r, 6, 0, PARTIAL_TIME_MAX, &x->delay_sum_ns) ||
+	    field_i64(r, 7, 0, x->delay_sum_ns, &x->delay_max_ns) ||
+	    field_i64(r, 8, 0, PARTIAL_TIME_MAX, &x->gpu_sum_ns))
+		return -1;
+	/* the short ops and outliers are some of the ops */
+	for (int k = 0; k < 4; k++)
+		if (field_i64(r, 9 + k, 0, count, &n[k]))
+			return -1;
+	x->category = (uint8_t)cat;
+	x->count = (uint64_t)count;
+	x->short_ops = (uint64_t)n[0];
+	x->shorter = (uint64_t)n[1];
+	x->cpu_outliers = (uint64_t)n[2];
+	x->delay_outliers = (uint64_t)n[3];
+	l->nrows++;
+	return 0;
+}
+
+static int rec_qv(struct reader *r)
+{
+	if (want_fields(r, 1))
+		return -1;
+	if (r->cur->has_queue)
+		return fail(r, "a second qv record for the file");
+	r->cur->has_queue = true;
+	return 0;
+}
+
+/* Fields i..i+4 as a span of a stream's queue: start, end, max, the integral of the queue
+ * length (ops x ns), the time full (within the span). */
+static int field_qspan(struct reader *r, int i, struct gpu_queue_span *sp)
+{
+	int64_t max;
+	if (field_i64(r, i, -PARTIAL_STAMP_MAX, PARTIAL_STAMP_MAX, &sp->s) ||
+	    field_i64(r, i + 1, -PARTIAL_STAMP_MAX, PARTIAL_STAMP_MAX, &sp->e))
+		return -1;
+	if (sp->e < sp->s)
+		return fail(r, "queue span ends before it starts");
+	if (field_i64(r, i + 2, 0, UINT32_MAX, &max) ||
+	    field_i64(r, i + 3, 0, INT64_MAX, &sp->queued_ns) ||
+	    field_i64(r, i + 4, 0, sp->e - sp->s, &sp->full_ns))
+		return -1;
+	sp->max = (uint32_t)max;
+	return 0;
+}
+
+static int rec_qt(struct reader *r)
+{
+	struct gpu_queue *q = &r->cur->queue;
+	if (!r->cur->has_queue)
+		return fail(r, "qt record before the file's qv record");
+	if (want_fields(r, 11) || grow(r, (void **)&q->st, &r->qt_cap, q->nst, sizeof(*q->st)))
+		return -1;
+	struct gpu_queue_stream *st = &q->st[q->nst];
+	memset(st, 0, sizeof(*st));
+	int64_t dev, ops;
+	if (field_i64(r, 1, 0, UINT32_MAX, &dev) || field_u64(r, 2, &st->stream) ||
+	    field_id(r, 3, false, &st->name) || field_i64(r, 4, 0, PARTIAL_TIME_MAX, &ops) ||
+	    field_i64(r, 5, 0, PARTIAL_TIME_MAX, &st->bucket_ns) || field_qspan(r, 6, &st->window))
+		return -1;
+	st->device = (uint32_t)dev;
+	st->ops = (uint64_t)ops;
+	q->nst++;
+	r->qb_cap = 0;
+	return 0;
+}
+
+static int rec_qb(struct reader *r)
+{
+	struct gpu_queue *q = &r->cur->queue;
+	if (!q->nst)
+		return fail(r, "qb record before the file's first qt record");
+	struct gpu_queue_stream *st = &q->st[q->nst - 1];
+	if (st->nbuckets == GPU_UTIL_MAX_BUCKETS)
+		return fail(r, "more than %d buckets for a stream", GPU_UTIL_MAX_BUCKETS);
+	if (want_fields(r, 6) ||
+	    grow(r, (void **)&st->buckets, &r->qb_cap, st->nbuckets, sizeof(*st->buckets)))
+		return -1;
+	struct gpu_queue_span *sp = &st->buckets[st->nbuckets];
+	memset(sp, 0, sizeof(*sp));
+	if (field_qspan(r, 1, sp))
+		return -1;
+	st->nbuckets++;
+	return 0;
+}
+
+static int rec_mv(struct reader *r)
+{
+	if (want_fields(r, 1))
+		return -1;
+	if (r->cur->has_gpumem)
+		return fail(r, "a second mv record for the file");
+	r->cur->has_gpumem = true;
+	return 0;
+}
+
+#define PARTIAL_BYTES_MAX PARTIAL_TIME_MAX /* bytes: |allocated| and sums within 2^62 */
+
+static int rec_md(struct reader *r)
+{
+	struct gpu_mem *gm = &r->cur->gpumem;
+	if (!r->cur->has_gpumem)
+		return fail(r, "md record before the file's mv record");
+	if (want_fields(r, 17) ||
+	    grow(r, (void **)&gm->dev, &r->md_cap, gm->ndev, sizeof(*gm->dev)))
+		return -1;
+	struct gpu_mem_device *g = &gm->dev[gm->ndev];
+	memset(g, 0, sizeof(*g));
+	int64_t dev, allocs, frees, totals, addresses, nf;
+	if (field_i64(r, 1, 0, UINT32_MAX, &dev) || field_i64(r, 2, 0, PARTIAL_TIME_MAX, &allocs) ||
+	    field_i64(r, 3, 0, PARTIAL_TIME_MAX, &frees) ||
+	    field_i64(r, 4, 0, PARTIAL_BYTES_MAX, &g->alloc_bytes) ||
+	    field_i64(r, 5, 0, PARTIAL_BYTES_MAX, &g->free_bytes) ||
+	    field_i64(r, 6, 0, 1, &totals) || field_i64(r, 7, 0, 1, &addresses) ||
+	    field_i64(r, 8, -PARTIAL_STAMP_MAX, PARTIAL_STAMP_MAX, &g->first_ns) ||
+	    field_i64(r, 9, g->first_ns, PARTIAL_STAMP_MAX, &g->last_ns) ||
+	    field_i64(r, 10, -PARTIAL_BYTES_MAX, PARTIAL_BYTES_MAX, &g->start_bytes) ||
+	    field_i64(r, 11, -PARTIAL_BYTES_MAX, PARTIAL_BYTES_MAX, &g->end_bytes) ||
+	    field_i64(r, 12, -PARTIAL_BYTES_MAX, PARTIAL_BYTES_MAX, &g->peak_bytes) ||
+	    field_i64(r, 13, g->first_ns, g->last_ns, &g->peak_ns) ||
+	    field_i64(r, 14, 0, allocs, &nf) ||
+	    field_i64(r, 15, 0, PARTIAL_BYTES_MAX, &g->never_freed_bytes) ||
+	    field_i64(r, 16, 0, PARTIAL_TIME_MAX, &g->bucket_ns))
+		return -1;
+	g->device = (uint32_t)dev;
+	g->allocs = (uint64_t)allocs;
+	g->frees = (uint64_t)frees;
+	g->totals = totals == 1;
+	g->addresses = addresses == 1;
+	g->never_freed = (uint64_t)nf;
+	gm->ndev++;
+	r->mb_cap = 0;
+	return 0;
+}
+
+static int rec_ml(struct reader *r)
+{
+	struct gpu_mem *gm = &r->cur->gpumem;
+	if (!gm->ndev)
+		return fail(r, "ml record before the file's first md record");
+	struct gpu_mem_device *g = &gm->dev[gm->ndev - 1];
+	int64_t list;
+	if (want_fields(r, 7) || field_i64(r, 1, 0, 1, &list))
+		return -1;
+	uint32_t *n = list ? &g->nleaks : &g->nlargest;
+	if (*n == GPU_MEM_TOP)
+		return fail(r, "more than %d allocations in a list of a device", GPU_MEM_TOP);
+	struct gpu_mem_alloc *al = list ? &g->leaks[*n] : &g->largest[*n];
+	memset(al, 0, sizeof(*al));
+	if (field_i64(r, 2, -PARTIAL_STAMP_MAX, PARTIAL_STAMP_MAX, &al->ts_ns) ||
+	    field_i64(r, 3, 0, PARTIAL_BYTES_MAX, &al->bytes))
+		return -1;
+	if (strcmp(r->f[4], "-") == 0)
+		al->freed_ns = INT64_MIN; /* not freed in the trace */
+	else if (field_i64(r, 4, -PARTIAL_STAMP_MAX, PARTIAL_STAMP_MAX, &al->freed_ns))
+		return -1;
+	if (field_u64(r, 5, &al->address) || field_id(r, 6, false, &al->launcher))
+		return -1;
+	(*n)++;
+	return 0;
+}
+
+static int rec_mb(struct reader *r)
+{
+	struct gpu_mem *gm = &r->cur->gpumem;
+	if (!gm->ndev)
+		return fail(r, "mb record before the file's first md record");
+	struct gpu_mem_device *g = &gm->dev[gm->ndev - 1];
+	if (g->nbuckets == GPU_UTIL_MAX_BUCKETS)
+		return fail(r, "more than %d buckets for a device", GPU_UTIL_MAX_BUCKETS);
+	if (want_fields(r, 5) ||
+	    grow(r, (void **)&g->buckets, &r->mb_cap, g->nbuckets, sizeof(*g->buckets)))
+		return -1;
+	struct gpu_mem_bucket *b = &g->buckets[g->nbuckets];
+	memset(b, 0, sizeof(*b));
+	if (field_i64(r, 1, -PARTIAL_STAMP_MAX, PARTIAL_STAMP_MAX, &b->s) ||
+	    field_i64(r, 2, b->s, PARTIAL_STAMP_MAX, &b->e) ||
+	    field_i64(r, 3, -PARTIAL_BYTES_MAX, PARTIAL_BYTES_MAX, &b->end_bytes) ||
+	    field_i64(r, 4, -PARTIAL_BYTES_MAX, PARTIAL_BYTES_MAX, &b->max_bytes))
+		return -1;
+	g->nbuckets++;
+	return 0;
+}
+
+static int rec_tv(struct reader *r)
+{
+	struct partial_file *pf = r->cur;
+	struct analysis_total *t = &pf->total;
+	int64_t span;
+	if (want_fields(r, 6) || field_i64(r, 1, 0, 1, &span) ||
+	    field_i64(r, 2, -PARTIAL_STAMP_MAX, PARTIAL_STAMP_MAX, &t->lo) ||
+	    field_i64(r, 3, t->lo, PARTIAL_STAMP_MAX, &t->hi) ||
+	    field_i64(r, 4, 0, PARTIAL_TIME_MAX, &t->step_kernel_ns) ||
+	    field_i64(r, 5, t->step_kernel_ns, PARTIAL_TIME_MAX, &t->step_device_ns))
+		return -1;
+	if (pf->has_total)
+		return fail(r, "a second tv record for the file");
+	if (!span) { /* no host range: as analysis_file_total leaves them */
+		t->lo = INT64_MAX;
+		t->hi = INT64_MIN;
+	}
+	pf->has_total = true;
+	return 0;
+}
+
+static int rec_ti(struct reader *r)
+{
+	struct partial_file *pf = r->cur;
+	int64_t s, e;
+	if (!pf->has_total)
+		return fail(r, "ti record before the file's tv record");
+	if (want_fields(r, 3) || field_i64(r, 1, -PARTIAL_STAMP_MAX, PARTIAL_STAMP_MAX, &s) ||
+	    field_i64(r, 2, s, PARTIAL_STAMP_MAX, &e))
+		return -1;
+	ivec_push(&pf->total.steps, s, e);
+	return pf->total.steps.oom ? oom(r) : 0;
+}
+
+static int rec_h(struct reader *r)
+{
+	struct partial_file *pf = r->cur;
+	if (!pf->has_total)
+		return fail(r, "h record before the file's tv record");
+	if (want_fields(r, 11) ||
+	    grow(r, (void **)&pf->host, &r->h_cap, pf->nhost, sizeof(*pf->host)))
+		return -1;
+	struct agg_item *it = &pf->host[pf->nhost];
+	memset(it, 0, sizeof(*it));
+	int64_t sel, calls;
+	if (field_i64(r, 1, AGG_USER_DEFINED, AGG_PYTHON_FUNCTIONS, &sel) ||
+	    field_id(r, 2, true, &it->name) || field_i64(r, 3, 1, PARTIAL_TIME_MAX, &calls) ||
+	    field_i64(r, 4, 0, PARTIAL_TIME_MAX, &it->cpu_ns) ||
+	    field_i64(r, 5, 0, it->cpu_ns, &it->cpu_max_ns) ||
+	    field_i64(r, 6, 0, it->cpu_max_ns, &it->cpu_min_ns) ||
+	    field_i64(r, 7, 0, PARTIAL_TIME_MAX, &it->gpu_ns) ||
+	    field_i64(r, 8, 0, it->gpu_ns, &it->gpu_max_ns) ||
+	    field_i64(r, 9, 0, it->gpu_max_ns, &it->gpu_min_ns) ||
+	    field_i64(r, 10, -PARTIAL_TIME_MAX, PARTIAL_TIME_MAX, &it->self_ns))
+		return -1;
+	it->parent = AGG_NONE;
+	it->kind = (uint8_t)sel; /* which aggregation; merged as AGG_KIND_RANGE */
+	it->calls = (uint64_t)calls;
+	pf->nhost++;
+	return 0;
+}
+
+static int rec_mm(struct reader *r)
+{
+	if (want_fields(r, 1))
+		return -1;
+	if (r->cur->has_modules)
+		return fail(r, "a second mm record for the file");
+	r->cur->has_modules = true;
+	return 0;
+}
+
+static int rec_mo(struct reader *r)
+{
+	struct partial_file *pf = r->cur;
+	if (!pf->has_modules)
+		return fail(r, "mo record before the file's mm record");
+	if (want_fields(r, 12) ||
+	    grow(r, (void **)&pf->mods, &r->mo_cap, pf->nmods, sizeof(*pf->mods)))
+		return -1;
+	struct agg_item *it = &pf->mods[pf->nmods];
+	memset(it, 0, sizeof(*it));
+	int64_t parent, calls;
+	if (field_i64(r, 1, -1, (int64_t)pf->nmods - 1, &parent) ||
+	    field_id(r, 2, true, &it->name) || field_i64(r, 3, 1, PARTIAL_TIME_MAX, &calls) ||
+	    field_i64(r, 4, 0, PARTIAL_TIME_MAX, &it->cpu_ns) ||
+	    field_i64(r, 5, 0, it->cpu_ns, &it->cpu_max_ns) ||
+	    field_i64(r, 6, 0, it->cpu_max_ns, &it->cpu_min_ns) ||
+	    field_i64(r, 7, 0, PARTIAL_TIME_MAX, &it->gpu_ns) ||
+	    field_i64(r, 8, 0, it->gpu_ns, &it->gpu_max_ns) ||
+	    field_i64(r, 9, 0, it->gpu_max_ns, &it->gpu_min_ns) ||
+	    field_i64(r, 10, -PARTIAL_TIME_MAX, PARTIAL_TIME_MAX, &it->self_ns) ||
+	    field_i64(r, 11, -PARTIAL_TIME_MAX, PARTIAL_TIME_MAX, &it->gpu_self_ns))
+		return -1;
+	it->parent = parent < 0 ? AGG_NONE : (uint32_t)parent;
+	it->kind = AGG_KIND_RANGE;
+	it->calls = (uint64_t)calls;
+	pf->nmods++;
+	return 0;
+}
+
+static int rec_pv(struct reader *r)
+{
+	if (want_fields(r, 1))
+		return -1;
+	if (r->cur->has_perf)
+		return fail(r, "a second pv record for the file");
+	r->cur->has_perf = true;
+	return 0;
+}
+
+static int rec_pt(struct reader *r)
+{
+	struct partial_file *pf = r->cur;
+	if (!pf->has_perf)
+		return fail(r, "pt record before the file's pv record");
+	if (want_fields(r, 4) ||
+	    grow(r, (void **)&pf->perf, &r->pt_cap, pf->nperf, sizeof(*pf->perf)))
+		return -1;
+	int64_t *v = pf->perf[pf->nperf];
+	/* a step of some duration; its Dataloader time within it */
+	if (field_i64(r, 2, 1, PARTIAL_TIME_MAX, &v[1]) || field_i64(r, 1, 0, v[1], &v[0]) ||
+	    field_i64(r, 3, -PARTIAL_TIME_MAX, PARTIAL_TIME_MAX, &v[2]))
+		return -1;
+	pf->nperf++;
+	return 0;
+}
+
 /* One record (split in r->f). *end set by the end record. */
 static int record(struct reader *r, bool *end)
 {
 	const char *tag = r->f[0];
-	if (strcmp(tag, "input") == 0)
+	if (tag[0] == 'i' && strcmp(tag, "input") == 0)
 		return r->cur ? fail(r, "input record after a file record") : rec_input(r);
-	if (strcmp(tag, "file") == 0)
+	if (tag[0] == 'f' && strcmp(tag, "file") == 0)
 		return rec_file(r);
-	if (strcmp(tag, "end") == 0) {
+	if (tag[0] == 'e' && strcmp(tag, "end") == 0) {
 		int64_t n;
 		if (want_fields(r, 2) || field_i64(r, 1, 0, UINT32_MAX, &n))
 			return -1;
@@ -653,9 +1566,18 @@ static int record(struct reader *r, bool *end)
 		int (*fn)(struct reader *r);
 	} per_file[] = { { "rank", rec_rank }, { "dist", rec_dist },	   { "step", rec_step },
 			 { "coll", rec_coll }, { "kernels", rec_kernels }, { "k", rec_k },
-			 { "o", rec_o },       { "nvprof", rec_nvprof },   { "n", rec_n } };
+			 { "o", rec_o },       { "nvprof", rec_nvprof },   { "n", rec_n },
+			 { "sv", rec_sv },     { "sr", rec_sr },	   { "gv", rec_gv },
+			 { "gt", rec_gt },     { "gs", rec_gs },	   { "uv", rec_uv },
+			 { "ut", rec_ut },     { "us", rec_us },	   { "ub", rec_ub },
+			 { "qv", rec_qv },     { "qt", rec_qt },	   { "qb", rec_qb },
+			 { "lv", rec_lv },     { "lr", rec_lr },	   { "mv", rec_mv },
+			 { "md", rec_md },     { "ml", rec_ml },	   { "mb", rec_mb },
+			 { "tv", rec_tv },     { "ti", rec_ti },	   { "h", rec_h },
+			 { "mm", rec_mm },     { "mo", rec_mo },	   { "pv", rec_pv },
+			 { "pt", rec_pt } };
 	for (size_t i = 0; i < sizeof(per_file) / sizeof(per_file[0]); i++)
-		if (strcmp(tag, per_file[i].tag) == 0)
+		if (tag[0] == per_file[i].tag[0] && strcmp(tag, per_file[i].tag) == 0)
 			return r->cur ? per_file[i].fn(r)
 				      : fail(r, "%s record before any file record", tag); /* a
 											   * known
@@ -817,7 +1739,7 @@ static int merge_ops(struct partial_set *ps, const struct partial_file *pf)
 			break;
 		const struct agg_item *y = &a->v[it];
 		int64_t c, g, sf, top_c = 0, top_g = 0;
-		uint64_t calls;
+		int64_t calls;
 		if (__builtin_add_overflow(y->calls, x->calls, &calls) ||
 		    !add_i64(&c, y->cpu_ns, x->cpu_ns) || !add_i64(&g, y->gpu_ns, x->gpu_ns) ||
 		    !add_i64(&sf, y->self_ns, x->self_ns) ||
@@ -849,11 +1771,354 @@ static int merge_nvprof(struct partial_set *ps, const struct partial_file *pf)
 		uint32_t it = agg_get(a, AGG_NONE, x->name, x->kind);
 		if (it == AGG_NONE)
 			return 0; /* a->oom */
-		uint64_t calls;
+		int64_t calls;
 		if (__builtin_add_overflow(a->v[it].calls, x->calls, &calls))
 			return -1;
 		agg_merge_item(a, it, x);
 	}
+	return 0;
+}
+
+/* The files' GPU time devices, in file order (the order gpu_time_analyze of every file gives
+ * them), into ps->pre.gputime, when every file carries them. 0 or OPSCOPE_ENOMEM. */
+static int merge_gputime(struct partial_set *ps)
+{
+	size_t n = 0;
+	for (uint32_t i = 0; i < ps->nfiles; i++) {
+		if (!ps->files[i].has_gputime)
+			return 0;
+		n += ps->files[i].gputime.ndev;
+	}
+	if (n >= UINT32_MAX)
+		return OPSCOPE_ENOMEM;
+	struct gpu_time *gt = calloc(1, sizeof(*gt));
+	if (!gt || !(gt->dev = calloc(n ? n : 1, sizeof(*gt->dev)))) {
+		free(gt);
+		return OPSCOPE_ENOMEM;
+	}
+	/* a second copy of a rank is left out, as gpu_time_analyze leaves it */
+	bool *keep = malloc((ps->nfiles ? ps->nfiles : 1) * sizeof(*keep));
+	if (!keep || ranks_kept_shares(ps->pre.ranks, ps->pre.nranks, keep) == UINT32_MAX) {
+		free(keep);
+		free(gt->dev);
+		free(gt);
+		return OPSCOPE_ENOMEM;
+	}
+	for (uint32_t i = 0; i < ps->nfiles; i++) {
+		struct gpu_time *f = &ps->files[i].gputime;
+		for (uint32_t d = 0; keep[i] && d < f->ndev; d++) {
+			gt->dev[gt->ndev] = f->dev[d];
+			gt->dev[gt->ndev++].file = i;
+			f->dev[d].steps = NULL; /* moved */
+		}
+		gpu_time_free(f);
+	}
+	free(keep);
+	ps->pre.gputime = gt;
+	return 0;
+}
+
+/* The files' GPU utilization devices, in file order (gpu_util_analyze's of every file),
+ * into ps->pre.gpu, when every file carries them. 0 or OPSCOPE_ENOMEM. */
+static int merge_gpu(struct partial_set *ps)
+{
+	size_t n = 0;
+	for (uint32_t i = 0; i < ps->nfiles; i++) {
+		if (!ps->files[i].has_gpu)
+			return 0;
+		n += ps->files[i].gpu.ndev;
+	}
+	if (n >= UINT32_MAX)
+		return OPSCOPE_ENOMEM;
+	struct gpu_util *u = calloc(1, sizeof(*u));
+	if (!u || !(u->dev = calloc(n ? n : 1, sizeof(*u->dev)))) {
+		free(u);
+		return OPSCOPE_ENOMEM;
+	}
+	for (uint32_t i = 0; i < ps->nfiles; i++) {
+		struct gpu_util *f = &ps->files[i].gpu;
+		for (uint32_t d = 0; d < f->ndev; d++) {
+			u->dev[u->ndev] = f->dev[d];
+			u->dev[u->ndev++].file = i;
+		}
+		free(f->dev); /* the spans moved */
+		memset(f, 0, sizeof(*f));
+	}
+	ps->pre.gpu = u;
+	return 0;
+}
+
+/* The files' queue streams, in file order (gpu_queue_analyze's of every file), into
+ * ps->pre.queue, when every file carries them; a second copy of a rank is left out, as
+ * gpu_queue_analyze leaves it. 0 or OPSCOPE_ENOMEM. */
+static int merge_queue(struct partial_set *ps)
+{
+	size_t n = 0;
+	for (uint32_t i = 0; i < ps->nfiles; i++) {
+		if (!ps->files[i].has_queue)
+			return 0;
+		n += ps->files[i].queue.nst;
+	}
+	if (n >= UINT32_MAX)
+		return OPSCOPE_ENOMEM;
+	struct gpu_queue *q = calloc(1, sizeof(*q));
+	bool *keep = malloc((ps->nfiles ? ps->nfiles : 1) * sizeof(*keep));
+	if (!q || !keep || !(q->st = calloc(n ? n : 1, sizeof(*q->st))) ||
+	    ranks_kept_shares(ps->pre.ranks, ps->pre.nranks, keep) == UINT32_MAX) {
+		if (q)
+			free(q->st);
+		free(q);
+		free(keep);
+		return OPSCOPE_ENOMEM;
+	}
+	for (uint32_t i = 0; i < ps->nfiles; i++) {
+		struct gpu_queue *f = &ps->files[i].queue;
+		for (uint32_t k = 0; keep[i] && k < f->nst; k++) {
+			q->st[q->nst] = f->st[k];
+			q->st[q->nst++].file = i;
+			f->st[k].buckets = NULL; /* moved */
+		}
+		gpu_queue_free(f);
+	}
+	free(keep);
+	ps->pre.queue = q;
+	return 0;
+}
+
+/* The files' GPU memory devices, in file order (gpu_mem_analyze's of every file), into
+ * ps->pre.gpumem, when every file carries them. 0 or OPSCOPE_ENOMEM. */
+static int merge_gpumem(struct partial_set *ps)
+{
+	size_t n = 0;
+	for (uint32_t i = 0; i < ps->nfiles; i++) {
+		if (!ps->files[i].has_gpumem)
+			return 0;
+		n += ps->files[i].gpumem.ndev;
+	}
+	if (n >= UINT32_MAX)
+		return OPSCOPE_ENOMEM;
+	struct gpu_mem *gm = calloc(1, sizeof(*gm));
+	if (!gm || !(gm->dev = calloc(n ? n : 1, sizeof(*gm->dev)))) {
+		free(gm);
+		return OPSCOPE_ENOMEM;
+	}
+	for (uint32_t i = 0; i < ps->nfiles; i++) {
+		struct gpu_mem *f = &ps->files[i].gpumem;
+		for (uint32_t d = 0; d < f->ndev; d++) {
+			gm->dev[gm->ndev] = f->dev[d];
+			gm->dev[gm->ndev++].file = i;
+		}
+		free(f->dev); /* the buckets moved */
+		memset(f, 0, sizeof(*f));
+	}
+	ps->pre.gpumem = gm;
+	return 0;
+}
+
+/* The files' totals and ranges by name into ps->pre (host, total_ns, the step times), when
+ * every file carries them: the ranges merged by name in file order, as agg_host_ranges of
+ * every file makes them; total_ns as analysis_run makes it of every file: the union of the
+ * files' steps, or without any, from the first start to the last end. 0, -1 when a sum would
+ * leave int64 (*bad: the file), or OPSCOPE_ENOMEM. */
+static int merge_host(struct partial_set *ps, uint32_t *bad)
+{
+	for (uint32_t i = 0; i < ps->nfiles; i++)
+		if (!ps->files[i].has_total)
+			return 0;
+	struct report_pre *p = &ps->pre;
+	struct ivec steps = { 0 };
+	int64_t lo = INT64_MAX, hi = INT64_MIN;
+	int64_t top_cpu[AGG_PYTHON_FUNCTIONS + 1] = { 0 },
+					       top_gpu[AGG_PYTHON_FUNCTIONS + 1] = { 0 };
+	for (uint32_t i = 0; i < ps->nfiles; i++) {
+		const struct partial_file *pf = &ps->files[i];
+		const struct analysis_total *t = &pf->total;
+		*bad = i;
+		for (size_t k = 0; k < t->steps.n; k++)
+			ivec_push(&steps, t->steps.v[k].s, t->steps.v[k].e);
+		lo = t->lo < lo ? t->lo : lo;
+		hi = t->hi > hi ? t->hi : hi;
+		if (!add_i64(&p->step_kernel_ns, p->step_kernel_ns, t->step_kernel_ns) ||
+		    !add_i64(&p->step_device_ns, p->step_device_ns, t->step_device_ns)) {
+			ivec_free(&steps);
+			return -1;
+		}
+		for (uint32_t k = 0; k < pf->nhost; k++) {
+			const struct agg_item *x = &pf->host[k];
+			struct agg *a = &p->host[x->kind];
+			uint32_t it = agg_get(a, AGG_NONE, x->name, AGG_KIND_RANGE);
+			if (it == AGG_NONE) {
+				ivec_free(&steps);
+				return OPSCOPE_ENOMEM;
+			}
+			const struct agg_item *y = &a->v[it];
+			int64_t v;
+			int64_t calls;
+			/* the items' sums, and the sums over the items (agg_top_sums) */
+			if (__builtin_add_overflow(y->calls, x->calls, &calls) ||
+			    !add_i64(&v, y->cpu_ns, x->cpu_ns) ||
+			    !add_i64(&v, y->gpu_ns, x->gpu_ns) ||
+			    !add_i64(&v, y->self_ns, x->self_ns) ||
+			    !add_i64(&top_cpu[x->kind], top_cpu[x->kind], x->cpu_ns) ||
+			    !add_i64(&top_gpu[x->kind], top_gpu[x->kind], x->gpu_ns)) {
+				ivec_free(&steps);
+				return -1;
+			}
+			struct agg_item m = *x;
+			m.kind = AGG_KIND_RANGE;
+			agg_merge_item(a, it, &m);
+		}
+	}
+	ivec_merge(&steps);
+	if (steps.n == 0 && hi > lo)
+		ivec_push(&steps, lo, hi);
+	bool oom = steps.oom;
+	p->total_ns = ivec_sum(&steps); /* within [lo, hi]: 2^62 at most */
+	ivec_free(&steps);
+	if (oom)
+		return OPSCOPE_ENOMEM;
+	for (int s = AGG_USER_DEFINED; s <= AGG_PYTHON_FUNCTIONS; s++)
+		if (p->host[s].oom)
+			return OPSCOPE_ENOMEM;
+	p->has_host = true;
+	return 0;
+}
+
+/* The files' module trees merged into ps->pre.modules, parents before children, in file
+ * order (as agg_modules of every file makes them), when every file carries them. 0, -1 when
+ * a sum would leave int64 (*bad: the file), or OPSCOPE_ENOMEM. */
+static int merge_modules(struct partial_set *ps, uint32_t *bad)
+{
+	for (uint32_t i = 0; i < ps->nfiles; i++)
+		if (!ps->files[i].has_modules)
+			return 0;
+	struct agg *a = &ps->pre.modules;
+	for (uint32_t i = 0; i < ps->nfiles; i++) {
+		const struct partial_file *pf = &ps->files[i];
+		uint32_t *map = malloc((pf->nmods ? pf->nmods : 1) * sizeof(*map));
+		if (!map)
+			return OPSCOPE_ENOMEM;
+		*bad = i;
+		for (uint32_t k = 0; k < pf->nmods; k++) {
+			const struct agg_item *x = &pf->mods[k];
+			uint32_t parent = x->parent == AGG_NONE ? AGG_NONE : map[x->parent];
+			uint32_t it = map[k] = agg_get(a, parent, x->name, AGG_KIND_RANGE);
+			if (it == AGG_NONE) {
+				free(map);
+				return OPSCOPE_ENOMEM;
+			}
+			const struct agg_item *y = &a->v[it];
+			int64_t v;
+			int64_t calls;
+			if (__builtin_add_overflow(y->calls, x->calls, &calls) ||
+			    !add_i64(&v, y->cpu_ns, x->cpu_ns) ||
+			    !add_i64(&v, y->gpu_ns, x->gpu_ns) ||
+			    !add_i64(&v, y->self_ns, x->self_ns) ||
+			    !add_i64(&v, y->gpu_self_ns, x->gpu_self_ns)) {
+				free(map);
+				return -1;
+			}
+			agg_merge_item(a, it, x);
+		}
+		free(map);
+	}
+	if (a->oom)
+		return OPSCOPE_ENOMEM;
+	ps->pre.has_modules = ps->pre.has_host; /* its ratios are of the totals (tv) */
+	return 0;
+}
+
+/* The Perf Summary of every file's steps into ps->pre.perf, the steps added in file order (as
+ * throughput_analyze adds them), when every file carries them. 0, or -1 when the samples or
+ * durations summed leave int64 (*bad: the file). */
+static int merge_perf(struct partial_set *ps, uint32_t *bad)
+{
+	for (uint32_t i = 0; i < ps->nfiles; i++)
+		if (!ps->files[i].has_perf)
+			return 0;
+	struct throughput_acc acc;
+	throughput_start(&acc);
+	for (uint32_t i = 0; i < ps->nfiles; i++) {
+		const struct partial_file *pf = &ps->files[i];
+		for (uint32_t k = 0; k < pf->nperf; k++) {
+			int64_t v;
+			if (!add_i64(&v, acc.t.samples, pf->perf[k][2]) ||
+			    !add_i64(&v, acc.t.batch_ns, pf->perf[k][1])) {
+				*bad = i;
+				return -1;
+			}
+			throughput_step(&acc, pf->perf[k][0], pf->perf[k][1], pf->perf[k][2]);
+		}
+	}
+	throughput_end(&acc, &ps->pre.perf);
+	ps->pre.has_perf = true;
+	return 0;
+}
+
+/* Add row x into `into` (gpu_launch_row_add), unless a count or sum would leave int64: then
+ * -1 and `into` unchanged. */
+static int launch_add_checked(struct gpu_launch_row *into, const struct gpu_launch_row *x)
+{
+	int64_t v;
+	if (__builtin_add_overflow((int64_t)into->count, (int64_t)x->count, &v) ||
+	    __builtin_add_overflow(into->cpu_sum_ns, x->cpu_sum_ns, &v) ||
+	    __builtin_add_overflow(into->delay_sum_ns, x->delay_sum_ns, &v) ||
+	    __builtin_add_overflow(into->gpu_sum_ns, x->gpu_sum_ns, &v))
+		return -1; /* the other counts are at most the count */
+	gpu_launch_row_add(into, x);
+	return 0;
+}
+
+/* The files' launch rows summed by name into ps->pre.launch (with their total, and ordered
+ * as gpu_launch_analyze orders them), when every file carries them. 0, -1 when a sum would
+ * leave int64 (*bad: the index of the file whose row did), or OPSCOPE_ENOMEM. */
+static int merge_launch(struct partial_set *ps, uint32_t *bad)
+{
+	for (uint32_t i = 0; i < ps->nfiles; i++)
+		if (!ps->files[i].has_launch)
+			return 0;
+	struct gpu_launch *l = calloc(1, sizeof(*l));
+	uint32_t *row_of = calloc(ps->m->nstrings ? ps->m->nstrings : 1, sizeof(*row_of));
+	uint32_t cap = 0;
+	int rc = l && row_of ? 0 : OPSCOPE_ENOMEM;
+	for (uint32_t i = 0; i < ps->nfiles && rc == 0; i++) {
+		const struct gpu_launch *f = &ps->files[i].launch;
+		l->unlaunched += f->unlaunched; /* each <= 2^62, at most 2^32 files */
+		for (uint32_t k = 0; k < f->nrows && rc == 0; k++) {
+			const struct gpu_launch_row *x = &f->rows[k];
+			if (!row_of[x->name]) {
+				if (l->nrows == cap) {
+					uint32_t c = cap ? cap * 2 : 64;
+					struct gpu_launch_row *v = realloc(l->rows, c * sizeof(*v));
+					if (!v) {
+						rc = OPSCOPE_ENOMEM;
+						break;
+					}
+					l->rows = v;
+					cap = c;
+				}
+				memset(&l->rows[l->nrows], 0, sizeof(*l->rows));
+				l->rows[l->nrows].name = x->name;
+				l->rows[l->nrows].category = x->category;
+				row_of[x->name] = ++l->nrows;
+			}
+			if (launch_add_checked(&l->rows[row_of[x->name] - 1], x) != 0 ||
+			    launch_add_checked(&l->total, x) != 0) {
+				rc = -1;
+				*bad = i;
+			}
+		}
+	}
+	free(row_of);
+	if (rc == 0)
+		rc = gpu_launch_order(ps->m, l);
+	if (rc != 0) {
+		if (l)
+			gpu_launch_free(l);
+		free(l);
+		return rc;
+	}
+	ps->pre.launch = l;
 	return 0;
 }
 
@@ -932,7 +2197,7 @@ int partial_finish(struct partial_set *ps, char *err, size_t errsize)
 					      AGG_KIND_RANGE);
 			if (it == AGG_NONE)
 				goto oom;
-			uint64_t calls;
+			int64_t calls;
 			if (__builtin_add_overflow(ps->pre.kernels.v[it].calls, pf->kern[k].calls,
 						   &calls))
 				goto overflow;
@@ -945,6 +2210,64 @@ int partial_finish(struct partial_set *ps, char *err, size_t errsize)
 		if (ps->pre.ops.oom)
 			goto oom;
 	}
+	/* the step view, when every file's partial carries it (version 2 on) */
+	bool steps = true;
+	for (uint32_t i = 0; i < ps->nfiles; i++)
+		steps = steps && ps->files[i].has_steps;
+	if (steps) {
+		ps->pre.steps = calloc(ps->nfiles ? ps->nfiles : 1, sizeof(*ps->pre.steps));
+		if (!ps->pre.steps)
+			goto oom;
+		for (uint32_t i = 0; i < ps->nfiles; i++) {
+			struct step_table *st = &ps->pre.steps[i];
+			*st = ps->files[i].steps;
+			memset(&ps->files[i].steps, 0, sizeof(ps->files[i].steps));
+			st->file = i;
+			steps_average(st);
+		}
+	}
+	if (merge_gputime(ps) != 0 || merge_gpu(ps) != 0 || merge_queue(ps) != 0 ||
+	    merge_gpumem(ps) != 0)
+		goto oom;
+	uint32_t bad = 0;
+	int hrc = merge_host(ps, &bad);
+	if (hrc == OPSCOPE_ENOMEM)
+		goto oom;
+	if (hrc != 0) {
+		snprintf(err, errsize,
+			 "%s: offset %" PRIu64
+			 ": the ranges' times or calls, summed over the files, exceed 2^63",
+			 ps->sources[ps->files[bad].source], ps->files[bad].offset);
+		return -1;
+	}
+	int mrc = merge_modules(ps, &bad);
+	if (mrc == OPSCOPE_ENOMEM)
+		goto oom;
+	if (mrc != 0) {
+		snprintf(err, errsize,
+			 "%s: offset %" PRIu64
+			 ": the modules' times or calls, summed over the files, exceed 2^63",
+			 ps->sources[ps->files[bad].source], ps->files[bad].offset);
+		return -1;
+	}
+	if (merge_perf(ps, &bad) != 0) {
+		snprintf(err, errsize,
+			 "%s: offset %" PRIu64
+			 ": the steps' samples or durations, summed over the files, exceed 2^63",
+			 ps->sources[ps->files[bad].source], ps->files[bad].offset);
+		return -1;
+	}
+	int lrc = merge_launch(ps, &bad);
+	if (lrc == OPSCOPE_ENOMEM)
+		goto oom;
+	if (lrc != 0) {
+		snprintf(err, errsize,
+			 "%s: offset %" PRIu64
+			 ": the launch statistics' counts or times, summed over the files, exceed "
+			 "2^63",
+			 ps->sources[ps->files[bad].source], ps->files[bad].offset);
+		return -1;
+	}
 	return 0;
 overflow:
 	snprintf(err, errsize,
@@ -956,6 +2279,42 @@ oom:
 	return OPSCOPE_ENOMEM;
 }
 
+bool partial_carries(const struct partial_set *ps, const char *view)
+{
+	const struct report_view *v = report_view_find(view);
+	if (!v || !v->mergeable)
+		return false;
+	if (strcmp(view, "step") == 0)
+		return ps->pre.steps != NULL;
+	if (strcmp(view, "gputime") == 0)
+		return ps->pre.gputime != NULL;
+	if (strcmp(view, "gpu") == 0)
+		return ps->pre.gpu != NULL;
+	if (strcmp(view, "launch") == 0)
+		return ps->pre.launch != NULL;
+	if (strcmp(view, "queue") == 0)
+		return ps->pre.queue != NULL;
+	if (strcmp(view, "gpumem") == 0)
+		return ps->pre.gpumem != NULL;
+	if (strcmp(view, "module") == 0)
+		return ps->pre.has_modules;
+	if (strcmp(view, "perf") == 0)
+		return ps->pre.has_perf;
+	if (strcmp(view, "userdefined") == 0 || strcmp(view, "memcpy") == 0 ||
+	    strcmp(view, "python") == 0)
+		return ps->pre.has_host;
+	return true;
+}
+
+void partial_analysis(const struct partial_set *ps, struct analysis *an)
+{
+	if (!ps->pre.has_host)
+		return;
+	an->total_ns = ps->pre.total_ns;
+	an->step_kernel_ns = ps->pre.step_kernel_ns;
+	an->step_device_ns = ps->pre.step_device_ns;
+}
+
 void partial_set_free(struct partial_set *ps)
 {
 	for (uint32_t i = 0; i < ps->nfiles; i++) {
@@ -963,6 +2322,16 @@ void partial_set_free(struct partial_set *ps)
 		free(ps->files[i].kern);
 		free(ps->files[i].ops);
 		free(ps->files[i].nv);
+		steps_free(&ps->files[i].steps);
+		gpu_time_free(&ps->files[i].gputime);
+		gpu_util_free(&ps->files[i].gpu);
+		gpu_launch_free(&ps->files[i].launch);
+		gpu_queue_free(&ps->files[i].queue);
+		gpu_mem_free(&ps->files[i].gpumem);
+		ivec_free(&ps->files[i].total.steps);
+		free(ps->files[i].host);
+		free(ps->files[i].mods);
+		free(ps->files[i].perf);
 	}
 	free(ps->files);
 	for (uint32_t i = 0; i < ps->nsources; i++)
@@ -974,6 +2343,27 @@ void partial_set_free(struct partial_set *ps)
 	for (uint32_t i = 0; i < ps->pre.nranks; i++)
 		ranks_file_free(&ps->pre.ranks[i]);
 	free(ps->pre.ranks);
+	for (uint32_t i = 0; ps->pre.steps && i < ps->pre.nranks; i++)
+		steps_free(&ps->pre.steps[i]);
+	free(ps->pre.steps);
+	if (ps->pre.gputime)
+		gpu_time_free(ps->pre.gputime);
+	free(ps->pre.gputime);
+	if (ps->pre.gpu)
+		gpu_util_free(ps->pre.gpu);
+	free(ps->pre.gpu);
+	if (ps->pre.launch)
+		gpu_launch_free(ps->pre.launch);
+	free(ps->pre.launch);
+	if (ps->pre.queue)
+		gpu_queue_free(ps->pre.queue);
+	free(ps->pre.queue);
+	if (ps->pre.gpumem)
+		gpu_mem_free(ps->pre.gpumem);
+	free(ps->pre.gpumem);
+	for (int s = 0; s <= AGG_PYTHON_FUNCTIONS; s++)
+		agg_free(&ps->pre.host[s]);
+	agg_free(&ps->pre.modules);
 	agg_free(&ps->pre.kernels);
 	agg_free(&ps->pre.ops);
 	agg_free(&ps->pre.nvprof);

@@ -3,8 +3,9 @@
  * the format and its version rule: docs/merge.md). A partial holds, per trace file, what the
  * mergeable views read (report_view.mergeable): the file's row of the Trace Files table, its
  * share of the rank analysis (ranks_file: rank, host, world size, steps, collective kernels,
- * distributed numbers) and its kernel aggregation by name. Its size is bounded by the file's
- * distinct kernel names, steps and collective kernels, never by its other events.
+ * distributed numbers), its kernel, nvprof and operator aggregations by name and its step
+ * view's rows. Its size is bounded by the file's distinct names, steps and collective
+ * kernels, never by its other events.
  *
  * Merging reads partials into a small model (files and strings only) and a report_pre; the
  * views then render them with the same code as `opscope report`, so that the merge of the
@@ -22,8 +23,14 @@
 #include "model/model.h"
 #include "report/views.h"
 
-#define PARTIAL_MAGIC	"opscope-partial"
-#define PARTIAL_VERSION 1 /* the newest version this build writes and reads */
+#define PARTIAL_MAGIC "opscope-partial"
+/* The newest version this build writes and reads: 2 added the step view's sv and sr records,
+ * 3 the gputime view's gv, gt and gs records, 4 the gpu view's uv, ut, us and ub records, 5
+ * the launch view's lv and lr records, 6 the queue view's qv, qt and qb records, 7 the gpumem
+ * view's mv, md, ml and mb records, 8 the totals (tv, ti) and the user-defined, memory and
+ * Python function ranges by name (h), 9 the module hierarchy (mm, mo), 10 the steps'
+ * throughput (pv, pt). */
+#define PARTIAL_VERSION 10
 
 /* Write the partial of a's model (every file of it) to out; `inputs` are the paths the user
  * gave (the report's JSON "inputs"). 0, OPSCOPE_ENOMEM, or -1 on a write error. */
@@ -31,30 +38,58 @@ int partial_write(FILE *out, const struct analysis *a, const char *const *inputs
 
 /* One trace file read from a partial, before the merge orders the files. */
 struct partial_file {
-	uint32_t path;		  /* string id (in partial_set.m) of the trace's path */
-	uint32_t format;	  /* string id of its format ("chrome-json", "opscope") */
-	uint64_t events;	  /* events read */
-	uint64_t dropped;	  /* events lost by the recorder */
-	uint64_t discarded_bytes; /* bytes of torn tail not read */
-	bool complete;		  /* the file ended cleanly */
-	uint32_t tail_msg;	  /* string id of why reading stopped early, 0 if it did not */
-	struct ranks_file ranks;  /* its share of the rank analysis (ranks.file set by the
+	uint32_t path;		     /* string id (in partial_set.m) of the trace's path */
+	uint32_t format;	     /* string id of its format ("chrome-json", "opscope") */
+	uint64_t events;	     /* events read */
+	uint64_t dropped;	     /* events lost by the recorder */
+	uint64_t discarded_bytes;    /* bytes of torn tail not read */
+	bool complete;		     /* the file ended cleanly */
+	uint32_t tail_msg;	     /* string id of why reading stopped early, 0 if it did not */
+	struct ranks_file ranks;     /* its share of the rank analysis (ranks.file set by the
 				   * merge) */
-	struct agg_item *kern;	  /* its kernel aggregation's items, first-seen order (name:
+	struct agg_item *kern;	     /* its kernel aggregation's items, first-seen order (name:
 				   * a string id of m) */
-	uint32_t nkern;		  /* items in kern */
-	int64_t kern_ns;	  /* ns: the sum of its kernels' durations */
-	int64_t kern_sum;	  /* ns: the sum of kern[].gpu_ns read so far (<= kern_ns) */
-	struct agg_item *ops;	  /* its operator aggregation's items (agg_host_ranges, detail),
+	uint32_t nkern;		     /* items in kern */
+	int64_t kern_ns;	     /* ns: the sum of its kernels' durations */
+	int64_t kern_sum;	     /* ns: the sum of kern[].gpu_ns read so far (<= kern_ns) */
+	struct agg_item *ops;	     /* its operator aggregation's items (agg_host_ranges, detail),
 				   * index order; parent: an index in ops, or AGG_NONE */
-	uint32_t nops;		  /* items in ops */
-	struct agg_item *nv;	  /* its nvprof aggregation's items (agg_nvprof), first-seen
+	uint32_t nops;		     /* items in ops */
+	struct agg_item *nv;	     /* its nvprof aggregation's items (agg_nvprof), first-seen
 				   * order (name: a string id of m, or a copy key) */
-	uint32_t nnv;		  /* items in nv */
-	int64_t nv_sum[2];	  /* ns: the summed durations of its GPU work and API calls */
-	int64_t nv_seen[2];	  /* ns: the same of nv[] read so far (<= nv_sum) */
-	uint32_t source;	  /* index in partial_set.sources of the partial it came from */
-	uint64_t offset;	  /* byte offset of its `file` record in that partial */
+	uint32_t nnv;		     /* items in nv */
+	int64_t nv_sum[2];	     /* ns: the summed durations of its GPU work and API calls */
+	int64_t nv_seen[2];	     /* ns: the same of nv[] read so far (<= nv_sum) */
+	struct step_table steps;     /* its step view's rows and steps dropped (sv, sr records;
+				   * the average made by partial_finish) */
+	bool has_steps;		     /* an sv record was read (version 2 on) */
+	int64_t steps_dur;	     /* ns: the summed durations of steps.rows (<= 2^62) */
+	int64_t steps_events;	     /* the summed GPU events of steps.rows (<= 2^62) */
+	struct gpu_time gputime;     /* its GPU time breakdown's devices (gt, gs records) */
+	bool has_gputime;	     /* a gv record was read (version 3 on) */
+	struct gpu_util gpu;	     /* its GPU utilization's devices (ut, us, ub records) */
+	bool has_gpu;		     /* a uv record was read (version 4 on) */
+	struct gpu_launch launch;    /* its launch statistics' rows by name (lr records) */
+	bool has_launch;	     /* an lv record was read (version 5 on) */
+	struct gpu_queue queue;	     /* its queue lengths' streams (qt, qb records) */
+	bool has_queue;		     /* a qv record was read (version 6 on) */
+	struct gpu_mem gpumem;	     /* its GPU memory's devices (md, ml, mb records) */
+	bool has_gpumem;	     /* an mv record was read (version 7 on) */
+	bool has_total;		     /* a tv record was read (version 8 on) */
+	struct analysis_total total; /* its total's parts (tv, ti records) */
+	struct agg_item *host;	     /* its user-defined, memory and Python function ranges by
+				   * name (h records; kind: the enum agg_select) */
+	uint32_t nhost;		     /* items in host */
+	bool has_modules;	     /* an mm record was read (version 9 on) */
+	struct agg_item *mods;	     /* its module hierarchy's items (mo records), index order;
+				   * parent: an index in mods, or AGG_NONE */
+	uint32_t nmods;		     /* items in mods */
+	bool has_perf;		     /* a pv record was read (version 10 on) */
+	int64_t (*perf)[3];	     /* its steps with num_samples (pt records): Dataloader ns,
+				   * duration ns, samples; in the order of the file's threads */
+	uint32_t nperf;		     /* entries of perf */
+	uint32_t source;	     /* index in partial_set.sources of the partial it came from */
+	uint64_t offset;	     /* byte offset of its `file` record in that partial */
 };
 
 /* Partials being merged. */
@@ -85,6 +120,14 @@ int partial_read_stream(struct partial_set *ps, FILE *in, const char *path, char
 /* Order the files by path (as `opscope report DIR` loads a directory), refuse a trace read
  * twice, and build ps->m's files and ps->pre. 0; else one line in err. */
 int partial_finish(struct partial_set *ps, char *err, size_t errsize);
+/* Can the (mergeable) view be made from the finished set: is it carried by every partial?
+ * The step view is not by partials of version 1, gputime not by those before version 3, gpu
+ * not before 4, launch not before 5, queue not before 6, gpumem not before 7, userdefined,
+ * memcpy and python not before 8, module not before 9, perf not before 10. */
+bool partial_carries(const struct partial_set *ps, const char *view);
+/* Set the totals of an (the analysis of ps->m, whose files have no events) to the merged
+ * partials': total_ns and the step times the views' ratios are of. */
+void partial_analysis(const struct partial_set *ps, struct analysis *an);
 void partial_set_free(struct partial_set *ps);
 
 #endif

@@ -13,8 +13,13 @@
 
 #include "analyze/aggregate.h"
 #include "analyze/analysis.h"
+#include "analyze/gpu_mem.h"
+#include "analyze/gpu_time.h"
+#include "analyze/gpu_util.h"
 #include "analyze/hardware.h"
 #include "analyze/ranks.h"
+#include "analyze/steps.h"
+#include "analyze/throughput.h"
 #include "model/model.h"
 #include "report/table.h"
 
@@ -61,14 +66,46 @@ struct report_opts {
  * (report_view.mergeable) show instead of analysing the model, which then holds only the
  * files and the strings these results name. */
 struct report_pre {
-	struct ranks_file *ranks; /* one per model file, in the order of model.files */
-	uint32_t nranks;	  /* entries of ranks: model.nfiles */
-	struct agg kernels;	  /* the kernel aggregation of every file (agg_kernels) */
-	int64_t kernels_ns;	  /* ns: the sum of every kernel's duration */
-	struct agg nvprof;	  /* nvprof's GPU work and API calls of every file (agg_nvprof) */
-	int64_t nvprof_ns[2];	  /* ns: their summed durations: GPU work, API calls */
-	struct agg ops;		  /* the operator aggregation of every file, with the inner
+	struct ranks_file *ranks;  /* one per model file, in the order of model.files */
+	uint32_t nranks;	   /* entries of ranks: model.nfiles */
+	struct agg kernels;	   /* the kernel aggregation of every file (agg_kernels) */
+	int64_t kernels_ns;	   /* ns: the sum of every kernel's duration */
+	struct agg nvprof;	   /* nvprof's GPU work and API calls of every file (agg_nvprof) */
+	int64_t nvprof_ns[2];	   /* ns: their summed durations: GPU work, API calls */
+	struct agg ops;		   /* the operator aggregation of every file, with the inner
 				   * phases and kernels under each (agg_host_ranges, detail) */
+	struct step_table *steps;  /* one per model file (steps_analyze's rows, dropped and
+				   * average), or NULL when a partial did not carry them
+				   * (version 1): then the step view shows nothing */
+	struct gpu_time *gputime;  /* the GPU time breakdown of every file (its devices in file
+				   * order), or NULL when a partial did not carry it (before
+				   * version 3): then the gputime view shows nothing */
+	struct gpu_util *gpu;	   /* the GPU utilization of every file (its devices in file
+				   * order), or NULL when a partial did not carry it (before
+				   * version 4): then the gpu view shows nothing */
+	struct gpu_launch *launch; /* the launch statistics of every file (rows by name, summed
+				    * over the files, ordered), or NULL when a partial did not
+				    * carry them (before version 5): then the launch view shows
+				    * nothing */
+	struct gpu_queue *queue;   /* the queue lengths of every file (its streams in file
+				    * order), or NULL when a partial did not carry them (before
+				    * version 6): then the queue view shows nothing */
+	struct gpu_mem *gpumem;	   /* the GPU memory of every file (its devices in file order),
+				    * or NULL when a partial did not carry it (before version 7):
+				    * then the gpumem view shows nothing */
+	struct agg host[AGG_PYTHON_FUNCTIONS + 1]; /* by enum agg_select: the user-defined,
+						    * memory and Python function ranges of
+						    * every file by name ([AGG_OPERATORS]
+						    * unused: ops) */
+	bool has_host;		/* host and the totals below are carried (version 8 on) */
+	struct agg modules;	/* the module hierarchy of every file (agg_modules) */
+	bool has_modules;	/* modules is carried (version 9 on) */
+	struct throughput perf; /* the Perf Summary of every file's steps */
+	bool has_perf;		/* perf is carried (version 10 on) */
+	int64_t total_ns;	/* ns: analysis.total_ns of every file (the union of their
+					 * steps, or the span of their host ranges) */
+	int64_t step_kernel_ns; /* ns: analysis.step_kernel_ns, summed over the files */
+	int64_t step_device_ns; /* ns: analysis.step_device_ns, summed over the files */
 };
 
 /* What every view reads, computed once, and the tables they give. */

@@ -81,15 +81,21 @@ int view_gpu(struct report_ctx *c)
 {
 	const struct model *m = c->an.m;
 	struct gpu_util u;
-	if (gpu_util_analyze(&c->an, &u) != 0)
+	if (c->pre && !c->pre->gpu)
+		return 0; /* merged partials that do not carry it */
+	if (c->pre)	  /* merged: the files' devices as their partials gave them (not freed) */
+		u = *c->pre->gpu;
+	else if (gpu_util_analyze(&c->an, &u) != 0)
 		return OPSCOPE_ENOMEM;
 	if (u.ndev == 0) {
-		gpu_util_free(&u);
+		if (!c->pre)
+			gpu_util_free(&u);
 		return 0;
 	}
 	struct rtable *t = ctx_table(c, "gpu", "GPU Utilization");
 	if (!t) {
-		gpu_util_free(&u);
+		if (!c->pre)
+			gpu_util_free(&u);
 		return OPSCOPE_ENOMEM;
 	}
 	struct util_cols cs = util_table_cols(t, true);
@@ -127,7 +133,8 @@ int view_gpu(struct report_ctx *c)
 	/* the series, for plots */
 	struct rtable *s = ctx_table(c, "gpu", "GPU Utilization over time");
 	if (!s) {
-		gpu_util_free(&u);
+		if (!c->pre)
+			gpu_util_free(&u);
 		return OPSCOPE_ENOMEM;
 	}
 	struct util_cols cb = util_table_cols(s, false);
@@ -144,7 +151,8 @@ int view_gpu(struct report_ctx *c)
 	s->note = "The window cut into at most 100 buckets of a power of 10 us (as TensorBoard's "
 		  "plugin does); Start is\nfrom the window's start; the last bucket may be "
 		  "shorter, and its shares are of its own duration.";
-	gpu_util_free(&u);
+	if (!c->pre)
+		gpu_util_free(&u);
 	return t->oom || s->oom ? OPSCOPE_ENOMEM : 0;
 }
 
@@ -208,10 +216,15 @@ int view_gpumem(struct report_ctx *c)
 {
 	const struct model *m = c->an.m;
 	struct gpu_mem gm;
-	if (gpu_mem_analyze(&c->an, &gm) != 0)
+	if (c->pre && !c->pre->gpumem)
+		return 0; /* merged partials that do not carry it */
+	if (c->pre)	  /* merged: the files' devices as their partials gave them (not freed) */
+		gm = *c->pre->gpumem;
+	else if (gpu_mem_analyze(&c->an, &gm) != 0)
 		return OPSCOPE_ENOMEM;
 	if (gm.ndev == 0) {
-		gpu_mem_free(&gm);
+		if (!c->pre)
+			gpu_mem_free(&gm);
 		return 0;
 	}
 	int rc = OPSCOPE_ENOMEM;
@@ -290,6 +303,7 @@ int view_gpumem(struct report_ctx *c)
 		  "100 buckets of a power\nof 10 us; Start is from the first record.";
 	rc = t->oom || s->oom ? OPSCOPE_ENOMEM : 0;
 out:
-	gpu_mem_free(&gm);
+	if (!c->pre)
+		gpu_mem_free(&gm);
 	return rc;
 }

@@ -63,15 +63,21 @@ int view_gputime(struct report_ctx *c)
 {
 	const struct model *m = c->an.m;
 	struct gpu_time u;
-	if (gpu_time_analyze(&c->an, &u) != 0)
+	if (c->pre && !c->pre->gputime)
+		return 0; /* merged partials that do not carry it */
+	if (c->pre)	  /* merged: the files' devices as their partials gave them (not freed) */
+		u = *c->pre->gputime;
+	else if (gpu_time_analyze(&c->an, &u) != 0)
 		return OPSCOPE_ENOMEM;
 	if (u.ndev == 0) {
-		gpu_time_free(&u);
+		if (!c->pre)
+			gpu_time_free(&u);
 		return 0;
 	}
 	struct rtable *t = ctx_table(c, "gputime", "GPU Time Breakdown");
 	if (!t) {
-		gpu_time_free(&u);
+		if (!c->pre)
+			gpu_time_free(&u);
 		return OPSCOPE_ENOMEM;
 	}
 	struct bd_cols cs;
@@ -126,7 +132,8 @@ int view_gputime(struct report_ctx *c)
 		  "Dataloader range or the step's data wait), sync (in a synchronizing call or a "
 		  "cuda_sync event),\nother (work was queued and had not started), host (nothing "
 		  "was queued). The parts sum to the\nduration.";
-	gpu_time_free(&u);
+	if (!c->pre)
+		gpu_time_free(&u);
 	return t->oom ? OPSCOPE_ENOMEM : 0;
 }
 
@@ -160,15 +167,21 @@ int view_launch(struct report_ctx *c)
 {
 	const struct model *m = c->an.m;
 	struct gpu_launch l;
-	if (gpu_launch_analyze(&c->an, &l) != 0)
+	if (c->pre && !c->pre->launch)
+		return 0; /* merged partials that do not carry it */
+	if (c->pre)	  /* merged: the rows summed over the files' partials (not freed) */
+		l = *c->pre->launch;
+	else if (gpu_launch_analyze(&c->an, &l) != 0)
 		return OPSCOPE_ENOMEM;
 	if (l.nrows == 0) {
-		gpu_launch_free(&l);
+		if (!c->pre)
+			gpu_launch_free(&l);
 		return 0;
 	}
 	struct rtable *t = ctx_table(c, "launch", "Kernel Launch Statistics");
 	if (!t) {
-		gpu_launch_free(&l);
+		if (!c->pre)
+			gpu_launch_free(&l);
 		return OPSCOPE_ENOMEM;
 	}
 	struct ln_cols cs;
@@ -208,7 +221,8 @@ int view_launch(struct report_ctx *c)
 		  "HTA's short kernels (call <= 50 us and op shorter than the call); outliers: "
 		  "HTA's\ncutoffs, call > 50 us, delay > 100 us. Ops without a launching call "
 		  "are not counted.";
-	gpu_launch_free(&l);
+	if (!c->pre)
+		gpu_launch_free(&l);
 	return t->oom ? OPSCOPE_ENOMEM : 0;
 }
 
@@ -265,18 +279,24 @@ int view_queue(struct report_ctx *c)
 {
 	const struct model *m = c->an.m;
 	struct gpu_queue q;
-	if (gpu_queue_analyze(&c->an, &q) != 0)
+	if (c->pre && !c->pre->queue)
+		return 0; /* merged partials that do not carry it */
+	if (c->pre)	  /* merged: the files' streams as their partials gave them (not freed) */
+		q = *c->pre->queue;
+	else if (gpu_queue_analyze(&c->an, &q) != 0)
 		return OPSCOPE_ENOMEM;
 	bool any = false;
 	for (uint32_t i = 0; i < q.nst; i++)
 		any = any || q.st[i].ops > 0;
 	if (!any) {
-		gpu_queue_free(&q);
+		if (!c->pre)
+			gpu_queue_free(&q);
 		return 0;
 	}
 	struct rtable *t = ctx_table(c, "queue", "Queue Length");
 	if (!t) {
-		gpu_queue_free(&q);
+		if (!c->pre)
+			gpu_queue_free(&q);
 		return OPSCOPE_ENOMEM;
 	}
 	struct q_cols cs = q_table_cols(t, false);
@@ -297,7 +317,8 @@ int view_queue(struct report_ctx *c)
 		"queued, where launches block (HTA). Ops: launched ops of the stream.";
 	struct rtable *s = ctx_table(c, "queue", "Queue Length over time");
 	if (!s) {
-		gpu_queue_free(&q);
+		if (!c->pre)
+			gpu_queue_free(&q);
 		return OPSCOPE_ENOMEM;
 	}
 	/* a long series: in the text report only when asked for */
@@ -315,6 +336,7 @@ int view_queue(struct report_ctx *c)
 	}
 	s->note = "The window cut into at most 100 buckets of a power of 10 us; Start is from the "
 		  "window's start.";
-	gpu_queue_free(&q);
+	if (!c->pre)
+		gpu_queue_free(&q);
 	return t->oom || s->oom ? OPSCOPE_ENOMEM : 0;
 }

@@ -139,9 +139,11 @@ static int view_agg_group(struct report_ctx *c, enum agg_select sel, uint32_t tr
 		sel == AGG_OPERATORS && (by_shape || c->o->group_by == REPORT_GROUP_INPUT_SHAPE);
 	uint32_t group_key = shapes ? model_find_str(an->m, "Input Dims") : 0;
 	const struct agg *ap = &a; /* opscope merge: the partials' operators, merged */
-	if (c->pre && sel == AGG_OPERATORS) {
+	if (c->pre) { /* the operators, or the ranges by name when the partials carry them */
 		memset(&a, 0, sizeof(a));
-		ap = &c->pre->ops;
+		if (sel != AGG_OPERATORS && !c->pre->has_host)
+			return 0;
+		ap = sel == AGG_OPERATORS ? &c->pre->ops : &c->pre->host[sel];
 	} else if (agg_host_ranges(an, sel, track, detail, group_key, &a) != 0) {
 		return OPSCOPE_ENOMEM;
 	}
@@ -271,16 +273,24 @@ static uint32_t module_next(const struct agg *a, uint32_t i, int *depth)
 static int view_module_group(struct report_ctx *c, uint32_t track)
 {
 	const struct analysis *an = &c->an;
-	struct agg a;
-	if (agg_modules(an, track, &a) != 0)
+	struct agg own;
+	const struct agg *ap = &own; /* opscope merge: the partials' modules, merged */
+	memset(&own, 0, sizeof(own));
+	if (c->pre) {
+		if (!c->pre->has_modules)
+			return 0;
+		ap = &c->pre->modules;
+	} else if (agg_modules(an, track, &own) != 0) {
 		return OPSCOPE_ENOMEM;
+	}
+	const struct agg a = *ap; /* read only */
 	if (a.n == 0) {
-		agg_free(&a);
+		agg_free(&own);
 		return 0;
 	}
 	struct rtable *t = ctx_table(c, "module", "Module Summary");
 	if (!t) {
-		agg_free(&a);
+		agg_free(&own);
 		return OPSCOPE_ENOMEM;
 	}
 	group_title(an->m, track, t->group, sizeof(t->group));
@@ -310,7 +320,7 @@ static int view_module_group(struct report_ctx *c, uint32_t track)
 		  "device time launched inside them (ratio = /\nthe ProfileStep device time). "
 		  "Self: less the modules directly inside. CPU ratio = / total time.";
 	int rc = t->oom ? OPSCOPE_ENOMEM : 0;
-	agg_free(&a);
+	agg_free(&own);
 	return rc;
 }
 

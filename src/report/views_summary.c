@@ -344,17 +344,23 @@ static int step_timeline(struct report_ctx *c)
 int view_step(struct report_ctx *c)
 {
 	const struct model *m = c->an.m;
+	if (c->pre && !c->pre->steps)
+		return 0; /* merged partials that do not carry the steps */
 	for (uint32_t f = 0; f < m->nfiles; f++) {
 		struct step_table st;
-		if (steps_analyze(&c->an.tree, f, &st) != 0)
+		if (c->pre) /* merged: the file's rows as its partial gave them (not freed) */
+			st = c->pre->steps[f];
+		else if (steps_analyze(&c->an.tree, f, &st) != 0)
 			return OPSCOPE_ENOMEM;
 		if (st.nrows == 0) {
-			steps_free(&st);
+			if (!c->pre)
+				steps_free(&st);
 			continue;
 		}
 		struct rtable *t = ctx_table(c, "step", "Step Summary");
 		if (!t) {
-			steps_free(&st);
+			if (!c->pre)
+				steps_free(&st);
 			return OPSCOPE_ENOMEM;
 		}
 		if (m->nfiles > 1) {
@@ -399,7 +405,8 @@ int view_step(struct report_ctx *c)
 				"The last steps launched no GPU work, or clearly less than the step "
 				"before them: their GPU work\nwas not all captured, and they are left "
 				"out (as the TensorBoard plugin does).";
-		steps_free(&st);
+		if (!c->pre)
+			steps_free(&st);
 		if (t->oom)
 			return OPSCOPE_ENOMEM;
 	}
@@ -412,7 +419,11 @@ int view_step(struct report_ctx *c)
 int view_perf(struct report_ctx *c)
 {
 	struct throughput tp;
-	if (throughput_analyze(&c->an, &tp) != 0)
+	if (c->pre && !c->pre->has_perf)
+		return 0; /* merged partials that do not carry the steps' throughput */
+	if (c->pre)
+		tp = c->pre->perf;
+	else if (throughput_analyze(&c->an, &tp) != 0)
 		return OPSCOPE_ENOMEM;
 	if (tp.steps == 0)
 		return 0;

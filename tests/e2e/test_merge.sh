@@ -2,8 +2,9 @@
 # test_merge.sh: `opscope report --format partial` and `opscope merge` (issue 20, point 5).
 #   - Equality: for each input directory, a partial per file (as a Slurm array task would
 #     make it), merged, gives the very bytes that `opscope report` prints for the files loaded
-#     at once, for the mergeable views (files, ranks, operator, kernel): text and CSV against
-#     `report DIR`, JSON against `report DIR/*` (its "inputs" list names the files given, so
+#     at once, for the mergeable views (files, ranks, operator, kernel, nvprof, step, gpu,
+#     gputime, launch, queue, gpumem, userdefined, memcpy, python, module, perf): text and
+#     CSV against `report DIR`, JSON against `report DIR/*` (its "inputs" list names the files given, so
 #     the report is given the same files; with `report DIR` only "inputs" differs). Inputs:
 #     the synthetic job of tests/tools/gen_ranks.py (4 ranks; also with a missing rank, a
 #     duplicate rank, a rank with no steps) and the real multi-rank traces of HTA
@@ -23,7 +24,7 @@ PY=/usr/bin/python3
 [ -x "$PY" ] || { echo "skip: no $PY"; exit 77; }
 GEN=$SRC/tests/tools/gen_ranks.py
 HTA=$SRC/../shared/data/kineto/hta
-V=files,ranks,operator,kernel,nvprof
+V=files,ranks,operator,kernel,nvprof,step,gpu,gputime,launch,queue,gpumem,userdefined,memcpy,python,module,perf
 
 # parts DIR OUT: one partial per file of DIR into OUT (a loop standing in for the array)
 parts() {
@@ -38,21 +39,24 @@ same() {
 	local name=$1 dir=$2 p=$T/parts_$1
 	parts "$dir" "$p"
 	check "$name: a partial per file, exit 0" '[ $? -eq 0 ]'
-	"$OPSCOPE" merge "$p"/*.partial >"$T/$name.m.txt" 2>"$T/$name.m.err"
+	# the views named, as the report is given them (a view asked for by name says when it has
+	# nothing to show, and the text shows the queue's series only then, in both)
+	"$OPSCOPE" merge --views $V "$p"/*.partial >"$T/$name.m.txt"
 	"$OPSCOPE" report --views $V "$dir" >"$T/$name.r.txt"
 	check "$name: text: merge == report DIR, byte for byte" \
 		'cmp -s "$T/$name.m.txt" "$T/$name.r.txt" && [ -s "$T/$name.m.txt" ]'
+	"$OPSCOPE" merge "$p"/*.partial >"$T/$name.d.txt" 2>"$T/$name.m.err"
 	check "$name: merge says in one line which views it left out" \
 		'[ "$(wc -l <"$T/$name.m.err")" -eq 1 ] && grep -q "^opscope merge: left out advice,.*,flops: not made from partials" "$T/$name.m.err"'
-	"$OPSCOPE" merge -f csv -u us "$p"/*.partial >"$T/$name.m.csv"
+	"$OPSCOPE" merge -f csv -u us --views $V "$p"/*.partial >"$T/$name.m.csv"
 	"$OPSCOPE" report -f csv -u us --views $V "$dir" >"$T/$name.r.csv"
 	check "$name: CSV: merge == report DIR" 'cmp -s "$T/$name.m.csv" "$T/$name.r.csv"'
-	"$OPSCOPE" merge -f json "$p"/*.partial >"$T/$name.m.json"
+	"$OPSCOPE" merge -f json --views $V "$p"/*.partial >"$T/$name.m.json"
 	(LC_ALL=C; "$OPSCOPE" report -f json --views $V "$dir"/*) >"$T/$name.r.json"
 	check "$name: JSON: merge == report DIR/*, byte for byte" \
 		'cmp -s "$T/$name.m.json" "$T/$name.r.json"'
 	# the partials given in another order: the files are ordered by path all the same
-	"$OPSCOPE" merge $(ls "$p"/*.partial | sort -r) >"$T/$name.rev.txt" 2>/dev/null
+	"$OPSCOPE" merge --views $V $(ls "$p"/*.partial | sort -r) >"$T/$name.rev.txt"
 	check "$name: partials in reverse order: the same report" \
 		'cmp -s "$T/$name.rev.txt" "$T/$name.r.txt"'
 }
@@ -81,8 +85,62 @@ check "syn: merged: 4 files, 4 ranks, offsets 0,-1,-2,-3 ms" \
 	'q "$T/syn.m.json" "len(t(\"Trace Files\")) == 4 and [r[\"clock_offset_ns\"] for r in t(\"Ranks\")] == [0,-1000000,-2000000,-3000000]"'
 check "syn: merged: aten::mm, 12 calls (4 ranks x 3 steps), over the partials" \
 	'q "$T/syn.m.json" "[r[\"calls\"] for r in t(\"Operator Summary\") if r[\"name\"] == \"aten::mm\"] == [12]"'
+# gen_ranks.py's step: DATA 1000 + 10 us to the kernels, the straggler's compute 12000 us
+# (10000 + 20 %), the all-reduce's 500 us after it and 50 us to the step's end: 13560 us on
+# every rank (the others wait in the all-reduce); 2 GPU events (the GEMM, the all-reduce)
+check "syn: merged: a Step Summary per file, 3 steps of 13.56 ms and 2 GPU events each" \
+	'q "$T/syn.m.json" "[[(r[\"total_ns\"], r[\"gpu_events\"]) for r in x[\"rows\"]] for x in d[\"tables\"] if x[\"view\"] == \"step\"] == [[(13560000, 2)] * 4] * 4"'
+# GPU time per step: compute is the GEMM (10000 us; the straggler's 12000 us), communication
+# the all-reduce from the rank's arrival to 500 us after the straggler's (2500 us; 500 us)
+check "syn: merged: GPU Time Breakdown per step, compute and communication by rank" \
+	'q "$T/syn.m.json" "[(r[\"device\"], r[\"compute_ns\"], r[\"communication_ns\"]) for x in d[\"tables\"] if x[\"view\"] == \"gputime\" for r in x[\"rows\"] if r[\"step\"] == \"ProfilerStep#1\"] == [(\"GPU0 (file %d)\" % f, 12000000 if f == 2 else 10000000, 500000 if f == 2 else 2500000) for f in range(4)]"'
+# GPU utilization per step: kernel busy = the GEMM then the all-reduce, back to back: 10000 +
+# 2500 us, the straggler's 12000 + 500 us: 12.5 ms on every rank, 2 kernels
+check "syn: merged: GPU Utilization per step, 12.5 ms kernel busy and 2 kernels each" \
+	'q "$T/syn.m.json" "[(r[\"device\"], r[\"kernel_busy_ns\"], r[\"kernels\"]) for x in d[\"tables\"] if x[\"title\"] == \"GPU Utilization\" for r in x[\"rows\"] if r[\"step\"] == \"ProfilerStep#1\"] == [(\"GPU0 (file %d)\" % f, 12500000, 2) for f in range(4)]"'
+# launches, over the 4 ranks' partials: 12 of each kernel (4 ranks x 3 steps), calls of 5 us;
+# the GEMM starts 4 us after its call ends (1010 - 1006), the all-reduce at the rank's arrival,
+# 10000 + 1010 - 1018 = 9992 us after (the straggler's 11992): mean (9 x 9992 + 3 x 11992) / 12
+# = 10492 us, all 12 over HTA's 100 us cutoff; All: (125904 + 48) / 24 = 5248 us
+check "syn: merged: Kernel Launch Statistics summed over the ranks, delays by hand" \
+	'q "$T/syn.m.json" "[(r[\"name\"][:10], r[\"count\"], r[\"launch_avg_ns\"], r[\"delay_avg_ns\"], r[\"delay_max_ns\"], r[\"delay_outliers\"]) for x in d[\"tables\"] if x[\"view\"] == \"launch\" for r in x[\"rows\"]] == [(\"ncclKernel\", 12, 5000, 10492000, 11992000, 12), (\"volta_sgem\", 12, 5000, 4000, 4000, 0), (\"All\", 24, 5000, 5248000, 11992000, 12)]"'
+# the queue per stream, 3 ops each: the GEMM waits 1010 - 1001 = 9 us from its call's start,
+# 3 x 9000 = 27000 op-ns; the all-reduce from the call at 1013 to the rank's arrival at
+# 1010 + 10000: 9997 us (the straggler's 11997 us), 3 x: 29991000 (35991000) op-ns
+check "syn: merged: Queue Length per stream, integrals by hand" \
+	'q "$T/syn.m.json" "[(r[\"device\"], r[\"stream\"], r[\"max\"], r[\"queued_ns\"], r[\"ops\"]) for r in t(\"Queue Length\")] == [(\"GPU0 (file %d)\" % f, \"stream %d\" % s, 1, (27000 if s == 7 else 35991000 if f == 2 else 29991000), 3) for f in range(4) for s in (7, 20)]"'
+# partials of older versions are still read; the views they do not carry are left out and
+# named on stderr. Version 2 added sv, sr (step), 3 gv, gt, gs (gputime), 4 uv, ut, us, ub
+# (gpu), 5 lv, lr (launch), 6 qv, qt, qb (queue), 7 mv, md, ml, mb (gpumem), 8 tv, ti, h
+# (userdefined, memcpy, python), 9 mm, mo (module), 10 pv, pt (perf): version k is the
+# partial without the records of the later ones.
+m="mv|md|ml|mb|tv|ti|h|mm|mo|pv|pt"
+newer=("sv|sr|gv|gt|gs|uv|ut|us|ub|lv|lr|qv|qt|qb|$m" "gv|gt|gs|uv|ut|us|ub|lv|lr|qv|qt|qb|$m"
+	"uv|ut|us|ub|lv|lr|qv|qt|qb|$m" "lv|lr|qv|qt|qb|$m" "qv|qt|qb|$m" "$m" "tv|ti|h|mm|mo|pv|pt"
+	"mm|mo|pv|pt" "pv|pt")
+carried=("" ",step" ",step,gputime" ",step,gpu,gputime" ",step,gpu,gputime,launch"
+	",step,gpu,gputime,launch,queue" ",step,gpu,gputime,launch,queue,gpumem"
+	",step,gpu,gputime,launch,queue,gpumem,userdefined,memcpy,python"
+	",step,gpu,gputime,launch,queue,gpumem,userdefined,memcpy,python,module")
+for k in 1 2 3 4 5 6 7 8 9; do
+	mkdir -p "$T/v$k"
+	for f in "$T/parts_syn"/*.partial; do
+		grep -Ev "^(${newer[k - 1]})(	|$)" "$f" | sed "1s/\t10$/\t$k/" >"$T/v$k/$(basename "$f")"
+	done
+	vk="files,ranks,operator,kernel,nvprof${carried[k - 1]}"
+	"$OPSCOPE" report --views "$vk" "$T/syn" >"$T/v$k.r.txt"
+	"$OPSCOPE" merge --views "$vk" "$T/v$k"/*.partial >"$T/v$k.txt"
+	"$OPSCOPE" merge "$T/v$k"/*.partial >/dev/null 2>"$T/v$k.err"
+	check "v$k partials: merged without the views they do not carry, which stderr names" \
+		'[ $? -eq 0 ] && cmp -s "$T/v$k.txt" "$T/v$k.r.txt" && grep -q "^opscope merge: left out advice,.*perf,.*: not made" "$T/v$k.err"'
+done
+check "v1, v3, v5: the left-out line names step, gpu, gputime, launch for v1, gpu for v3" \
+	'grep -q "step,perf,gpu,gputime,launch,queue" "$T/v1.err" && grep -q ",perf,gpu,launch,queue," "$T/v3.err" && grep -q ",perf,queue," "$T/v5.err"'
+"$OPSCOPE" merge --views step "$T/v1"/*.partial >"$T/v1s.txt" 2>"$T/v1s.err"
+check "v1 partials: --views step: exit 1, one line" \
+	'[ $? -eq 1 ] && [ "$(wc -l <"$T/v1s.err")" -eq 1 ] && grep -q "the step view: a partial of an older format version does not carry it" "$T/v1s.err" && [ ! -s "$T/v1s.txt" ]'
 # a directory of partials: every *.partial in it (more partials than a command line holds)
-"$OPSCOPE" merge "$T/parts_syn" >"$T/syn_dir.txt" 2>/dev/null
+"$OPSCOPE" merge --views $V "$T/parts_syn" >"$T/syn_dir.txt"
 check "syn: merge DIR of partials: the same report" 'cmp -s "$T/syn_dir.txt" "$T/syn.r.txt"'
 mkdir -p "$T/noparts"
 "$OPSCOPE" merge "$T/noparts" >/dev/null 2>"$T/noparts.err"
@@ -90,11 +148,45 @@ check "merge of a directory without partials: exit 1, one line" \
 	'[ $? -eq 1 ] && [ "$(cat "$T/noparts.err")" = "opscope: $T/noparts: no .partial files in this directory" ]'
 # one partial of the whole directory merges to the same report
 "$OPSCOPE" report --format partial -o "$T/syn_all.partial" "$T/syn"
-"$OPSCOPE" merge "$T/syn_all.partial" >"$T/syn_all.txt" 2>/dev/null
+"$OPSCOPE" merge --views $V "$T/syn_all.partial" >"$T/syn_all.txt"
 check "syn: one partial of the directory: the same report" 'cmp -s "$T/syn_all.txt" "$T/syn.r.txt"'
 "$OPSCOPE" merge --views ranks --format json "$T/parts_syn"/*.partial >"$T/syn_ranks.json" 2>"$T/syn_ranks.err"
 check "syn: --views ranks: files and ranks tables only, no left-out line" \
 	'q "$T/syn_ranks.json" "sorted(set(x[\"view\"] for x in d[\"tables\"])) == [\"files\", \"ranks\"]" && [ ! -s "$T/syn_ranks.err" ]'
+
+# --- Python functions and memory manipulation ranges (no real trace here has them): the
+# synthetic job with, around each aten::mm, a python_function "model.py(7): forward" of
+# 20 + rank us holding a user_annotation "copy_memcpy_helper" of 10 us, inside module calls
+# "nn.Module: Net" (23 + rank us) > "nn.Module: Linear" (21 + rank us); each ProfilerStep
+# carries num_samples 32 + rank
+cp -r "$T/syn" "$T/py"
+"$PY" - "$T/py" <<'PYEOF'
+import glob, json, sys
+for r, p in enumerate(sorted(glob.glob(sys.argv[1] + "/rank*.json"))):
+    d = json.load(open(p))
+    ev = d["traceEvents"]
+    for st in [e for e in ev if e.get("name", "").startswith("ProfilerStep#")]:
+        st.setdefault("args", {})["num_samples"] = 32 + r
+    for mm in [e for e in ev if e.get("name") == "aten::mm"]:
+        at = {"ph": "X", "pid": mm["pid"], "tid": mm["tid"]}
+        ev.append(dict(at, cat="python_function", name="nn.Module: Net", ts=mm["ts"] - 3, dur=23 + r))
+        ev.append(dict(at, cat="python_function", name="nn.Module: Linear", ts=mm["ts"] - 2.5, dur=21 + r))
+        ev.append(dict(at, cat="python_function", name="model.py(7): forward", ts=mm["ts"] - 2, dur=20 + r))
+        ev.append(dict(at, cat="user_annotation", name="copy_memcpy_helper", ts=mm["ts"] - 1, dur=10))
+    json.dump(d, open(p, "w"))
+PYEOF
+same py "$T/py"
+# 4 ranks x 3 steps = 12 calls each; CPU 3 x (20 + 21 + 22 + 23) = 258 us, and 12 x 10 us
+check "py: merged: Python functions and memory ranges summed over the ranks, by hand" \
+	'q "$T/py.m.json" "[(r[\"calls\"], r[\"cpu_total_ns\"]) for r in t(\"PythonFunction Summary\")] == [(12, 258000)] and [(r[\"calls\"], r[\"cpu_total_ns\"]) for r in t(\"Memory Manipulation Summary\")] == [(12, 120000)]"'
+# perf: every step 13.56 ms with a 1 ms DataLoader; ips = (3 x (32 + 33 + 34 + 35)) samples /
+# (12 x 0.01356 s) = 2470.5, the steps' best 35 / 0.01356 = 2581.12, worst 32 / 0.01356 = 2359.88
+check "py: merged: Perf Summary over the ranks' steps, by hand" \
+	'q "$T/py.m.json" "[(r[\"name\"], r[\"avg\"], r[\"max\"], r[\"min\"]) for r in t(\"Perf Summary\")] == [(\"reader_cost\", 0.001, 0.001, 0.001), (\"batch_cost\", 0.01356, 0.01356, 0.01356), (\"ips\", 2470.5, 2581.12, 2359.88)]"'
+# modules: Net 3 x (23 + 24 + 25 + 26) = 294 us, Linear 3 x (21 + ... + 24) = 270 us under it;
+# Net's self 294 - 270 = 24 us
+check "py: merged: Module Summary, Net > Linear, self by hand" \
+	'q "$T/py.m.json" "[(r[\"name\"], r[\"calls\"], r[\"cpu_total_ns\"], r[\"self_cpu_ns\"]) for r in t(\"Module Summary\")] == [(\"Net\", 12, 294000, 24000), (\"Linear\", 12, 270000, 270000)]"'
 
 # --- bad ranks: a note each, the rest made; merged the same as loaded
 mkdir -p "$T/miss" && cp "$T/syn"/rank[013].json "$T/miss/"
@@ -124,6 +216,13 @@ if [ -d "$HTA/trace_filter" ]; then
 	cp "$HTA/trace_diff/control/control.json.gz" "$HTA/trace_diff/test/test.json.gz" \
 		"$HTA/nccl_parser_config/nccl_data.json.gz" "$T/mix/"
 	same mix "$T/mix"
+	# GPU memory records: HTA's df_index_resolver (28k [memory] events) and the TensorBoard
+	# plugin's two resnet50 traces of one worker
+	TB=$SRC/../shared/data/kineto/tb_plugin/samples/resnet50_num_workers_0
+	mkdir -p "$T/mem" && cp "$HTA/df_index_resolver/df_index_resolver.json.gz" "$TB"/*.json.gz "$T/mem/"
+	same mem "$T/mem"
+	check "mem: merged: GPU Memory rows of every file, largest allocations listed" \
+		'q "$T/mem.m.json" "len(set(r[\"device\"].split(\"(\")[1] for r in t(\"GPU Memory\"))) == 3 and len(t(\"GPU Memory: Largest Allocations\")) > 0"'
 	mkdir -p "$T/noal" && cp "$HTA/trace_filter/sampled_rank-0.json.gz" "$T/noal/" && cp "$T/syn/rank1.json" "$T/noal/"
 	same noal "$T/noal"
 	check "noal: one line: clocks cannot be aligned" \
@@ -147,8 +246,8 @@ bad "no end record" "noend.partial: offset $((size - $(tail -n 1 "$P" | wc -c)))
 sed '3s/\t[0-9]*\t/\tx1\t/' "$P" >"$T/corrupt.partial"
 off=$(head -n 2 "$P" | wc -c)
 bad "a corrupt count" "corrupt.partial: offset $off: field 4: not a count" "$T/corrupt.partial"
-sed '1s/\t1$/\t2/' "$P" >"$T/v2.partial"
-bad "a newer version" "v2.partial: offset 0: partial format version 2 is newer than this opscope reads (1)" "$T/v2.partial"
+sed '1s/\t10$/\t11/' "$P" >"$T/v11.partial"
+bad "a newer version" "v11.partial: offset 0: partial format version 11 is newer than this opscope reads (10)" "$T/v11.partial"
 bad "the same partial twice" "rank0.json.partial: offset $(head -n 2 "$P" | wc -c): trace $T/syn/rank0.json is also in $P (a partial given twice?)" "$P" "$P"
 bad "a trace given as a partial" "rank0.json: offset 0: not an opscope partial" "$T/syn/rank0.json"
 : >"$T/empty.partial"
@@ -158,6 +257,53 @@ bad "no such file" "nosuch.partial: cannot open" "$T/nosuch.partial"
 awk -F'\t' 'BEGIN { OFS = "\t" } $1 == "step" && !done { $3 = "4611686018427387904"; done = 1 } { print }' "$P" >"$T/far.partial"
 off=$(grep -b -m1 "^step" "$P" | cut -d: -f1)
 bad "a time out of bounds" "far.partial: offset $off: field 3: 4611686018427387904 is out of range" "$T/far.partial"
+# a step row whose data wait is longer than the step; a step row before its sv record
+awk -F'\t' 'BEGIN { OFS = "\t" } $1 == "sr" && !done { $13 = $4 - $3 + 1; done = 1 } { print }' "$P" >"$T/srlong.partial"
+off=$(grep -b -m1 "^sr" "$P" | cut -d: -f1)
+bad "a step row's part longer than the step" "srlong.partial: offset $off: field 13: [0-9]* is out of range" "$T/srlong.partial"
+grep -v "^sv" "$P" >"$T/nosv.partial"
+off=$(grep -v "^sv" "$P" | grep -b -m1 "^sr" | cut -d: -f1)
+bad "a step row before its sv record" "nosv.partial: offset $off: sr record before the file's sv record" "$T/nosv.partial"
+# a GPU time span whose parts do not sum to its length (one ns taken from its compute)
+awk -F'\t' 'BEGIN { OFS = "\t" } $1 == "gs" && !done { $5 = $5 - 1; done = 1 } { print }' "$P" >"$T/gsum.partial"
+off=$(grep -b -m1 "^gs" "$P" | cut -d: -f1)
+bad "GPU time parts that do not sum to the span" "gsum.partial: offset $off: GPU time span: its parts do not sum to its length" "$T/gsum.partial"
+# an SM integral that is not a number
+awk -F'\t' 'BEGIN { OFS = "\t" } $1 == "us" && !done { $7 = "nan"; done = 1 } { print }' "$P" >"$T/unan.partial"
+off=$(grep -b -m1 "^us" "$P" | cut -d: -f1)
+bad "an SM integral that is not a number" "unan.partial: offset $off: field 7: not a number in \[0, 2^62\]" "$T/unan.partial"
+# more short ops than ops
+awk -F'\t' 'BEGIN { OFS = "\t" } $1 == "lr" && !done { $10 = $4 + 1; done = 1 } { print }' "$P" >"$T/lshort.partial"
+off=$(grep -b -m1 "^lr" "$P" | cut -d: -f1)
+bad "more short launches than launches" "lshort.partial: offset $off: field 10: [0-9]* is out of range" "$T/lshort.partial"
+# a queue full for longer than its span
+awk -F'\t' 'BEGIN { OFS = "\t" } $1 == "qt" && !done { $11 = $8 - $7 + 1; done = 1 } { print }' "$P" >"$T/qfull.partial"
+off=$(grep -b -m1 "^qt" "$P" | cut -d: -f1)
+bad "a queue full for longer than its span" "qfull.partial: offset $off: field 11: [0-9]* is out of range" "$T/qfull.partial"
+# a peak after the device's last memory record
+PM=$T/parts_mem/df_index_resolver.json.gz.partial
+if [ -f "$PM" ]; then
+	# (Python, not awk: awk's numbers are doubles, and these times need 61 bits)
+	"$PY" -c 'import sys
+out, done = [], False
+for line in open(sys.argv[1]):
+    f = line.rstrip("\n").split("\t")
+    if f[0] == "md" and not done:
+        f[13], done = str(int(f[9]) + 1), True
+    out.append("\t".join(f) + "\n")
+sys.stdout.write("".join(out))' "$PM" >"$T/mpeak.partial"
+	off=$(grep -b -m1 "^md" "$PM" | cut -d: -f1)
+	bad "a memory peak after the last record" "mpeak.partial: offset $off: field 14: [0-9]* is out of range" "$T/mpeak.partial"
+fi
+# a range's longest call longer than its total
+PY0=$T/parts_py/rank0.json.partial
+awk -F'\t' 'BEGIN { OFS = "\t" } $1 == "h" && !done { $6 = $5 + 1; done = 1 } { print }' "$PY0" >"$T/hmax.partial"
+off=$(grep -b -m1 "^h	" "$PY0" | cut -d: -f1)
+bad "a range's longest call longer than its total" "hmax.partial: offset $off: field 6: [0-9]* is out of range" "$T/hmax.partial"
+# a step's Dataloader time longer than the step
+awk -F'\t' 'BEGIN { OFS = "\t" } $1 == "pt" && !done { $2 = $3 + 1; done = 1 } { print }' "$PY0" >"$T/plong.partial"
+off=$(grep -b -m1 "^pt" "$PY0" | cut -d: -f1)
+bad "a step's Dataloader time longer than the step" "plong.partial: offset $off: field 2: [0-9]* is out of range" "$T/plong.partial"
 # every prefix of a partial: refused in one line, never a crash (exit 1, not a signal)
 ok=1
 for cut in 0 1 17 40 100 200 $((size / 2)) $((size - 1)); do

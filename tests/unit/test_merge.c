@@ -13,7 +13,11 @@
 
 #include "analyze/aggregate.h"
 #include "analyze/analysis.h"
+#include "analyze/gpu_mem.h"
+#include "analyze/gpu_time.h"
+#include "analyze/gpu_util.h"
 #include "analyze/ranks.h"
+#include "analyze/steps.h"
 #include "harness.h"
 #include "model/model.h"
 #include "modelbuild.h"
@@ -98,7 +102,8 @@ TEST(merge_two_partials)
 	nest(m1);
 	char *p0 = write_partial(m0, "r0.json"), *p1 = write_partial(m1, "r1.json");
 	REQUIRE(p0 && p1);
-	CHECK(strncmp(p0, "opscope-partial\t1\ninput\t=r0.json\nfile\t=r0.json\t=test\t", 52) == 0);
+	CHECK(strncmp(p0, "opscope-partial\t10\ninput\t=r0.json\nfile\t=r0.json\t=test\t", 52) ==
+	      0);
 	struct partial_set ps;
 	REQUIRE(partial_set_init(&ps) == 0);
 	char err[256] = "";
@@ -250,9 +255,9 @@ TEST(merge_refusals)
 	char err[256];
 	/* a newer version: offset 0 */
 	REQUIRE(partial_set_init(&ps) == 0);
-	CHECK(read_text(&ps, "opscope-partial\t2\nend\t0\n", "new", err, sizeof(err)) != 0);
-	CHECK_STR(err, "new: offset 0: partial format version 2 is newer than this opscope reads "
-		       "(1): merge with a newer opscope");
+	CHECK(read_text(&ps, "opscope-partial\t11\nend\t0\n", "new", err, sizeof(err)) != 0);
+	CHECK_STR(err, "new: offset 0: partial format version 11 is newer than this opscope reads "
+		       "(10): merge with a newer opscope");
 	partial_set_free(&ps);
 	/* no end record: the offset is the end of the text (18 + 9 = 27 bytes) */
 	REQUIRE(partial_set_init(&ps) == 0);
@@ -273,6 +278,562 @@ TEST(merge_refusals)
 	CHECK(partial_finish(&ps, err, sizeof(err)) != 0);
 	CHECK_STR(err, "b: offset 18: trace t.json is also in a (a partial given twice?)");
 	partial_set_free(&ps);
+	/* calls that sum to 2^63 over two files: the tables show calls as int64, so refused
+	 * (2^62 each is inside a partial's bounds) */
+	REQUIRE(partial_set_init(&ps) == 0);
+	CHECK_EQ_I(
+		read_text(
+			&ps,
+			"opscope-partial\t9\n"
+			"file\t=u\t=x\t1\t0\t0\t1\t-\nkernels\t0\nk\t=g\t4611686018427387904\t0\t0\t0\n"
+			"file\t=v\t=x\t1\t0\t0\t1\t-\nkernels\t0\nk\t=g\t4611686018427387904\t0\t0\t0\n"
+			"end\t2\n",
+			"uv", err, sizeof(err)),
+		0);
+	CHECK(partial_finish(&ps, err, sizeof(err)) != 0);
+	CHECK(strstr(err, "summed over the files, exceed 2^63") != NULL);
+	partial_set_free(&ps);
 }
 
-TEST_MAIN(merge_two_partials, merge_operators, merge_escapes, merge_refusals)
+/*
+ * The step view from sv and sr records written by hand. a.json: 1 step dropped, and two rows:
+ * S1 [100,1100) (1000 ns: Kernel 600, Memcpy 100, Runtime 50, CPU Exec 250; gap 100, compute
+ * 700, tail 150, drain 50; 3 GPU events) and S2 [2000,2501) (501 ns: Kernel 301, CPU Exec 200;
+ * gap 1, compute 400, tail 100, drain 0; 4 events). The average, in integers as steps_analyze
+ * makes it: duration 1501 / 2 = 750, Kernel 901 / 2 = 450, Memcpy 50, Runtime 25, CPU Exec
+ * 450 / 2 = 225, gap 101 / 2 = 50, compute 550, tail 125, drain 25, events 7 / 2 = 3.
+ * With a file of version 1 (no sv record) beside it, the set carries no step view.
+ */
+TEST(merge_steps)
+{
+	static const char a[] =
+		"opscope-partial\t2\nfile\t=a.json\t=x\t1\t0\t0\t1\t-\nsv\t1\n"
+		"sr\t=S1\t100\t1100\t600\t100\t0\t0\t50\t0\t250\t0\t100\t700\t150\t50\t3\n"
+		"sr\t=S2\t2000\t2501\t301\t0\t0\t0\t0\t0\t200\t0\t1\t400\t100\t0\t4\n"
+		"end\t1\n";
+	struct partial_set ps;
+	char err[256] = "";
+	REQUIRE(partial_set_init(&ps) == 0);
+	CHECK_EQ_I(read_text(&ps, a, "a", err, sizeof(err)), 0);
+	REQUIRE(partial_finish(&ps, err, sizeof(err)) == 0);
+	REQUIRE(ps.pre.steps != NULL);
+	const struct step_table *st = &ps.pre.steps[0];
+	REQUIRE(st->nrows == 2);
+	CHECK_EQ_U(st->dropped, 1);
+	CHECK_STR(model_str(ps.m, st->rows[1].name), "S2");
+	CHECK_EQ_I(st->rows[1].end_ns - st->rows[1].start_ns, 501);
+	CHECK_EQ_I(st->avg.end_ns, 750);
+	CHECK_EQ_I(st->avg.role_ns[STEP_KERNEL], 450);
+	CHECK_EQ_I(st->avg.role_ns[STEP_MEMCPY], 50);
+	CHECK_EQ_I(st->avg.role_ns[STEP_RUNTIME], 25);
+	CHECK_EQ_I(st->avg.role_ns[STEP_CPU_EXEC], 225);
+	CHECK_EQ_I(st->avg.role_ns[STEP_OTHER], 0);
+	CHECK_EQ_I(st->avg.gap_ns, 50);
+	CHECK_EQ_I(st->avg.compute_ns, 550);
+	CHECK_EQ_I(st->avg.tail_ns, 125);
+	CHECK_EQ_I(st->avg.drain_ns, 25);
+	CHECK_EQ_U(st->avg.gpu_events, 3);
+	partial_set_free(&ps);
+	/* beside a version 1 partial (no step rows): no step view */
+	REQUIRE(partial_set_init(&ps) == 0);
+	CHECK_EQ_I(read_text(&ps, a, "a", err, sizeof(err)), 0);
+	CHECK_EQ_I(read_text(&ps, "opscope-partial\t1\nfile\t=b.json\t=x\t1\t0\t0\t1\t-\nend\t1\n",
+			     "b", err, sizeof(err)),
+		   0);
+	REQUIRE(partial_finish(&ps, err, sizeof(err)) == 0);
+	CHECK(ps.pre.steps == NULL);
+	partial_set_free(&ps);
+	/* a part longer than its step (11 ns of Kernel in 10 ns), at the sr record's offset:
+	 * 18 + 21 + 5 = 44 */
+	REQUIRE(partial_set_init(&ps) == 0);
+	CHECK(read_text(&ps,
+			"opscope-partial\t2\nfile\t=c\t=x\t1\t0\t0\t1\t-\nsv\t0\n"
+			"sr\t-\t0\t10\t11\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\nend\t1\n",
+			"c", err, sizeof(err)) != 0);
+	CHECK_STR(err, "c: offset 44: field 5: 11 is out of range");
+	partial_set_free(&ps);
+}
+
+/*
+ * The GPU time breakdown from gv, gt and gs records written by hand: a.json (rank 0) has GPU 3
+ * with window [0,100) (compute 60, comm 10, idle host 30 in 2 gaps) and one step S [0,100) the
+ * same; b.json (rank 0 again: a second copy, left out as gpu_time_analyze leaves it) and
+ * c.json (rank 1) each GPU 0, window [5,15) all compute. Merged: 2 devices, a.json's (file 0)
+ * and c.json's (file 2). A span whose parts sum to 99 of its 100 ns is refused.
+ */
+TEST(merge_gputime)
+{
+	static const char a[] =
+		"opscope-partial\t3\n"
+		"file\t=a.json\t=x\t1\t0\t0\t1\t-\n"
+		"rank\t0\t-\t-1\n"
+		"gv\n"
+		"gt\t3\t0\t100\t60\t10\t0\t0\t0\t0\t30\t0\t0\t0\t0\t0\t0\t0\t2\t0\n"
+		"gs\t=S\t0\t100\t60\t10\t0\t0\t0\t0\t30\t0\t0\t0\t0\t0\t0\t0\t2\t0\n"
+		"end\t1\n";
+	static const char bc[] = "opscope-partial\t3\n"
+				 "file\t=b.json\t=x\t1\t0\t0\t1\t-\n"
+				 "rank\t0\t-\t-1\n"
+				 "gv\n"
+				 "gt\t0\t5\t15\t10\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\n"
+				 "file\t=c.json\t=x\t1\t0\t0\t1\t-\n"
+				 "rank\t1\t-\t-1\n"
+				 "gv\n"
+				 "gt\t0\t5\t15\t10\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\t0\n"
+				 "end\t2\n";
+	struct partial_set ps;
+	char err[256] = "";
+	REQUIRE(partial_set_init(&ps) == 0);
+	CHECK_EQ_I(read_text(&ps, bc, "bc", err, sizeof(err)), 0);
+	CHECK_EQ_I(read_text(&ps, a, "a", err, sizeof(err)), 0);
+	REQUIRE(partial_finish(&ps, err, sizeof(err)) == 0);
+	REQUIRE(ps.pre.gputime != NULL);
+	REQUIRE(ps.pre.gputime->ndev == 2);
+	const struct gpu_time_device *g = &ps.pre.gputime->dev[0];
+	CHECK_EQ_U(g->file, 0);
+	CHECK_EQ_U(g->device, 3);
+	REQUIRE(g->nsteps == 1);
+	CHECK_STR(model_str(ps.m, g->steps[0].name), "S");
+	CHECK_EQ_I(g->window.part[GPU_TIME_COMPUTE], 60);
+	CHECK_EQ_I(g->window.part[GPU_TIME_IDLE_HOST], 30);
+	CHECK_EQ_U(g->window.gaps[GPU_TIME_IDLE_HOST], 2);
+	CHECK_EQ_U(ps.pre.gputime->dev[1].file, 2);
+	CHECK_EQ_I(ps.pre.gputime->dev[1].window.s, 5);
+	CHECK(partial_carries(&ps, "gputime") && partial_carries(&ps, "kernel"));
+	CHECK(!partial_carries(&ps, "step")); /* no sv records here */
+	partial_set_free(&ps);
+	REQUIRE(partial_set_init(&ps) == 0);
+	CHECK(read_text(&ps,
+			"opscope-partial\t3\n"
+			"file\t=d\t=x\t1\t0\t0\t1\t-\n"
+			"rank\t-1\t-\t-1\n"
+			"gv\n"
+			"gt\t0\t0\t100\t60\t10\t0\t0\t0\t0\t29\t0\t0\t0\t0\t0\t0\t0\t0\t0\n"
+			"end\t1\n",
+			"d", err, sizeof(err)) != 0);
+	/* the gt record's offset: 18 + 21 (file) + 13 (rank) + 3 (gv) = 55 */
+	CHECK_STR(err, "d: offset 55: GPU time span: its parts do not sum to its length");
+	partial_set_free(&ps);
+}
+
+/*
+ * The GPU utilization from uv, ut, us and ub records written by hand: a.json's GPU 2 (108 SMs,
+ * SM values known, 5 kernels, 3 with SM values, buckets of 10000 ns) with window [0,100):
+ * kernel busy 40, device busy 50, SM integral 0x1.8p+4 = 24.0, 5 kernels; one step S the
+ * same and one bucket [0,100). The hex float reads back exactly. A second copy of rank 0 is
+ * not left out here (gpu_util_analyze keeps every file). A 101st bucket is refused.
+ */
+TEST(merge_gpu)
+{
+	static const char a[] = "opscope-partial\t4\n"
+				"file\t=a.json\t=x\t1\t0\t0\t1\t-\n"
+				"uv\n"
+				"ut\t2\t108\t1\t5\t3\t10000\t0\t100\t40\t50\t0x1.8p+4\t5\n"
+				"us\t=S\t0\t100\t40\t50\t0x1.8p+4\t5\n"
+				"ub\t0\t100\t40\t50\t0x1.8p+4\t5\n"
+				"end\t1\n";
+	struct partial_set ps;
+	char err[256] = "";
+	REQUIRE(partial_set_init(&ps) == 0);
+	CHECK_EQ_I(read_text(&ps, a, "a", err, sizeof(err)), 0);
+	REQUIRE(partial_finish(&ps, err, sizeof(err)) == 0);
+	REQUIRE(ps.pre.gpu != NULL && ps.pre.gpu->ndev == 1);
+	const struct gpu_util_device *g = &ps.pre.gpu->dev[0];
+	CHECK_EQ_U(g->device, 2);
+	CHECK_EQ_U(g->sm_count, 108);
+	CHECK(g->sm_known);
+	CHECK_EQ_U(g->kernels_sm, 3);
+	CHECK_EQ_I(g->bucket_ns, 10000);
+	CHECK_EQ_I(g->window.kernel_ns, 40);
+	CHECK_EQ_I(g->window.work_ns, 50);
+	CHECK(g->window.sm_eff_ns == 24.0);
+	REQUIRE(g->nsteps == 1 && g->nbuckets == 1);
+	CHECK_STR(model_str(ps.m, g->steps[0].name), "S");
+	CHECK_EQ_U(g->buckets[0].kernels, 5);
+	CHECK(partial_carries(&ps, "gpu") && !partial_carries(&ps, "gputime"));
+	partial_set_free(&ps);
+	/* 101 buckets: the 101st refused */
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+	REQUIRE(out);
+	fputs("opscope-partial\t4\nfile\t=b\t=x\t1\t0\t0\t1\t-\nuv\n"
+	      "ut\t0\t0\t0\t0\t0\t1\t0\t101\t0\t0\t0\t0\n",
+	      out);
+	for (int k = 0; k < 101; k++)
+		fprintf(out, "ub\t%d\t%d\t0\t0\t0\t0\n", k, k + 1);
+	fputs("end\t1\n", out);
+	fclose(out);
+	REQUIRE(partial_set_init(&ps) == 0);
+	CHECK(read_text(&ps, text, "b", err, sizeof(err)) != 0);
+	CHECK(strstr(err, ": more than 100 buckets for a device") != NULL);
+	partial_set_free(&ps);
+	free(text);
+}
+
+/*
+ * Launch statistics of two files written by hand, summed by name. a.json: "k" 3 ops (launch
+ * total 30, max 20; delay total 9, max 5; op total 300; 1 short, 0 shorter, 0 and 1
+ * outliers), "m" 1 op (launch 7, delay 0, op 2, short). b.json: "k" 2 ops (launch 50, max 40;
+ * delay 12, max 12; op 100; 2 short, 1 shorter, 1 and 0 outliers). Merged: k 5 ops, launch
+ * 80 max 40, delay 21 max 12, op 400, short 3, shorter 1, outliers 1 and 1; m as it was.
+ * Order: k (5) before m (1). All: 6 ops, launch 87 max 40, delay 21 max 12, op 402, short 4.
+ */
+TEST(merge_launch)
+{
+	static const char a[] = "opscope-partial\t5\n"
+				"file\t=a.json\t=x\t1\t0\t0\t1\t-\n"
+				"lv\t2\n"
+				"lr\t=m\t5\t1\t7\t7\t0\t0\t2\t1\t0\t0\t0\n"
+				"lr\t=k\t4\t3\t30\t20\t9\t5\t300\t1\t0\t0\t1\n"
+				"end\t1\n";
+	static const char b[] = "opscope-partial\t5\n"
+				"file\t=b.json\t=x\t1\t0\t0\t1\t-\n"
+				"lv\t0\n"
+				"lr\t=k\t4\t2\t50\t40\t12\t12\t100\t2\t1\t1\t0\n"
+				"end\t1\n";
+	struct partial_set ps;
+	char err[256] = "";
+	REQUIRE(partial_set_init(&ps) == 0);
+	CHECK_EQ_I(read_text(&ps, b, "b", err, sizeof(err)), 0);
+	CHECK_EQ_I(read_text(&ps, a, "a", err, sizeof(err)), 0);
+	REQUIRE(partial_finish(&ps, err, sizeof(err)) == 0);
+	const struct gpu_launch *l = ps.pre.launch;
+	REQUIRE(l != NULL && l->nrows == 2);
+	CHECK_STR(model_str(ps.m, l->rows[0].name), "k");
+	CHECK_EQ_U(l->rows[0].count, 5);
+	CHECK_EQ_I(l->rows[0].cpu_sum_ns, 80);
+	CHECK_EQ_I(l->rows[0].cpu_max_ns, 40);
+	CHECK_EQ_I(l->rows[0].delay_sum_ns, 21);
+	CHECK_EQ_I(l->rows[0].delay_max_ns, 12);
+	CHECK_EQ_I(l->rows[0].gpu_sum_ns, 400);
+	CHECK_EQ_U(l->rows[0].short_ops, 3);
+	CHECK_EQ_U(l->rows[0].shorter, 1);
+	CHECK_EQ_U(l->rows[0].cpu_outliers, 1);
+	CHECK_EQ_U(l->rows[0].delay_outliers, 1);
+	CHECK_STR(model_str(ps.m, l->rows[1].name), "m");
+	CHECK_EQ_U(l->total.count, 6);
+	CHECK_EQ_I(l->total.cpu_sum_ns, 87);
+	CHECK_EQ_I(l->total.cpu_max_ns, 40);
+	CHECK_EQ_I(l->total.delay_sum_ns, 21);
+	CHECK_EQ_I(l->total.gpu_sum_ns, 402);
+	CHECK_EQ_U(l->total.short_ops, 4);
+	CHECK_EQ_U(l->unlaunched, 2);
+	partial_set_free(&ps);
+	/* a max above its total: refused at the lr record (offset 18 + 21 + 5 = 44), field 6 */
+	REQUIRE(partial_set_init(&ps) == 0);
+	CHECK(read_text(&ps,
+			"opscope-partial\t5\nfile\t=c\t=x\t1\t0\t0\t1\t-\nlv\t0\n"
+			"lr\t=k\t4\t1\t5\t6\t0\t0\t0\t0\t0\t0\t0\nend\t1\n",
+			"c", err, sizeof(err)) != 0);
+	CHECK_STR(err, "c: offset 44: field 6: 6 is out of range");
+	partial_set_free(&ps);
+}
+
+/*
+ * Queue lengths from qv, qt and qb records written by hand: a.json (rank 0), GPU 1 stream 7
+ * named "s7", 4 ops, buckets of 50 ns, window [0,100) with at most 2 queued, 150 op-ns, 0 ns
+ * full, and 2 buckets; b.json (rank 0 again) a stream too, left out as a second copy of
+ * rank 0, as gpu_queue_analyze leaves it. Merged: one stream, file 0.
+ */
+TEST(merge_queue)
+{
+	static const char a[] = "opscope-partial\t6\n"
+				"file\t=a.json\t=x\t1\t0\t0\t1\t-\n"
+				"rank\t0\t-\t-1\n"
+				"qv\n"
+				"qt\t1\t7\t=s7\t4\t50\t0\t100\t2\t150\t0\n"
+				"qb\t0\t50\t2\t100\t0\n"
+				"qb\t50\t100\t1\t50\t0\n"
+				"file\t=b.json\t=x\t1\t0\t0\t1\t-\n"
+				"rank\t0\t-\t-1\n"
+				"qv\n"
+				"qt\t0\t3\t-\t1\t0\t0\t10\t1\t10\t0\n"
+				"end\t2\n";
+	struct partial_set ps;
+	char err[256] = "";
+	REQUIRE(partial_set_init(&ps) == 0);
+	CHECK_EQ_I(read_text(&ps, a, "a", err, sizeof(err)), 0);
+	REQUIRE(partial_finish(&ps, err, sizeof(err)) == 0);
+	REQUIRE(ps.pre.queue != NULL && ps.pre.queue->nst == 1);
+	const struct gpu_queue_stream *q = &ps.pre.queue->st[0];
+	CHECK_EQ_U(q->file, 0);
+	CHECK_EQ_U(q->device, 1);
+	CHECK_EQ_U(q->stream, 7);
+	CHECK_STR(model_str(ps.m, q->name), "s7");
+	CHECK_EQ_U(q->ops, 4);
+	CHECK_EQ_U(q->window.max, 2);
+	CHECK_EQ_I(q->window.queued_ns, 150);
+	REQUIRE(q->nbuckets == 2);
+	CHECK_EQ_I(q->buckets[1].s, 50);
+	CHECK_EQ_I(q->buckets[1].queued_ns, 50);
+	CHECK(partial_carries(&ps, "queue") && !partial_carries(&ps, "launch"));
+	partial_set_free(&ps);
+}
+
+/*
+ * GPU memory from mv, md, ml and mb records written by hand: a.json's GPU 0, 3 allocations
+ * and 1 free (300 and 100 bytes), allocator totals, addresses, records from 10 to 90, 50
+ * bytes at start, 250 at end, peak 350 at 40, 1 allocation of 100 bytes never freed; its
+ * largest allocation 200 bytes at 20 freed at 60 at 0x1000 by "fwd", one never freed (100
+ * bytes at 30, by none), one bucket [10,90). An 11th allocation in a list is refused.
+ */
+TEST(merge_gpumem)
+{
+	static const char a[] =
+		"opscope-partial\t7\n"
+		"file\t=a.json\t=x\t1\t0\t0\t1\t-\n"
+		"mv\n"
+		"md\t0\t3\t1\t300\t100\t1\t1\t10\t90\t50\t250\t350\t40\t1\t100\t1000\n"
+		"ml\t0\t20\t200\t60\t4096\t=fwd\n"
+		"ml\t1\t30\t100\t-\t8192\t-\n"
+		"mb\t10\t90\t250\t350\n"
+		"end\t1\n";
+	struct partial_set ps;
+	char err[256] = "";
+	REQUIRE(partial_set_init(&ps) == 0);
+	CHECK_EQ_I(read_text(&ps, a, "a", err, sizeof(err)), 0);
+	REQUIRE(partial_finish(&ps, err, sizeof(err)) == 0);
+	REQUIRE(ps.pre.gpumem != NULL && ps.pre.gpumem->ndev == 1);
+	const struct gpu_mem_device *g = &ps.pre.gpumem->dev[0];
+	CHECK_EQ_U(g->allocs, 3);
+	CHECK_EQ_I(g->free_bytes, 100);
+	CHECK(g->totals && g->addresses);
+	CHECK_EQ_I(g->peak_bytes, 350);
+	CHECK_EQ_I(g->peak_ns, 40);
+	CHECK_EQ_U(g->never_freed, 1);
+	REQUIRE(g->nlargest == 1 && g->nleaks == 1 && g->nbuckets == 1);
+	CHECK_EQ_I(g->largest[0].freed_ns, 60);
+	CHECK_EQ_U(g->largest[0].address, 4096);
+	CHECK_STR(model_str(ps.m, g->largest[0].launcher), "fwd");
+	CHECK(g->leaks[0].freed_ns == INT64_MIN);
+	CHECK_EQ_U(g->leaks[0].launcher, 0);
+	CHECK_EQ_I(g->buckets[0].max_bytes, 350);
+	CHECK(partial_carries(&ps, "gpumem") && !partial_carries(&ps, "queue"));
+	partial_set_free(&ps);
+	/* 11 allocations in the largest list: the 11th refused */
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+	REQUIRE(out);
+	fputs("opscope-partial\t7\nfile\t=b\t=x\t1\t0\t0\t1\t-\nmv\n"
+	      "md\t0\t11\t0\t11\t0\t0\t0\t0\t10\t0\t11\t11\t10\t0\t0\t0\n",
+	      out);
+	for (int k = 0; k < 11; k++)
+		fprintf(out, "ml\t0\t%d\t1\t-\t0\t-\n", k);
+	fputs("end\t1\n", out);
+	fclose(out);
+	REQUIRE(partial_set_init(&ps) == 0);
+	CHECK(read_text(&ps, text, "b", err, sizeof(err)) != 0);
+	CHECK(strstr(err, ": more than 10 allocations in a list of a device") != NULL);
+	partial_set_free(&ps);
+	free(text);
+}
+
+/* A two-file set's totals and ranges read from `text`; 0 or the reader's error. */
+static int read_finish(struct partial_set *ps, const char *text, char *err, size_t n)
+{
+	if (partial_set_init(ps) != 0)
+		return -2;
+	int rc = read_text(ps, text, "t", err, n);
+	return rc ? rc : partial_finish(ps, err, n);
+}
+
+/*
+ * The totals and ranges by name (tv, ti, h). a.json: host ranges over [0,100), steps [0,50)
+ * and [60,80), step kernel 5 and device 10 ns; user-defined "u" 2 calls, CPU 30 (max 20, min
+ * 10). b.json: host ranges over [40,300), a step [40,70), kernel 7, device 20; "u" 1 call of
+ * 50, and a Python function "f" of 5. Merged: total = the union of the steps, [0,80) = 80 ns
+ * (not the 100 + 260 of the spans: steps exist); step kernel 12, device 30; "u" 3 calls, CPU
+ * 80, max 50, min 10; "f" under Python functions. Without any step (spans [10,20) and
+ * [5,15)): the total is from the first start to the last end, 20 - 5 = 15.
+ */
+TEST(merge_host)
+{
+	static const char ab[] = "opscope-partial\t8\n"
+				 "file\t=a.json\t=x\t1\t0\t0\t1\t-\n"
+				 "tv\t1\t0\t100\t5\t10\n"
+				 "ti\t0\t50\n"
+				 "ti\t60\t80\n"
+				 "h\t1\t=u\t2\t30\t20\t10\t0\t0\t0\t30\n"
+				 "file\t=b.json\t=x\t1\t0\t0\t1\t-\n"
+				 "tv\t1\t40\t300\t7\t20\n"
+				 "ti\t40\t70\n"
+				 "h\t1\t=u\t1\t50\t50\t50\t0\t0\t0\t50\n"
+				 "h\t3\t=f\t1\t5\t5\t5\t0\t0\t0\t2\n"
+				 "end\t2\n";
+	struct partial_set ps;
+	char err[256] = "";
+	REQUIRE(read_finish(&ps, ab, err, sizeof(err)) == 0);
+	REQUIRE(ps.pre.has_host);
+	CHECK_EQ_I(ps.pre.total_ns, 80);
+	CHECK_EQ_I(ps.pre.step_kernel_ns, 12);
+	CHECK_EQ_I(ps.pre.step_device_ns, 30);
+	const struct agg_item *u = item(ps.m, &ps.pre.host[AGG_USER_DEFINED], "u");
+	REQUIRE(u);
+	CHECK_EQ_U(u->calls, 3);
+	CHECK_EQ_I(u->cpu_ns, 80);
+	CHECK_EQ_I(u->cpu_max_ns, 50);
+	CHECK_EQ_I(u->cpu_min_ns, 10);
+	CHECK(item(ps.m, &ps.pre.host[AGG_PYTHON_FUNCTIONS], "f") != NULL);
+	CHECK_EQ_U(ps.pre.host[AGG_MEMORY].n, 0);
+	CHECK(partial_carries(&ps, "python") && partial_carries(&ps, "memcpy"));
+	struct analysis an;
+	memset(&an, 0, sizeof(an));
+	partial_analysis(&ps, &an);
+	CHECK_EQ_I(an.total_ns, 80);
+	partial_set_free(&ps);
+	static const char cd[] = "opscope-partial\t8\n"
+				 "file\t=c.json\t=x\t1\t0\t0\t1\t-\n"
+				 "tv\t1\t10\t20\t0\t0\n"
+				 "file\t=d.json\t=x\t1\t0\t0\t1\t-\n"
+				 "tv\t1\t5\t15\t0\t0\n"
+				 "end\t2\n";
+	REQUIRE(read_finish(&ps, cd, err, sizeof(err)) == 0);
+	CHECK_EQ_I(ps.pre.total_ns, 15);
+	partial_set_free(&ps);
+}
+
+/*
+ * Module trees of two files. a.json: Net (1 call, 100 ns, self 40) > Linear (1, 60). b.json:
+ * Net (1, 50, self 0) > Conv (1, 20) and Linear (1, 30). Merged: Net 2 calls, 150 ns, self
+ * 40 + 0 = 40; under it Linear first (seen first, in a.json): 2 calls, 90; then Conv 1, 20.
+ * A child whose parent index is not an earlier record is refused.
+ */
+TEST(merge_modules)
+{
+	static const char ab[] = "opscope-partial\t9\n"
+				 "file\t=a.json\t=x\t1\t0\t0\t1\t-\n"
+				 "tv\t1\t0\t100\t0\t0\n"
+				 "mm\n"
+				 "mo\t-1\t=Net\t1\t100\t100\t100\t0\t0\t0\t40\t0\n"
+				 "mo\t0\t=Linear\t1\t60\t60\t60\t0\t0\t0\t60\t0\n"
+				 "file\t=b.json\t=x\t1\t0\t0\t1\t-\n"
+				 "tv\t1\t0\t50\t0\t0\n"
+				 "mm\n"
+				 "mo\t-1\t=Net\t1\t50\t50\t50\t0\t0\t0\t0\t0\n"
+				 "mo\t0\t=Conv\t1\t20\t20\t20\t0\t0\t0\t20\t0\n"
+				 "mo\t0\t=Linear\t1\t30\t30\t30\t0\t0\t0\t30\t0\n"
+				 "end\t2\n";
+	struct partial_set ps;
+	char err[256] = "";
+	REQUIRE(read_finish(&ps, ab, err, sizeof(err)) == 0);
+	REQUIRE(ps.pre.has_modules);
+	const struct agg *a = &ps.pre.modules;
+	REQUIRE(a->n == 3);
+	const struct agg_item *net = &a->v[a->first_top];
+	CHECK_STR(model_str(ps.m, net->name), "Net");
+	CHECK_EQ_U(net->calls, 2);
+	CHECK_EQ_I(net->cpu_ns, 150);
+	CHECK_EQ_I(net->self_ns, 40);
+	REQUIRE(net->first_child != AGG_NONE);
+	const struct agg_item *lin = &a->v[net->first_child];
+	CHECK_STR(model_str(ps.m, lin->name), "Linear");
+	CHECK_EQ_U(lin->calls, 2);
+	CHECK_EQ_I(lin->cpu_ns, 90);
+	REQUIRE(lin->next != AGG_NONE);
+	CHECK_STR(model_str(ps.m, a->v[lin->next].name), "Conv");
+	CHECK(partial_carries(&ps, "module"));
+	partial_set_free(&ps);
+	REQUIRE(partial_set_init(&ps) == 0);
+	CHECK(read_text(&ps,
+			"opscope-partial\t9\nfile\t=c\t=x\t1\t0\t0\t1\t-\nmm\n"
+			"mo\t0\t=Net\t1\t1\t1\t1\t0\t0\t0\t1\t0\nend\t1\n",
+			"c", err, sizeof(err)) != 0);
+	/* offset 18 + 21 + 3 = 42; field 2 (the parent) may be -1 only, no record before */
+	CHECK_STR(err, "c: offset 42: field 2: 0 is out of range");
+	partial_set_free(&ps);
+}
+
+/* The error of reading one partial: a file record (offset 18, 20 bytes and the events), then
+ * `rec` at offset 38 + strlen(events); "read" when it is read. */
+static void read_one(const char *events, const char *rec, char *err, size_t n)
+{
+	char text[512];
+	snprintf(text, sizeof(text), "opscope-partial\t9\nfile\t=z\t=x\t%s\t0\t0\t1\t-\n%send\t1\n",
+		 events, rec);
+	struct partial_set ps;
+	err[0] = '\0';
+	if (partial_set_init(&ps) == 0 && read_text(&ps, text, "z", err, n) == 0)
+		snprintf(err, n, "read");
+	partial_set_free(&ps);
+}
+
+/*
+ * Integers as the reader takes them (parse_digits, which replaced strtoll): -2^63 is an
+ * integer (out of a rank's range), 2^63 is not, nor "+1", "-", "1x" or ""; a count takes
+ * 2^64 - 1 but not 2^64. The rank record is at offset 18 + 21 = 39.
+ */
+TEST(merge_numbers)
+{
+	char err[256];
+	read_one("1", "rank\t-9223372036854775808\t-\t-1\n", err, sizeof(err));
+	CHECK_STR(err, "z: offset 39: field 2: -9223372036854775808 is out of range");
+	read_one("1", "rank\t9223372036854775808\t-\t-1\n", err, sizeof(err));
+	CHECK_STR(err, "z: offset 39: field 2: not an integer");
+	read_one("1", "rank\t+1\t-\t-1\n", err, sizeof(err));
+	CHECK_STR(err, "z: offset 39: field 2: not an integer");
+	read_one("1", "rank\t-\t-\t-1\n", err, sizeof(err));
+	CHECK_STR(err, "z: offset 39: field 2: not an integer");
+	read_one("1", "rank\t1x\t-\t-1\n", err, sizeof(err));
+	CHECK_STR(err, "z: offset 39: field 2: not an integer");
+	read_one("1", "rank\t\t-\t-1\n", err, sizeof(err));
+	CHECK_STR(err, "z: offset 39: field 2: not an integer");
+	read_one("1", "rank\t-1\t-\t7\n", err, sizeof(err));
+	CHECK_STR(err, "read");
+	read_one("18446744073709551615", "", err, sizeof(err));
+	CHECK_STR(err, "read");
+	read_one("18446744073709551616", "", err, sizeof(err));
+	CHECK_STR(err, "z: offset 18: field 4: not a count");
+}
+
+/*
+ * The Perf Summary from pv and pt records: a.json's steps of 1 s (Dataloader 0.25 s, 100
+ * samples) and 2 s (0.5 s, 100), b.json's of 1 s (0, 50). Merged as one run of 3 steps:
+ * reader avg (0.25 + 0.5 + 0) / 3 = 0.25 s, max 0.5, min 0; batch avg 4 / 3 s; ips avg
+ * 250 samples / 4 s = 62.5, max 100 (a.json's first), min 50.
+ */
+TEST(merge_perf)
+{
+	static const char ab[] = "opscope-partial\t10\n"
+				 "file\t=a.json\t=x\t1\t0\t0\t1\t-\n"
+				 "pv\n"
+				 "pt\t250000000\t1000000000\t100\n"
+				 "pt\t500000000\t2000000000\t100\n"
+				 "file\t=b.json\t=x\t1\t0\t0\t1\t-\n"
+				 "pv\n"
+				 "pt\t0\t1000000000\t50\n"
+				 "end\t2\n";
+	struct partial_set ps;
+	char err[256] = "";
+	REQUIRE(read_finish(&ps, ab, err, sizeof(err)) == 0);
+	REQUIRE(ps.pre.has_perf);
+	const struct throughput *tp = &ps.pre.perf;
+	CHECK_EQ_U(tp->steps, 3);
+	CHECK_EQ_I(tp->samples, 250);
+	CHECK_EQ_I(tp->batch_ns, 4000000000);
+	CHECK(tp->reader_cost_s.avg == 0.25 && tp->reader_cost_s.max == 0.5 &&
+	      tp->reader_cost_s.min == 0);
+	CHECK(tp->batch_cost_s.avg == 4.0 / 3.0 && tp->batch_cost_s.max == 2.0);
+	CHECK(tp->ips.avg == 62.5 && tp->ips.max == 100 && tp->ips.min == 50);
+	CHECK(partial_carries(&ps, "perf"));
+	partial_set_free(&ps);
+}
+
+/* ranks_kept_shares: ranks 1, none, 1, 0: the second 1 (share 2) is left out, 1 of them */
+TEST(merge_kept_shares)
+{
+	struct ranks_file rf[4];
+	memset(rf, 0, sizeof(rf));
+	rf[0].rank = 1;
+	rf[1].rank = -1;
+	rf[2].rank = 1;
+	rf[3].rank = 0;
+	bool keep[4];
+	CHECK_EQ_U(ranks_kept_shares(rf, 4, keep), 1);
+	CHECK(keep[0] && keep[1] && !keep[2] && keep[3]);
+}
+
+TEST_MAIN(merge_two_partials, merge_operators, merge_escapes, merge_refusals, merge_steps,
+	  merge_gputime, merge_gpu, merge_launch, merge_queue, merge_gpumem, merge_host,
+	  merge_modules, merge_numbers, merge_perf, merge_kept_shares)
