@@ -16,14 +16,15 @@ static void running_add(struct throughput_running *r, double v)
 	r->min = v < r->min ? v : r->min;
 }
 
-void throughput_start(struct throughput_acc *acc)
+void perf_summary_start(struct throughput_acc *acc)
 {
 	memset(acc, 0, sizeof(*acc));
 	for (int k = 0; k < 3; k++)
 		acc->st[k] = (struct throughput_running){ 0, 0, 1e300 };
 }
 
-void throughput_step(struct throughput_acc *acc, int64_t reader_ns, int64_t dur_ns, int64_t samples)
+void perf_summary_add_step(struct throughput_acc *acc, int64_t reader_ns, int64_t dur_ns,
+			   int64_t samples)
 {
 	running_add(&acc->st[0], (double)reader_ns / 1e9);
 	running_add(&acc->st[1], (double)dur_ns / 1e9);
@@ -33,7 +34,7 @@ void throughput_step(struct throughput_acc *acc, int64_t reader_ns, int64_t dur_
 	acc->t.batch_ns += dur_ns;
 }
 
-void throughput_end(const struct throughput_acc *acc, struct throughput *out)
+void perf_summary_finish(const struct throughput_acc *acc, struct throughput *out)
 {
 	*out = acc->t;
 	struct throughput_stat *stat[3] = { &out->reader_cost_s, &out->batch_cost_s, &out->ips };
@@ -79,14 +80,14 @@ void throughput_file_steps(const struct analysis *a, uint32_t file,
 /* throughput_file_steps's callback of throughput_analyze. */
 static void add_step(void *arg, int64_t reader_ns, int64_t dur_ns, int64_t samples)
 {
-	throughput_step(arg, reader_ns, dur_ns, samples);
+	perf_summary_add_step(arg, reader_ns, dur_ns, samples);
 }
 
 int throughput_analyze(const struct analysis *a, struct throughput *out)
 {
 	struct throughput_acc acc;
-	throughput_start(&acc);
+	perf_summary_start(&acc);
 	throughput_file_steps(a, UINT32_MAX, add_step, &acc);
-	throughput_end(&acc, out);
+	perf_summary_finish(&acc, out);
 	return 0;
 }

@@ -44,12 +44,12 @@ struct throughput_acc {
 	struct throughput_running st[3]; /* reader cost, batch cost, ips */
 	struct throughput t;		 /* steps, samples and batch_ns so far */
 };
-void throughput_start(struct throughput_acc *acc);
+void perf_summary_start(struct throughput_acc *acc);
 /* Add one step: its Dataloader time, duration (> 0) and num_samples. The caller keeps the
  * sums inside int64. */
-void throughput_step(struct throughput_acc *acc, int64_t reader_ns, int64_t dur_ns,
-		     int64_t samples);
-void throughput_end(const struct throughput_acc *acc, struct throughput *out);
+void perf_summary_add_step(struct throughput_acc *acc, int64_t reader_ns, int64_t dur_ns,
+			   int64_t samples);
+void perf_summary_finish(const struct throughput_acc *acc, struct throughput *out);
 /* fn(ctx, reader, duration, num_samples) for each step that counts of file `file` of a's model
  * (UINT32_MAX: every file), in the order throughput_analyze takes them. */
 void throughput_file_steps(const struct analysis *a, uint32_t file,

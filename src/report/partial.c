@@ -2037,7 +2037,7 @@ static int merge_perf(struct partial_set *ps, uint32_t *bad)
 		if (!ps->files[i].has_perf)
 			return 0;
 	struct throughput_acc acc;
-	throughput_start(&acc);
+	perf_summary_start(&acc);
 	for (uint32_t i = 0; i < ps->nfiles; i++) {
 		const struct partial_file *pf = &ps->files[i];
 		for (uint32_t k = 0; k < pf->nperf; k++) {
@@ -2047,10 +2047,10 @@ static int merge_perf(struct partial_set *ps, uint32_t *bad)
 				*bad = i;
 				return -1;
 			}
-			throughput_step(&acc, pf->perf[k][0], pf->perf[k][1], pf->perf[k][2]);
+			perf_summary_add_step(&acc, pf->perf[k][0], pf->perf[k][1], pf->perf[k][2]);
 		}
 	}
-	throughput_end(&acc, &ps->pre.perf);
+	perf_summary_finish(&acc, &ps->pre.perf);
 	ps->pre.has_perf = true;
 	return 0;
 }
