@@ -51,6 +51,11 @@ int cli_report_html(char *const *paths, size_t npaths, const char *views, char *
 int cli_usage_error(const char *cmd, const char *msg);
 /* A whole decimal number in [0, max] (--top, --width); false when s is anything else. */
 bool cli_parse_count(const char *s, long max, long *out);
+struct rformat_opts;
+/* The options that shape a table, shared by report, merge and diff: -n/--top, -c/--columns,
+ * -u/--time-unit, -w/--width (option c with argument arg) into fo. 1 when c is one of them,
+ * 0 when it is not, CLI_USAGE after a usage error naming cmd. */
+int cli_table_option(const char *cmd, int c, const char *arg, struct rformat_opts *fo);
 /* Print "opscope: MSG" to stderr; returns CLI_ERROR. */
 int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Out of memory in the tool: print and exit(CLI_ERROR). Only the CLI may exit. */

@@ -222,7 +222,6 @@ int cmd_diff(int argc, char **argv)
 	bool noise_check = true;
 	const char *output = NULL;
 	int c;
-	long v;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "n:c:u:w:f:o:h", longopts, NULL)) != -1) {
 		switch (c) {
@@ -254,24 +253,6 @@ int cmd_diff(int argc, char **argv)
 		case 'Q':
 			noise_check = false;
 			break;
-		case 'n':
-			if (!cli_parse_count(optarg, 1000000000L, &v) || v == 0)
-				return cli_usage_error("diff", "--top wants a positive number");
-			fo.top = (size_t)v;
-			break;
-		case 'c':
-			fo.columns = optarg;
-			break;
-		case 'u':
-			fo.unit = rformat_unit(optarg);
-			if (fo.unit < 0)
-				return cli_usage_error("diff", "--time-unit wants s, ms, us or ns");
-			break;
-		case 'w':
-			if (!cli_parse_count(optarg, 100000, &v) || v < 4)
-				return cli_usage_error("diff", "--width wants a number >= 4");
-			fo.name_width = (int)v;
-			break;
 		case 'f': {
 			int fmt = rformat_from_name(optarg);
 			if (fmt < 0 || fmt == RFORMAT_HTML)
@@ -288,8 +269,12 @@ int cmd_diff(int argc, char **argv)
 		case 'h':
 			fputs(diff_usage, stdout);
 			return CLI_OK;
-		default:
-			return cli_usage_error("diff", NULL);
+		default: {
+			int t = cli_table_option("diff", c, optarg, &fo);
+			if (t != 1)
+				return t ? t : cli_usage_error("diff", NULL);
+			break;
+		}
 		}
 	}
 	int npaths = argc - optind;

@@ -163,7 +163,6 @@ int cmd_merge(int argc, char **argv)
 	const char *views = NULL, *output = NULL;
 	char bad[64];
 	int c;
-	long v;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "u:n:c:w:f:o:h", longopts, NULL)) != -1) {
 		switch (c) {
@@ -196,25 +195,6 @@ int cmd_merge(int argc, char **argv)
 		case 'N':
 			ro.op_detail = false;
 			break;
-		case 'u':
-			fo.unit = rformat_unit(optarg);
-			if (fo.unit < 0)
-				return cli_usage_error("merge",
-						       "--time-unit wants s, ms, us or ns");
-			break;
-		case 'n':
-			if (!cli_parse_count(optarg, 1000000000L, &v) || v == 0)
-				return cli_usage_error("merge", "--top wants a positive number");
-			fo.top = (size_t)v;
-			break;
-		case 'c':
-			fo.columns = optarg;
-			break;
-		case 'w':
-			if (!cli_parse_count(optarg, 100000, &v) || v < 4)
-				return cli_usage_error("merge", "--width wants a number >= 4");
-			fo.name_width = (int)v;
-			break;
 		case 'f': {
 			int fmt = rformat_from_name(optarg);
 			if (fmt < 0)
@@ -228,8 +208,12 @@ int cmd_merge(int argc, char **argv)
 		case 'h':
 			fputs(merge_usage, stdout);
 			return CLI_OK;
-		default:
-			return cli_usage_error("merge", NULL);
+		default: {
+			int t = cli_table_option("merge", c, optarg, &fo);
+			if (t != 1)
+				return t ? t : cli_usage_error("merge", NULL);
+			break;
+		}
 		}
 	}
 	if (optind >= argc)

@@ -299,7 +299,6 @@ int cmd_report(int argc, char **argv)
 	const char *views = NULL, *output = NULL;
 	bool partial = false; /* --format partial: write a partial (report/partial.h) */
 	int c;
-	long v;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "u:n:c:w:f:o:h", longopts, NULL)) != -1) {
 		switch (c) {
@@ -335,12 +334,6 @@ int cmd_report(int argc, char **argv)
 			ro.sort = (enum report_sort)s;
 			break;
 		}
-		case 'u':
-			fo.unit = rformat_unit(optarg);
-			if (fo.unit < 0)
-				return cli_usage_error("report",
-						       "--time-unit wants s, ms, us or ns");
-			break;
 		case 'D':
 			ro.op_detail = true;
 			break;
@@ -367,19 +360,6 @@ int cmd_report(int argc, char **argv)
 		case 'U':
 			ro.under = optarg;
 			break;
-		case 'n':
-			if (!cli_parse_count(optarg, 1000000000L, &v) || v == 0)
-				return cli_usage_error("report", "--top wants a positive number");
-			fo.top = (size_t)v;
-			break;
-		case 'c':
-			fo.columns = optarg;
-			break;
-		case 'w':
-			if (!cli_parse_count(optarg, 100000, &v) || v < 4)
-				return cli_usage_error("report", "--width wants a number >= 4");
-			fo.name_width = (int)v;
-			break;
 		case 'f': {
 			if (strcmp(optarg, "partial") == 0) {
 				partial = true;
@@ -400,8 +380,12 @@ int cmd_report(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			return CLI_OK;
-		default:
-			return cli_usage_error("report", NULL);
+		default: {
+			int t = cli_table_option("report", c, optarg, &fo);
+			if (t != 1)
+				return t ? t : cli_usage_error("report", NULL);
+			break;
+		}
 		}
 	}
 	if (optind >= argc)

@@ -27,6 +27,7 @@
 #include "formats/import.h"
 #include "model/model.h"
 #include "opscope_config.h"
+#include "report/table.h"
 #include "trace/format.h" /* OPS_FORMAT_VERSION, for --version */
 #include "util/escape.h"
 
@@ -75,6 +76,33 @@ bool cli_parse_count(const char *s, long max, long *out)
 		return false;
 	*out = v;
 	return true;
+}
+
+int cli_table_option(const char *cmd, int c, const char *arg, struct rformat_opts *fo)
+{
+	long v;
+	switch (c) {
+	case 'n':
+		if (!cli_parse_count(arg, 1000000000L, &v) || v == 0)
+			return cli_usage_error(cmd, "--top wants a positive number");
+		fo->top = (size_t)v;
+		return 1;
+	case 'c':
+		fo->columns = arg;
+		return 1;
+	case 'u':
+		fo->unit = rformat_unit(arg);
+		if (fo->unit < 0)
+			return cli_usage_error(cmd, "--time-unit wants s, ms, us or ns");
+		return 1;
+	case 'w':
+		if (!cli_parse_count(arg, 100000, &v) || v < 4)
+			return cli_usage_error(cmd, "--width wants a number >= 4");
+		fo->name_width = (int)v;
+		return 1;
+	default:
+		return 0;
+	}
 }
 
 int cli_error(const char *fmt, ...)

@@ -199,6 +199,17 @@ if [ -n "${SRC:-}" ] && [ -d "$SRC/tests/fuzz-corpus/trace" ]; then
 	check "corpus files export to valid JSON or exit 1" '[ $bad -eq 0 ]'
 fi
 
+# the options that shape a table, shared by report, merge and diff (cli_table_option):
+# each bad value is a usage error (2) naming its command and the option
+for cmd in report merge diff; do
+	for bad in "-n 0|--top wants a positive number" "--width 2|--width wants a number >= 4" \
+		"-u parsec|--time-unit wants s, ms, us or ns"; do
+		"$OPSCOPE" $cmd ${bad%%|*} x y >/dev/null 2>"$T/err"
+		check "$cmd ${bad%%|*}: usage error" \
+			'[ $? -eq 2 ] && grep -qx "opscope $cmd: ${bad#*|}" "$T/err"'
+	done
+done
+
 echo "1..$n"
 echo "$((n - fails)) passed, $fails failed"
 [ $fails -eq 0 ]
