@@ -190,6 +190,22 @@ struct tallies {
 	bool oom;
 };
 
+/* add() for a rule that tallied its evidence in T: T's lack of memory is the report's, and
+ * when the finding cannot be added T is freed and NULL comes back. */
+static struct advice_finding *add_tallied(struct adv *X, struct tallies *T, enum advice_rule_id r,
+					  uint32_t f, int64_t at_stake_ns, int64_t base_ns,
+					  double measured)
+{
+	if (T->oom)
+		X->oom = true;
+	struct advice_finding *x = add(X, r, f, at_stake_ns, base_ns, measured);
+	if (!x) {
+		free(T->v);
+		T->v = NULL;
+	}
+	return x;
+}
+
 static void tally_addn(struct tallies *T, uint32_t name, uint64_t n, int64_t ns)
 {
 	for (uint32_t i = 0; i < T->n; i++)
@@ -445,14 +461,10 @@ static void rule_idle(struct adv *X, const struct step_table *t, const struct gp
 			}
 		}
 		free(low);
-		if (T.oom)
-			X->oom = true;
-		struct advice_finding *x =
-			add(X, ADVICE_GPU_IDLE, t->file, idle, total, frac(busy, total));
-		if (!x) {
-			free(T.v);
+		struct advice_finding *x = add_tallied(X, &T, ADVICE_GPU_IDLE, t->file, idle, total,
+						       frac(busy, total));
+		if (!x)
 			return;
-		}
 		const struct step_row *r = &t->rows[wk];
 		char b1[32], b2[32];
 		x->steps = over;
@@ -547,13 +559,9 @@ static void rule_sync(struct adv *X, const struct step_table *t)
 		free(T.v);
 		return;
 	}
-	if (T.oom)
-		X->oom = true;
-	struct advice_finding *x = add(X, ADVICE_SYNC, t->file, blocked, total, share);
-	if (!x) {
-		free(T.v);
+	struct advice_finding *x = add_tallied(X, &T, ADVICE_SYNC, t->file, blocked, total, share);
+	if (!x)
 		return;
-	}
 	char b1[32], b2[32];
 	x->steps = steps;
 	x->start_ns = ws;
@@ -610,13 +618,9 @@ static void rule_pageable(struct adv *X, uint32_t f)
 		free(T.v);
 		return;
 	}
-	if (T.oom)
-		X->oom = true;
-	struct advice_finding *x = add(X, ADVICE_PAGEABLE, f, ns, total, share);
-	if (!x) {
-		free(T.v);
+	struct advice_finding *x = add_tallied(X, &T, ADVICE_PAGEABLE, f, ns, total, share);
+	if (!x)
 		return;
-	}
 	char b1[32];
 	x->start_ns = ws;
 	x->end_ns = we;
@@ -725,13 +729,10 @@ static void rule_tc(struct adv *X, const struct flops_result *fr)
 		free(T.v);
 		return;
 	}
-	if (T.oom)
-		X->oom = true;
-	struct advice_finding *x = add(X, ADVICE_TENSOR_CORES, ADVICE_NO_FILE, off, all, share);
-	if (!x) {
-		free(T.v);
+	struct advice_finding *x =
+		add_tallied(X, &T, ADVICE_TENSOR_CORES, ADVICE_NO_FILE, off, all, share);
+	if (!x)
 		return;
-	}
 	char b1[32], b2[32];
 	snprintf(x->finding, sizeof(x->finding),
 		 "%s of kernel time (%.1f%% of the modelled operators') was tensor-core eligible "
