@@ -1779,6 +1779,18 @@ static int merge_nvprof(struct partial_set *ps, const struct partial_file *pf)
 	return 0;
 }
 
+/* Per file of ps, whether the merge keeps its rows: false for the second copy of a rank, as
+ * the analyses of a report leave it out (ranks_kept_shares). Malloc'd; NULL without memory. */
+static bool *kept_files(const struct partial_set *ps)
+{
+	bool *keep = malloc((ps->nfiles ? ps->nfiles : 1) * sizeof(*keep));
+	if (keep && ranks_kept_shares(ps->pre.ranks, ps->pre.nranks, keep) == UINT32_MAX) {
+		free(keep);
+		return NULL;
+	}
+	return keep;
+}
+
 /* The files' GPU time devices, in file order (the order gpu_time_analyze of every file gives
  * them), into ps->pre.gputime, when every file carries them. 0 or OPSCOPE_ENOMEM. */
 static int merge_gputime(struct partial_set *ps)
@@ -1797,9 +1809,8 @@ static int merge_gputime(struct partial_set *ps)
 		return OPSCOPE_ENOMEM;
 	}
 	/* a second copy of a rank is left out, as gpu_time_analyze leaves it */
-	bool *keep = malloc((ps->nfiles ? ps->nfiles : 1) * sizeof(*keep));
-	if (!keep || ranks_kept_shares(ps->pre.ranks, ps->pre.nranks, keep) == UINT32_MAX) {
-		free(keep);
+	bool *keep = kept_files(ps);
+	if (!keep) {
 		free(gt->dev);
 		free(gt);
 		return OPSCOPE_ENOMEM;
@@ -1862,9 +1873,8 @@ static int merge_queue(struct partial_set *ps)
 	if (n >= UINT32_MAX)
 		return OPSCOPE_ENOMEM;
 	struct gpu_queue *q = calloc(1, sizeof(*q));
-	bool *keep = malloc((ps->nfiles ? ps->nfiles : 1) * sizeof(*keep));
-	if (!q || !keep || !(q->st = calloc(n ? n : 1, sizeof(*q->st))) ||
-	    ranks_kept_shares(ps->pre.ranks, ps->pre.nranks, keep) == UINT32_MAX) {
+	bool *keep = kept_files(ps);
+	if (!q || !keep || !(q->st = calloc(n ? n : 1, sizeof(*q->st)))) {
 		if (q)
 			free(q->st);
 		free(q);
