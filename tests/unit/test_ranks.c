@@ -16,26 +16,6 @@
 #include "model/model.h"
 #include "modelbuild.h"
 
-#define NCCL "ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)"
-
-/* One rank's file: ProfileStep#1 [0,1000), a compute kernel [100, 100+compute) launched at
- * [10,20), an all-reduce kernel [arrive, 800) launched at [30,40); every time + skew (the
- * rank's clock is off by skew). */
-static void add_rank(struct model *m, const char *path, int32_t rank, int64_t skew, int64_t compute,
-		     int64_t arrive)
-{
-	model_add_file(m, path, "test");
-	uint32_t h = model_add_track(m, MODEL_TRACK_THREAD, (uint32_t)(100 + rank), 1, 0);
-	uint32_t d = model_add_track(m, MODEL_TRACK_DEVICE, 0, 7, 0);
-	uint32_t c = model_add_track(m, MODEL_TRACK_DEVICE, 0, 20, 0);
-	m->processes[m->tracks[h].process].rank = rank;
-	R(m, h, skew + 0, skew + 1000, "ProfileStep#1", OPSCOPE_CAT_PROFILE_STEP, -1);
-	R(m, h, skew + 10, skew + 20, "cudaLaunchKernel", OPSCOPE_CAT_CUDA_RUNTIME, 1);
-	R(m, h, skew + 30, skew + 40, "cudaLaunchKernel", OPSCOPE_CAT_CUDA_RUNTIME, 2);
-	R(m, d, skew + 100, skew + 100 + compute, "gemm", OPSCOPE_CAT_KERNEL, 1);
-	R(m, c, skew + arrive, skew + 800, NCCL, OPSCOPE_CAT_COMMUNICATION, 2);
-}
-
 /*
  * rank 0: compute 400 -> arrives at the all-reduce at 500; clock right.
  * rank 1: compute 600 -> arrives at 700; clock +1000 (its times are 1000 later).
