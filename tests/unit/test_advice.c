@@ -46,6 +46,14 @@ static void advise(struct model *m, struct analysis *an, struct advice *out)
 	REQUIRE(advice_run(an, NULL, out) == 0);
 }
 
+/* Free what advise() made of m, and m. */
+static void done(struct model *m, struct analysis *an, struct advice *ad)
+{
+	advice_free(ad);
+	analysis_free(an);
+	model_free(m);
+}
+
 /* The finding of rule r (NULL if none). */
 static const struct advice_finding *find(const struct advice *ad, enum advice_rule_id r)
 {
@@ -98,23 +106,17 @@ TEST(advice_input_bound)
 	CHECK(strstr(x->finding, "10.0%") != NULL);
 	CHECK(strstr(x->evidence, "worst ProfilerStep#0") != NULL);
 	CHECK(strstr(x->change, "num_workers") != NULL);
-	advice_free(&ad);
-	analysis_free(&an);
-	model_free(m);
+	done(m, &an, &ad);
 
 	m = input_model(40 * U, true);
 	advise(m, &an, &ad);
 	CHECK(find(&ad, ADVICE_INPUT_BOUND) == NULL);
-	advice_free(&ad);
-	analysis_free(&an);
-	model_free(m);
+	done(m, &an, &ad);
 
 	m = input_model(100 * U, false); /* no steps: the step rules are silent */
 	advise(m, &an, &ad);
 	CHECK_EQ_U(ad.n, 0);
-	advice_free(&ad);
-	analysis_free(&an);
-	model_free(m);
+	done(m, &an, &ad);
 }
 
 /*
@@ -157,16 +159,12 @@ TEST(advice_gpu_idle)
 	CHECK(strstr(x->finding, "GPU0") != NULL);
 	CHECK(strstr(x->evidence, "aten::cpu_heavy (2, 600.0 us)") != NULL);
 	CHECK(strstr(x->evidence, "aten::mm") == NULL); /* it launched device work */
-	advice_free(&ad);
-	analysis_free(&an);
-	model_free(m);
+	done(m, &an, &ad);
 
 	m = idle_model(600 * U);
 	advise(m, &an, &ad);
 	CHECK_EQ_U(ad.n, 0);
-	advice_free(&ad);
-	analysis_free(&an);
-	model_free(m);
+	done(m, &an, &ad);
 }
 
 /*
@@ -214,16 +212,12 @@ TEST(advice_sync_in_step)
 	CHECK(strstr(x->finding, "in 2 synchronizations") != NULL);
 	CHECK(strstr(x->finding, "1.0 per step") != NULL);
 	CHECK(strstr(x->evidence, "aten::item (2, 100.0 us)") != NULL);
-	advice_free(&ad);
-	analysis_free(&an);
-	model_free(m);
+	done(m, &an, &ad);
 
 	m = sync_model(5 * U);
 	advise(m, &an, &ad);
 	CHECK_EQ_U(ad.n, 0);
-	advice_free(&ad);
-	analysis_free(&an);
-	model_free(m);
+	done(m, &an, &ad);
 }
 
 /*
@@ -256,16 +250,12 @@ TEST(advice_pageable_copy)
 	CHECK_EQ_I(x->end_ns, 150 * U);
 	CHECK(strstr(x->finding, "1 copies") != NULL);
 	CHECK(strstr(x->change, "pin_memory") != NULL);
-	advice_free(&ad);
-	analysis_free(&an);
-	model_free(m);
+	done(m, &an, &ad);
 
 	m = copy_model("Memcpy HtoD (Pinned -> Device)");
 	advise(m, &an, &ad);
 	CHECK_EQ_U(ad.n, 0);
-	advice_free(&ad);
-	analysis_free(&an);
-	model_free(m);
+	done(m, &an, &ad);
 }
 
 /*
@@ -305,16 +295,12 @@ TEST(advice_tiny_kernels)
 	CHECK(x->measured == 1.0);
 	CHECK_EQ_U(x->steps, 2);
 	CHECK(strstr(x->finding, "(240 of 240, 120 per step)") != NULL);
-	advice_free(&ad);
-	analysis_free(&an);
-	model_free(m);
+	done(m, &an, &ad);
 
 	m = tiny_model(12 * U);
 	advise(m, &an, &ad);
 	CHECK_EQ_U(ad.n, 0);
-	advice_free(&ad);
-	analysis_free(&an);
-	model_free(m);
+	done(m, &an, &ad);
 }
 
 /*
@@ -352,16 +338,12 @@ TEST(advice_tensor_cores)
 	CHECK_EQ_U(x->file, ADVICE_NO_FILE);
 	CHECK(strstr(x->evidence, "aten::mm (1, 100.0 us)") != NULL);
 	CHECK(strstr(x->change, "float16") != NULL);
-	advice_free(&ad);
-	analysis_free(&an);
-	model_free(m);
+	done(m, &an, &ad);
 
 	m = tc_model("volta_h884gemm_64x64_nn");
 	advise(m, &an, &ad);
 	CHECK(find(&ad, ADVICE_TENSOR_CORES) == NULL);
-	advice_free(&ad);
-	analysis_free(&an);
-	model_free(m);
+	done(m, &an, &ad);
 }
 
 /*
@@ -400,16 +382,12 @@ TEST(advice_exposed_comm)
 	CHECK_EQ_I(x->base_ns, 2000 * U);
 	CHECK(x->measured > 0.1999 && x->measured < 0.2001);
 	CHECK_EQ_U(x->steps, 2);
-	advice_free(&ad);
-	analysis_free(&an);
-	model_free(m);
+	done(m, &an, &ad);
 
 	m = comm_model(300 * U);
 	advise(m, &an, &ad);
 	CHECK_EQ_U(ad.n, 0);
-	advice_free(&ad);
-	analysis_free(&an);
-	model_free(m);
+	done(m, &an, &ad);
 }
 
 /*
@@ -447,23 +425,17 @@ TEST(advice_first_step)
 	CHECK_EQ_I(x->start_ns, 0);
 	CHECK_EQ_I(x->end_ns, 4000 * U);
 	CHECK(strstr(x->finding, "3.64x the median of the other 3 steps") != NULL);
-	advice_free(&ad);
-	analysis_free(&an);
-	model_free(m);
+	done(m, &an, &ad);
 
 	m = first_model(1600 * U, 4);
 	advise(m, &an, &ad);
 	CHECK_EQ_U(ad.n, 0);
-	advice_free(&ad);
-	analysis_free(&an);
-	model_free(m);
+	done(m, &an, &ad);
 
 	m = first_model(4000 * U, 2);
 	advise(m, &an, &ad);
 	CHECK_EQ_U(ad.n, 0);
-	advice_free(&ad);
-	analysis_free(&an);
-	model_free(m);
+	done(m, &an, &ad);
 }
 
 /*
@@ -484,9 +456,7 @@ TEST(advice_ranked_by_time_at_stake)
 	CHECK_EQ_U(ad.v[0].rule, ADVICE_GPU_IDLE);
 	CHECK_EQ_U(ad.v[1].rule, ADVICE_PAGEABLE);
 	CHECK_EQ_I(ad.v[1].at_stake_ns, 20 * U);
-	advice_free(&ad);
-	analysis_free(&an);
-	model_free(m);
+	done(m, &an, &ad);
 }
 
 /*
@@ -577,9 +547,7 @@ TEST(advice_straggler)
 		     "average), longer compute in 1 (200.0 us more than the other ranks' median, "
 		     "on average)") == 0);
 	CHECK(strstr(x->change, "num_workers") != NULL);
-	advice_free(&ad);
-	analysis_free(&an);
-	model_free(m);
+	done(m, &an, &ad);
 
 	/* balanced: every rank computes 400U; every margin is 0: silent */
 	const struct strag_rank even[3] = {
@@ -590,17 +558,13 @@ TEST(advice_straggler)
 	m = strag_model(even, 3, 3);
 	advise(m, &an, &ad);
 	CHECK(find(&ad, ADVICE_STRAGGLER) == NULL);
-	advice_free(&ad);
-	analysis_free(&an);
-	model_free(m);
+	done(m, &an, &ad);
 
 	/* one rank alone (the slow rank 2 above): nothing to compare, silent */
 	m = strag_model(&slow[2], 1, 3);
 	advise(m, &an, &ad);
 	CHECK(find(&ad, ADVICE_STRAGGLER) == NULL);
-	advice_free(&ad);
-	analysis_free(&an);
-	model_free(m);
+	done(m, &an, &ad);
 
 	/* two ranks taking turns: rank 0 last by 200U in step 0 (c 600U), rank 1 by 200U in
 	 * step 1; each led 1 of 2 steps (half): no one straggler, silent */
@@ -611,9 +575,7 @@ TEST(advice_straggler)
 	m = strag_model(turns, 2, 2);
 	advise(m, &an, &ad);
 	CHECK(find(&ad, ADVICE_STRAGGLER) == NULL);
-	advice_free(&ad);
-	analysis_free(&an);
-	model_free(m);
+	done(m, &an, &ad);
 	/* the same, step 1 balanced: rank 0 led 1 of 2 steps alone: fires, 200U at stake */
 	const struct strag_rank once[2] = {
 		{ 0, { 600 * U, 400 * U, 0 }, { 0, 0, 0 } },
@@ -627,9 +589,7 @@ TEST(advice_straggler)
 	CHECK_EQ_I(x->at_stake_ns, 200 * U);
 	CHECK_EQ_U(x->steps, 1);
 	CHECK(strstr(x->change, "balance the work") != NULL); /* longer compute */
-	advice_free(&ad);
-	analysis_free(&an);
-	model_free(m);
+	done(m, &an, &ad);
 }
 
 TEST_MAIN(advice_input_bound, advice_gpu_idle, advice_sync_in_step, advice_pageable_copy,
