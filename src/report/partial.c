@@ -74,21 +74,13 @@
 
 #include "opscope/opscope.h"
 
-#define PARTIAL_LINE_MAX (1u << 20) /* bytes of one record: longer is not a partial of ours */
-#define PARTIAL_FIELDS	 20	    /* fields of the longest record (gt, gs) */
-/* Bounds of what a partial may say, so that the differences and sums the merge makes stay
- * inside int64: a time (ns) within +-2^61 (73 years around the epoch: up to 2043), a duration
- * or a count within [0, 2^62], and the times of one file within PARTIAL_SPAN_MAX of each
- * other (2^53 ns, 104 days). */
-#define PARTIAL_STAMP_MAX (INT64_C(1) << 61)
-#define PARTIAL_TIME_MAX  (INT64_C(1) << 62)
-#define PARTIAL_SPAN_MAX  (INT64_C(1) << 53)
+#include "report/partial_internal.h"
 
 /* ---------------------------------------------------------------------------------------- */
 /* Writing */
 
 /* A string field: '=' and the bytes, escaped. */
-static void put_str(FILE *out, const char *s, size_t n)
+void partial_put_str(FILE *out, const char *s, size_t n)
 {
 	fputc('=', out);
 	for (size_t i = 0; i < n; i++) {
@@ -116,13 +108,13 @@ static void put_str(FILE *out, const char *s, size_t n)
 }
 
 /* The string id `id` of m as a field: `-` when 0 (none). */
-static void put_id(FILE *out, const struct model *m, uint32_t id)
+void partial_put_id(FILE *out, const struct model *m, uint32_t id)
 {
 	fputc('\t', out);
 	if (!id)
 		fputc('-', out);
 	else
-		put_str(out, model_str(m, id), model_strlen(m, id));
+		partial_put_str(out, model_str(m, id), model_strlen(m, id));
 }
 
 /* File f's step view (steps_analyze): an sv record (the steps dropped), then an sr record per
@@ -136,7 +128,7 @@ static int write_steps(FILE *out, const struct analysis *a, uint32_t f)
 	for (uint32_t k = 0; k < st.nrows; k++) {
 		const struct step_row *row = &st.rows[k];
 		fputs("sr", out);
-		put_id(out, a->m, row->name);
+		partial_put_id(out, a->m, row->name);
 		fprintf(out, "\t%" PRId64 "\t%" PRId64, row->start_ns, row->end_ns);
 		for (int q = 0; q < STEP_NROLES; q++)
 			fprintf(out, "\t%" PRId64, row->role_ns[q]);
@@ -171,7 +163,7 @@ static void write_gputime(FILE *out, const struct model *m, const struct gpu_tim
 		put_gspan(out, &g->window);
 		for (uint32_t k = 0; k < g->nsteps; k++) {
 			fputs("gs", out);
-			put_id(out, m, g->steps[k].name);
+			partial_put_id(out, m, g->steps[k].name);
 			put_gspan(out, &g->steps[k]);
 		}
 	}
@@ -200,7 +192,7 @@ static void write_gpu(FILE *out, const struct model *m, const struct gpu_util *u
 		put_uspan(out, &g->window);
 		for (uint32_t k = 0; k < g->nsteps; k++) {
 			fputs("us", out);
-			put_id(out, m, g->steps[k].name);
+			partial_put_id(out, m, g->steps[k].name);
 			put_uspan(out, &g->steps[k]);
 		}
 		for (uint32_t k = 0; k < g->nbuckets; k++) {
@@ -221,7 +213,7 @@ static int write_launch(FILE *out, const struct analysis *a, uint32_t f)
 	for (uint32_t i = 0; i < l.nrows; i++) {
 		const struct gpu_launch_row *x = &l.rows[i];
 		fputs("lr", out);
-		put_id(out, a->m, x->name);
+		partial_put_id(out, a->m, x->name);
 		fprintf(out,
 			"\t%u\t%" PRIu64 "\t%" PRId64 "\t%" PRId64 "\t%" PRId64 "\t%" PRId64
 			"\t%" PRId64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\n",
@@ -250,7 +242,7 @@ static void write_queue(FILE *out, const struct model *m, const struct gpu_queue
 		if (st->file != f)
 			continue;
 		fprintf(out, "qt\t%" PRIu32 "\t%" PRIu64, st->device, st->stream);
-		put_id(out, m, st->name);
+		partial_put_id(out, m, st->name);
 		fprintf(out, "\t%" PRIu64 "\t%" PRId64, st->ops, st->bucket_ns);
 		put_qspan(out, &st->window);
 		for (uint32_t b = 0; b < st->nbuckets; b++) {
@@ -269,7 +261,7 @@ static void put_alloc(FILE *out, const struct model *m, int list, const struct g
 	else
 		fprintf(out, "\t%" PRId64, al->freed_ns);
 	fprintf(out, "\t%" PRIu64, al->address);
-	put_id(out, m, al->launcher);
+	partial_put_id(out, m, al->launcher);
 	fputc('\n', out);
 }
 
@@ -324,7 +316,8 @@ static int write_host(FILE *out, const struct analysis *a, uint32_t f)
 		for (uint32_t i = 0; i < ag.n; i++) { /* first-seen order */
 			const struct agg_item *it = &ag.v[i];
 			fprintf(out, "h\t%d\t", sel);
-			put_str(out, model_str(a->m, it->name), model_strlen(a->m, it->name));
+			partial_put_str(out, model_str(a->m, it->name),
+					model_strlen(a->m, it->name));
 			fprintf(out,
 				"\t%" PRIu64 "\t%" PRId64 "\t%" PRId64 "\t%" PRId64 "\t%" PRId64
 				"\t%" PRId64 "\t%" PRId64 "\t%" PRId64 "\n",
@@ -347,7 +340,7 @@ static int write_modules(FILE *out, const struct analysis *a, uint32_t f)
 		const struct agg_item *it = &ag.v[i];
 		fprintf(out, "mo\t%" PRId64 "\t",
 			it->parent == AGG_NONE ? INT64_C(-1) : (int64_t)it->parent);
-		put_str(out, model_str(a->m, it->name), model_strlen(a->m, it->name));
+		partial_put_str(out, model_str(a->m, it->name), model_strlen(a->m, it->name));
 		fprintf(out,
 			"\t%" PRIu64 "\t%" PRId64 "\t%" PRId64 "\t%" PRId64 "\t%" PRId64
 			"\t%" PRId64 "\t%" PRId64 "\t%" PRId64 "\t%" PRId64 "\n",
@@ -380,7 +373,7 @@ static int write_files(FILE *out, const struct analysis *a, const struct write_a
 	fprintf(out, "%s\t%d\n", PARTIAL_MAGIC, PARTIAL_VERSION);
 	for (size_t i = 0; i < ninputs; i++) {
 		fputs("input\t", out);
-		put_str(out, inputs[i], strlen(inputs[i]));
+		partial_put_str(out, inputs[i], strlen(inputs[i]));
 		fputc('\n', out);
 	}
 	for (uint32_t f = 0; f < m->nfiles; f++) {
@@ -397,14 +390,14 @@ static int write_files(FILE *out, const struct analysis *a, const struct write_a
 		fputs("file", out);
 		/* the path and format are never "none": an empty one is "=" */
 		fputc('\t', out);
-		put_str(out, model_str(m, mf->path), model_strlen(m, mf->path));
+		partial_put_str(out, model_str(m, mf->path), model_strlen(m, mf->path));
 		fputc('\t', out);
-		put_str(out, model_str(m, mf->format), model_strlen(m, mf->format));
+		partial_put_str(out, model_str(m, mf->format), model_strlen(m, mf->format));
 		fprintf(out, "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%d", mf->events, mf->dropped,
 			mf->discarded_bytes, mf->complete ? 1 : 0);
-		put_id(out, m, mf->tail_msg);
+		partial_put_id(out, m, mf->tail_msg);
 		fprintf(out, "\nrank\t%" PRId32, rf.rank);
-		put_id(out, m, rf.host);
+		partial_put_id(out, m, rf.host);
 		fprintf(out, "\t%" PRId32 "\n", rf.world_size);
 		fprintf(out, "dist\t%d\t%" PRId64 "\t%" PRId64 "\t%" PRId64 "\n",
 			rf.dist.has_communication ? 1 : 0, rf.dist.communication_ns,
@@ -412,7 +405,7 @@ static int write_files(FILE *out, const struct analysis *a, const struct write_a
 		for (uint32_t k = 0; k < rf.nsteps; k++) {
 			const struct ranks_steprow *s = &rf.steps[k];
 			fputs("step", out);
-			put_id(out, m, s->name);
+			partial_put_id(out, m, s->name);
 			fprintf(out,
 				"\t%" PRId64 "\t%" PRId64 "\t%" PRId64 "\t%" PRId64 "\t%" PRId64
 				"\n",
@@ -421,17 +414,17 @@ static int write_files(FILE *out, const struct analysis *a, const struct write_a
 		for (uint32_t k = 0; k < rf.nkernels; k++) {
 			const struct ranks_kernel *c = &rf.kernels[k];
 			fputs("coll\t", out);
-			put_str(out, model_str(m, c->name), model_strlen(m, c->name));
+			partial_put_str(out, model_str(m, c->name), model_strlen(m, c->name));
 			fprintf(out, "\t%" PRIu32 "\t%" PRId64 "\t%" PRId64 "\t", c->seq, c->s,
 				c->e);
-			put_str(out, c->op, strlen(c->op));
+			partial_put_str(out, c->op, strlen(c->op));
 			fprintf(out, "\t%" PRId32 "\t%" PRId64 "\n", c->group, c->bytes);
 		}
 		fprintf(out, "kernels\t%" PRId64 "\n", kern_ns);
 		for (uint32_t i = ag.n ? ag.first_top : AGG_NONE; i != AGG_NONE; i = ag.v[i].next) {
 			const struct agg_item *it = &ag.v[i];
 			fputs("k\t", out);
-			put_str(out, model_str(m, it->name), model_strlen(m, it->name));
+			partial_put_str(out, model_str(m, it->name), model_strlen(m, it->name));
 			fprintf(out, "\t%" PRIu64 "\t%" PRId64 "\t%" PRId64 "\t%" PRId64 "\n",
 				it->calls, it->gpu_ns, it->gpu_max_ns, it->gpu_min_ns);
 		}
@@ -448,7 +441,8 @@ static int write_files(FILE *out, const struct analysis *a, const struct write_a
 			if (it->kind == AGG_NVPROF_COPY) /* a key, not a string */
 				fprintf(out, "%" PRIu32, it->name);
 			else
-				put_str(out, model_str(m, it->name), model_strlen(m, it->name));
+				partial_put_str(out, model_str(m, it->name),
+						model_strlen(m, it->name));
 			fprintf(out, "\t%" PRIu64 "\t%" PRId64 "\t%" PRId64 "\t%" PRId64 "\n",
 				it->calls, it->gpu_ns, it->gpu_max_ns, it->gpu_min_ns);
 		}
@@ -462,7 +456,7 @@ static int write_files(FILE *out, const struct analysis *a, const struct write_a
 			fprintf(out, "o\t%" PRId64 "\t%u\t",
 				it->parent == AGG_NONE ? INT64_C(-1) : (int64_t)it->parent,
 				(unsigned)it->kind);
-			put_str(out, model_str(m, it->name), model_strlen(m, it->name));
+			partial_put_str(out, model_str(m, it->name), model_strlen(m, it->name));
 			fprintf(out,
 				"\t%" PRIu64 "\t%" PRId64 "\t%" PRId64 "\t%" PRId64 "\t%" PRId64
 				"\t%" PRId64 "\t%" PRId64 "\t%" PRId64 "\n",
@@ -519,42 +513,9 @@ int partial_write(FILE *out, const struct analysis *a, const char *const *inputs
 /* ---------------------------------------------------------------------------------------- */
 /* Reading */
 
-/* The state of reading one partial. */
-struct reader {
-	struct partial_set *ps;
-	const char *path;	     /* the partial's path, for messages */
-	uint64_t offset;	     /* byte offset of the record being read */
-	char *err;		     /* where the one line goes */
-	size_t errsize;		     /* bytes of err */
-	char *f[PARTIAL_FIELDS];     /* the record's fields, unescaped in place */
-	size_t flen[PARTIAL_FIELDS]; /* their lengths */
-	int nf;			     /* fields of the record */
-	struct partial_file *cur;    /* the file the records belong to, NULL before the first */
-	uint32_t kern_cap;	     /* items allocated in cur->kern */
-	uint32_t steps_cap;	     /* steps allocated in cur->ranks.steps */
-	uint32_t colls_cap;	     /* kernels allocated in cur->ranks.kernels */
-	uint32_t ops_cap;	     /* items allocated in cur->ops */
-	uint32_t nv_cap;	     /* items allocated in cur->nv */
-	uint32_t sr_cap;	     /* rows allocated in cur->steps.rows */
-	uint32_t gt_cap;	     /* devices allocated in cur->gputime.dev */
-	uint32_t gs_cap;	     /* steps allocated in the last device of cur->gputime */
-	uint32_t ut_cap;	     /* devices allocated in cur->gpu.dev */
-	uint32_t us_cap;	     /* steps allocated in the last device of cur->gpu */
-	uint32_t ub_cap;	     /* buckets allocated in the last device of cur->gpu */
-	uint32_t lr_cap;	     /* rows allocated in cur->launch.rows */
-	uint32_t qt_cap;	     /* streams allocated in cur->queue.st */
-	uint32_t qb_cap;	     /* buckets allocated in the last stream of cur->queue */
-	uint32_t md_cap;	     /* devices allocated in cur->gpumem.dev */
-	uint32_t mb_cap;	     /* buckets allocated in the last device of cur->gpumem */
-	uint32_t h_cap;		     /* items allocated in cur->host */
-	uint32_t mo_cap;	     /* items allocated in cur->mods */
-	uint32_t pt_cap;	     /* entries allocated in cur->perf */
-	bool oom;		     /* an allocation failed */
-};
-
 /* s (up to its NUL, at most size - 1 bytes) with every control byte as '?': a name from a
  * partial put in a one-line message stays one line. */
-static const char *printable(const char *s, char *buf, size_t size)
+const char *partial_printable(const char *s, char *buf, size_t size)
 {
 	size_t n = 0;
 	for (; s[n] && n + 1 < size; n++)
@@ -563,8 +524,7 @@ static const char *printable(const char *s, char *buf, size_t size)
 	return buf;
 }
 
-static int fail(struct reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int fail(struct reader *r, const char *fmt, ...)
+int partial_fail(struct reader *r, const char *fmt, ...)
 {
 	char what[256];
 	va_list ap;
@@ -575,10 +535,10 @@ static int fail(struct reader *r, const char *fmt, ...)
 	return -1;
 }
 
-static int oom(struct reader *r)
+int partial_oom(struct reader *r)
 {
 	r->oom = true;
-	return fail(r, "out of memory");
+	return partial_fail(r, "out of memory");
 }
 
 /* Split a record at tabs into r->f (no more than PARTIAL_FIELDS). */
@@ -590,7 +550,7 @@ static int split(struct reader *r, char *line, size_t len)
 		if (i < len && line[i] != '\t')
 			continue;
 		if (r->nf == PARTIAL_FIELDS)
-			return fail(r, "more than %d fields", PARTIAL_FIELDS);
+			return partial_fail(r, "more than %d fields", PARTIAL_FIELDS);
 		line[i] = '\0';
 		r->f[r->nf] = line + start;
 		r->flen[r->nf] = i - start;
@@ -601,7 +561,7 @@ static int split(struct reader *r, char *line, size_t len)
 }
 
 /* Field i as a string: *s and *n its bytes (unescaped in place), *none for `-`. */
-static int field_str(struct reader *r, int i, const char **s, size_t *n, bool *none)
+int partial_field_str(struct reader *r, int i, const char **s, size_t *n, bool *none)
 {
 	char *p = r->f[i];
 	size_t len = r->flen[i];
@@ -612,14 +572,14 @@ static int field_str(struct reader *r, int i, const char **s, size_t *n, bool *n
 		return 0;
 	}
 	if (len == 0 || p[0] != '=')
-		return fail(r, "field %d: not a string (- or =...)", i + 1);
+		return partial_fail(r, "field %d: not a string (- or =...)", i + 1);
 	*none = false;
 	size_t w = 0;
 	for (size_t k = 1; k < len; k++) {
 		char c = p[k];
 		if (c == '\\') {
 			if (++k == len)
-				return fail(r, "field %d: a \\ at its end", i + 1);
+				return partial_fail(r, "field %d: a \\ at its end", i + 1);
 			switch (p[k]) {
 			case '\\':
 				c = '\\';
@@ -637,7 +597,8 @@ static int field_str(struct reader *r, int i, const char **s, size_t *n, bool *n
 				c = '\0';
 				break;
 			default:
-				return fail(r, "field %d: unknown escape \\%c", i + 1, p[k]);
+				return partial_fail(r, "field %d: unknown escape \\%c", i + 1,
+						    p[k]);
 			}
 		}
 		p[w++] = c;
@@ -649,22 +610,22 @@ static int field_str(struct reader *r, int i, const char **s, size_t *n, bool *n
 }
 
 /* Field i as a string id of the set's model; 0 for `-` unless `required`. */
-static int field_id(struct reader *r, int i, bool required, uint32_t *id)
+int partial_field_id(struct reader *r, int i, bool required, uint32_t *id)
 {
 	const char *s = "";
 	size_t n = 0;
 	bool none = true; /* set by field_str; initialized for the compiler's sake */
-	if (field_str(r, i, &s, &n, &none) != 0)
+	if (partial_field_str(r, i, &s, &n, &none) != 0)
 		return -1;
 	if (none) {
 		if (required)
-			return fail(r, "field %d: a string is required, not -", i + 1);
+			return partial_fail(r, "field %d: a string is required, not -", i + 1);
 		*id = 0;
 		return 0;
 	}
 	*id = model_intern(r->ps->m, s, n);
 	if (r->ps->m->oom)
-		return oom(r);
+		return partial_oom(r);
 	return 0;
 }
 
@@ -686,47 +647,47 @@ static bool parse_digits(const char *p, uint64_t max, uint64_t *v)
 	return *p == '\0';
 }
 
-static int field_i64(struct reader *r, int i, int64_t lo, int64_t hi, int64_t *v)
+int partial_field_i64(struct reader *r, int i, int64_t lo, int64_t hi, int64_t *v)
 {
 	const char *p = r->f[i];
 	bool neg = *p == '-';
 	uint64_t u;
 	/* -2^63 .. 2^63 - 1, as strtoll reads without ERANGE */
 	if (!parse_digits(p + neg, neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX, &u))
-		return fail(r, "field %d: not an integer", i + 1);
+		return partial_fail(r, "field %d: not an integer", i + 1);
 	int64_t x = !neg ? (int64_t)u : u > (uint64_t)INT64_MAX ? INT64_MIN : -(int64_t)u;
 	if (x < lo || x > hi)
-		return fail(r, "field %d: %lld is out of range", i + 1, (long long)x);
+		return partial_fail(r, "field %d: %lld is out of range", i + 1, (long long)x);
 	*v = x;
 	return 0;
 }
 
-static int field_u64(struct reader *r, int i, uint64_t *v)
+int partial_field_u64(struct reader *r, int i, uint64_t *v)
 {
 	if (!parse_digits(r->f[i], UINT64_MAX, v))
-		return fail(r, "field %d: not a count", i + 1);
+		return partial_fail(r, "field %d: not a count", i + 1);
 	return 0;
 }
 
 /* Does the record have exactly n fields (its tag included)? */
-static int want_fields(struct reader *r, int n)
+int partial_want_fields(struct reader *r, int n)
 {
 	if (r->nf != n)
-		return fail(r, "%s record: %d fields, %d expected", r->f[0], r->nf, n);
+		return partial_fail(r, "%s record: %d fields, %d expected", r->f[0], r->nf, n);
 	return 0;
 }
 
 /* Grow *v (of *cap entries of size sz) to hold n + 1. */
-static int grow(struct reader *r, void **v, uint32_t *cap, uint32_t n, size_t sz)
+int partial_grow(struct reader *r, void **v, uint32_t *cap, uint32_t n, size_t sz)
 {
 	if (n < *cap)
 		return 0;
 	if (n >= UINT32_MAX / 2)
-		return fail(r, "too many records");
+		return partial_fail(r, "too many records");
 	uint32_t nc = *cap ? *cap * 2 : 16;
 	void *nv = realloc(*v, (size_t)nc * sz);
 	if (!nv)
-		return oom(r);
+		return partial_oom(r);
 	*v = nv;
 	*cap = nc;
 	return 0;
@@ -737,20 +698,20 @@ static int rec_input(struct reader *r)
 	const char *s;
 	size_t n;
 	bool none;
-	if (want_fields(r, 2) || field_str(r, 1, &s, &n, &none))
+	if (partial_want_fields(r, 2) || partial_field_str(r, 1, &s, &n, &none))
 		return -1;
 	struct partial_set *ps = r->ps;
 	if (ps->ninputs == ps->inputs_cap) {
 		size_t nc = ps->inputs_cap ? ps->inputs_cap * 2 : 16;
 		char **nv = realloc(ps->inputs, nc * sizeof(*nv));
 		if (!nv)
-			return oom(r);
+			return partial_oom(r);
 		ps->inputs = nv;
 		ps->inputs_cap = nc;
 	}
 	char *copy = malloc(n + 1);
 	if (!copy)
-		return oom(r);
+		return partial_oom(r);
 	memcpy(copy, s, n);
 	copy[n] = '\0';
 	ps->inputs[ps->ninputs++] = copy;
@@ -760,8 +721,8 @@ static int rec_input(struct reader *r)
 static int rec_file(struct reader *r)
 {
 	struct partial_set *ps = r->ps;
-	if (want_fields(r, 8) ||
-	    grow(r, (void **)&ps->files, &ps->files_cap, ps->nfiles, sizeof(*ps->files)))
+	if (partial_want_fields(r, 8) ||
+	    partial_grow(r, (void **)&ps->files, &ps->files_cap, ps->nfiles, sizeof(*ps->files)))
 		return -1;
 	struct partial_file *pf = &ps->files[ps->nfiles];
 	memset(pf, 0, sizeof(*pf));
@@ -770,10 +731,11 @@ static int rec_file(struct reader *r)
 	pf->source = ps->nsources;
 	pf->offset = r->offset;
 	int64_t complete;
-	if (field_id(r, 1, true, &pf->path) || field_id(r, 2, true, &pf->format) ||
-	    field_u64(r, 3, &pf->events) || field_u64(r, 4, &pf->dropped) ||
-	    field_u64(r, 5, &pf->discarded_bytes) || field_i64(r, 6, 0, 1, &complete) ||
-	    field_id(r, 7, false, &pf->tail_msg))
+	if (partial_field_id(r, 1, true, &pf->path) || partial_field_id(r, 2, true, &pf->format) ||
+	    partial_field_u64(r, 3, &pf->events) || partial_field_u64(r, 4, &pf->dropped) ||
+	    partial_field_u64(r, 5, &pf->discarded_bytes) ||
+	    partial_field_i64(r, 6, 0, 1, &complete) ||
+	    partial_field_id(r, 7, false, &pf->tail_msg))
 		return -1;
 	pf->complete = complete == 1;
 	ps->nfiles++;
@@ -787,11 +749,12 @@ static int rec_file(struct reader *r)
 static int rec_rank(struct reader *r)
 {
 	int64_t rank, ws;
-	if (want_fields(r, 4) || field_i64(r, 1, -1, INT32_MAX, &rank) ||
-	    field_id(r, 2, false, &r->cur->ranks.host) || field_i64(r, 3, -1, INT32_MAX, &ws))
+	if (partial_want_fields(r, 4) || partial_field_i64(r, 1, -1, INT32_MAX, &rank) ||
+	    partial_field_id(r, 2, false, &r->cur->ranks.host) ||
+	    partial_field_i64(r, 3, -1, INT32_MAX, &ws))
 		return -1;
 	if (ws == 0)
-		return fail(r, "field 4: a world size of 0");
+		return partial_fail(r, "field 4: a world size of 0");
 	r->cur->ranks.rank = (int32_t)rank;
 	r->cur->ranks.world_size = (int32_t)ws;
 	return 0;
@@ -801,10 +764,10 @@ static int rec_dist(struct reader *r)
 {
 	int64_t has;
 	struct distributed *d = &r->cur->ranks.dist;
-	if (want_fields(r, 5) || field_i64(r, 1, 0, 1, &has) ||
-	    field_i64(r, 2, 0, PARTIAL_TIME_MAX, &d->communication_ns) ||
-	    field_i64(r, 3, 0, PARTIAL_TIME_MAX, &d->computation_ns) ||
-	    field_i64(r, 4, 0, PARTIAL_TIME_MAX, &d->overlap_ns))
+	if (partial_want_fields(r, 5) || partial_field_i64(r, 1, 0, 1, &has) ||
+	    partial_field_i64(r, 2, 0, PARTIAL_TIME_MAX, &d->communication_ns) ||
+	    partial_field_i64(r, 3, 0, PARTIAL_TIME_MAX, &d->computation_ns) ||
+	    partial_field_i64(r, 4, 0, PARTIAL_TIME_MAX, &d->overlap_ns))
 		return -1;
 	d->has_communication = has == 1;
 	return 0;
@@ -813,23 +776,24 @@ static int rec_dist(struct reader *r)
 static int rec_step(struct reader *r)
 {
 	struct ranks_file *rf = &r->cur->ranks;
-	if (want_fields(r, 7) ||
-	    grow(r, (void **)&rf->steps, &r->steps_cap, rf->nsteps, sizeof(*rf->steps)))
+	if (partial_want_fields(r, 7) ||
+	    partial_grow(r, (void **)&rf->steps, &r->steps_cap, rf->nsteps, sizeof(*rf->steps)))
 		return -1;
 	struct ranks_steprow *s = &rf->steps[rf->nsteps];
-	if (field_id(r, 1, false, &s->name) ||
-	    field_i64(r, 2, -PARTIAL_STAMP_MAX, PARTIAL_STAMP_MAX, &s->start_ns) ||
-	    field_i64(r, 3, -PARTIAL_STAMP_MAX, PARTIAL_STAMP_MAX, &s->end_ns) ||
-	    field_i64(r, 4, 0, PARTIAL_TIME_MAX, &s->compute_ns) ||
-	    field_i64(r, 5, 0, PARTIAL_TIME_MAX, &s->comm_ns) ||
-	    field_i64(r, 6, 0, PARTIAL_TIME_MAX, &s->gap_ns))
+	if (partial_field_id(r, 1, false, &s->name) ||
+	    partial_field_i64(r, 2, -PARTIAL_STAMP_MAX, PARTIAL_STAMP_MAX, &s->start_ns) ||
+	    partial_field_i64(r, 3, -PARTIAL_STAMP_MAX, PARTIAL_STAMP_MAX, &s->end_ns) ||
+	    partial_field_i64(r, 4, 0, PARTIAL_TIME_MAX, &s->compute_ns) ||
+	    partial_field_i64(r, 5, 0, PARTIAL_TIME_MAX, &s->comm_ns) ||
+	    partial_field_i64(r, 6, 0, PARTIAL_TIME_MAX, &s->gap_ns))
 		return -1;
 	if (s->end_ns < s->start_ns)
-		return fail(r, "step ends before it starts");
+		return partial_fail(r, "step ends before it starts");
 	/* the partition and the data wait are of [start, end) */
 	if (s->compute_ns > s->end_ns - s->start_ns || s->comm_ns > s->end_ns - s->start_ns ||
 	    s->gap_ns > s->end_ns - s->start_ns)
-		return fail(r, "step: its compute, communication or data wait exceeds the step");
+		return partial_fail(
+			r, "step: its compute, communication or data wait exceeds the step");
 	rf->nsteps++;
 	return 0;
 }
@@ -837,29 +801,31 @@ static int rec_step(struct reader *r)
 static int rec_coll(struct reader *r)
 {
 	struct ranks_file *rf = &r->cur->ranks;
-	if (want_fields(r, 8) ||
-	    grow(r, (void **)&rf->kernels, &r->colls_cap, rf->nkernels, sizeof(*rf->kernels)))
+	if (partial_want_fields(r, 8) || partial_grow(r, (void **)&rf->kernels, &r->colls_cap,
+						      rf->nkernels, sizeof(*rf->kernels)))
 		return -1;
 	struct ranks_kernel *k = &rf->kernels[rf->nkernels];
 	int64_t seq, group;
 	const char *op;
 	size_t oplen;
 	bool none;
-	if (field_id(r, 1, true, &k->name) || field_i64(r, 2, 0, UINT32_MAX, &seq) ||
-	    field_i64(r, 3, -PARTIAL_STAMP_MAX, PARTIAL_STAMP_MAX, &k->s) ||
-	    field_i64(r, 4, -PARTIAL_STAMP_MAX, PARTIAL_STAMP_MAX, &k->e) ||
-	    field_str(r, 5, &op, &oplen, &none) || field_i64(r, 6, -1, INT32_MAX, &group) ||
-	    field_i64(r, 7, -1, PARTIAL_TIME_MAX, &k->bytes))
+	if (partial_field_id(r, 1, true, &k->name) ||
+	    partial_field_i64(r, 2, 0, UINT32_MAX, &seq) ||
+	    partial_field_i64(r, 3, -PARTIAL_STAMP_MAX, PARTIAL_STAMP_MAX, &k->s) ||
+	    partial_field_i64(r, 4, -PARTIAL_STAMP_MAX, PARTIAL_STAMP_MAX, &k->e) ||
+	    partial_field_str(r, 5, &op, &oplen, &none) ||
+	    partial_field_i64(r, 6, -1, INT32_MAX, &group) ||
+	    partial_field_i64(r, 7, -1, PARTIAL_TIME_MAX, &k->bytes))
 		return -1;
 	/* the op as ranks.h names it (a static string), or "" */
 	k->op = ranks_coll_op(op);
 	if (none || strlen(op) != oplen || strcmp(k->op, op) != 0)
-		return fail(r, "field 6: '%s' is not a collective op",
-			    printable(op, (char[33]){ 0 }, 33));
+		return partial_fail(r, "field 6: '%s' is not a collective op",
+				    partial_printable(op, (char[33]){ 0 }, 33));
 	if (k->e < k->s)
-		return fail(r, "collective ends before it starts");
+		return partial_fail(r, "collective ends before it starts");
 	if (group == 0)
-		return fail(r, "field 7: a group of 0 ranks");
+		return partial_fail(r, "field 7: a group of 0 ranks");
 	k->seq = (uint32_t)seq;
 	k->group = (int32_t)group;
 	rf->nkernels++;
@@ -868,30 +834,34 @@ static int rec_coll(struct reader *r)
 
 static int rec_kernels(struct reader *r)
 {
-	return want_fields(r, 2) || field_i64(r, 1, 0, PARTIAL_TIME_MAX, &r->cur->kern_ns) ? -1 : 0;
+	return partial_want_fields(r, 2) ||
+			       partial_field_i64(r, 1, 0, PARTIAL_TIME_MAX, &r->cur->kern_ns)
+		       ? -1
+		       : 0;
 }
 
 static int rec_k(struct reader *r)
 {
 	struct partial_file *pf = r->cur;
-	if (want_fields(r, 6) ||
-	    grow(r, (void **)&pf->kern, &r->kern_cap, pf->nkern, sizeof(*pf->kern)))
+	if (partial_want_fields(r, 6) ||
+	    partial_grow(r, (void **)&pf->kern, &r->kern_cap, pf->nkern, sizeof(*pf->kern)))
 		return -1;
 	struct agg_item *it = &pf->kern[pf->nkern];
 	memset(it, 0, sizeof(*it)); /* kernels have no CPU time: 0 as agg_kernels counts it */
 	int64_t calls;
-	if (field_id(r, 1, true, &it->name) || field_i64(r, 2, 1, PARTIAL_TIME_MAX, &calls) ||
-	    field_i64(r, 3, 0, PARTIAL_TIME_MAX, &it->gpu_ns) ||
-	    field_i64(r, 4, 0, PARTIAL_TIME_MAX, &it->gpu_max_ns) ||
-	    field_i64(r, 5, 0, PARTIAL_TIME_MAX, &it->gpu_min_ns))
+	if (partial_field_id(r, 1, true, &it->name) ||
+	    partial_field_i64(r, 2, 1, PARTIAL_TIME_MAX, &calls) ||
+	    partial_field_i64(r, 3, 0, PARTIAL_TIME_MAX, &it->gpu_ns) ||
+	    partial_field_i64(r, 4, 0, PARTIAL_TIME_MAX, &it->gpu_max_ns) ||
+	    partial_field_i64(r, 5, 0, PARTIAL_TIME_MAX, &it->gpu_min_ns))
 		return -1;
 	it->calls = (uint64_t)calls;
 	if (it->gpu_min_ns > it->gpu_max_ns || it->gpu_max_ns > it->gpu_ns)
-		return fail(r, "kernel record: its min, max and total do not fit together");
+		return partial_fail(r, "kernel record: its min, max and total do not fit together");
 	/* the file's total is the sum of its names' totals: what bounds the merged sums */
 	if (__builtin_add_overflow(pf->kern_sum, it->gpu_ns, &pf->kern_sum) ||
 	    pf->kern_sum > pf->kern_ns)
-		return fail(r, "kernel record: the names' totals exceed the kernels' sum");
+		return partial_fail(r, "kernel record: the names' totals exceed the kernels' sum");
 	pf->nkern++;
 	return 0;
 }
@@ -899,8 +869,9 @@ static int rec_k(struct reader *r)
 static int rec_nvprof(struct reader *r)
 {
 	struct partial_file *pf = r->cur;
-	return want_fields(r, 3) || field_i64(r, 1, 0, PARTIAL_TIME_MAX, &pf->nv_sum[0]) ||
-			       field_i64(r, 2, 0, PARTIAL_TIME_MAX, &pf->nv_sum[1])
+	return partial_want_fields(r, 3) ||
+			       partial_field_i64(r, 1, 0, PARTIAL_TIME_MAX, &pf->nv_sum[0]) ||
+			       partial_field_i64(r, 2, 0, PARTIAL_TIME_MAX, &pf->nv_sum[1])
 		       ? -1
 		       : 0;
 }
@@ -908,32 +879,33 @@ static int rec_nvprof(struct reader *r)
 static int rec_n(struct reader *r)
 {
 	struct partial_file *pf = r->cur;
-	if (want_fields(r, 7) || grow(r, (void **)&pf->nv, &r->nv_cap, pf->nnv, sizeof(*pf->nv)))
+	if (partial_want_fields(r, 7) ||
+	    partial_grow(r, (void **)&pf->nv, &r->nv_cap, pf->nnv, sizeof(*pf->nv)))
 		return -1;
 	struct agg_item *it = &pf->nv[pf->nnv];
 	memset(it, 0, sizeof(*it));
 	int64_t kind, key, calls;
-	if (field_i64(r, 1, AGG_NVPROF_GPU, AGG_NVPROF_COPY, &kind))
+	if (partial_field_i64(r, 1, AGG_NVPROF_GPU, AGG_NVPROF_COPY, &kind))
 		return -1;
 	if (kind == AGG_NVPROF_COPY) {
-		if (field_i64(r, 2, 1, AGG_NVPROF_COPY_KEYS, &key))
+		if (partial_field_i64(r, 2, 1, AGG_NVPROF_COPY_KEYS, &key))
 			return -1;
 		it->name = (uint32_t)key;
-	} else if (field_id(r, 2, true, &it->name)) {
+	} else if (partial_field_id(r, 2, true, &it->name)) {
 		return -1;
 	}
-	if (field_i64(r, 3, 1, PARTIAL_TIME_MAX, &calls) ||
-	    field_i64(r, 4, 0, PARTIAL_TIME_MAX, &it->gpu_ns) ||
-	    field_i64(r, 5, 0, PARTIAL_TIME_MAX, &it->gpu_max_ns) ||
-	    field_i64(r, 6, 0, PARTIAL_TIME_MAX, &it->gpu_min_ns))
+	if (partial_field_i64(r, 3, 1, PARTIAL_TIME_MAX, &calls) ||
+	    partial_field_i64(r, 4, 0, PARTIAL_TIME_MAX, &it->gpu_ns) ||
+	    partial_field_i64(r, 5, 0, PARTIAL_TIME_MAX, &it->gpu_max_ns) ||
+	    partial_field_i64(r, 6, 0, PARTIAL_TIME_MAX, &it->gpu_min_ns))
 		return -1;
 	if (it->gpu_min_ns > it->gpu_max_ns || it->gpu_max_ns > it->gpu_ns)
-		return fail(r, "nvprof record: its min, max and total do not fit together");
+		return partial_fail(r, "nvprof record: its min, max and total do not fit together");
 	/* each side's totals are bounded by that side's sum: what bounds the merged sums */
 	int side = kind == AGG_NVPROF_API;
 	if (__builtin_add_overflow(pf->nv_seen[side], it->gpu_ns, &pf->nv_seen[side]) ||
 	    pf->nv_seen[side] > pf->nv_sum[side])
-		return fail(r, "nvprof record: the names' totals exceed their side's sum");
+		return partial_fail(r, "nvprof record: the names' totals exceed their side's sum");
 	it->kind = (uint8_t)kind;
 	it->calls = (uint64_t)calls;
 	pf->nnv++;
@@ -943,22 +915,23 @@ static int rec_n(struct reader *r)
 static int rec_o(struct reader *r)
 {
 	struct partial_file *pf = r->cur;
-	if (want_fields(r, 12) ||
-	    grow(r, (void **)&pf->ops, &r->ops_cap, pf->nops, sizeof(*pf->ops)))
+	if (partial_want_fields(r, 12) ||
+	    partial_grow(r, (void **)&pf->ops, &r->ops_cap, pf->nops, sizeof(*pf->ops)))
 		return -1;
 	struct agg_item *it = &pf->ops[pf->nops];
 	memset(it, 0, sizeof(*it));
 	int64_t parent, kind, calls;
-	if (field_i64(r, 1, -1, (int64_t)pf->nops - 1, &parent) ||
-	    field_i64(r, 2, AGG_KIND_RANGE, AGG_KIND_KERNEL, &kind) ||
-	    field_id(r, 3, true, &it->name) || field_i64(r, 4, 1, PARTIAL_TIME_MAX, &calls) ||
-	    field_i64(r, 5, 0, PARTIAL_TIME_MAX, &it->cpu_ns) ||
-	    field_i64(r, 6, 0, PARTIAL_TIME_MAX, &it->cpu_max_ns) ||
-	    field_i64(r, 7, 0, PARTIAL_TIME_MAX, &it->cpu_min_ns) ||
-	    field_i64(r, 8, 0, PARTIAL_TIME_MAX, &it->gpu_ns) ||
-	    field_i64(r, 9, 0, PARTIAL_TIME_MAX, &it->gpu_max_ns) ||
-	    field_i64(r, 10, 0, PARTIAL_TIME_MAX, &it->gpu_min_ns) ||
-	    field_i64(r, 11, -PARTIAL_TIME_MAX, PARTIAL_TIME_MAX, &it->self_ns))
+	if (partial_field_i64(r, 1, -1, (int64_t)pf->nops - 1, &parent) ||
+	    partial_field_i64(r, 2, AGG_KIND_RANGE, AGG_KIND_KERNEL, &kind) ||
+	    partial_field_id(r, 3, true, &it->name) ||
+	    partial_field_i64(r, 4, 1, PARTIAL_TIME_MAX, &calls) ||
+	    partial_field_i64(r, 5, 0, PARTIAL_TIME_MAX, &it->cpu_ns) ||
+	    partial_field_i64(r, 6, 0, PARTIAL_TIME_MAX, &it->cpu_max_ns) ||
+	    partial_field_i64(r, 7, 0, PARTIAL_TIME_MAX, &it->cpu_min_ns) ||
+	    partial_field_i64(r, 8, 0, PARTIAL_TIME_MAX, &it->gpu_ns) ||
+	    partial_field_i64(r, 9, 0, PARTIAL_TIME_MAX, &it->gpu_max_ns) ||
+	    partial_field_i64(r, 10, 0, PARTIAL_TIME_MAX, &it->gpu_min_ns) ||
+	    partial_field_i64(r, 11, -PARTIAL_TIME_MAX, PARTIAL_TIME_MAX, &it->self_ns))
 		return -1;
 	/* the shape agg_host_ranges makes: operators at the top, their inner phases under
 	 * them, kernels under either */
@@ -968,11 +941,12 @@ static int rec_o(struct reader *r)
 		     : kind == AGG_KIND_KERNEL ? pk != AGG_KIND_KERNEL
 					       : false;
 	if (!shape)
-		return fail(r, "operator record: a kind %lld item under a kind %d one",
-			    (long long)kind, parent < 0 ? -1 : pk);
+		return partial_fail(r, "operator record: a kind %lld item under a kind %d one",
+				    (long long)kind, parent < 0 ? -1 : pk);
 	if (it->cpu_min_ns > it->cpu_max_ns || it->cpu_max_ns > it->cpu_ns ||
 	    it->gpu_min_ns > it->gpu_max_ns || it->gpu_max_ns > it->gpu_ns)
-		return fail(r, "operator record: its min, max and total do not fit together");
+		return partial_fail(r,
+				    "operator record: its min, max and total do not fit together");
 	it->parent = parent < 0 ? AGG_NONE : (uint32_t)parent;
 	it->kind = (uint8_t)kind;
 	it->calls = (uint64_t)calls;
@@ -984,10 +958,10 @@ static int rec_sv(struct reader *r)
 {
 	struct partial_file *pf = r->cur;
 	int64_t dropped;
-	if (want_fields(r, 2) || field_i64(r, 1, 0, UINT32_MAX, &dropped))
+	if (partial_want_fields(r, 2) || partial_field_i64(r, 1, 0, UINT32_MAX, &dropped))
 		return -1;
 	if (pf->has_steps)
-		return fail(r, "a second sv record for the file");
+		return partial_fail(r, "a second sv record for the file");
 	pf->has_steps = true;
 	pf->steps.dropped = (uint32_t)dropped;
 	return 0;
@@ -998,18 +972,18 @@ static int rec_sr(struct reader *r)
 	struct partial_file *pf = r->cur;
 	struct step_table *st = &pf->steps;
 	if (!pf->has_steps)
-		return fail(r, "sr record before the file's sv record");
-	if (want_fields(r, 17) ||
-	    grow(r, (void **)&st->rows, &r->sr_cap, st->nrows, sizeof(*st->rows)))
+		return partial_fail(r, "sr record before the file's sv record");
+	if (partial_want_fields(r, 17) ||
+	    partial_grow(r, (void **)&st->rows, &r->sr_cap, st->nrows, sizeof(*st->rows)))
 		return -1;
 	struct step_row *row = &st->rows[st->nrows];
 	memset(row, 0, sizeof(*row));
-	if (field_id(r, 1, false, &row->name) ||
-	    field_i64(r, 2, -PARTIAL_STAMP_MAX, PARTIAL_STAMP_MAX, &row->start_ns) ||
-	    field_i64(r, 3, -PARTIAL_STAMP_MAX, PARTIAL_STAMP_MAX, &row->end_ns))
+	if (partial_field_id(r, 1, false, &row->name) ||
+	    partial_field_i64(r, 2, -PARTIAL_STAMP_MAX, PARTIAL_STAMP_MAX, &row->start_ns) ||
+	    partial_field_i64(r, 3, -PARTIAL_STAMP_MAX, PARTIAL_STAMP_MAX, &row->end_ns))
 		return -1;
 	if (row->end_ns < row->start_ns)
-		return fail(r, "step ends before it starts");
+		return partial_fail(r, "step ends before it starts");
 	/* the parts of the step (the partition, the data wait, compute, tail and drain) are
 	 * within it: so the average's sums are bounded by the sum of the durations */
 	int64_t dur = row->end_ns - row->start_ns, events;
@@ -1021,9 +995,9 @@ static int rec_sr(struct reader *r)
 	part[STEP_NROLES + 2] = &row->tail_ns;
 	part[STEP_NROLES + 3] = &row->drain_ns;
 	for (int q = 0; q < STEP_NROLES + 4; q++)
-		if (field_i64(r, 4 + q, 0, dur, part[q]))
+		if (partial_field_i64(r, 4 + q, 0, dur, part[q]))
 			return -1;
-	if (field_i64(r, 16, 0, PARTIAL_TIME_MAX, &events))
+	if (partial_field_i64(r, 16, 0, PARTIAL_TIME_MAX, &events))
 		return -1;
 	row->gpu_events = (uint64_t)events;
 	row->host_start_ns = row->start_ns; /* not shown by the step view */
@@ -1031,17 +1005,18 @@ static int rec_sr(struct reader *r)
 	if (__builtin_add_overflow(pf->steps_dur, dur, &pf->steps_dur) ||
 	    __builtin_add_overflow(pf->steps_events, events, &pf->steps_events) ||
 	    pf->steps_dur > PARTIAL_TIME_MAX || pf->steps_events > PARTIAL_TIME_MAX)
-		return fail(r, "step rows: their durations or GPU events sum to more than 2^62");
+		return partial_fail(
+			r, "step rows: their durations or GPU events sum to more than 2^62");
 	st->nrows++;
 	return 0;
 }
 
 static int rec_gv(struct reader *r)
 {
-	if (want_fields(r, 1))
+	if (partial_want_fields(r, 1))
 		return -1;
 	if (r->cur->has_gputime)
-		return fail(r, "a second gv record for the file");
+		return partial_fail(r, "a second gv record for the file");
 	r->cur->has_gputime = true;
 	return 0;
 }
@@ -1050,22 +1025,22 @@ static int rec_gv(struct reader *r)
  * 8 gap counts. */
 static int field_gspan(struct reader *r, int i, struct gpu_time_span *sp)
 {
-	if (field_i64(r, i, -PARTIAL_STAMP_MAX, PARTIAL_STAMP_MAX, &sp->s) ||
-	    field_i64(r, i + 1, -PARTIAL_STAMP_MAX, PARTIAL_STAMP_MAX, &sp->e))
+	if (partial_field_i64(r, i, -PARTIAL_STAMP_MAX, PARTIAL_STAMP_MAX, &sp->s) ||
+	    partial_field_i64(r, i + 1, -PARTIAL_STAMP_MAX, PARTIAL_STAMP_MAX, &sp->e))
 		return -1;
 	if (sp->e < sp->s)
-		return fail(r, "GPU time span ends before it starts");
+		return partial_fail(r, "GPU time span ends before it starts");
 	int64_t len = sp->e - sp->s, sum = 0, gaps;
 	for (int p = 0; p < GPU_TIME_NPARTS; p++) {
-		if (field_i64(r, i + 2 + p, 0, len, &sp->part[p]))
+		if (partial_field_i64(r, i + 2 + p, 0, len, &sp->part[p]))
 			return -1;
 		if (__builtin_add_overflow(sum, sp->part[p], &sum) || sum > len)
 			break;
 	}
 	if (sum != len)
-		return fail(r, "GPU time span: its parts do not sum to its length");
+		return partial_fail(r, "GPU time span: its parts do not sum to its length");
 	for (int p = 0; p < GPU_TIME_NPARTS; p++) {
-		if (field_i64(r, i + 2 + GPU_TIME_NPARTS + p, 0, PARTIAL_TIME_MAX, &gaps))
+		if (partial_field_i64(r, i + 2 + GPU_TIME_NPARTS + p, 0, PARTIAL_TIME_MAX, &gaps))
 			return -1;
 		sp->gaps[p] = (uint64_t)gaps;
 	}
@@ -1076,14 +1051,14 @@ static int rec_gt(struct reader *r)
 {
 	struct gpu_time *gt = &r->cur->gputime;
 	if (!r->cur->has_gputime)
-		return fail(r, "gt record before the file's gv record");
-	if (want_fields(r, 20) ||
-	    grow(r, (void **)&gt->dev, &r->gt_cap, gt->ndev, sizeof(*gt->dev)))
+		return partial_fail(r, "gt record before the file's gv record");
+	if (partial_want_fields(r, 20) ||
+	    partial_grow(r, (void **)&gt->dev, &r->gt_cap, gt->ndev, sizeof(*gt->dev)))
 		return -1;
 	struct gpu_time_device *g = &gt->dev[gt->ndev];
 	memset(g, 0, sizeof(*g));
 	int64_t dev;
-	if (field_i64(r, 1, 0, UINT32_MAX, &dev) || field_gspan(r, 2, &g->window))
+	if (partial_field_i64(r, 1, 0, UINT32_MAX, &dev) || field_gspan(r, 2, &g->window))
 		return -1;
 	g->device = (uint32_t)dev;
 	gt->ndev++;
@@ -1095,14 +1070,14 @@ static int rec_gs(struct reader *r)
 {
 	struct gpu_time *gt = &r->cur->gputime;
 	if (!gt->ndev)
-		return fail(r, "gs record before the file's first gt record");
+		return partial_fail(r, "gs record before the file's first gt record");
 	struct gpu_time_device *g = &gt->dev[gt->ndev - 1];
-	if (want_fields(r, 20) ||
-	    grow(r, (void **)&g->steps, &r->gs_cap, g->nsteps, sizeof(*g->steps)))
+	if (partial_want_fields(r, 20) ||
+	    partial_grow(r, (void **)&g->steps, &r->gs_cap, g->nsteps, sizeof(*g->steps)))
 		return -1;
 	struct gpu_time_span *sp = &g->steps[g->nsteps];
 	memset(sp, 0, sizeof(*sp));
-	if (field_id(r, 1, false, &sp->name) || field_gspan(r, 2, sp))
+	if (partial_field_id(r, 1, false, &sp->name) || field_gspan(r, 2, sp))
 		return -1;
 	g->nsteps++;
 	return 0;
@@ -1110,10 +1085,10 @@ static int rec_gs(struct reader *r)
 
 static int rec_uv(struct reader *r)
 {
-	if (want_fields(r, 1))
+	if (partial_want_fields(r, 1))
 		return -1;
 	if (r->cur->has_gpu)
-		return fail(r, "a second uv record for the file");
+		return partial_fail(r, "a second uv record for the file");
 	r->cur->has_gpu = true;
 	return 0;
 }
@@ -1123,14 +1098,14 @@ static int rec_uv(struct reader *r)
 static int field_uspan(struct reader *r, int i, struct gpu_util_span *sp)
 {
 	int64_t kernels;
-	if (field_i64(r, i, -PARTIAL_STAMP_MAX, PARTIAL_STAMP_MAX, &sp->s) ||
-	    field_i64(r, i + 1, -PARTIAL_STAMP_MAX, PARTIAL_STAMP_MAX, &sp->e))
+	if (partial_field_i64(r, i, -PARTIAL_STAMP_MAX, PARTIAL_STAMP_MAX, &sp->s) ||
+	    partial_field_i64(r, i + 1, -PARTIAL_STAMP_MAX, PARTIAL_STAMP_MAX, &sp->e))
 		return -1;
 	if (sp->e < sp->s)
-		return fail(r, "GPU utilization span ends before it starts");
-	if (field_i64(r, i + 2, 0, sp->e - sp->s, &sp->kernel_ns) ||
-	    field_i64(r, i + 3, 0, sp->e - sp->s, &sp->work_ns) ||
-	    field_i64(r, i + 5, 0, PARTIAL_TIME_MAX, &kernels))
+		return partial_fail(r, "GPU utilization span ends before it starts");
+	if (partial_field_i64(r, i + 2, 0, sp->e - sp->s, &sp->kernel_ns) ||
+	    partial_field_i64(r, i + 3, 0, sp->e - sp->s, &sp->work_ns) ||
+	    partial_field_i64(r, i + 5, 0, PARTIAL_TIME_MAX, &kernels))
 		return -1;
 	const char *p = r->f[i + 4];
 	char *end;
@@ -1138,7 +1113,7 @@ static int field_uspan(struct reader *r, int i, struct gpu_util_span *sp)
 	double v = strtod(p, &end);
 	/* !(v >= 0) catches NaN too */
 	if (!*p || *end || errno == ERANGE || !(v >= 0) || v > (double)PARTIAL_TIME_MAX)
-		return fail(r, "field %d: not a number in [0, 2^62]", i + 5);
+		return partial_fail(r, "field %d: not a number in [0, 2^62]", i + 5);
 	sp->sm_eff_ns = v;
 	sp->kernels = (uint64_t)kernels;
 	return 0;
@@ -1148,16 +1123,19 @@ static int rec_ut(struct reader *r)
 {
 	struct gpu_util *u = &r->cur->gpu;
 	if (!r->cur->has_gpu)
-		return fail(r, "ut record before the file's uv record");
-	if (want_fields(r, 13) || grow(r, (void **)&u->dev, &r->ut_cap, u->ndev, sizeof(*u->dev)))
+		return partial_fail(r, "ut record before the file's uv record");
+	if (partial_want_fields(r, 13) ||
+	    partial_grow(r, (void **)&u->dev, &r->ut_cap, u->ndev, sizeof(*u->dev)))
 		return -1;
 	struct gpu_util_device *g = &u->dev[u->ndev];
 	memset(g, 0, sizeof(*g));
 	int64_t dev, sms, known, kernels, kernels_sm;
-	if (field_i64(r, 1, 0, UINT32_MAX, &dev) || field_i64(r, 2, 0, UINT32_MAX, &sms) ||
-	    field_i64(r, 3, 0, 1, &known) || field_i64(r, 4, 0, PARTIAL_TIME_MAX, &kernels) ||
-	    field_i64(r, 5, 0, kernels, &kernels_sm) ||
-	    field_i64(r, 6, 0, PARTIAL_TIME_MAX, &g->bucket_ns) || field_uspan(r, 7, &g->window))
+	if (partial_field_i64(r, 1, 0, UINT32_MAX, &dev) ||
+	    partial_field_i64(r, 2, 0, UINT32_MAX, &sms) || partial_field_i64(r, 3, 0, 1, &known) ||
+	    partial_field_i64(r, 4, 0, PARTIAL_TIME_MAX, &kernels) ||
+	    partial_field_i64(r, 5, 0, kernels, &kernels_sm) ||
+	    partial_field_i64(r, 6, 0, PARTIAL_TIME_MAX, &g->bucket_ns) ||
+	    field_uspan(r, 7, &g->window))
 		return -1;
 	g->device = (uint32_t)dev;
 	g->sm_count = (uint32_t)sms;
@@ -1174,18 +1152,19 @@ static int rec_uspan(struct reader *r, bool bucket)
 {
 	struct gpu_util *u = &r->cur->gpu;
 	if (!u->ndev)
-		return fail(r, "%s record before the file's first ut record", r->f[0]);
+		return partial_fail(r, "%s record before the file's first ut record", r->f[0]);
 	struct gpu_util_device *g = &u->dev[u->ndev - 1];
 	struct gpu_util_span **v = bucket ? &g->buckets : &g->steps;
 	uint32_t *n = bucket ? &g->nbuckets : &g->nsteps;
 	if (bucket && *n == GPU_UTIL_MAX_BUCKETS)
-		return fail(r, "more than %d buckets for a device", GPU_UTIL_MAX_BUCKETS);
-	if (want_fields(r, bucket ? 7 : 8) ||
-	    grow(r, (void **)v, bucket ? &r->ub_cap : &r->us_cap, *n, sizeof(**v)))
+		return partial_fail(r, "more than %d buckets for a device", GPU_UTIL_MAX_BUCKETS);
+	if (partial_want_fields(r, bucket ? 7 : 8) ||
+	    partial_grow(r, (void **)v, bucket ? &r->ub_cap : &r->us_cap, *n, sizeof(**v)))
 		return -1;
 	struct gpu_util_span *sp = &(*v)[*n];
 	memset(sp, 0, sizeof(*sp));
-	if ((!bucket && field_id(r, 1, false, &sp->name)) || field_uspan(r, bucket ? 1 : 2, sp))
+	if ((!bucket && partial_field_id(r, 1, false, &sp->name)) ||
+	    field_uspan(r, bucket ? 1 : 2, sp))
 		return -1;
 	(*n)++;
 	return 0;
@@ -1204,10 +1183,10 @@ static int rec_ub(struct reader *r)
 static int rec_lv(struct reader *r)
 {
 	int64_t n;
-	if (want_fields(r, 2) || field_i64(r, 1, 0, PARTIAL_TIME_MAX, &n))
+	if (partial_want_fields(r, 2) || partial_field_i64(r, 1, 0, PARTIAL_TIME_MAX, &n))
 		return -1;
 	if (r->cur->has_launch)
-		return fail(r, "a second lv record for the file");
+		return partial_fail(r, "a second lv record for the file");
 	r->cur->has_launch = true;
 	r->cur->launch.unlaunched = (uint64_t)n;
 	return 0;
@@ -1217,24 +1196,25 @@ static int rec_lr(struct reader *r)
 {
 	struct gpu_launch *l = &r->cur->launch;
 	if (!r->cur->has_launch)
-		return fail(r, "lr record before the file's lv record");
-	if (want_fields(r, 13) ||
-	    grow(r, (void **)&l->rows, &r->lr_cap, l->nrows, sizeof(*l->rows)))
+		return partial_fail(r, "lr record before the file's lv record");
+	if (partial_want_fields(r, 13) ||
+	    partial_grow(r, (void **)&l->rows, &r->lr_cap, l->nrows, sizeof(*l->rows)))
 		return -1;
 	struct gpu_launch_row *x = &l->rows[l->nrows];
 	memset(x, 0, sizeof(*x));
 	int64_t cat, count, n[4];
-	if (field_id(r, 1, false, &x->name) || field_i64(r, 2, 0, UINT8_MAX, &cat) ||
-	    field_i64(r, 3, 1, PARTIAL_TIME_MAX, &count) ||
-	    field_i64(r, 4, 0, PARTIAL_TIME_MAX, &x->cpu_sum_ns) ||
-	    field_i64(r, 5, 0, x->cpu_sum_ns, &x->cpu_max_ns) ||
-	    field_i64(r, 6, 0, PARTIAL_TIME_MAX, &x->delay_sum_ns) ||
-	    field_i64(r, 7, 0, x->delay_sum_ns, &x->delay_max_ns) ||
-	    field_i64(r, 8, 0, PARTIAL_TIME_MAX, &x->gpu_sum_ns))
+	if (partial_field_id(r, 1, false, &x->name) ||
+	    partial_field_i64(r, 2, 0, UINT8_MAX, &cat) ||
+	    partial_field_i64(r, 3, 1, PARTIAL_TIME_MAX, &count) ||
+	    partial_field_i64(r, 4, 0, PARTIAL_TIME_MAX, &x->cpu_sum_ns) ||
+	    partial_field_i64(r, 5, 0, x->cpu_sum_ns, &x->cpu_max_ns) ||
+	    partial_field_i64(r, 6, 0, PARTIAL_TIME_MAX, &x->delay_sum_ns) ||
+	    partial_field_i64(r, 7, 0, x->delay_sum_ns, &x->delay_max_ns) ||
+	    partial_field_i64(r, 8, 0, PARTIAL_TIME_MAX, &x->gpu_sum_ns))
 		return -1;
 	/* the short ops and outliers are some of the ops */
 	for (int k = 0; k < 4; k++)
-		if (field_i64(r, 9 + k, 0, count, &n[k]))
+		if (partial_field_i64(r, 9 + k, 0, count, &n[k]))
 			return -1;
 	x->category = (uint8_t)cat;
 	x->count = (uint64_t)count;
@@ -1248,10 +1228,10 @@ static int rec_lr(struct reader *r)
 
 static int rec_qv(struct reader *r)
 {
-	if (want_fields(r, 1))
+	if (partial_want_fields(r, 1))
 		return -1;
 	if (r->cur->has_queue)
-		return fail(r, "a second qv record for the file");
+		return partial_fail(r, "a second qv record for the file");
 	r->cur->has_queue = true;
 	return 0;
 }
@@ -1261,14 +1241,14 @@ static int rec_qv(struct reader *r)
 static int field_qspan(struct reader *r, int i, struct gpu_queue_span *sp)
 {
 	int64_t max;
-	if (field_i64(r, i, -PARTIAL_STAMP_MAX, PARTIAL_STAMP_MAX, &sp->s) ||
-	    field_i64(r, i + 1, -PARTIAL_STAMP_MAX, PARTIAL_STAMP_MAX, &sp->e))
+	if (partial_field_i64(r, i, -PARTIAL_STAMP_MAX, PARTIAL_STAMP_MAX, &sp->s) ||
+	    partial_field_i64(r, i + 1, -PARTIAL_STAMP_MAX, PARTIAL_STAMP_MAX, &sp->e))
 		return -1;
 	if (sp->e < sp->s)
-		return fail(r, "queue span ends before it starts");
-	if (field_i64(r, i + 2, 0, UINT32_MAX, &max) ||
-	    field_i64(r, i + 3, 0, INT64_MAX, &sp->queued_ns) ||
-	    field_i64(r, i + 4, 0, sp->e - sp->s, &sp->full_ns))
+		return partial_fail(r, "queue span ends before it starts");
+	if (partial_field_i64(r, i + 2, 0, UINT32_MAX, &max) ||
+	    partial_field_i64(r, i + 3, 0, INT64_MAX, &sp->queued_ns) ||
+	    partial_field_i64(r, i + 4, 0, sp->e - sp->s, &sp->full_ns))
 		return -1;
 	sp->max = (uint32_t)max;
 	return 0;
@@ -1278,15 +1258,18 @@ static int rec_qt(struct reader *r)
 {
 	struct gpu_queue *q = &r->cur->queue;
 	if (!r->cur->has_queue)
-		return fail(r, "qt record before the file's qv record");
-	if (want_fields(r, 11) || grow(r, (void **)&q->st, &r->qt_cap, q->nst, sizeof(*q->st)))
+		return partial_fail(r, "qt record before the file's qv record");
+	if (partial_want_fields(r, 11) ||
+	    partial_grow(r, (void **)&q->st, &r->qt_cap, q->nst, sizeof(*q->st)))
 		return -1;
 	struct gpu_queue_stream *st = &q->st[q->nst];
 	memset(st, 0, sizeof(*st));
 	int64_t dev, ops;
-	if (field_i64(r, 1, 0, UINT32_MAX, &dev) || field_u64(r, 2, &st->stream) ||
-	    field_id(r, 3, false, &st->name) || field_i64(r, 4, 0, PARTIAL_TIME_MAX, &ops) ||
-	    field_i64(r, 5, 0, PARTIAL_TIME_MAX, &st->bucket_ns) || field_qspan(r, 6, &st->window))
+	if (partial_field_i64(r, 1, 0, UINT32_MAX, &dev) || partial_field_u64(r, 2, &st->stream) ||
+	    partial_field_id(r, 3, false, &st->name) ||
+	    partial_field_i64(r, 4, 0, PARTIAL_TIME_MAX, &ops) ||
+	    partial_field_i64(r, 5, 0, PARTIAL_TIME_MAX, &st->bucket_ns) ||
+	    field_qspan(r, 6, &st->window))
 		return -1;
 	st->device = (uint32_t)dev;
 	st->ops = (uint64_t)ops;
@@ -1299,12 +1282,12 @@ static int rec_qb(struct reader *r)
 {
 	struct gpu_queue *q = &r->cur->queue;
 	if (!q->nst)
-		return fail(r, "qb record before the file's first qt record");
+		return partial_fail(r, "qb record before the file's first qt record");
 	struct gpu_queue_stream *st = &q->st[q->nst - 1];
 	if (st->nbuckets == GPU_UTIL_MAX_BUCKETS)
-		return fail(r, "more than %d buckets for a stream", GPU_UTIL_MAX_BUCKETS);
-	if (want_fields(r, 6) ||
-	    grow(r, (void **)&st->buckets, &r->qb_cap, st->nbuckets, sizeof(*st->buckets)))
+		return partial_fail(r, "more than %d buckets for a stream", GPU_UTIL_MAX_BUCKETS);
+	if (partial_want_fields(r, 6) ||
+	    partial_grow(r, (void **)&st->buckets, &r->qb_cap, st->nbuckets, sizeof(*st->buckets)))
 		return -1;
 	struct gpu_queue_span *sp = &st->buckets[st->nbuckets];
 	memset(sp, 0, sizeof(*sp));
@@ -1316,41 +1299,40 @@ static int rec_qb(struct reader *r)
 
 static int rec_mv(struct reader *r)
 {
-	if (want_fields(r, 1))
+	if (partial_want_fields(r, 1))
 		return -1;
 	if (r->cur->has_gpumem)
-		return fail(r, "a second mv record for the file");
+		return partial_fail(r, "a second mv record for the file");
 	r->cur->has_gpumem = true;
 	return 0;
 }
-
-#define PARTIAL_BYTES_MAX PARTIAL_TIME_MAX /* bytes: |allocated| and sums within 2^62 */
 
 static int rec_md(struct reader *r)
 {
 	struct gpu_mem *gm = &r->cur->gpumem;
 	if (!r->cur->has_gpumem)
-		return fail(r, "md record before the file's mv record");
-	if (want_fields(r, 17) ||
-	    grow(r, (void **)&gm->dev, &r->md_cap, gm->ndev, sizeof(*gm->dev)))
+		return partial_fail(r, "md record before the file's mv record");
+	if (partial_want_fields(r, 17) ||
+	    partial_grow(r, (void **)&gm->dev, &r->md_cap, gm->ndev, sizeof(*gm->dev)))
 		return -1;
 	struct gpu_mem_device *g = &gm->dev[gm->ndev];
 	memset(g, 0, sizeof(*g));
 	int64_t dev, allocs, frees, totals, addresses, nf;
-	if (field_i64(r, 1, 0, UINT32_MAX, &dev) || field_i64(r, 2, 0, PARTIAL_TIME_MAX, &allocs) ||
-	    field_i64(r, 3, 0, PARTIAL_TIME_MAX, &frees) ||
-	    field_i64(r, 4, 0, PARTIAL_BYTES_MAX, &g->alloc_bytes) ||
-	    field_i64(r, 5, 0, PARTIAL_BYTES_MAX, &g->free_bytes) ||
-	    field_i64(r, 6, 0, 1, &totals) || field_i64(r, 7, 0, 1, &addresses) ||
-	    field_i64(r, 8, -PARTIAL_STAMP_MAX, PARTIAL_STAMP_MAX, &g->first_ns) ||
-	    field_i64(r, 9, g->first_ns, PARTIAL_STAMP_MAX, &g->last_ns) ||
-	    field_i64(r, 10, -PARTIAL_BYTES_MAX, PARTIAL_BYTES_MAX, &g->start_bytes) ||
-	    field_i64(r, 11, -PARTIAL_BYTES_MAX, PARTIAL_BYTES_MAX, &g->end_bytes) ||
-	    field_i64(r, 12, -PARTIAL_BYTES_MAX, PARTIAL_BYTES_MAX, &g->peak_bytes) ||
-	    field_i64(r, 13, g->first_ns, g->last_ns, &g->peak_ns) ||
-	    field_i64(r, 14, 0, allocs, &nf) ||
-	    field_i64(r, 15, 0, PARTIAL_BYTES_MAX, &g->never_freed_bytes) ||
-	    field_i64(r, 16, 0, PARTIAL_TIME_MAX, &g->bucket_ns))
+	if (partial_field_i64(r, 1, 0, UINT32_MAX, &dev) ||
+	    partial_field_i64(r, 2, 0, PARTIAL_TIME_MAX, &allocs) ||
+	    partial_field_i64(r, 3, 0, PARTIAL_TIME_MAX, &frees) ||
+	    partial_field_i64(r, 4, 0, PARTIAL_BYTES_MAX, &g->alloc_bytes) ||
+	    partial_field_i64(r, 5, 0, PARTIAL_BYTES_MAX, &g->free_bytes) ||
+	    partial_field_i64(r, 6, 0, 1, &totals) || partial_field_i64(r, 7, 0, 1, &addresses) ||
+	    partial_field_i64(r, 8, -PARTIAL_STAMP_MAX, PARTIAL_STAMP_MAX, &g->first_ns) ||
+	    partial_field_i64(r, 9, g->first_ns, PARTIAL_STAMP_MAX, &g->last_ns) ||
+	    partial_field_i64(r, 10, -PARTIAL_BYTES_MAX, PARTIAL_BYTES_MAX, &g->start_bytes) ||
+	    partial_field_i64(r, 11, -PARTIAL_BYTES_MAX, PARTIAL_BYTES_MAX, &g->end_bytes) ||
+	    partial_field_i64(r, 12, -PARTIAL_BYTES_MAX, PARTIAL_BYTES_MAX, &g->peak_bytes) ||
+	    partial_field_i64(r, 13, g->first_ns, g->last_ns, &g->peak_ns) ||
+	    partial_field_i64(r, 14, 0, allocs, &nf) ||
+	    partial_field_i64(r, 15, 0, PARTIAL_BYTES_MAX, &g->never_freed_bytes) ||
+	    partial_field_i64(r, 16, 0, PARTIAL_TIME_MAX, &g->bucket_ns))
 		return -1;
 	g->device = (uint32_t)dev;
 	g->allocs = (uint64_t)allocs;
@@ -1367,24 +1349,25 @@ static int rec_ml(struct reader *r)
 {
 	struct gpu_mem *gm = &r->cur->gpumem;
 	if (!gm->ndev)
-		return fail(r, "ml record before the file's first md record");
+		return partial_fail(r, "ml record before the file's first md record");
 	struct gpu_mem_device *g = &gm->dev[gm->ndev - 1];
 	int64_t list;
-	if (want_fields(r, 7) || field_i64(r, 1, 0, 1, &list))
+	if (partial_want_fields(r, 7) || partial_field_i64(r, 1, 0, 1, &list))
 		return -1;
 	uint32_t *n = list ? &g->nleaks : &g->nlargest;
 	if (*n == GPU_MEM_TOP)
-		return fail(r, "more than %d allocations in a list of a device", GPU_MEM_TOP);
+		return partial_fail(r, "more than %d allocations in a list of a device",
+				    GPU_MEM_TOP);
 	struct gpu_mem_alloc *al = list ? &g->leaks[*n] : &g->largest[*n];
 	memset(al, 0, sizeof(*al));
-	if (field_i64(r, 2, -PARTIAL_STAMP_MAX, PARTIAL_STAMP_MAX, &al->ts_ns) ||
-	    field_i64(r, 3, 0, PARTIAL_BYTES_MAX, &al->bytes))
+	if (partial_field_i64(r, 2, -PARTIAL_STAMP_MAX, PARTIAL_STAMP_MAX, &al->ts_ns) ||
+	    partial_field_i64(r, 3, 0, PARTIAL_BYTES_MAX, &al->bytes))
 		return -1;
 	if (strcmp(r->f[4], "-") == 0)
 		al->freed_ns = INT64_MIN; /* not freed in the trace */
-	else if (field_i64(r, 4, -PARTIAL_STAMP_MAX, PARTIAL_STAMP_MAX, &al->freed_ns))
+	else if (partial_field_i64(r, 4, -PARTIAL_STAMP_MAX, PARTIAL_STAMP_MAX, &al->freed_ns))
 		return -1;
-	if (field_u64(r, 5, &al->address) || field_id(r, 6, false, &al->launcher))
+	if (partial_field_u64(r, 5, &al->address) || partial_field_id(r, 6, false, &al->launcher))
 		return -1;
 	(*n)++;
 	return 0;
@@ -1394,19 +1377,19 @@ static int rec_mb(struct reader *r)
 {
 	struct gpu_mem *gm = &r->cur->gpumem;
 	if (!gm->ndev)
-		return fail(r, "mb record before the file's first md record");
+		return partial_fail(r, "mb record before the file's first md record");
 	struct gpu_mem_device *g = &gm->dev[gm->ndev - 1];
 	if (g->nbuckets == GPU_UTIL_MAX_BUCKETS)
-		return fail(r, "more than %d buckets for a device", GPU_UTIL_MAX_BUCKETS);
-	if (want_fields(r, 5) ||
-	    grow(r, (void **)&g->buckets, &r->mb_cap, g->nbuckets, sizeof(*g->buckets)))
+		return partial_fail(r, "more than %d buckets for a device", GPU_UTIL_MAX_BUCKETS);
+	if (partial_want_fields(r, 5) ||
+	    partial_grow(r, (void **)&g->buckets, &r->mb_cap, g->nbuckets, sizeof(*g->buckets)))
 		return -1;
 	struct gpu_mem_bucket *b = &g->buckets[g->nbuckets];
 	memset(b, 0, sizeof(*b));
-	if (field_i64(r, 1, -PARTIAL_STAMP_MAX, PARTIAL_STAMP_MAX, &b->s) ||
-	    field_i64(r, 2, b->s, PARTIAL_STAMP_MAX, &b->e) ||
-	    field_i64(r, 3, -PARTIAL_BYTES_MAX, PARTIAL_BYTES_MAX, &b->end_bytes) ||
-	    field_i64(r, 4, -PARTIAL_BYTES_MAX, PARTIAL_BYTES_MAX, &b->max_bytes))
+	if (partial_field_i64(r, 1, -PARTIAL_STAMP_MAX, PARTIAL_STAMP_MAX, &b->s) ||
+	    partial_field_i64(r, 2, b->s, PARTIAL_STAMP_MAX, &b->e) ||
+	    partial_field_i64(r, 3, -PARTIAL_BYTES_MAX, PARTIAL_BYTES_MAX, &b->end_bytes) ||
+	    partial_field_i64(r, 4, -PARTIAL_BYTES_MAX, PARTIAL_BYTES_MAX, &b->max_bytes))
 		return -1;
 	g->nbuckets++;
 	return 0;
@@ -1417,14 +1400,14 @@ static int rec_tv(struct reader *r)
 	struct partial_file *pf = r->cur;
 	struct analysis_total *t = &pf->total;
 	int64_t span;
-	if (want_fields(r, 6) || field_i64(r, 1, 0, 1, &span) ||
-	    field_i64(r, 2, -PARTIAL_STAMP_MAX, PARTIAL_STAMP_MAX, &t->lo) ||
-	    field_i64(r, 3, t->lo, PARTIAL_STAMP_MAX, &t->hi) ||
-	    field_i64(r, 4, 0, PARTIAL_TIME_MAX, &t->step_kernel_ns) ||
-	    field_i64(r, 5, t->step_kernel_ns, PARTIAL_TIME_MAX, &t->step_device_ns))
+	if (partial_want_fields(r, 6) || partial_field_i64(r, 1, 0, 1, &span) ||
+	    partial_field_i64(r, 2, -PARTIAL_STAMP_MAX, PARTIAL_STAMP_MAX, &t->lo) ||
+	    partial_field_i64(r, 3, t->lo, PARTIAL_STAMP_MAX, &t->hi) ||
+	    partial_field_i64(r, 4, 0, PARTIAL_TIME_MAX, &t->step_kernel_ns) ||
+	    partial_field_i64(r, 5, t->step_kernel_ns, PARTIAL_TIME_MAX, &t->step_device_ns))
 		return -1;
 	if (pf->has_total)
-		return fail(r, "a second tv record for the file");
+		return partial_fail(r, "a second tv record for the file");
 	if (!span) { /* no host range: as analysis_file_total leaves them */
 		t->lo = INT64_MAX;
 		t->hi = INT64_MIN;
@@ -1438,34 +1421,36 @@ static int rec_ti(struct reader *r)
 	struct partial_file *pf = r->cur;
 	int64_t s, e;
 	if (!pf->has_total)
-		return fail(r, "ti record before the file's tv record");
-	if (want_fields(r, 3) || field_i64(r, 1, -PARTIAL_STAMP_MAX, PARTIAL_STAMP_MAX, &s) ||
-	    field_i64(r, 2, s, PARTIAL_STAMP_MAX, &e))
+		return partial_fail(r, "ti record before the file's tv record");
+	if (partial_want_fields(r, 3) ||
+	    partial_field_i64(r, 1, -PARTIAL_STAMP_MAX, PARTIAL_STAMP_MAX, &s) ||
+	    partial_field_i64(r, 2, s, PARTIAL_STAMP_MAX, &e))
 		return -1;
 	ivec_push(&pf->total.steps, s, e);
-	return pf->total.steps.oom ? oom(r) : 0;
+	return pf->total.steps.oom ? partial_oom(r) : 0;
 }
 
 static int rec_h(struct reader *r)
 {
 	struct partial_file *pf = r->cur;
 	if (!pf->has_total)
-		return fail(r, "h record before the file's tv record");
-	if (want_fields(r, 11) ||
-	    grow(r, (void **)&pf->host, &r->h_cap, pf->nhost, sizeof(*pf->host)))
+		return partial_fail(r, "h record before the file's tv record");
+	if (partial_want_fields(r, 11) ||
+	    partial_grow(r, (void **)&pf->host, &r->h_cap, pf->nhost, sizeof(*pf->host)))
 		return -1;
 	struct agg_item *it = &pf->host[pf->nhost];
 	memset(it, 0, sizeof(*it));
 	int64_t sel, calls;
-	if (field_i64(r, 1, AGG_USER_DEFINED, AGG_PYTHON_FUNCTIONS, &sel) ||
-	    field_id(r, 2, true, &it->name) || field_i64(r, 3, 1, PARTIAL_TIME_MAX, &calls) ||
-	    field_i64(r, 4, 0, PARTIAL_TIME_MAX, &it->cpu_ns) ||
-	    field_i64(r, 5, 0, it->cpu_ns, &it->cpu_max_ns) ||
-	    field_i64(r, 6, 0, it->cpu_max_ns, &it->cpu_min_ns) ||
-	    field_i64(r, 7, 0, PARTIAL_TIME_MAX, &it->gpu_ns) ||
-	    field_i64(r, 8, 0, it->gpu_ns, &it->gpu_max_ns) ||
-	    field_i64(r, 9, 0, it->gpu_max_ns, &it->gpu_min_ns) ||
-	    field_i64(r, 10, -PARTIAL_TIME_MAX, PARTIAL_TIME_MAX, &it->self_ns))
+	if (partial_field_i64(r, 1, AGG_USER_DEFINED, AGG_PYTHON_FUNCTIONS, &sel) ||
+	    partial_field_id(r, 2, true, &it->name) ||
+	    partial_field_i64(r, 3, 1, PARTIAL_TIME_MAX, &calls) ||
+	    partial_field_i64(r, 4, 0, PARTIAL_TIME_MAX, &it->cpu_ns) ||
+	    partial_field_i64(r, 5, 0, it->cpu_ns, &it->cpu_max_ns) ||
+	    partial_field_i64(r, 6, 0, it->cpu_max_ns, &it->cpu_min_ns) ||
+	    partial_field_i64(r, 7, 0, PARTIAL_TIME_MAX, &it->gpu_ns) ||
+	    partial_field_i64(r, 8, 0, it->gpu_ns, &it->gpu_max_ns) ||
+	    partial_field_i64(r, 9, 0, it->gpu_max_ns, &it->gpu_min_ns) ||
+	    partial_field_i64(r, 10, -PARTIAL_TIME_MAX, PARTIAL_TIME_MAX, &it->self_ns))
 		return -1;
 	it->parent = AGG_NONE;
 	it->kind = (uint8_t)sel; /* which aggregation; merged as AGG_KIND_RANGE */
@@ -1476,10 +1461,10 @@ static int rec_h(struct reader *r)
 
 static int rec_mm(struct reader *r)
 {
-	if (want_fields(r, 1))
+	if (partial_want_fields(r, 1))
 		return -1;
 	if (r->cur->has_modules)
-		return fail(r, "a second mm record for the file");
+		return partial_fail(r, "a second mm record for the file");
 	r->cur->has_modules = true;
 	return 0;
 }
@@ -1488,23 +1473,24 @@ static int rec_mo(struct reader *r)
 {
 	struct partial_file *pf = r->cur;
 	if (!pf->has_modules)
-		return fail(r, "mo record before the file's mm record");
-	if (want_fields(r, 12) ||
-	    grow(r, (void **)&pf->mods, &r->mo_cap, pf->nmods, sizeof(*pf->mods)))
+		return partial_fail(r, "mo record before the file's mm record");
+	if (partial_want_fields(r, 12) ||
+	    partial_grow(r, (void **)&pf->mods, &r->mo_cap, pf->nmods, sizeof(*pf->mods)))
 		return -1;
 	struct agg_item *it = &pf->mods[pf->nmods];
 	memset(it, 0, sizeof(*it));
 	int64_t parent, calls;
-	if (field_i64(r, 1, -1, (int64_t)pf->nmods - 1, &parent) ||
-	    field_id(r, 2, true, &it->name) || field_i64(r, 3, 1, PARTIAL_TIME_MAX, &calls) ||
-	    field_i64(r, 4, 0, PARTIAL_TIME_MAX, &it->cpu_ns) ||
-	    field_i64(r, 5, 0, it->cpu_ns, &it->cpu_max_ns) ||
-	    field_i64(r, 6, 0, it->cpu_max_ns, &it->cpu_min_ns) ||
-	    field_i64(r, 7, 0, PARTIAL_TIME_MAX, &it->gpu_ns) ||
-	    field_i64(r, 8, 0, it->gpu_ns, &it->gpu_max_ns) ||
-	    field_i64(r, 9, 0, it->gpu_max_ns, &it->gpu_min_ns) ||
-	    field_i64(r, 10, -PARTIAL_TIME_MAX, PARTIAL_TIME_MAX, &it->self_ns) ||
-	    field_i64(r, 11, -PARTIAL_TIME_MAX, PARTIAL_TIME_MAX, &it->gpu_self_ns))
+	if (partial_field_i64(r, 1, -1, (int64_t)pf->nmods - 1, &parent) ||
+	    partial_field_id(r, 2, true, &it->name) ||
+	    partial_field_i64(r, 3, 1, PARTIAL_TIME_MAX, &calls) ||
+	    partial_field_i64(r, 4, 0, PARTIAL_TIME_MAX, &it->cpu_ns) ||
+	    partial_field_i64(r, 5, 0, it->cpu_ns, &it->cpu_max_ns) ||
+	    partial_field_i64(r, 6, 0, it->cpu_max_ns, &it->cpu_min_ns) ||
+	    partial_field_i64(r, 7, 0, PARTIAL_TIME_MAX, &it->gpu_ns) ||
+	    partial_field_i64(r, 8, 0, it->gpu_ns, &it->gpu_max_ns) ||
+	    partial_field_i64(r, 9, 0, it->gpu_max_ns, &it->gpu_min_ns) ||
+	    partial_field_i64(r, 10, -PARTIAL_TIME_MAX, PARTIAL_TIME_MAX, &it->self_ns) ||
+	    partial_field_i64(r, 11, -PARTIAL_TIME_MAX, PARTIAL_TIME_MAX, &it->gpu_self_ns))
 		return -1;
 	it->parent = parent < 0 ? AGG_NONE : (uint32_t)parent;
 	it->kind = AGG_KIND_RANGE;
@@ -1515,10 +1501,10 @@ static int rec_mo(struct reader *r)
 
 static int rec_pv(struct reader *r)
 {
-	if (want_fields(r, 1))
+	if (partial_want_fields(r, 1))
 		return -1;
 	if (r->cur->has_perf)
-		return fail(r, "a second pv record for the file");
+		return partial_fail(r, "a second pv record for the file");
 	r->cur->has_perf = true;
 	return 0;
 }
@@ -1527,14 +1513,15 @@ static int rec_pt(struct reader *r)
 {
 	struct partial_file *pf = r->cur;
 	if (!pf->has_perf)
-		return fail(r, "pt record before the file's pv record");
-	if (want_fields(r, 4) ||
-	    grow(r, (void **)&pf->perf, &r->pt_cap, pf->nperf, sizeof(*pf->perf)))
+		return partial_fail(r, "pt record before the file's pv record");
+	if (partial_want_fields(r, 4) ||
+	    partial_grow(r, (void **)&pf->perf, &r->pt_cap, pf->nperf, sizeof(*pf->perf)))
 		return -1;
 	int64_t *v = pf->perf[pf->nperf];
 	/* a step of some duration; its Dataloader time within it */
-	if (field_i64(r, 2, 1, PARTIAL_TIME_MAX, &v[1]) || field_i64(r, 1, 0, v[1], &v[0]) ||
-	    field_i64(r, 3, -PARTIAL_TIME_MAX, PARTIAL_TIME_MAX, &v[2]))
+	if (partial_field_i64(r, 2, 1, PARTIAL_TIME_MAX, &v[1]) ||
+	    partial_field_i64(r, 1, 0, v[1], &v[0]) ||
+	    partial_field_i64(r, 3, -PARTIAL_TIME_MAX, PARTIAL_TIME_MAX, &v[2]))
 		return -1;
 	pf->nperf++;
 	return 0;
@@ -1545,19 +1532,19 @@ static int record(struct reader *r, bool *end)
 {
 	const char *tag = r->f[0];
 	if (tag[0] == 'i' && strcmp(tag, "input") == 0)
-		return r->cur ? fail(r, "input record after a file record") : rec_input(r);
+		return r->cur ? partial_fail(r, "input record after a file record") : rec_input(r);
 	if (tag[0] == 'f' && strcmp(tag, "file") == 0)
 		return rec_file(r);
 	if (tag[0] == 'e' && strcmp(tag, "end") == 0) {
 		int64_t n;
-		if (want_fields(r, 2) || field_i64(r, 1, 0, UINT32_MAX, &n))
+		if (partial_want_fields(r, 2) || partial_field_i64(r, 1, 0, UINT32_MAX, &n))
 			return -1;
 		uint32_t mine = 0;
 		for (uint32_t i = 0; i < r->ps->nfiles; i++)
 			mine += r->ps->files[i].source == r->ps->nsources;
 		if ((uint64_t)n != mine)
-			return fail(r, "end record says %lld files, %u were read", (long long)n,
-				    mine);
+			return partial_fail(r, "end record says %lld files, %u were read",
+					    (long long)n, mine);
 		*end = true;
 		return 0;
 	}
@@ -1579,10 +1566,11 @@ static int record(struct reader *r, bool *end)
 	for (size_t i = 0; i < sizeof(per_file) / sizeof(per_file[0]); i++)
 		if (tag[0] == per_file[i].tag[0] && strcmp(tag, per_file[i].tag) == 0)
 			return r->cur ? per_file[i].fn(r)
-				      : fail(r, "%s record before any file record", tag); /* a
+				      : partial_fail(r, "%s record before any file record",
+						     tag); /* a
 											   * known
 											   * tag */
-	return fail(r, "unknown record '%s'", printable(tag, (char[33]){ 0 }, 33));
+	return partial_fail(r, "unknown record '%s'", partial_printable(tag, (char[33]){ 0 }, 33));
 }
 
 int partial_read(struct partial_set *ps, const char *path, char *err, size_t errsize)
@@ -1611,26 +1599,27 @@ int partial_read_stream(struct partial_set *ps, FILE *in, const char *path, char
 		r.offset = next;
 		next += (uint64_t)len;
 		if (end) {
-			rc = fail(&r, "data after the end record");
+			rc = partial_fail(&r, "data after the end record");
 			break;
 		}
 		if (!header && ((size_t)len < sizeof(PARTIAL_MAGIC) ||
 				memcmp(line, PARTIAL_MAGIC "\t", sizeof(PARTIAL_MAGIC)) != 0)) {
-			rc = fail(&r, "not an opscope partial (make one with opscope report "
-				      "--format partial)");
+			rc = partial_fail(&r,
+					  "not an opscope partial (make one with opscope report "
+					  "--format partial)");
 			break;
 		}
 		if (len == 0 || line[len - 1] != '\n') {
-			rc = fail(&r, "truncated: the last record has no end of line");
+			rc = partial_fail(&r, "truncated: the last record has no end of line");
 			break;
 		}
 		if ((size_t)len > PARTIAL_LINE_MAX) {
-			rc = fail(&r, "a record of more than %u bytes", PARTIAL_LINE_MAX);
+			rc = partial_fail(&r, "a record of more than %u bytes", PARTIAL_LINE_MAX);
 			break;
 		}
 		line[--len] = '\0';
 		if (memchr(line, '\0', (size_t)len)) {
-			rc = fail(&r, "a NUL byte in a record");
+			rc = partial_fail(&r, "a NUL byte in a record");
 			break;
 		}
 		if ((rc = split(&r, line, (size_t)len)) != 0)
@@ -1638,17 +1627,19 @@ int partial_read_stream(struct partial_set *ps, FILE *in, const char *path, char
 		if (!header) {
 			int64_t v;
 			if (r.nf != 2 || strcmp(r.f[0], PARTIAL_MAGIC) != 0) {
-				rc = fail(&r, "not an opscope partial (make one with opscope "
-					      "report --format partial)");
+				rc = partial_fail(&r,
+						  "not an opscope partial (make one with opscope "
+						  "report --format partial)");
 				break;
 			}
-			if ((rc = field_i64(&r, 1, 1, INT32_MAX, &v)) != 0)
+			if ((rc = partial_field_i64(&r, 1, 1, INT32_MAX, &v)) != 0)
 				break;
 			if (v > PARTIAL_VERSION) {
-				rc = fail(&r,
-					  "partial format version %lld is newer than this opscope "
-					  "reads (%d): merge with a newer opscope",
-					  (long long)v, PARTIAL_VERSION);
+				rc = partial_fail(
+					&r,
+					"partial format version %lld is newer than this opscope "
+					"reads (%d): merge with a newer opscope",
+					(long long)v, PARTIAL_VERSION);
 				break;
 			}
 			header = true;
@@ -1661,10 +1652,10 @@ int partial_read_stream(struct partial_set *ps, FILE *in, const char *path, char
 		rc = -1;
 	} else if (rc == 0 && !header) {
 		r.offset = next;
-		rc = fail(&r, "empty: not an opscope partial");
+		rc = partial_fail(&r, "empty: not an opscope partial");
 	} else if (rc == 0 && !end) {
 		r.offset = next;
-		rc = fail(&r, "truncated: no end record");
+		rc = partial_fail(&r, "truncated: no end record");
 	}
 	free(line);
 	if (rc)
@@ -1712,7 +1703,7 @@ static int str_cmp(const void *x, const void *y)
 }
 
 /* Add a + b into *sum; false when it leaves int64. */
-static bool add_i64(int64_t *sum, int64_t a, int64_t b)
+bool partial_add_i64(int64_t *sum, int64_t a, int64_t b)
 {
 	return !__builtin_add_overflow(a, b, sum);
 }
@@ -1741,10 +1732,11 @@ static int merge_ops(struct partial_set *ps, const struct partial_file *pf)
 		int64_t c, g, sf, top_c = 0, top_g = 0;
 		int64_t calls;
 		if (__builtin_add_overflow(y->calls, x->calls, &calls) ||
-		    !add_i64(&c, y->cpu_ns, x->cpu_ns) || !add_i64(&g, y->gpu_ns, x->gpu_ns) ||
-		    !add_i64(&sf, y->self_ns, x->self_ns) ||
-		    (parent == AGG_NONE && (!add_i64(&top_c, ps->ops_cpu, x->cpu_ns) ||
-					    !add_i64(&top_g, ps->ops_gpu, x->gpu_ns)))) {
+		    !partial_add_i64(&c, y->cpu_ns, x->cpu_ns) ||
+		    !partial_add_i64(&g, y->gpu_ns, x->gpu_ns) ||
+		    !partial_add_i64(&sf, y->self_ns, x->self_ns) ||
+		    (parent == AGG_NONE && (!partial_add_i64(&top_c, ps->ops_cpu, x->cpu_ns) ||
+					    !partial_add_i64(&top_g, ps->ops_gpu, x->gpu_ns)))) {
 			rc = -1;
 			break;
 		}
@@ -1764,7 +1756,8 @@ static int merge_nvprof(struct partial_set *ps, const struct partial_file *pf)
 {
 	struct agg *a = &ps->pre.nvprof;
 	for (int side = 0; side < 2; side++)
-		if (!add_i64(&ps->pre.nvprof_ns[side], ps->pre.nvprof_ns[side], pf->nv_sum[side]))
+		if (!partial_add_i64(&ps->pre.nvprof_ns[side], ps->pre.nvprof_ns[side],
+				     pf->nv_sum[side]))
 			return -1;
 	for (uint32_t k = 0; k < pf->nnv; k++) {
 		const struct agg_item *x = &pf->nv[k];
@@ -1781,7 +1774,7 @@ static int merge_nvprof(struct partial_set *ps, const struct partial_file *pf)
 
 /* Per file of ps, whether the merge keeps its rows: false for the second copy of a rank, as
  * the analyses of a report leave it out (ranks_kept_shares). Malloc'd; NULL without memory. */
-static bool *kept_files(const struct partial_set *ps)
+bool *partial_kept_files(const struct partial_set *ps)
 {
 	bool *keep = malloc((ps->nfiles ? ps->nfiles : 1) * sizeof(*keep));
 	if (keep && ranks_kept_shares(ps->pre.ranks, ps->pre.nranks, keep) == UINT32_MAX) {
@@ -1809,7 +1802,7 @@ static int merge_gputime(struct partial_set *ps)
 		return OPSCOPE_ENOMEM;
 	}
 	/* a second copy of a rank is left out, as gpu_time_analyze leaves it */
-	bool *keep = kept_files(ps);
+	bool *keep = partial_kept_files(ps);
 	if (!keep) {
 		free(gt->dev);
 		free(gt);
@@ -1873,7 +1866,7 @@ static int merge_queue(struct partial_set *ps)
 	if (n >= UINT32_MAX)
 		return OPSCOPE_ENOMEM;
 	struct gpu_queue *q = calloc(1, sizeof(*q));
-	bool *keep = kept_files(ps);
+	bool *keep = partial_kept_files(ps);
 	if (!q || !keep || !(q->st = calloc(n ? n : 1, sizeof(*q->st)))) {
 		if (q)
 			free(q->st);
@@ -1948,8 +1941,8 @@ static int merge_host(struct partial_set *ps, uint32_t *bad)
 			ivec_push(&steps, t->steps.v[k].s, t->steps.v[k].e);
 		lo = t->lo < lo ? t->lo : lo;
 		hi = t->hi > hi ? t->hi : hi;
-		if (!add_i64(&p->step_kernel_ns, p->step_kernel_ns, t->step_kernel_ns) ||
-		    !add_i64(&p->step_device_ns, p->step_device_ns, t->step_device_ns)) {
+		if (!partial_add_i64(&p->step_kernel_ns, p->step_kernel_ns, t->step_kernel_ns) ||
+		    !partial_add_i64(&p->step_device_ns, p->step_device_ns, t->step_device_ns)) {
 			ivec_free(&steps);
 			return -1;
 		}
@@ -1966,11 +1959,11 @@ static int merge_host(struct partial_set *ps, uint32_t *bad)
 			int64_t calls;
 			/* the items' sums, and the sums over the items (agg_top_sums) */
 			if (__builtin_add_overflow(y->calls, x->calls, &calls) ||
-			    !add_i64(&v, y->cpu_ns, x->cpu_ns) ||
-			    !add_i64(&v, y->gpu_ns, x->gpu_ns) ||
-			    !add_i64(&v, y->self_ns, x->self_ns) ||
-			    !add_i64(&top_cpu[x->kind], top_cpu[x->kind], x->cpu_ns) ||
-			    !add_i64(&top_gpu[x->kind], top_gpu[x->kind], x->gpu_ns)) {
+			    !partial_add_i64(&v, y->cpu_ns, x->cpu_ns) ||
+			    !partial_add_i64(&v, y->gpu_ns, x->gpu_ns) ||
+			    !partial_add_i64(&v, y->self_ns, x->self_ns) ||
+			    !partial_add_i64(&top_cpu[x->kind], top_cpu[x->kind], x->cpu_ns) ||
+			    !partial_add_i64(&top_gpu[x->kind], top_gpu[x->kind], x->gpu_ns)) {
 				ivec_free(&steps);
 				return -1;
 			}
@@ -2021,10 +2014,10 @@ static int merge_modules(struct partial_set *ps, uint32_t *bad)
 			int64_t v;
 			int64_t calls;
 			if (__builtin_add_overflow(y->calls, x->calls, &calls) ||
-			    !add_i64(&v, y->cpu_ns, x->cpu_ns) ||
-			    !add_i64(&v, y->gpu_ns, x->gpu_ns) ||
-			    !add_i64(&v, y->self_ns, x->self_ns) ||
-			    !add_i64(&v, y->gpu_self_ns, x->gpu_self_ns)) {
+			    !partial_add_i64(&v, y->cpu_ns, x->cpu_ns) ||
+			    !partial_add_i64(&v, y->gpu_ns, x->gpu_ns) ||
+			    !partial_add_i64(&v, y->self_ns, x->self_ns) ||
+			    !partial_add_i64(&v, y->gpu_self_ns, x->gpu_self_ns)) {
 				free(map);
 				return -1;
 			}
@@ -2052,8 +2045,8 @@ static int merge_perf(struct partial_set *ps, uint32_t *bad)
 		const struct partial_file *pf = &ps->files[i];
 		for (uint32_t k = 0; k < pf->nperf; k++) {
 			int64_t v;
-			if (!add_i64(&v, acc.t.samples, pf->perf[k][2]) ||
-			    !add_i64(&v, acc.t.batch_ns, pf->perf[k][1])) {
+			if (!partial_add_i64(&v, acc.t.samples, pf->perf[k][2]) ||
+			    !partial_add_i64(&v, acc.t.batch_ns, pf->perf[k][1])) {
 				*bad = i;
 				return -1;
 			}
@@ -2147,7 +2140,7 @@ int partial_finish(struct partial_set *ps, char *err, size_t errsize)
 		snprintf(err, errsize,
 			 "%s: offset %" PRIu64 ": trace %s is also in %s (a partial given twice?)",
 			 ps->sources[b->source], b->offset,
-			 printable(model_str(m, b->path), (char[256]){ 0 }, 256),
+			 partial_printable(model_str(m, b->path), (char[256]){ 0 }, 256),
 			 ps->sources[a->source]);
 		return -1;
 	}
@@ -2170,7 +2163,8 @@ int partial_finish(struct partial_set *ps, char *err, size_t errsize)
 				 ": the steps and collectives of %s span more "
 				 "than 2^53 ns (104 days)",
 				 ps->sources[ps->files[i].source], ps->files[i].offset,
-				 printable(model_str(m, ps->files[i].path), (char[256]){ 0 }, 256));
+				 partial_printable(model_str(m, ps->files[i].path),
+						   (char[256]){ 0 }, 256));
 			return -1;
 		}
 	}

@@ -1,0 +1,98 @@
+/*
+ * partial_internal.h: what the files of the partial writer and reader share (partial.c, and
+ * one file per group of views: partial_<views>.c): the reader's state, the field parsers
+ * that turn a bad field into one line naming the partial and offset, the string writers,
+ * and the bounds that keep the merge's arithmetic inside int64. Not for use outside
+ * src/report/partial*.c.
+ *
+ * A group of views joins in four places of partial.c: its writer is called from
+ * write_files, its records' readers are listed in record()'s table, its merge runs in
+ * partial_finish, and partial_carries names its views; its fields live in partial_file
+ * (partial.h) and report_pre (views.h).
+ */
+#ifndef OPSCOPE_REPORT_PARTIAL_INTERNAL_H
+#define OPSCOPE_REPORT_PARTIAL_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "report/partial.h"
+
+#define PARTIAL_LINE_MAX (1u << 20) /* bytes of one record: longer is not a partial of ours */
+#define PARTIAL_FIELDS	 20	    /* fields of the longest record (gt, gs) */
+/* Bounds of what a partial may say, so that the differences and sums the merge makes stay
+ * inside int64: a time (ns) within +-2^61 (73 years around the epoch: up to 2043), a duration
+ * or a count within [0, 2^62], and the times of one file within PARTIAL_SPAN_MAX of each
+ * other (2^53 ns, 104 days). */
+#define PARTIAL_STAMP_MAX (INT64_C(1) << 61)
+#define PARTIAL_TIME_MAX  (INT64_C(1) << 62)
+#define PARTIAL_SPAN_MAX  (INT64_C(1) << 53)
+
+#define PARTIAL_BYTES_MAX PARTIAL_TIME_MAX /* bytes: |allocated| and sums within 2^62 */
+
+/* The state of reading one partial. */
+struct reader {
+	struct partial_set *ps;
+	const char *path;	     /* the partial's path, for messages */
+	uint64_t offset;	     /* byte offset of the record being read */
+	char *err;		     /* where the one line goes */
+	size_t errsize;		     /* bytes of err */
+	char *f[PARTIAL_FIELDS];     /* the record's fields, unescaped in place */
+	size_t flen[PARTIAL_FIELDS]; /* their lengths */
+	int nf;			     /* fields of the record */
+	struct partial_file *cur;    /* the file the records belong to, NULL before the first */
+	uint32_t kern_cap;	     /* items allocated in cur->kern */
+	uint32_t steps_cap;	     /* steps allocated in cur->ranks.steps */
+	uint32_t colls_cap;	     /* kernels allocated in cur->ranks.kernels */
+	uint32_t ops_cap;	     /* items allocated in cur->ops */
+	uint32_t nv_cap;	     /* items allocated in cur->nv */
+	uint32_t sr_cap;	     /* rows allocated in cur->steps.rows */
+	uint32_t gt_cap;	     /* devices allocated in cur->gputime.dev */
+	uint32_t gs_cap;	     /* steps allocated in the last device of cur->gputime */
+	uint32_t ut_cap;	     /* devices allocated in cur->gpu.dev */
+	uint32_t us_cap;	     /* steps allocated in the last device of cur->gpu */
+	uint32_t ub_cap;	     /* buckets allocated in the last device of cur->gpu */
+	uint32_t lr_cap;	     /* rows allocated in cur->launch.rows */
+	uint32_t qt_cap;	     /* streams allocated in cur->queue.st */
+	uint32_t qb_cap;	     /* buckets allocated in the last stream of cur->queue */
+	uint32_t md_cap;	     /* devices allocated in cur->gpumem.dev */
+	uint32_t mb_cap;	     /* buckets allocated in the last device of cur->gpumem */
+	uint32_t h_cap;		     /* items allocated in cur->host */
+	uint32_t mo_cap;	     /* items allocated in cur->mods */
+	uint32_t pt_cap;	     /* entries allocated in cur->perf */
+	bool oom;		     /* an allocation failed */
+};
+
+/* Writing: a string field ('=' and the bytes, escaped), and string id `id` of m as one
+ * (`-` when 0). */
+void partial_put_str(FILE *out, const char *s, size_t n);
+void partial_put_id(FILE *out, const struct model *m, uint32_t id);
+
+/* Reading. Each returns 0, or -1 with the one line in r->err. */
+/* s (up to its NUL, at most size - 1 bytes) with every control byte as '?'. */
+const char *partial_printable(const char *s, char *buf, size_t size);
+/* Fail with "PATH: offset N: what". */
+int partial_fail(struct reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int partial_oom(struct reader *r);
+/* Field i as a string: *s and *n its bytes (unescaped in place), *none for `-`. */
+int partial_field_str(struct reader *r, int i, const char **s, size_t *n, bool *none);
+/* Field i as a string id of the set's model; 0 for `-` unless `required`. */
+int partial_field_id(struct reader *r, int i, bool required, uint32_t *id);
+/* Field i as an integer in [lo, hi], or as a count. */
+int partial_field_i64(struct reader *r, int i, int64_t lo, int64_t hi, int64_t *v);
+int partial_field_u64(struct reader *r, int i, uint64_t *v);
+/* Does the record have exactly n fields (its tag included)? */
+int partial_want_fields(struct reader *r, int n);
+/* Grow *v (of *cap entries of size sz) to hold n + 1. */
+int partial_grow(struct reader *r, void **v, uint32_t *cap, uint32_t n, size_t sz);
+
+/* Merging. */
+/* Add a + b into *sum; false when it leaves int64. */
+bool partial_add_i64(int64_t *sum, int64_t a, int64_t b);
+/* Per file of the finished set, whether the merge keeps its rows: false for the second copy
+ * of a rank (ranks_kept_shares). Malloc'd; NULL without memory. */
+bool *partial_kept_files(const struct partial_set *ps);
+
+#endif
