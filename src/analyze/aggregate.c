@@ -7,6 +7,7 @@
 #include "analyze/aggregate.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -354,16 +355,9 @@ int agg_modules_file(const struct analysis *an, uint32_t file, struct agg *out)
 	return modules(an, MODEL_NO_TRACK, file, out);
 }
 
-/* One NVTX range seen: its item and its duration, sorted by item then duration to take the
- * medians. */
-struct nvtx_dur {
-	uint32_t item;
-	int64_t dur;
-};
-
 static int nvtx_dur_cmp(const void *x, const void *y)
 {
-	const struct nvtx_dur *a = x, *b = y;
+	const struct agg_nvtx_dur *a = x, *b = y;
 	if (a->item != b->item)
 		return a->item < b->item ? -1 : 1;
 	return (a->dur > b->dur) - (a->dur < b->dur);
@@ -374,59 +368,76 @@ void agg_nvtx_free(struct agg_nvtx *n)
 	agg_free(&n->a);
 	free(n->median_ns);
 	free(n->stddev_ns);
+	free(n->dur);
 	memset(n, 0, sizeof(*n));
 }
 
-int agg_nvtx(const struct model *m, struct agg_nvtx *out)
+int agg_nvtx_add(struct agg_nvtx *out, uint32_t domain, uint32_t name, uint8_t style, int64_t dur,
+		 uint64_t count)
 {
-	memset(out, 0, sizeof(*out));
-	uint32_t key = model_find_str(m, "domain");
-	uint64_t n = 0;
-	for (uint32_t tt = 0; tt < m->ntracks; tt++) {
-		const struct model_track *tr = &m->tracks[tt];
-		if (tr->kind == MODEL_TRACK_DEVICE)
-			continue;
-		for (uint64_t i = 0; i < tr->nranges; i++)
-			n += tr->ranges.category[i] == OPSCOPE_CAT_NVTX;
-	}
-	if (n == 0)
-		return 0;
-	struct nvtx_dur *d = malloc(n * sizeof(*d));
-	if (!d)
+	uint32_t dom = agg_get(&out->a, AGG_NONE, domain, AGG_NVTX_DOMAIN);
+	uint32_t it = dom == AGG_NONE ? AGG_NONE : agg_get(&out->a, dom, name, style);
+	if (it == AGG_NONE)
 		return OPSCOPE_ENOMEM;
-	uint64_t k = 0;
+	if (count > UINT64_MAX / sizeof(*out->dur) - out->ndur)
+		return OPSCOPE_ENOMEM;
+	if (out->ndur + count > out->dur_cap) {
+		uint64_t cap = out->dur_cap ? out->dur_cap : 64;
+		while (cap < out->ndur + count)
+			cap = cap > UINT64_MAX / 2 ? out->ndur + count : cap * 2;
+		if (cap > SIZE_MAX / sizeof(*out->dur))
+			return OPSCOPE_ENOMEM;
+		struct agg_nvtx_dur *v = realloc(out->dur, (size_t)cap * sizeof(*v));
+		if (!v)
+			return OPSCOPE_ENOMEM;
+		out->dur = v;
+		out->dur_cap = cap;
+	}
+	for (uint64_t k = 0; k < count; k++) {
+		agg_add(&out->a, it, dur, 0);
+		out->dur[out->ndur++] = (struct agg_nvtx_dur){ it, dur };
+		out->total_ns += dur;
+	}
+	return 0;
+}
+
+/* The NVTX ranges of the tracks of the files [lo, hi) into out, in track order. */
+static int nvtx_ranges_of(const struct model *m, uint32_t lo, uint32_t hi, uint32_t key,
+			  struct agg_nvtx *out)
+{
 	for (uint32_t tt = 0; tt < m->ntracks; tt++) {
 		const struct model_track *tr = &m->tracks[tt];
-		if (tr->kind == MODEL_TRACK_DEVICE)
+		if (tr->kind == MODEL_TRACK_DEVICE || tr->file < lo || tr->file >= hi)
 			continue;
 		uint8_t style =
 			tr->kind == MODEL_TRACK_ASYNC ? AGG_NVTX_STARTEND : AGG_NVTX_PUSHPOP;
 		const struct model_ranges *r = &tr->ranges;
-		for (uint64_t i = 0; i < tr->nranges; i++) {
-			if (r->category[i] != OPSCOPE_CAT_NVTX)
-				continue;
-			uint32_t dom = agg_get(&out->a, AGG_NONE, agg_arg_group(m, tt, i, key),
-					       AGG_NVTX_DOMAIN);
-			uint32_t it = dom == AGG_NONE ? AGG_NONE
-						      : agg_get(&out->a, dom, r->name[i], style);
-			agg_add(&out->a, it, r->dur_ns[i], 0);
-			d[k++] = (struct nvtx_dur){ it, r->dur_ns[i] };
-			out->total_ns += r->dur_ns[i];
-		}
+		for (uint64_t i = 0; i < tr->nranges; i++)
+			if (r->category[i] == OPSCOPE_CAT_NVTX &&
+			    agg_nvtx_add(out, agg_arg_group(m, tt, i, key), r->name[i], style,
+					 r->dur_ns[i], 1) != 0)
+				return OPSCOPE_ENOMEM;
 	}
-	if (out->a.oom) {
-		free(d);
-		agg_nvtx_free(out);
-		return OPSCOPE_ENOMEM;
+	return 0;
+}
+
+int agg_nvtx_finish(struct agg_nvtx *out)
+{
+	if (out->a.oom || !out->ndur) {
+		int rc = out->a.oom ? OPSCOPE_ENOMEM : 0;
+		if (rc)
+			agg_nvtx_free(out);
+		return rc;
 	}
 	out->median_ns = calloc(out->a.n, sizeof(*out->median_ns));
 	out->stddev_ns = calloc(out->a.n, sizeof(*out->stddev_ns));
 	if (!out->median_ns || !out->stddev_ns) {
-		free(d);
 		agg_nvtx_free(out);
 		return OPSCOPE_ENOMEM;
 	}
-	qsort(d, n, sizeof(*d), nvtx_dur_cmp);
+	uint64_t n = out->ndur;
+	const struct agg_nvtx_dur *d = out->dur;
+	qsort(out->dur, n, sizeof(*out->dur), nvtx_dur_cmp);
 	for (uint64_t s = 0, e; s < n; s = e) {
 		for (e = s; e < n && d[e].item == d[s].item; e++)
 			;
@@ -437,6 +448,8 @@ int agg_nvtx(const struct model *m, struct agg_nvtx *out)
 		out->median_ns[it] = lo + (hi - lo) / 2;
 		if (c < 2)
 			continue;
+		/* summed in the order of the sorted durations, which any order of the ranges
+		 * gives: so a merge of files' partials comes to the same bits */
 		double mean = (double)out->a.v[it].cpu_ns / (double)c, ss = 0;
 		for (uint64_t j = s; j < e; j++) {
 			double x = (double)d[j].dur - mean;
@@ -444,8 +457,35 @@ int agg_nvtx(const struct model *m, struct agg_nvtx *out)
 		}
 		out->stddev_ns[it] = (int64_t)(sqrt(ss / (double)(c - 1)) + 0.5);
 	}
-	free(d);
 	return 0;
+}
+
+/* agg_nvtx of the files [lo, hi): file by file, so that the first-seen order of the whole is
+ * that of the files' own aggregations one after the other (what opscope merge rebuilds). */
+static int nvtx_files(const struct model *m, uint32_t lo, uint32_t hi, struct agg_nvtx *out)
+{
+	memset(out, 0, sizeof(*out));
+	uint32_t key = model_find_str(m, "domain");
+	int rc = 0;
+	for (uint32_t f = lo; f < hi && f < m->nfiles && rc == 0; f++)
+		rc = nvtx_ranges_of(m, f, f + 1, key, out);
+	if (rc == 0 && hi > m->nfiles) /* tracks of no file (a model built by hand) */
+		rc = nvtx_ranges_of(m, m->nfiles, UINT32_MAX, key, out);
+	if (rc != 0) {
+		agg_nvtx_free(out);
+		return rc;
+	}
+	return agg_nvtx_finish(out);
+}
+
+int agg_nvtx(const struct model *m, struct agg_nvtx *out)
+{
+	return nvtx_files(m, 0, UINT32_MAX, out);
+}
+
+int agg_nvtx_file(const struct model *m, uint32_t file, struct agg_nvtx *out)
+{
+	return nvtx_files(m, file, file + 1, out);
 }
 
 /* The kernels of the device tracks of the files [lo, hi) into out. */

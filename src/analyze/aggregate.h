@@ -136,21 +136,44 @@ enum agg_nvtx_kind {
 	AGG_NVTX_STARTEND, /* start/end ranges of one name (async tracks) */
 };
 
+/* One NVTX range: its item (index in agg_nvtx.a) and its duration, ns. */
+struct agg_nvtx_dur {
+	uint32_t item;
+	int64_t dur;
+};
+
 /* NVTX ranges by domain and name, as `nsys stats -r nvtx_sum` sums them. */
 struct agg_nvtx {
-	struct agg a;	    /* the domains at the top (AGG_NVTX_DOMAIN, no calls), under each its
-			     * ranges by name and style (push/pop, start/end); CPU = duration */
-	int64_t *median_ns; /* per item index: the median duration (of an even count, the mean
-			     * of the two middle ones, rounded down), ns; 0 for domains */
-	int64_t *stddev_ns; /* per item index: the sample standard deviation (n - 1) of the
-			     * durations, rounded to the ns; 0 with one range */
-	int64_t total_ns;   /* the sum of every NVTX range's duration, ns */
+	struct agg a;		  /* the domains at the top (AGG_NVTX_DOMAIN, no calls), under
+				   * each its ranges by name and style (push/pop, start/end);
+				   * CPU = duration */
+	int64_t *median_ns;	  /* per item index: the median duration (of an even count, the
+				   * mean of the two middle ones, rounded down), ns; 0 for
+				   * domains */
+	int64_t *stddev_ns;	  /* per item index: the sample standard deviation (n - 1) of
+				   * the durations, rounded to the ns; 0 with one range */
+	int64_t total_ns;	  /* the sum of every NVTX range's duration, ns */
+	struct agg_nvtx_dur *dur; /* every range's item and duration; after agg_nvtx_finish
+				   * ordered by item, then duration (what a partial carries) */
+	uint64_t ndur;		  /* entries of dur */
+	uint64_t dur_cap;	  /* entries allocated */
 };
 
 /* Every range of category Nvtx, on thread tracks (push/pop) and async tracks (start/end), by
- * its "domain" argument (the recorder's, for a non-default domain) and name. 0, or
- * OPSCOPE_ENOMEM (out is then empty). */
+ * its "domain" argument (the recorder's, for a non-default domain) and name, the files taken
+ * in order. 0, or OPSCOPE_ENOMEM (out is then empty). */
 int agg_nvtx(const struct model *m, struct agg_nvtx *out);
+/* The same over the tracks of file `file` alone: agg_nvtx is these, file after file, added
+ * by agg_nvtx_add (opscope merge). */
+int agg_nvtx_file(const struct model *m, uint32_t file, struct agg_nvtx *out);
+/* Count `count` ranges of `dur` ns of (domain string id, 0 for the default; name string id;
+ * style AGG_NVTX_PUSHPOP or _STARTEND) into out, which starts zeroed; agg_nvtx_finish then
+ * makes the medians and deviations. 0, or OPSCOPE_ENOMEM (free out). */
+int agg_nvtx_add(struct agg_nvtx *out, uint32_t domain, uint32_t name, uint8_t style, int64_t dur,
+		 uint64_t count);
+/* The medians and standard deviations of the ranges added. 0, or OPSCOPE_ENOMEM (out is then
+ * empty). */
+int agg_nvtx_finish(struct agg_nvtx *out);
 void agg_nvtx_free(struct agg_nvtx *n);
 
 /* Every kernel (NCCL kernels included) by name, GPU time = its duration; *total_ns = the sum

@@ -53,6 +53,8 @@
  *                       of an earlier mo record of the file)
  *   pv                                           (the perf view, version 10 on)
  *   pt <Dataloader ns> <duration ns> <num_samples>   (one per step with num_samples)
+ *   nxv, nxr, nxd                                (the nvtx view, version 11 on:
+ *                                                 partial_nvtx.c)
  *   end <files>
  *
  * A string field is `-` for none or `=` and the bytes, with \\ \t \n \r \0 escaped, so any
@@ -475,7 +477,7 @@ static int write_files(FILE *out, const struct analysis *a, const struct write_a
 			return OPSCOPE_ENOMEM;
 		fputs("pv\n", out);
 		throughput_file_steps(a, f, put_perf_step, out);
-		if (write_launch(out, a, f) != 0)
+		if (write_launch(out, a, f) != 0 || partial_write_nvtx(out, a, f) != 0)
 			return OPSCOPE_ENOMEM;
 	}
 	fprintf(out, "end\t%" PRIu32 "\n", m->nfiles);
@@ -743,6 +745,8 @@ static int rec_file(struct reader *r)
 	r->kern_cap = r->steps_cap = r->colls_cap = r->ops_cap = r->nv_cap = r->sr_cap = 0;
 	r->gt_cap = r->gs_cap = r->ut_cap = r->us_cap = r->ub_cap = r->lr_cap = 0;
 	r->qt_cap = r->qb_cap = r->md_cap = r->mb_cap = r->h_cap = r->mo_cap = r->pt_cap = 0;
+	r->nxd_cap = 0;
+	r->nx_item = false;
 	return 0;
 }
 
@@ -1551,25 +1555,48 @@ static int record(struct reader *r, bool *end)
 	static const struct {
 		const char *tag;
 		int (*fn)(struct reader *r);
-	} per_file[] = { { "rank", rec_rank }, { "dist", rec_dist },	   { "step", rec_step },
-			 { "coll", rec_coll }, { "kernels", rec_kernels }, { "k", rec_k },
-			 { "o", rec_o },       { "nvprof", rec_nvprof },   { "n", rec_n },
-			 { "sv", rec_sv },     { "sr", rec_sr },	   { "gv", rec_gv },
-			 { "gt", rec_gt },     { "gs", rec_gs },	   { "uv", rec_uv },
-			 { "ut", rec_ut },     { "us", rec_us },	   { "ub", rec_ub },
-			 { "qv", rec_qv },     { "qt", rec_qt },	   { "qb", rec_qb },
-			 { "lv", rec_lv },     { "lr", rec_lr },	   { "mv", rec_mv },
-			 { "md", rec_md },     { "ml", rec_ml },	   { "mb", rec_mb },
-			 { "tv", rec_tv },     { "ti", rec_ti },	   { "h", rec_h },
-			 { "mm", rec_mm },     { "mo", rec_mo },	   { "pv", rec_pv },
-			 { "pt", rec_pt } };
+	} per_file[] = { { "rank", rec_rank },
+			 { "dist", rec_dist },
+			 { "step", rec_step },
+			 { "coll", rec_coll },
+			 { "kernels", rec_kernels },
+			 { "k", rec_k },
+			 { "o", rec_o },
+			 { "nvprof", rec_nvprof },
+			 { "n", rec_n },
+			 { "sv", rec_sv },
+			 { "sr", rec_sr },
+			 { "gv", rec_gv },
+			 { "gt", rec_gt },
+			 { "gs", rec_gs },
+			 { "uv", rec_uv },
+			 { "ut", rec_ut },
+			 { "us", rec_us },
+			 { "ub", rec_ub },
+			 { "qv", rec_qv },
+			 { "qt", rec_qt },
+			 { "qb", rec_qb },
+			 { "lv", rec_lv },
+			 { "lr", rec_lr },
+			 { "mv", rec_mv },
+			 { "md", rec_md },
+			 { "ml", rec_ml },
+			 { "mb", rec_mb },
+			 { "tv", rec_tv },
+			 { "ti", rec_ti },
+			 { "h", rec_h },
+			 { "mm", rec_mm },
+			 { "mo", rec_mo },
+			 { "pv", rec_pv },
+			 { "pt", rec_pt },
+			 { "nxv", partial_rec_nxv },
+			 { "nxr", partial_rec_nxr },
+			 { "nxd", partial_rec_nxd } };
+	/* a known tag: it belongs to a file record before it */
 	for (size_t i = 0; i < sizeof(per_file) / sizeof(per_file[0]); i++)
 		if (tag[0] == per_file[i].tag[0] && strcmp(tag, per_file[i].tag) == 0)
 			return r->cur ? per_file[i].fn(r)
-				      : partial_fail(r, "%s record before any file record",
-						     tag); /* a
-											   * known
-											   * tag */
+				      : partial_fail(r, "%s record before any file record", tag);
 	return partial_fail(r, "unknown record '%s'", partial_printable(tag, (char[33]){ 0 }, 33));
 }
 
@@ -2272,6 +2299,16 @@ int partial_finish(struct partial_set *ps, char *err, size_t errsize)
 			 ps->sources[ps->files[bad].source], ps->files[bad].offset);
 		return -1;
 	}
+	int nrc = partial_merge_nvtx(ps, &bad);
+	if (nrc == OPSCOPE_ENOMEM)
+		goto oom;
+	if (nrc != 0) {
+		snprintf(err, errsize,
+			 "%s: offset %" PRIu64
+			 ": the NVTX ranges' times, summed over the files, exceed 2^63",
+			 ps->sources[ps->files[bad].source], ps->files[bad].offset);
+		return -1;
+	}
 	return 0;
 overflow:
 	snprintf(err, errsize,
@@ -2304,6 +2341,8 @@ bool partial_carries(const struct partial_set *ps, const char *view)
 		return ps->pre.has_modules;
 	if (strcmp(view, "perf") == 0)
 		return ps->pre.has_perf;
+	if (strcmp(view, "nvtx") == 0)
+		return ps->pre.has_nvtx;
 	if (strcmp(view, "userdefined") == 0 || strcmp(view, "memcpy") == 0 ||
 	    strcmp(view, "python") == 0)
 		return ps->pre.has_host;
@@ -2336,6 +2375,7 @@ void partial_set_free(struct partial_set *ps)
 		free(ps->files[i].host);
 		free(ps->files[i].mods);
 		free(ps->files[i].perf);
+		free(ps->files[i].nvtx);
 	}
 	free(ps->files);
 	for (uint32_t i = 0; i < ps->nsources; i++)
@@ -2371,6 +2411,7 @@ void partial_set_free(struct partial_set *ps)
 	agg_free(&ps->pre.kernels);
 	agg_free(&ps->pre.ops);
 	agg_free(&ps->pre.nvprof);
+	agg_nvtx_free(&ps->pre.nvtx);
 	if (ps->m)
 		model_free(ps->m);
 	memset(ps, 0, sizeof(*ps));

@@ -29,12 +29,23 @@
  * the launch view's lv and lr records, 6 the queue view's qv, qt and qb records, 7 the gpumem
  * view's mv, md, ml and mb records, 8 the totals (tv, ti) and the user-defined, memory and
  * Python function ranges by name (h), 9 the module hierarchy (mm, mo), 10 the steps'
- * throughput (pv, pt). */
-#define PARTIAL_VERSION 10
+ * throughput (pv, pt), 11 the records of samples, flops, device, overview, distributed,
+ * model, nvtx (nxv, nxr, nxd) and advice. */
+#define PARTIAL_VERSION 11
 
 /* Write the partial of a's model (every file of it) to out; `inputs` are the paths the user
  * gave (the report's JSON "inputs"). 0, OPSCOPE_ENOMEM, or -1 on a write error. */
 int partial_write(FILE *out, const struct analysis *a, const char *const *inputs, size_t ninputs);
+
+/* A run of NVTX ranges of one file (nxd records): `count` ranges of `dur` ns of a domain,
+ * name and style. */
+struct partial_nvtx_run {
+	uint32_t domain; /* string id of the domain (in partial_set.m), 0 for the default */
+	uint32_t name;	 /* string id of the range name */
+	int64_t dur;	 /* ns: the duration of each */
+	uint64_t count;	 /* ranges */
+	uint8_t style;	 /* AGG_NVTX_PUSHPOP or AGG_NVTX_STARTEND */
+};
 
 /* One trace file read from a partial, before the merge orders the files. */
 struct partial_file {
@@ -88,8 +99,13 @@ struct partial_file {
 	int64_t (*perf)[3];	     /* its steps with num_samples (pt records): Dataloader ns,
 				   * duration ns, samples; in the order of the file's threads */
 	uint32_t nperf;		     /* entries of perf */
-	uint32_t source;	     /* index in partial_set.sources of the partial it came from */
-	uint64_t offset;	     /* byte offset of its `file` record in that partial */
+	bool has_nvtx;		     /* an nxv record was read (version 11 on) */
+	struct partial_nvtx_run *nvtx; /* its NVTX ranges (nxd records), in record order */
+	uint32_t nnvtx;		       /* entries of nvtx */
+	uint64_t nvtx_ranges;	       /* the ranges of nvtx, summed (<= 2^32) */
+	int64_t nvtx_ns;	       /* ns: their durations, summed (<= 2^62) */
+	uint32_t source; /* index in partial_set.sources of the partial it came from */
+	uint64_t offset; /* byte offset of its `file` record in that partial */
 };
 
 /* Partials being merged. */
@@ -123,7 +139,8 @@ int partial_finish(struct partial_set *ps, char *err, size_t errsize);
 /* Can the (mergeable) view be made from the finished set: is it carried by every partial?
  * The step view is not by partials of version 1, gputime not by those before version 3, gpu
  * not before 4, launch not before 5, queue not before 6, gpumem not before 7, userdefined,
- * memcpy and python not before 8, module not before 9, perf not before 10. */
+ * memcpy and python not before 8, module not before 9, perf not before 10, nvtx not before
+ * 11. */
 bool partial_carries(const struct partial_set *ps, const char *view);
 /* Set the totals of an (the analysis of ps->m, whose files have no events) to the merged
  * partials': total_ns and the step times the views' ratios are of. */

@@ -62,11 +62,17 @@ struct reader {
 	uint32_t h_cap;		     /* items allocated in cur->host */
 	uint32_t mo_cap;	     /* items allocated in cur->mods */
 	uint32_t pt_cap;	     /* entries allocated in cur->perf */
+	uint32_t nxd_cap;	     /* runs allocated in cur->nvtx */
+	bool nx_item;		     /* an nxr record of cur was read: nxd records may follow */
+	uint32_t nx_domain;	     /* the last nxr record's domain (string id) */
+	uint32_t nx_name;	     /* its name (string id) */
+	uint8_t nx_style;	     /* its style (enum agg_nvtx_kind) */
+	int64_t nx_last;	     /* ns: the last nxd record's duration after it, -1 before */
 	bool oom;		     /* an allocation failed */
 };
 
 /* Writing: a string field ('=' and the bytes, escaped), and string id `id` of m as one
- * (`-` when 0). */
+ * (`-` when 0) after a tab. */
 void partial_put_str(FILE *out, const char *s, size_t n);
 void partial_put_id(FILE *out, const struct model *m, uint32_t id);
 
@@ -94,5 +100,14 @@ bool partial_add_i64(int64_t *sum, int64_t a, int64_t b);
 /* Per file of the finished set, whether the merge keeps its rows: false for the second copy
  * of a rank (ranks_kept_shares). Malloc'd; NULL without memory. */
 bool *partial_kept_files(const struct partial_set *ps);
+
+/* The NVTX view (partial_nvtx.c): file f's records, their readers, and the merge into
+ * ps->pre.nvtx when every file carries them (-1 and *bad a file when a sum would leave
+ * int64, OPSCOPE_ENOMEM). */
+int partial_write_nvtx(FILE *out, const struct analysis *a, uint32_t f);
+int partial_rec_nxv(struct reader *r);
+int partial_rec_nxr(struct reader *r);
+int partial_rec_nxd(struct reader *r);
+int partial_merge_nvtx(struct partial_set *ps, uint32_t *bad);
 
 #endif

@@ -227,7 +227,7 @@ const struct report_view report_views[] = {
 	  view_userdefined, 0, false, "UserDefined Summary",
 	  "UserDefined: no ranges of this kind in the trace", true },
 	{ "nvtx", "NVTX ranges by domain and name (nsys stats' nvtx_sum)", view_nvtx, 0, false,
-	  "NVTX Range Summary", "NVTX: no ranges of this kind in the trace", false },
+	  "NVTX Range Summary", "NVTX: no ranges of this kind in the trace", true },
 	{ "python", "Python functions by name (total and self time)", view_python, 0, false,
 	  "PythonFunction Summary", "PythonFunction: no ranges of this kind in the trace", true },
 	{ "module", "the nn.Module hierarchy: calls, total and self time", view_module, 1, false,

@@ -102,6 +102,8 @@ struct report_pre {
 	bool has_modules;	/* modules is carried (version 9 on) */
 	struct throughput perf; /* the Perf Summary of every file's steps */
 	bool has_perf;		/* perf is carried (version 10 on) */
+	struct agg_nvtx nvtx;	/* the NVTX ranges of every file (agg_nvtx) */
+	bool has_nvtx;		/* nvtx is carried (version 11 on) */
 	int64_t total_ns;	/* ns: analysis.total_ns of every file (the union of their
 					 * steps, or the span of their host ranges) */
 	int64_t step_kernel_ns; /* ns: analysis.step_kernel_ns, summed over the files */

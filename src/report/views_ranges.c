@@ -355,24 +355,26 @@ static int nvtx_cmp(const void *x, const void *y)
 int view_nvtx(struct report_ctx *c)
 {
 	const struct model *m = c->an.m;
-	struct agg_nvtx nv;
-	if (agg_nvtx(m, &nv) != 0)
+	/* from the merged partials (opscope merge), or from the model */
+	struct agg_nvtx own = { 0 };
+	if (!c->pre && agg_nvtx(m, &own) != 0)
 		return OPSCOPE_ENOMEM;
-	uint32_t n = 0, *rows = malloc((nv.a.n ? nv.a.n : 1) * sizeof(*rows));
+	const struct agg_nvtx *nv = c->pre ? &c->pre->nvtx : &own;
+	uint32_t n = 0, *rows = malloc((nv->a.n ? nv->a.n : 1) * sizeof(*rows));
 	if (!rows) {
-		agg_nvtx_free(&nv);
+		agg_nvtx_free(&own);
 		return OPSCOPE_ENOMEM;
 	}
-	for (uint32_t i = 0; i < nv.a.n; i++)
-		if (nv.a.v[i].kind != AGG_NVTX_DOMAIN)
+	for (uint32_t i = 0; i < nv->a.n; i++)
+		if (nv->a.v[i].kind != AGG_NVTX_DOMAIN)
 			rows[n++] = i;
 	struct rtable *t = n ? ctx_table(c, "nvtx", "NVTX Range Summary") : NULL;
 	if (!t) {
 		free(rows);
-		agg_nvtx_free(&nv);
+		agg_nvtx_free(&own);
 		return n ? OPSCOPE_ENOMEM : 0;
 	}
-	sort_agg = &nv.a;
+	sort_agg = &nv->a;
 	qsort(rows, n, sizeof(*rows), nvtx_cmp);
 	int cratio = rtable_col(t, "Time (%)", "ratio", RCOL_RATIO, 8);
 	int ctot = rtable_col(t, "Total Time", "total_ns", RCOL_TIME, 10);
@@ -389,20 +391,20 @@ int view_nvtx(struct report_ctx *c)
 	rtable_col_flags(t, cdom, RCOL_F_TEXT_HIDDEN);
 	rtable_col_flags(t, cname, RCOL_F_TEXT_HIDDEN);
 	for (uint32_t k = 0; k < n; k++) {
-		const struct agg_item *it = &nv.a.v[rows[k]];
+		const struct agg_item *it = &nv->a.v[rows[k]];
 		struct rrow *r = rtable_row(t, 0);
 		if (!r)
 			break;
-		r->cells[cratio].ratio = ratio(it->cpu_ns, nv.total_ns);
+		r->cells[cratio].ratio = ratio(it->cpu_ns, nv->total_ns);
 		r->cells[ctot].i = it->cpu_ns;
 		r->cells[ccalls].i = (int64_t)it->calls;
 		r->cells[cavg].i = it->calls ? it->cpu_ns / (int64_t)it->calls : 0;
-		r->cells[cmed].i = nv.median_ns[rows[k]];
+		r->cells[cmed].i = nv->median_ns[rows[k]];
 		r->cells[cmin].i = it->cpu_min_ns;
 		r->cells[cmax].i = it->cpu_max_ns;
-		r->cells[csd].i = nv.stddev_ns[rows[k]];
+		r->cells[csd].i = nv->stddev_ns[rows[k]];
 		set_cstr(r, cstyle, it->kind == AGG_NVTX_STARTEND ? "StartEnd" : "PushPop");
-		uint32_t dom = nv.a.v[it->parent].name;
+		uint32_t dom = nv->a.v[it->parent].name;
 		set_text(r, cdom, m, dom);
 		set_text(r, cname, m, it->name);
 		/* nsys names a range of a domain "domain:name" */
@@ -427,7 +429,7 @@ int view_nvtx(struct report_ctx *c)
 		  "standard deviation.";
 	int rc = t->oom ? OPSCOPE_ENOMEM : 0;
 	free(rows);
-	agg_nvtx_free(&nv);
+	agg_nvtx_free(&own);
 	return rc;
 }
 

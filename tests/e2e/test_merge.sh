@@ -3,7 +3,7 @@
 #   - Equality: for each input directory, a partial per file (as a Slurm array task would
 #     make it), merged, gives the very bytes that `opscope report` prints for the files loaded
 #     at once, for the mergeable views (files, ranks, operator, kernel, nvprof, step, gpu,
-#     gputime, launch, queue, gpumem, userdefined, memcpy, python, module, perf): text and
+#     gputime, launch, queue, gpumem, userdefined, memcpy, python, module, perf, nvtx): text and
 #     CSV against `report DIR`, JSON against `report DIR/*` (its "inputs" list names the files given, so
 #     the report is given the same files; with `report DIR` only "inputs" differs). Inputs:
 #     the synthetic job of tests/tools/gen_ranks.py (4 ranks; also with a missing rank, a
@@ -24,7 +24,7 @@ PY=/usr/bin/python3
 [ -x "$PY" ] || { echo "skip: no $PY"; exit 77; }
 GEN=$SRC/tests/tools/gen_ranks.py
 HTA=$SRC/../shared/data/kineto/hta
-V=files,ranks,operator,kernel,nvprof,step,gpu,gputime,launch,queue,gpumem,userdefined,memcpy,python,module,perf
+V=files,ranks,operator,kernel,nvprof,step,gpu,gputime,launch,queue,gpumem,userdefined,memcpy,python,module,perf,nvtx
 
 # parts DIR OUT: one partial per file of DIR into OUT (a loop standing in for the array)
 parts() {
@@ -112,28 +112,32 @@ check "syn: merged: Queue Length per stream, integrals by hand" \
 # partials of older versions are still read; the views they do not carry are left out and
 # named on stderr. Version 2 added sv, sr (step), 3 gv, gt, gs (gputime), 4 uv, ut, us, ub
 # (gpu), 5 lv, lr (launch), 6 qv, qt, qb (queue), 7 mv, md, ml, mb (gpumem), 8 tv, ti, h
-# (userdefined, memcpy, python), 9 mm, mo (module), 10 pv, pt (perf): version k is the
-# partial without the records of the later ones.
-m="mv|md|ml|mb|tv|ti|h|mm|mo|pv|pt"
+# (userdefined, memcpy, python), 9 mm, mo (module), 10 pv, pt (perf), 11 nxv, nxr, nxd (nvtx):
+# version k is the partial without the records of the later ones.
+n11="nxv|nxr|nxd"
+m="mv|md|ml|mb|tv|ti|h|mm|mo|pv|pt|$n11"
 newer=("sv|sr|gv|gt|gs|uv|ut|us|ub|lv|lr|qv|qt|qb|$m" "gv|gt|gs|uv|ut|us|ub|lv|lr|qv|qt|qb|$m"
-	"uv|ut|us|ub|lv|lr|qv|qt|qb|$m" "lv|lr|qv|qt|qb|$m" "qv|qt|qb|$m" "$m" "tv|ti|h|mm|mo|pv|pt"
-	"mm|mo|pv|pt" "pv|pt")
+	"uv|ut|us|ub|lv|lr|qv|qt|qb|$m" "lv|lr|qv|qt|qb|$m" "qv|qt|qb|$m" "$m" "tv|ti|h|mm|mo|pv|pt|$n11"
+	"mm|mo|pv|pt|$n11" "pv|pt|$n11" "$n11")
 carried=("" ",step" ",step,gputime" ",step,gpu,gputime" ",step,gpu,gputime,launch"
 	",step,gpu,gputime,launch,queue" ",step,gpu,gputime,launch,queue,gpumem"
 	",step,gpu,gputime,launch,queue,gpumem,userdefined,memcpy,python"
-	",step,gpu,gputime,launch,queue,gpumem,userdefined,memcpy,python,module")
-for k in 1 2 3 4 5 6 7 8 9; do
+	",step,gpu,gputime,launch,queue,gpumem,userdefined,memcpy,python,module"
+	",step,gpu,gputime,launch,queue,gpumem,userdefined,memcpy,python,module,perf")
+for k in 1 2 3 4 5 6 7 8 9 10; do
 	mkdir -p "$T/v$k"
 	for f in "$T/parts_syn"/*.partial; do
-		grep -Ev "^(${newer[k - 1]})(	|$)" "$f" | sed "1s/\t10$/\t$k/" >"$T/v$k/$(basename "$f")"
+		grep -Ev "^(${newer[k - 1]})(	|$)" "$f" | sed "1s/\t11$/\t$k/" >"$T/v$k/$(basename "$f")"
 	done
 	vk="files,ranks,operator,kernel,nvprof${carried[k - 1]}"
 	"$OPSCOPE" report --views "$vk" "$T/syn" >"$T/v$k.r.txt"
 	"$OPSCOPE" merge --views "$vk" "$T/v$k"/*.partial >"$T/v$k.txt"
 	"$OPSCOPE" merge "$T/v$k"/*.partial >/dev/null 2>"$T/v$k.err"
 	check "v$k partials: merged without the views they do not carry, which stderr names" \
-		'[ $? -eq 0 ] && cmp -s "$T/v$k.txt" "$T/v$k.r.txt" && grep -q "^opscope merge: left out advice,.*perf,.*: not made" "$T/v$k.err"'
+		'[ $? -eq 0 ] && cmp -s "$T/v$k.txt" "$T/v$k.r.txt" && grep -q "^opscope merge: left out advice,.*: not made" "$T/v$k.err"'
 done
+check "v10: the left-out line names nvtx, not perf; v9 both" \
+	'grep -q ",nvtx," "$T/v10.err" && ! grep -q ",perf," "$T/v10.err" && grep -q ",nvtx,perf," "$T/v9.err"'
 check "v1, v3, v5: the left-out line names step, gpu, gputime, launch for v1, gpu for v3" \
 	'grep -q "step,perf,gpu,gputime,launch,queue" "$T/v1.err" && grep -q ",perf,gpu,launch,queue," "$T/v3.err" && grep -q ",perf,queue," "$T/v5.err"'
 "$OPSCOPE" merge --views step "$T/v1"/*.partial >"$T/v1s.txt" 2>"$T/v1s.err"
@@ -229,6 +233,32 @@ if [ -d "$HTA/trace_filter" ]; then
 		'q "$T/noal.m.json" "\"rank 1: no collective in common with rank 0: clocks cannot be aligned, compared as recorded\" in notes"'
 fi
 
+# --- NVTX ranges (medians and deviations, so the partials carry each name's durations):
+# two small traces by hand with equal durations (runs of them) in both, and the Nsight
+# Systems exports (profile1 and profile16 share their range names; con_kernel has none)
+mkdir -p "$T/nvtx"
+"$PY" - "$T/nvtx" <<'PYEOF'
+import json, sys
+def trace(path, evs):
+    json.dump({"traceEvents": [dict(ph="X", cat="Nvtx", name=n, pid=1, tid=1, ts=ts, dur=d,
+                                    **({"args": {"domain": dom}} if dom else {}))
+                               for n, ts, d, dom in evs]}, open(path, "w"))
+trace(sys.argv[1] + "/r0.json", [("step", 0, 5, None), ("step", 10, 5, None),
+                                 ("step", 20, 7, None), ("load", 30, 3, "io")])
+trace(sys.argv[1] + "/r1.json", [("load", 0, 3, "io"), ("step", 10, 5, None),
+                                 ("step", 20, 9, None)])
+PYEOF
+NS=$SRC/../shared/data/nsys
+[ -d "$NS" ] && cp "$NS/concurrent_example/concurrent.s1/profile1.sqlite.gz" \
+	"$NS/concurrent_example/concurrent.s16/profile16.sqlite.gz" "$NS/nsys_db/con_kernel.sqlite.gz" "$T/nvtx/"
+same nvtx "$T/nvtx"
+# step: 5, 5, 7 us and 5, 9 us: total 31 us, median 5 us; mean 6.2 us, squares 3 x 1.44 +
+# 0.64 + 7.84 = 12.8, / 4 = 3.2 us^2: deviation 1.78885 us = 1789 ns. io:load: 3 us twice
+check "nvtx: merged: durations of both files pooled, medians and deviations by hand" \
+	'q "$T/nvtx.m.json" "[(r[\"range\"], r[\"instances\"], r[\"total_ns\"], r[\"med_ns\"], r[\"stddev_ns\"]) for r in t(\"NVTX Range Summary\") if r[\"range\"] in (\"step\", \"io:load\")] == [(\"step\", 5, 31000, 5000, 1789), (\"io:load\", 2, 6000, 3000, 0)]"'
+check "nvtx: the hand-made partial holds the run of two 5 us steps as one record" \
+	'grep -q "^nxd	5000	2$" "$T/parts_nvtx/r0.json.partial"'
+
 # --- bad partials: one line naming the file and the offset, exit 1
 P=$T/parts_syn/rank0.json.partial
 bad() { # NAME PATTERN PARTIAL...
@@ -246,8 +276,8 @@ bad "no end record" "noend.partial: offset $((size - $(tail -n 1 "$P" | wc -c)))
 sed '3s/\t[0-9]*\t/\tx1\t/' "$P" >"$T/corrupt.partial"
 off=$(head -n 2 "$P" | wc -c)
 bad "a corrupt count" "corrupt.partial: offset $off: field 4: not a count" "$T/corrupt.partial"
-sed '1s/\t10$/\t11/' "$P" >"$T/v11.partial"
-bad "a newer version" "v11.partial: offset 0: partial format version 11 is newer than this opscope reads (10)" "$T/v11.partial"
+sed '1s/\t11$/\t12/' "$P" >"$T/v12.partial"
+bad "a newer version" "v12.partial: offset 0: partial format version 12 is newer than this opscope reads (11)" "$T/v12.partial"
 bad "the same partial twice" "rank0.json.partial: offset $(head -n 2 "$P" | wc -c): trace $T/syn/rank0.json is also in $P (a partial given twice?)" "$P" "$P"
 bad "a trace given as a partial" "rank0.json: offset 0: not an opscope partial" "$T/syn/rank0.json"
 : >"$T/empty.partial"
@@ -304,6 +334,17 @@ bad "a range's longest call longer than its total" "hmax.partial: offset $off: f
 awk -F'\t' 'BEGIN { OFS = "\t" } $1 == "pt" && !done { $2 = $3 + 1; done = 1 } { print }' "$PY0" >"$T/plong.partial"
 off=$(grep -b -m1 "^pt" "$PY0" | cut -d: -f1)
 bad "a step's Dataloader time longer than the step" "plong.partial: offset $off: field 2: [0-9]* is out of range" "$T/plong.partial"
+# NVTX runs out of order, one before its name, a style that is not one
+PN=$T/parts_nvtx/r0.json.partial
+awk -F'\t' 'BEGIN { OFS = "\t" } $1 == "nxd" && $2 == "7000" { $2 = "4000" } { print }' "$PN" >"$T/nxdesc.partial"
+off=$(grep -b "^nxd	7000" "$PN" | cut -d: -f1)
+bad "NVTX durations that do not ascend" "nxdesc.partial: offset $off: field 2: durations of a range name must ascend" "$T/nxdesc.partial"
+grep -v "^nxr" "$PN" >"$T/nxnor.partial"
+off=$(grep -v "^nxr" "$PN" | grep -b -m1 "^nxd" | cut -d: -f1)
+bad "an NVTX run before its name" "nxnor.partial: offset $off: nxd record before an nxr record" "$T/nxnor.partial"
+awk -F'\t' 'BEGIN { OFS = "\t" } $1 == "nxr" { $4 = "3" } { print }' "$PN" >"$T/nxstyle.partial"
+off=$(grep -b -m1 "^nxr" "$PN" | cut -d: -f1)
+bad "an NVTX style out of range" "nxstyle.partial: offset $off: field 4: 3 is out of range" "$T/nxstyle.partial"
 # every prefix of a partial: refused in one line, never a crash (exit 1, not a signal)
 ok=1
 for cut in 0 1 17 40 100 200 $((size / 2)) $((size - 1)); do
