@@ -475,7 +475,7 @@ static int write_files(FILE *out, const struct analysis *a, const struct write_a
 			return OPSCOPE_ENOMEM;
 		fputs("pv\n", out);
 		throughput_file_steps(a, f, put_perf_step, out);
-		if (write_launch(out, a, f) != 0)
+		if (write_launch(out, a, f) != 0 || partial_write_unions(out, a, f) != 0)
 			return OPSCOPE_ENOMEM;
 	}
 	fprintf(out, "end\t%" PRIu32 "\n", m->nfiles);
@@ -1563,6 +1563,10 @@ static int record(struct reader *r, bool *end)
 			 { "tv", rec_tv },     { "ti", rec_ti },	   { "h", rec_h },
 			 { "mm", rec_mm },     { "mo", rec_mo },	   { "pv", rec_pv },
 			 { "pt", rec_pt } };
+	bool known;
+	int urc = partial_unions_record(r, tag, &known);
+	if (known)
+		return urc;
 	for (size_t i = 0; i < sizeof(per_file) / sizeof(per_file[0]); i++)
 		if (tag[0] == per_file[i].tag[0] && strcmp(tag, per_file[i].tag) == 0)
 			return r->cur ? per_file[i].fn(r)
@@ -2261,6 +2265,9 @@ int partial_finish(struct partial_set *ps, char *err, size_t errsize)
 			 ps->sources[ps->files[bad].source], ps->files[bad].offset);
 		return -1;
 	}
+	int urc = partial_unions_finish(ps, err, errsize);
+	if (urc != 0)
+		return urc;
 	int lrc = merge_launch(ps, &bad);
 	if (lrc == OPSCOPE_ENOMEM)
 		goto oom;
@@ -2304,6 +2311,14 @@ bool partial_carries(const struct partial_set *ps, const char *view)
 		return ps->pre.has_modules;
 	if (strcmp(view, "perf") == 0)
 		return ps->pre.has_perf;
+	if (strcmp(view, "device") == 0)
+		return ps->pre.device != NULL;
+	if (strcmp(view, "distributed") == 0)
+		return ps->pre.distributed != NULL;
+	if (strcmp(view, "overview") == 0)
+		return ps->pre.overview != NULL;
+	if (strcmp(view, "model") == 0)
+		return ps->pre.phases != NULL;
 	if (strcmp(view, "userdefined") == 0 || strcmp(view, "memcpy") == 0 ||
 	    strcmp(view, "python") == 0)
 		return ps->pre.has_host;
@@ -2317,6 +2332,7 @@ void partial_analysis(const struct partial_set *ps, struct analysis *an)
 	an->total_ns = ps->pre.total_ns;
 	an->step_kernel_ns = ps->pre.step_kernel_ns;
 	an->step_device_ns = ps->pre.step_device_ns;
+	an->has_steps = ps->pre.has_steps;
 }
 
 void partial_set_free(struct partial_set *ps)
@@ -2336,6 +2352,7 @@ void partial_set_free(struct partial_set *ps)
 		free(ps->files[i].host);
 		free(ps->files[i].mods);
 		free(ps->files[i].perf);
+		partial_unions_free_file(&ps->files[i]);
 	}
 	free(ps->files);
 	for (uint32_t i = 0; i < ps->nsources; i++)
@@ -2368,6 +2385,7 @@ void partial_set_free(struct partial_set *ps)
 	for (int s = 0; s <= AGG_PYTHON_FUNCTIONS; s++)
 		agg_free(&ps->pre.host[s]);
 	agg_free(&ps->pre.modules);
+	partial_unions_free_pre(&ps->pre);
 	agg_free(&ps->pre.kernels);
 	agg_free(&ps->pre.ops);
 	agg_free(&ps->pre.nvprof);
