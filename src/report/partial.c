@@ -53,6 +53,14 @@
  *                       of an earlier mo record of the file)
  *   pv                                           (the perf view, version 10 on)
  *   pt <Dataloader ns> <duration ns> <num_samples>   (one per step with num_samples)
+ *   dv, dvc <0 process|1 system> <pid> <utilization %a>, dvg <device> <busy ns>
+ *   di, dih <start> <end>, dig <start> <end>, dic <gap> <length>
+ *   ov, ovb <gap> <length>, ovt <0 host|1 GPU> <category> <ranges> <calls for sure>,
+ *     ovi <gap> <length>, ovu <start> <end> <ranges>
+ *   ph <ProfileStep ranges> <longest> <shortest> <steps> <kernel ns> <most> <least>,
+ *     phc <phase> <thread> <start> <end> <GPU share ns>
+ *                             (version 11 on: device, distributed, overview, model; written
+ *                              and read by partial_unions.c)
  *   end <files>
  *
  * A string field is `-` for none or `=` and the bytes, with \\ \t \n \r \0 escaped, so any
