@@ -1,6 +1,9 @@
 /*
  * device.c: CPU utilization from the trace's metadata, GPU busy time as the union of each
- * device's kernels (device.h).
+ * device's kernels (device.h). The CPU entries are set as the loader sets metadata
+ * (model_set_meta: one entry per process and key, a later value replacing the earlier in
+ * its place), so that entries of several files, set one file after another, come out as the
+ * model of those files holds them (opscope merge).
  */
 #include "analyze/device.h"
 
@@ -71,35 +74,79 @@ uint32_t device_file_gpus(const struct model *m, uint32_t f, uint32_t *dev, uint
 	return n;
 }
 
-int device_analyze(const struct analysis *a, struct device_usage *out)
+int device_cpu_set(struct device_usage *d, uint32_t *cap, enum device_cpu_kind kind, uint32_t pid,
+		   double utilization)
+{
+	for (uint32_t i = 0; i < d->ncpu; i++)
+		if (d->cpu[i].kind == kind && d->cpu[i].pid == pid) {
+			d->cpu[i].utilization = utilization;
+			return 0;
+		}
+	if (d->ncpu == *cap) {
+		uint32_t n = *cap ? *cap * 2 : 8;
+		struct device_cpu *v = realloc(d->cpu, n * sizeof(*v));
+		if (!v)
+			return OPSCOPE_ENOMEM;
+		d->cpu = v;
+		*cap = n;
+	}
+	d->cpu[d->ncpu++] = (struct device_cpu){ kind, pid, utilization };
+	d->ncpu_of[kind]++;
+	return 0;
+}
+
+void device_cpu_order(struct device_usage *d)
+{
+	/* a stable partition: process entries, then system ones, each in the order set */
+	uint32_t o = 0;
+	for (int k = 0; k < 2; k++)
+		for (uint32_t i = o; i < d->ncpu; i++)
+			if (d->cpu[i].kind == (enum device_cpu_kind)k) {
+				struct device_cpu c = d->cpu[i];
+				memmove(&d->cpu[o + 1], &d->cpu[o], (i - o) * sizeof(c));
+				d->cpu[o++] = c;
+			}
+}
+
+/* The file a metadata entry of process `pid` is put under: the first file with that process
+ * (model.processes, a file's together), else file 0. */
+static uint32_t meta_file(const struct model *m, uint32_t pid)
+{
+	for (uint32_t i = 0; i < m->nprocesses; i++)
+		if (m->processes[i].pid == pid)
+			return m->processes[i].file;
+	return 0;
+}
+
+int device_file(const struct analysis *a, uint32_t f, struct device_usage *out)
 {
 	const struct model *m = a->m;
 	memset(out, 0, sizeof(*out));
-	uint32_t key[2];
-	for (int k = 0; k < 2; k++) {
-		key[k] = model_find_str(m, cpu_keys[k]);
-		for (uint32_t i = 0; key[k] && i < m->nmeta; i++)
-			out->ncpu_of[k] += m->meta[i].key == key[k];
-	}
-	uint32_t ncpu = out->ncpu_of[0] + out->ncpu_of[1];
-	if (ncpu && !(out->cpu = calloc(ncpu, sizeof(*out->cpu))))
-		return OPSCOPE_ENOMEM;
+	uint32_t key[2], cap = 0;
 	for (int k = 0; k < 2; k++)
-		for (uint32_t i = 0; key[k] && i < m->nmeta; i++)
-			if (m->meta[i].key == key[k])
-				out->cpu[out->ncpu++] = (struct device_cpu){
-					(enum device_cpu_kind)k, m->meta[i].pid,
-					strtod(model_str(m, m->meta[i].value), NULL)
-				};
+		key[k] = model_find_str(m, cpu_keys[k]);
+	/* metadata order (model_set_meta keeps one entry per process and key) */
+	for (uint32_t i = 0; i < m->nmeta; i++)
+		for (int k = 0; k < 2; k++)
+			if (key[k] && m->meta[i].key == key[k] &&
+			    (f == DEVICE_ALL_FILES || meta_file(m, m->meta[i].pid) == f) &&
+			    device_cpu_set(out, &cap, (enum device_cpu_kind)k, m->meta[i].pid,
+					   strtod(model_str(m, m->meta[i].value), NULL)) != 0) {
+				device_free(out);
+				return OPSCOPE_ENOMEM;
+			}
+	device_cpu_order(out);
 	/* one GPU per (file, device id) */
-	uint32_t cap = 0;
+	cap = 0;
 	bool oom = false;
-	for (uint32_t f = 0; f < m->nfiles && !oom; f++) {
+	for (uint32_t g = 0; g < m->nfiles && !oom; g++) {
+		if (f != DEVICE_ALL_FILES && g != f)
+			continue;
 		uint32_t dev[DEVICE_MAX_GPUS], first[DEVICE_MAX_GPUS];
-		uint32_t n = device_file_gpus(m, f, dev, first);
+		uint32_t n = device_file_gpus(m, g, dev, first);
 		for (uint32_t k = 0; k < n && !oom; k++) {
-			int64_t busy = kernel_union_ns(m, f, dev[k], first[k], &oom);
-			oom = oom || !add_gpu(out, &cap, (struct device_gpu){ f, dev[k], busy });
+			int64_t busy = kernel_union_ns(m, g, dev[k], first[k], &oom);
+			oom = oom || !add_gpu(out, &cap, (struct device_gpu){ g, dev[k], busy });
 		}
 	}
 	if (oom) {
@@ -107,6 +154,11 @@ int device_analyze(const struct analysis *a, struct device_usage *out)
 		return OPSCOPE_ENOMEM;
 	}
 	return 0;
+}
+
+int device_analyze(const struct analysis *a, struct device_usage *out)
+{
+	return device_file(a, DEVICE_ALL_FILES, out);
 }
 
 void device_free(struct device_usage *d)

@@ -2,6 +2,9 @@
  * distributed.c: communication and computation ranges, and their overlap (distributed.h).
  * The host ranges are walked once; a runtime call asks whether a communication range encloses
  * it, with the answer per Operator name cached, since the names are few and the calls many.
+ * The lists of several files (distributed_file_lists) join into those of all of them: the
+ * union of the communication ranges, and of the computation, then their intersection
+ * (distributed_from_lists), which is how opscope merge makes the view from partials.
  */
 #include "analyze/distributed.h"
 
@@ -103,32 +106,67 @@ int distributed_analyze(const struct analysis *a, struct distributed *out)
 	return distributed_analyze_file(a, DISTRIBUTED_ALL_FILES, out);
 }
 
-int distributed_analyze_file(const struct analysis *a, uint32_t file, struct distributed *out)
+/* Sort list v and keep one of each (start, end) pair. */
+static void distinct(struct ivec *v)
+{
+	ivec_count_distinct(v); /* sorts */
+	size_t o = 0;
+	for (size_t i = 0; i < v->n; i++)
+		if (o == 0 || v->v[i].s != v->v[o - 1].s || v->v[i].e != v->v[o - 1].e)
+			v->v[o++] = v->v[i];
+	v->n = o;
+}
+
+int distributed_file_lists(const struct analysis *a, uint32_t file, struct distributed_lists *out)
 {
 	memset(out, 0, sizeof(*out));
-	struct ivec host_comm = { 0 }, gpu_comm = { 0 }, comp = { 0 };
-	ranges_of(a, file, &host_comm, &gpu_comm, &comp);
-	ivec_merge(&host_comm);
-	ivec_merge(&gpu_comm);
-	ivec_merge(&comp);
+	ranges_of(a, file, &out->host_comm, &out->gpu_comm, &out->comp);
+	distinct(&out->host_comm);
+	distinct(&out->gpu_comm);
+	ivec_merge(&out->comp);
+	if (out->host_comm.oom || out->gpu_comm.oom || out->comp.oom) {
+		distributed_lists_free(out);
+		return OPSCOPE_ENOMEM;
+	}
+	return 0;
+}
+
+int distributed_from_lists(const struct distributed_lists *l, struct distributed *out)
+{
+	memset(out, 0, sizeof(*out));
 	struct ivec comm = { 0 }, overlap = { 0 };
-	for (size_t i = 0; i < host_comm.n; i++)
-		ivec_push(&comm, host_comm.v[i].s, host_comm.v[i].e);
-	for (size_t i = 0; i < gpu_comm.n; i++)
-		ivec_push(&comm, gpu_comm.v[i].s, gpu_comm.v[i].e);
+	for (size_t i = 0; i < l->host_comm.n; i++)
+		ivec_push(&comm, l->host_comm.v[i].s, l->host_comm.v[i].e);
+	for (size_t i = 0; i < l->gpu_comm.n; i++)
+		ivec_push(&comm, l->gpu_comm.v[i].s, l->gpu_comm.v[i].e);
 	ivec_merge(&comm);
-	ivec_intersect(&comm, &comp, &overlap);
-	bool oom = host_comm.oom || gpu_comm.oom || comp.oom || comm.oom || overlap.oom;
+	ivec_intersect(&comm, &l->comp, &overlap);
+	bool oom = comm.oom || overlap.oom;
 	if (!oom) {
 		out->has_communication = comm.n > 0;
 		out->communication_ns = ivec_sum(&comm);
-		out->computation_ns = ivec_sum(&comp);
+		out->computation_ns = ivec_sum(&l->comp);
 		out->overlap_ns = ivec_sum(&overlap);
 	}
-	ivec_free(&host_comm);
-	ivec_free(&gpu_comm);
-	ivec_free(&comp);
 	ivec_free(&comm);
 	ivec_free(&overlap);
 	return oom ? OPSCOPE_ENOMEM : 0;
+}
+
+void distributed_lists_free(struct distributed_lists *l)
+{
+	ivec_free(&l->host_comm);
+	ivec_free(&l->gpu_comm);
+	ivec_free(&l->comp);
+}
+
+int distributed_analyze_file(const struct analysis *a, uint32_t file, struct distributed *out)
+{
+	struct distributed_lists l;
+	memset(out, 0, sizeof(*out));
+	if (distributed_file_lists(a, file, &l) != 0)
+		return OPSCOPE_ENOMEM;
+	int rc = distributed_from_lists(&l, out);
+	distributed_lists_free(&l);
+	return rc;
 }

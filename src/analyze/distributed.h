@@ -36,4 +36,18 @@ int distributed_analyze(const struct analysis *a, struct distributed *out);
 #define DISTRIBUTED_ALL_FILES UINT32_MAX
 int distributed_analyze_file(const struct analysis *a, uint32_t file, struct distributed *out);
 
+/* What the numbers above are made of, for one file or several. */
+struct distributed_lists {
+	struct ivec host_comm; /* host communication ranges: sorted, one of each (start, end) */
+	struct ivec gpu_comm;  /* GPU communication ranges: the same */
+	struct ivec comp;      /* the computation kernels, merged */
+};
+/* The lists of file `file` (DISTRIBUTED_ALL_FILES: every file). 0, or OPSCOPE_ENOMEM. The
+ * lists of several files, joined (pairs pushed, comp merged again), are those of all. */
+int distributed_file_lists(const struct analysis *a, uint32_t file, struct distributed_lists *out);
+/* Communication (host and GPU pairs, in any order), computation (comp, merged) and their
+ * overlap from lists l. 0, or OPSCOPE_ENOMEM. */
+int distributed_from_lists(const struct distributed_lists *l, struct distributed *out);
+void distributed_lists_free(struct distributed_lists *l);
+
 #endif

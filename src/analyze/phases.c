@@ -77,12 +77,13 @@ static bool autograd_name(const char *name)
  * (`NllLossBackward`, `torch::autograd::AccumulateGrad`) in no phase range: a host thread
  * with no phase or ProfileStep range and such a range gets, per step of its file, a Backward
  * call spanning its top-level ranges that start in the step. */
-static int autograd_calls(const struct analysis *a, struct phase_call **v, size_t *nv, size_t *cap)
+static int autograd_calls(const struct analysis *a, uint32_t f, struct phase_call **v, size_t *nv,
+			  size_t *cap)
 {
 	const struct model *m = a->m;
 	for (uint32_t tt = 0; tt < m->ntracks; tt++) {
 		const struct model_track *tr = &m->tracks[tt];
-		if (tr->kind != MODEL_TRACK_THREAD)
+		if (tr->kind != MODEL_TRACK_THREAD || (f != PHASES_ALL_FILES && tr->file != f))
 			continue;
 		const struct model_ranges *r = &tr->ranges;
 		bool autograd = false, phased = false;
@@ -172,14 +173,14 @@ static bool step_starts_in(const int64_t *starts, size_t ns, uint32_t f, int64_t
  * model, then the loss module). On each thread, Forward calls that follow each other with
  * no other phase call and no step start between them become one call, from the first one's
  * start to the last one's end. v is sorted by track, then start. */
-static int merge_forwards(const struct analysis *a, struct phase_call *v, size_t *nv)
+static int merge_forwards(const struct analysis *a, uint32_t f, struct phase_call *v, size_t *nv)
 {
 	const struct model *m = a->m;
 	int64_t *starts = NULL; /* (file, start) of the ProfileStep ranges, sorted */
 	size_t ns = 0, cap = 0;
 	for (uint32_t t = 0; t < m->ntracks; t++) {
 		const struct model_track *tr = &m->tracks[t];
-		if (tr->kind != MODEL_TRACK_THREAD)
+		if (tr->kind != MODEL_TRACK_THREAD || (f != PHASES_ALL_FILES && tr->file != f))
 			continue;
 		for (uint64_t i = 0; i < tr->nranges; i++) {
 			if (tr->ranges.category[i] != OPSCOPE_CAT_PROFILE_STEP)
@@ -221,12 +222,17 @@ static int merge_forwards(const struct analysis *a, struct phase_call *v, size_t
 
 int phases_calls(const struct analysis *a, struct phase_call **out, size_t *n)
 {
+	return phases_calls_file(a, PHASES_ALL_FILES, out, n);
+}
+
+int phases_calls_file(const struct analysis *a, uint32_t f, struct phase_call **out, size_t *n)
+{
 	const struct model *m = a->m;
 	struct phase_call *v = NULL;
 	size_t nv = 0, cap = 0;
 	for (uint32_t tt = 0; tt < m->ntracks; tt++) {
 		const struct model_track *tr = &m->tracks[tt];
-		if (tr->kind != MODEL_TRACK_THREAD)
+		if (tr->kind != MODEL_TRACK_THREAD || (f != PHASES_ALL_FILES && tr->file != f))
 			continue;
 		const struct model_ranges *r = &tr->ranges;
 		for (uint64_t i = 0; i < tr->nranges; i++) {
@@ -243,7 +249,7 @@ int phases_calls(const struct analysis *a, struct phase_call **out, size_t *n)
 	}
 	if (nv)
 		qsort(v, nv, sizeof(*v), track_start_cmp);
-	if (merge_forwards(a, v, &nv) != 0 || autograd_calls(a, &v, &nv, &cap) != 0) {
+	if (merge_forwards(a, f, v, &nv) != 0 || autograd_calls(a, f, &v, &nv, &cap) != 0) {
 		free(v);
 		return OPSCOPE_ENOMEM;
 	}
@@ -450,33 +456,29 @@ static int file_gpu(const struct analysis *a, uint32_t f, const struct call_inde
 	return ok ? 0 : OPSCOPE_ENOMEM;
 }
 
-int phases_analyze(const struct analysis *a, struct phases *out)
+static void phase_init(struct phase_time *p, int k)
+{
+	memset(p, 0, sizeof(*p));
+	p->category = phase_category[k];
+	p->cpu_min_ns = INT64_MAX;
+	p->gpu_min_ns = INT64_MAX;
+}
+
+int phases_file(const struct analysis *a, uint32_t f, struct phases_part *out)
 {
 	const struct model *m = a->m;
 	memset(out, 0, sizeof(*out));
-	for (int k = 0; k < PHASE_COUNT; k++) {
-		out->phase[k].category = phase_category[k];
-		out->phase[k].cpu_min_ns = INT64_MAX;
-		out->phase[k].gpu_min_ns = INT64_MAX;
-	}
-	struct phase_call *calls;
-	size_t ncalls;
-	if (phases_calls(a, &calls, &ncalls) != 0)
+	phase_init(&out->step, PHASE_PROFILE_STEP);
+	if (phases_calls_file(a, f, &out->calls, &out->ncalls) != 0)
 		return OPSCOPE_ENOMEM;
-	struct livl *pieces = NULL;
-	size_t npieces = 0, cap = 0;
-	int64_t *share = calloc(ncalls + 1, sizeof(*share));
-	int64_t *gpu_share = calloc(ncalls + 1, sizeof(*gpu_share));
+	size_t ncalls = out->ncalls;
+	const struct phase_call *calls = out->calls;
+	out->gpu_share = calloc(ncalls + 1, sizeof(*out->gpu_share));
 	struct call_index ix = { calls, malloc((ncalls ? ncalls : 1) * sizeof(struct call_ref)),
 				 calloc(m->ntracks + 1, sizeof(size_t)) };
-	bool oom = !share || !gpu_share || !ix.order || !ix.first;
-	/* CPU: each call's share of the total time */
-	for (size_t c = 0; c < ncalls && !oom; c++)
-		oom = !livl_push_clipped(&pieces, &npieces, &cap, calls[c].s, calls[c].e,
-					 (uint32_t)c, &a->total);
-	if (!oom)
-		oom = livl_partition(pieces, npieces, (uint32_t)(ncalls + 1), share) != 0;
-	/* GPU: each call's share of its steps' kernel time, file by file */
+	bool oom = !out->gpu_share || !ix.order || !ix.first;
+	/* GPU: each call's share of its steps' kernel time: the steps of a file are shared
+	 * among that file's calls only, so a file's shares are its own */
 	for (size_t c = 0; c < ncalls && !oom; c++) {
 		ix.order[c] = (struct call_ref){ calls[c].track, (uint32_t)c, calls[c].s };
 		ix.first[calls[c].track + 1]++;
@@ -485,38 +487,28 @@ int phases_analyze(const struct analysis *a, struct phases *out)
 		ix.first[t + 1] += ix.first[t];
 	if (!oom && ncalls)
 		qsort(ix.order, ncalls, sizeof(*ix.order), by_track_cmp);
-	for (uint32_t f = 0; f < m->nfiles && !oom; f++)
-		oom = file_gpu(a, f, &ix, ncalls, gpu_share, out) != 0;
-	int64_t phase_cpu = 0, phase_gpu = 0;
-	for (size_t c = 0; c < ncalls && !oom; c++) {
-		if (!ivec_touches(&a->total, calls[c].s, calls[c].e) && !gpu_share[c])
-			continue;
-		phase_add(&out->phase[calls[c].phase], share[c], gpu_share[c]);
-		phase_cpu += share[c];
-		phase_gpu += gpu_share[c];
-	}
-	free(pieces);
-	free(share);
-	free(gpu_share);
+	struct phases st = { 0 };
+	for (uint32_t g = 0; g < m->nfiles && !oom; g++)
+		if (f == PHASES_ALL_FILES || g == f)
+			oom = file_gpu(a, g, &ix, ncalls, out->gpu_share, &st) != 0;
+	out->steps = st.steps;
+	out->nsteps = st.nsteps;
 	free(ix.order);
 	free(ix.first);
-	free(calls);
 	if (oom) {
-		phases_free(out);
+		phases_part_free(out);
 		return OPSCOPE_ENOMEM;
 	}
-	/* ProfileStep: every range; CPU total = the total time, GPU = its steps' kernel time */
-	struct phase_time *ps = &out->phase[PHASE_PROFILE_STEP];
+	/* ProfileStep: every range; GPU = its steps' kernel time */
+	struct phase_time *ps = &out->step;
 	for (uint32_t tt = 0; tt < m->ntracks; tt++) {
 		const struct model_track *tr = &m->tracks[tt];
-		if (tr->kind != MODEL_TRACK_THREAD)
+		if (tr->kind != MODEL_TRACK_THREAD || (f != PHASES_ALL_FILES && tr->file != f))
 			continue;
 		for (uint64_t i = 0; i < tr->nranges; i++)
 			if (tr->ranges.category[i] == OPSCOPE_CAT_PROFILE_STEP)
 				phase_add(ps, tr->ranges.dur_ns[i], 0);
 	}
-	if (ps->calls)
-		ps->cpu_ns = a->total_ns;
 	ps->gpu_max_ns = 0;
 	ps->gpu_min_ns = INT64_MAX;
 	for (uint32_t k = 0; k < out->nsteps; k++) {
@@ -525,11 +517,113 @@ int phases_analyze(const struct analysis *a, struct phases *out)
 		ps->gpu_max_ns = g > ps->gpu_max_ns ? g : ps->gpu_max_ns;
 		ps->gpu_min_ns = g < ps->gpu_min_ns ? g : ps->gpu_min_ns;
 	}
+	return 0;
+}
+
+void phases_part_free(struct phases_part *p)
+{
+	free(p->calls);
+	free(p->gpu_share);
+	free(p->steps);
+	memset(p, 0, sizeof(*p));
+}
+
+void phases_step_join(struct phase_time *into, const struct phase_time *x)
+{
+	into->calls += x->calls;
+	into->cpu_ns += x->cpu_ns;
+	into->cpu_max_ns = x->cpu_max_ns > into->cpu_max_ns ? x->cpu_max_ns : into->cpu_max_ns;
+	into->cpu_min_ns = x->cpu_min_ns < into->cpu_min_ns ? x->cpu_min_ns : into->cpu_min_ns;
+	into->gpu_ns += x->gpu_ns;
+	into->gpu_max_ns = x->gpu_max_ns > into->gpu_max_ns ? x->gpu_max_ns : into->gpu_max_ns;
+	into->gpu_min_ns = x->gpu_min_ns < into->gpu_min_ns ? x->gpu_min_ns : into->gpu_min_ns;
+}
+
+/* qsort order of call indices: the calls' order (call_cmp). */
+static _Thread_local const struct phase_call *order_calls;
+
+static int index_cmp(const void *x, const void *y)
+{
+	return call_cmp(&order_calls[*(const size_t *)x], &order_calls[*(const size_t *)y]);
+}
+
+int phases_combine(struct phase_call *calls, int64_t *gpu_share, size_t ncalls,
+		   const struct phase_time *step, const struct ivec *total, int64_t total_ns,
+		   struct phases *out)
+{
+	memset(out, 0, sizeof(*out));
+	for (int k = 0; k < PHASE_COUNT; k++)
+		phase_init(&out->phase[k], k);
+	/* the calls in their order, their shares with them */
+	size_t *idx = malloc((ncalls ? ncalls : 1) * sizeof(*idx));
+	struct phase_call *c2 = malloc((ncalls ? ncalls : 1) * sizeof(*c2));
+	int64_t *g2 = malloc((ncalls ? ncalls : 1) * sizeof(*g2));
+	int64_t *share = calloc(ncalls + 1, sizeof(*share));
+	struct livl *pieces = NULL;
+	size_t npieces = 0, cap = 0;
+	bool oom = !idx || !c2 || !g2 || !share;
+	for (size_t c = 0; c < ncalls && !oom; c++)
+		idx[c] = c;
+	order_calls = calls;
+	if (!oom && ncalls)
+		qsort(idx, ncalls, sizeof(*idx), index_cmp);
+	for (size_t c = 0; c < ncalls && !oom; c++) {
+		c2[c] = calls[idx[c]];
+		g2[c] = gpu_share[idx[c]];
+	}
+	if (!oom && ncalls) {
+		memcpy(calls, c2, ncalls * sizeof(*calls));
+		memcpy(gpu_share, g2, ncalls * sizeof(*gpu_share));
+	}
+	free(idx);
+	free(c2);
+	free(g2);
+	/* CPU: each call's share of the total time */
+	for (size_t c = 0; c < ncalls && !oom; c++)
+		oom = !livl_push_clipped(&pieces, &npieces, &cap, calls[c].s, calls[c].e,
+					 (uint32_t)c, total);
+	if (!oom)
+		oom = livl_partition(pieces, npieces, (uint32_t)(ncalls + 1), share) != 0;
+	int64_t phase_cpu = 0, phase_gpu = 0;
+	for (size_t c = 0; c < ncalls && !oom; c++) {
+		if (!ivec_touches(total, calls[c].s, calls[c].e) && !gpu_share[c])
+			continue;
+		phase_add(&out->phase[calls[c].phase], share[c], gpu_share[c]);
+		phase_cpu += share[c];
+		phase_gpu += gpu_share[c];
+	}
+	free(pieces);
+	free(share);
+	if (oom)
+		return OPSCOPE_ENOMEM;
+	/* ProfileStep: CPU total = the total time */
+	struct phase_time *ps = &out->phase[PHASE_PROFILE_STEP];
+	*ps = *step;
+	ps->category = phase_category[PHASE_PROFILE_STEP];
+	if (ps->calls)
+		ps->cpu_ns = total_ns;
 	for (int k = PHASE_DATALOADER; k < PHASE_COUNT; k++)
 		out->nphases += out->phase[k].calls > 0;
-	out->others_cpu_ns = a->total_ns - phase_cpu;
+	out->others_cpu_ns = total_ns - phase_cpu;
 	out->others_gpu_ns = ps->gpu_ns - phase_gpu;
 	return 0;
+}
+
+int phases_analyze(const struct analysis *a, struct phases *out)
+{
+	memset(out, 0, sizeof(*out));
+	struct phases_part part;
+	if (phases_file(a, PHASES_ALL_FILES, &part) != 0)
+		return OPSCOPE_ENOMEM;
+	int rc = phases_combine(part.calls, part.gpu_share, part.ncalls, &part.step, &a->total,
+				a->total_ns, out);
+	if (rc == 0) {
+		out->steps = part.steps;
+		out->nsteps = part.nsteps;
+		part.steps = NULL;
+	}
+	phases_part_free(&part);
+	return rc;
 }
 
 void phases_free(struct phases *p)

@@ -101,6 +101,36 @@ struct phase_call {
  * n is 0). 0, or OPSCOPE_ENOMEM. */
 int phases_calls(const struct analysis *a, struct phase_call **out, size_t *n);
 
+/* The same of file f's tracks (PHASES_ALL_FILES: every file). A file's calls are its own:
+ * the calls of several files, sorted again, are those of all of them. */
+#define PHASES_ALL_FILES UINT32_MAX
+int phases_calls_file(const struct analysis *a, uint32_t f, struct phase_call **out, size_t *n);
+
+/* What one file (or every file) gives the phases: its calls (phases_calls_file), each
+ * call's GPU time, and its ProfileStep row. The GPU time of a step goes to the calls of its
+ * own file only, so a file's shares do not depend on the other files; the CPU time does
+ * (calls of two files may cover one instant), which phases_combine shares out. */
+struct phases_part {
+	struct phase_call *calls; /* its calls, in the order of phases_calls */
+	int64_t *gpu_share;	  /* ns: per call, its share of its steps' kernel time */
+	size_t ncalls;		  /* entries of calls and gpu_share */
+	struct phase_time step;	  /* ProfileStep: calls = its ranges, cpu max/min their
+				   * durations (cpu_ns unused), gpu_* of its steps' kernel time */
+	struct phase_step *steps; /* its steps (phases.steps) */
+	uint32_t nsteps;	  /* entries of steps */
+};
+int phases_file(const struct analysis *a, uint32_t f, struct phases_part *out);
+void phases_part_free(struct phases_part *p);
+/* Add ProfileStep row x of one file into `into` (counts and sums added, extremes kept). */
+void phases_step_join(struct phase_time *into, const struct phase_time *x);
+/* The phases of the files whose calls and shares are given (every file's, in any order:
+ * sorted here, with their shares), with their ProfileStep rows joined into *step, against
+ * merged list total (the total time, of length total_ns). out->steps is left empty. 0, or
+ * OPSCOPE_ENOMEM. */
+int phases_combine(struct phase_call *calls, int64_t *gpu_share, size_t ncalls,
+		   const struct phase_time *step, const struct ivec *total, int64_t total_ns,
+		   struct phases *out);
+
 /* The phases of a's model. 0, or OPSCOPE_ENOMEM. phases_free releases the steps. */
 int phases_analyze(const struct analysis *a, struct phases *out);
 void phases_free(struct phases *p);

@@ -247,10 +247,9 @@ int cmd_merge(int argc, char **argv)
 			break;
 		snprintf(bad, sizeof(bad), "%.*s", (int)len, item);
 		if (!partial_carries(&ps, bad)) {
+			int rc = cli_error("the %s view: %s", bad, partial_why_not(&ps, bad));
 			partial_set_free(&ps);
-			return cli_error("the %s view: a partial of an older format version does "
-					 "not carry it (make the partials again with this opscope)",
-					 bad);
+			return rc;
 		}
 	}
 	if (!views) { /* every view the report would try: say which are not made, and why */

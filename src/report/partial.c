@@ -55,6 +55,14 @@
  *   pt <Dataloader ns> <duration ns> <num_samples>   (one per step with num_samples)
  *   nxv, nxr, nxd                                (the nvtx view, version 11 on:
  *                                                 partial_nvtx.c)
+ *   dv, dvc <0 process|1 system> <pid> <utilization %a>, dvg <device> <busy ns>
+ *   di, dih <start> <end>, dig <start> <end>, dic <gap> <length>
+ *   ov, ovb <gap> <length>, ovt <0 host|1 GPU> <category> <ranges> <calls for sure>,
+ *     ovi <gap> <length>, ovu <start> <end> <ranges>
+ *   ph <ProfileStep ranges> <longest> <shortest> <steps> <kernel ns> <most> <least>,
+ *     phc <phase> <thread> <start> <end> <GPU share ns>
+ *                             (version 11 on: device, distributed, overview, model; written
+ *                              and read by partial_unions.c)
  *   end <files>
  *
  * A string field is `-` for none or `=` and the bytes, with \\ \t \n \r \0 escaped, so any
@@ -477,7 +485,8 @@ static int write_files(FILE *out, const struct analysis *a, const struct write_a
 			return OPSCOPE_ENOMEM;
 		fputs("pv\n", out);
 		throughput_file_steps(a, f, put_perf_step, out);
-		if (write_launch(out, a, f) != 0 || partial_write_nvtx(out, a, f) != 0)
+		if (write_launch(out, a, f) != 0 || partial_write_nvtx(out, a, f) != 0 ||
+		    partial_write_unions(out, a, f) != 0)
 			return OPSCOPE_ENOMEM;
 	}
 	fprintf(out, "end\t%" PRIu32 "\n", m->nfiles);
@@ -1592,6 +1601,10 @@ static int record(struct reader *r, bool *end)
 			 { "nxv", partial_rec_nxv },
 			 { "nxr", partial_rec_nxr },
 			 { "nxd", partial_rec_nxd } };
+	bool known;
+	int urc = partial_unions_record(r, tag, &known);
+	if (known)
+		return urc;
 	/* a known tag: it belongs to a file record before it */
 	for (size_t i = 0; i < sizeof(per_file) / sizeof(per_file[0]); i++)
 		if (tag[0] == per_file[i].tag[0] && strcmp(tag, per_file[i].tag) == 0)
@@ -2288,6 +2301,9 @@ int partial_finish(struct partial_set *ps, char *err, size_t errsize)
 			 ps->sources[ps->files[bad].source], ps->files[bad].offset);
 		return -1;
 	}
+	int urc = partial_unions_finish(ps, err, errsize);
+	if (urc != 0)
+		return urc;
 	int lrc = merge_launch(ps, &bad);
 	if (lrc == OPSCOPE_ENOMEM)
 		goto oom;
@@ -2343,6 +2359,14 @@ bool partial_carries(const struct partial_set *ps, const char *view)
 		return ps->pre.has_perf;
 	if (strcmp(view, "nvtx") == 0)
 		return ps->pre.has_nvtx;
+	if (strcmp(view, "device") == 0)
+		return ps->pre.device != NULL;
+	if (strcmp(view, "distributed") == 0)
+		return ps->pre.distributed != NULL;
+	if (strcmp(view, "overview") == 0)
+		return ps->pre.overview != NULL;
+	if (strcmp(view, "model") == 0)
+		return ps->pre.phases != NULL;
 	if (strcmp(view, "userdefined") == 0 || strcmp(view, "memcpy") == 0 ||
 	    strcmp(view, "python") == 0)
 		return ps->pre.has_host;
@@ -2356,6 +2380,7 @@ void partial_analysis(const struct partial_set *ps, struct analysis *an)
 	an->total_ns = ps->pre.total_ns;
 	an->step_kernel_ns = ps->pre.step_kernel_ns;
 	an->step_device_ns = ps->pre.step_device_ns;
+	an->has_steps = ps->pre.has_steps;
 }
 
 void partial_set_free(struct partial_set *ps)
@@ -2376,6 +2401,7 @@ void partial_set_free(struct partial_set *ps)
 		free(ps->files[i].mods);
 		free(ps->files[i].perf);
 		free(ps->files[i].nvtx);
+		partial_unions_free_file(&ps->files[i]);
 	}
 	free(ps->files);
 	for (uint32_t i = 0; i < ps->nsources; i++)
@@ -2408,6 +2434,7 @@ void partial_set_free(struct partial_set *ps)
 	for (int s = 0; s <= AGG_PYTHON_FUNCTIONS; s++)
 		agg_free(&ps->pre.host[s]);
 	agg_free(&ps->pre.modules);
+	partial_unions_free_pre(&ps->pre);
 	agg_free(&ps->pre.kernels);
 	agg_free(&ps->pre.ops);
 	agg_free(&ps->pre.nvprof);

@@ -18,6 +18,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "analyze/device.h"
+#include "analyze/distributed.h"
+#include "analyze/overview.h"
+#include "analyze/phases.h"
 #include "report/partial.h"
 
 #define PARTIAL_LINE_MAX (1u << 20) /* bytes of one record: longer is not a partial of ours */
@@ -70,6 +74,38 @@ struct reader {
 	int64_t nx_last;	     /* ns: the last nxd record's duration after it, -1 before */
 	bool oom;		     /* an allocation failed */
 };
+
+/* A file's records of the views made of unions across files (partial_unions.c): each
+ * analysis's per-file part as the file's partial gives it. */
+struct partial_unions {
+	bool has_device;	       /* a dv record was read (version 11 on) */
+	struct device_usage device;    /* its CPU entries and GPUs (dvc, dvg; gpu[].file unset) */
+	uint32_t cpu_cap, gpu_cap;     /* entries allocated in device.cpu, device.gpu */
+	bool has_dist;		       /* a di record was read */
+	struct distributed_lists dist; /* its communication pairs and computation (dih, dig, dic) */
+	bool has_ov;		       /* an ov record was read */
+	struct overview_part ov;       /* its overview part (ovb, ovt, ovi, ovu) */
+	struct overview_side *ov_side; /* the type of the last ovt record, NULL before one */
+	uint64_t ov_open;	       /* ranges aside read for that type (<= ranges - calls) */
+	bool has_ph;		       /* a ph record was read */
+	struct phases_part ph;	       /* its phase calls (track: the index among the file's
+				       * tracks), their GPU shares and ProfileStep row (ph, phc) */
+	size_t ph_cap;		       /* calls allocated in ph */
+	int64_t ph_gpu;		       /* ns: the GPU shares read (<= ph.step.gpu_ns) */
+	uint32_t ph_tracks;	       /* 1 + the largest track of its calls (0: none) */
+};
+
+/* Write file f's device, dv; distributed, di; overview, ov; model, ph records. 0, or
+ * OPSCOPE_ENOMEM. */
+int partial_write_unions(FILE *out, const struct analysis *a, uint32_t f);
+/* Read a record of theirs if `tag` is one (*known set): 0, or -1 with the line in r->err. */
+struct reader;
+int partial_unions_record(struct reader *r, const char *tag, bool *known);
+/* Make the four views' data in ps->pre from the files' records (those every file carries),
+ * once the totals are merged. 0; -1 with one line in err; or OPSCOPE_ENOMEM. */
+int partial_unions_finish(struct partial_set *ps, char *err, size_t errsize);
+void partial_unions_free_file(struct partial_file *pf);
+void partial_unions_free_pre(struct report_pre *p);
 
 /* Writing: a string field ('=' and the bytes, escaped), and string id `id` of m as one
  * (`-` when 0) after a tab. */

@@ -13,10 +13,14 @@
 
 #include "analyze/aggregate.h"
 #include "analyze/analysis.h"
+#include "analyze/device.h"
+#include "analyze/distributed.h"
 #include "analyze/gpu_mem.h"
 #include "analyze/gpu_time.h"
 #include "analyze/gpu_util.h"
 #include "analyze/hardware.h"
+#include "analyze/overview.h"
+#include "analyze/phases.h"
 #include "analyze/ranks.h"
 #include "analyze/steps.h"
 #include "analyze/throughput.h"
@@ -97,17 +101,22 @@ struct report_pre {
 						    * memory and Python function ranges of
 						    * every file by name ([AGG_OPERATORS]
 						    * unused: ops) */
-	bool has_host;		/* host and the totals below are carried (version 8 on) */
-	struct agg modules;	/* the module hierarchy of every file (agg_modules) */
-	bool has_modules;	/* modules is carried (version 9 on) */
-	struct throughput perf; /* the Perf Summary of every file's steps */
-	bool has_perf;		/* perf is carried (version 10 on) */
-	struct agg_nvtx nvtx;	/* the NVTX ranges of every file (agg_nvtx) */
-	bool has_nvtx;		/* nvtx is carried (version 11 on) */
-	int64_t total_ns;	/* ns: analysis.total_ns of every file (the union of their
+	bool has_host;		     /* host and the totals below are carried (version 8 on) */
+	struct agg modules;	     /* the module hierarchy of every file (agg_modules) */
+	bool has_modules;	     /* modules is carried (version 9 on) */
+	struct throughput perf;	     /* the Perf Summary of every file's steps */
+	bool has_perf;		     /* perf is carried (version 10 on) */
+	struct agg_nvtx nvtx;	     /* the NVTX ranges of every file (agg_nvtx) */
+	bool has_nvtx;		     /* nvtx is carried (version 11 on) */
+	int64_t total_ns;	     /* ns: analysis.total_ns of every file (the union of their
 					 * steps, or the span of their host ranges) */
-	int64_t step_kernel_ns; /* ns: analysis.step_kernel_ns, summed over the files */
-	int64_t step_device_ns; /* ns: analysis.step_device_ns, summed over the files */
+	int64_t step_kernel_ns;	     /* ns: analysis.step_kernel_ns, summed over the files */
+	int64_t step_device_ns;	     /* ns: analysis.step_device_ns, summed over the files */
+	bool has_steps;		     /* analysis.has_steps of every file: a file has ProfileSteps */
+	struct device_usage *device; /* the device view's rows, or NULL (not carried) */
+	struct distributed *distributed; /* the distributed view's numbers, or NULL */
+	struct overview *overview;	 /* the overview view's numbers, or NULL */
+	struct phases *phases;		 /* the model view's numbers, or NULL */
 };
 
 /* What every view reads, computed once, and the tables they give. */

@@ -77,15 +77,21 @@ int view_device(struct report_ctx *c)
 {
 	const struct analysis *a = &c->an;
 	struct device_usage d;
-	if (device_analyze(a, &d) != 0)
+	if (c->pre && !c->pre->device)
+		return 0; /* merged partials that do not carry it */
+	if (c->pre)	  /* merged: the rows the partials gave (not freed) */
+		d = *c->pre->device;
+	else if (device_analyze(a, &d) != 0)
 		return OPSCOPE_ENOMEM;
 	if (d.ncpu == 0 && d.ngpu == 0) { /* nothing recorded, no GPU: no table */
-		device_free(&d);
+		if (!c->pre)
+			device_free(&d);
 		return 0;
 	}
 	struct rtable *t = ctx_table(c, "device", "Device Summary");
 	if (!t) {
-		device_free(&d);
+		if (!c->pre)
+			device_free(&d);
 		return OPSCOPE_ENOMEM;
 	}
 	int name = rtable_col(t, "Device", "device", RCOL_TEXT, 25);
@@ -117,7 +123,8 @@ int view_device(struct report_ctx *c)
 			set_label(t, r, name, "GPU%u", gpu->device);
 		r->cells[util].ratio = ratio(gpu->busy_ns, a->total_ns);
 	}
-	device_free(&d);
+	if (!c->pre)
+		device_free(&d);
 	t->note =
 		"CPU(Process) Utilization = Current process CPU time over all cpu cores / elapsed "
 		"time, so max utilization can be reached 100% * number of cpu cores.\n"
@@ -134,7 +141,11 @@ int view_overview(struct report_ctx *c)
 {
 	const struct analysis *a = &c->an;
 	struct overview ov;
-	if (overview_analyze(a, &ov) != 0)
+	if (c->pre && !c->pre->overview)
+		return 0; /* merged partials that do not carry it */
+	if (c->pre)
+		ov = *c->pre->overview;
+	else if (overview_analyze(a, &ov) != 0)
 		return OPSCOPE_ENOMEM;
 	struct rtable *t = ctx_table(c, "overview", "Overview Summary");
 	if (!t)
@@ -202,15 +213,21 @@ int view_model(struct report_ctx *c)
 {
 	const struct analysis *a = &c->an;
 	struct phases ph;
-	if (phases_analyze(a, &ph) != 0)
+	if (c->pre && !c->pre->phases)
+		return 0; /* merged partials that do not carry them */
+	if (c->pre)	  /* merged: no steps (not freed) */
+		ph = *c->pre->phases;
+	else if (phases_analyze(a, &ph) != 0)
 		return OPSCOPE_ENOMEM;
 	if (ph.nphases == 0) { /* only ProfileStep (or nothing): Paddle prints no model table */
-		phases_free(&ph);
+		if (!c->pre)
+			phases_free(&ph);
 		return 0;
 	}
 	struct rtable *t = ctx_table(c, "model", "Model Summary");
 	if (!t) {
-		phases_free(&ph);
+		if (!c->pre)
+			phases_free(&ph);
 		return OPSCOPE_ENOMEM;
 	}
 	int cname = rtable_col(t, "Name", "name", RCOL_TEXT, 15);
@@ -249,7 +266,8 @@ int view_model(struct report_ctx *c)
 		  "the steps (the Step Summary's Kernel),\neach instant to the phase that "
 		  "launched the kernel then (launched from any thread);\nGPU ratio = / the "
 		  "ProfileStep GPU time. The rows add up to it.";
-	phases_free(&ph);
+	if (!c->pre)
+		phases_free(&ph);
 	return t->oom ? OPSCOPE_ENOMEM : 0;
 }
 
@@ -260,7 +278,11 @@ int view_distributed(struct report_ctx *c)
 {
 	const struct analysis *a = &c->an;
 	struct distributed d;
-	if (distributed_analyze(a, &d) != 0)
+	if (c->pre && !c->pre->distributed)
+		return 0; /* merged partials that do not carry it */
+	if (c->pre)
+		d = *c->pre->distributed;
+	else if (distributed_analyze(a, &d) != 0)
 		return OPSCOPE_ENOMEM;
 	if (!d.has_communication) /* printed only when there is communication */
 		return 0;

@@ -24,7 +24,8 @@ PY=/usr/bin/python3
 [ -x "$PY" ] || { echo "skip: no $PY"; exit 77; }
 GEN=$SRC/tests/tools/gen_ranks.py
 HTA=$SRC/../shared/data/kineto/hta
-V=files,ranks,operator,kernel,nvprof,step,gpu,gputime,launch,queue,gpumem,userdefined,memcpy,python,module,perf,nvtx
+V0=files,ranks,operator,kernel,nvprof,step,gpu,gputime,launch,queue,gpumem,userdefined,memcpy,python,module,perf
+V=$V0,nvtx,device,overview,model,distributed
 
 # parts DIR OUT: one partial per file of DIR into OUT (a loop standing in for the array)
 parts() {
@@ -36,7 +37,7 @@ parts() {
 
 # same NAME DIR: merge of DIR's per-file partials == report of DIR, in text, CSV and JSON
 same() {
-	local name=$1 dir=$2 p=$T/parts_$1
+	local name=$1 dir=$2 p=$T/parts_$1 V=${VS:-$V}
 	parts "$dir" "$p"
 	check "$name: a partial per file, exit 0" '[ $? -eq 0 ]'
 	# the views named, as the report is given them (a view asked for by name says when it has
@@ -112,13 +113,13 @@ check "syn: merged: Queue Length per stream, integrals by hand" \
 # partials of older versions are still read; the views they do not carry are left out and
 # named on stderr. Version 2 added sv, sr (step), 3 gv, gt, gs (gputime), 4 uv, ut, us, ub
 # (gpu), 5 lv, lr (launch), 6 qv, qt, qb (queue), 7 mv, md, ml, mb (gpumem), 8 tv, ti, h
-# (userdefined, memcpy, python), 9 mm, mo (module), 10 pv, pt (perf), 11 nxv, nxr, nxd (nvtx):
-# version k is the partial without the records of the later ones.
-n11="nxv|nxr|nxd"
-m="mv|md|ml|mb|tv|ti|h|mm|mo|pv|pt|$n11"
+# (userdefined, memcpy, python), 9 mm, mo (module), 10 pv, pt (perf), 11 nxv, nxr, nxd (nvtx)
+# and the union views' records: version k is the partial without the records of the later ones.
+u="nxv|nxr|nxd|dv|dvc|dvg|di|dih|dig|dic|ov|ovb|ovt|ovi|ovu|ph|phc"
+m="mv|md|ml|mb|tv|ti|h|mm|mo|pv|pt|$u"
 newer=("sv|sr|gv|gt|gs|uv|ut|us|ub|lv|lr|qv|qt|qb|$m" "gv|gt|gs|uv|ut|us|ub|lv|lr|qv|qt|qb|$m"
-	"uv|ut|us|ub|lv|lr|qv|qt|qb|$m" "lv|lr|qv|qt|qb|$m" "qv|qt|qb|$m" "$m" "tv|ti|h|mm|mo|pv|pt|$n11"
-	"mm|mo|pv|pt|$n11" "pv|pt|$n11" "$n11")
+	"uv|ut|us|ub|lv|lr|qv|qt|qb|$m" "lv|lr|qv|qt|qb|$m" "qv|qt|qb|$m" "$m" "tv|ti|h|mm|mo|pv|pt|$u"
+	"mm|mo|pv|pt|$u" "pv|pt|$u" "$u")
 carried=("" ",step" ",step,gputime" ",step,gpu,gputime" ",step,gpu,gputime,launch"
 	",step,gpu,gputime,launch,queue" ",step,gpu,gputime,launch,queue,gpumem"
 	",step,gpu,gputime,launch,queue,gpumem,userdefined,memcpy,python"
@@ -134,7 +135,7 @@ for k in 1 2 3 4 5 6 7 8 9 10; do
 	"$OPSCOPE" merge --views "$vk" "$T/v$k"/*.partial >"$T/v$k.txt"
 	"$OPSCOPE" merge "$T/v$k"/*.partial >/dev/null 2>"$T/v$k.err"
 	check "v$k partials: merged without the views they do not carry, which stderr names" \
-		'[ $? -eq 0 ] && cmp -s "$T/v$k.txt" "$T/v$k.r.txt" && grep -q "^opscope merge: left out advice,.*: not made" "$T/v$k.err"'
+		'[ $? -eq 0 ] && cmp -s "$T/v$k.txt" "$T/v$k.r.txt" && grep -q "^opscope merge: left out advice,device,overview,model,distributed,.*: not made" "$T/v$k.err"'
 done
 check "v10: the left-out line names nvtx, not perf; v9 both" \
 	'grep -q ",nvtx," "$T/v10.err" && ! grep -q ",perf," "$T/v10.err" && grep -q ",nvtx,perf," "$T/v9.err"'
@@ -202,13 +203,83 @@ same dup "$T/dup"
 check "dup: one line: duplicate rank 1, the first used" \
 	'q "$T/dup.m.json" "notes == [\"duplicate rank 1: $T/dup/rank1.json and $T/dup/rank1b.json; the first is used\"]"'
 "$PY" "$GEN" "$T/nost" --no-steps-rank 3 >/dev/null
-same nost "$T/nost"
+# a file without steps beside files with: the overview is not made (its ranges were tested
+# against its own span), the rest is
+VS=$V0,device,model,distributed same nost "$T/nost"
+"$OPSCOPE" merge --views overview "$T/parts_nost"/*.partial >"$T/nost_ov.txt" 2>"$T/nost_ov.err"
+check "nost: --views overview: exit 1, one line: some files have ProfileStep ranges, some none" \
+	'[ $? -eq 1 ] && [ "$(wc -l <"$T/nost_ov.err")" -eq 1 ] && grep -q "the overview view: some files have ProfileStep ranges and some have none" "$T/nost_ov.err" && [ ! -s "$T/nost_ov.txt" ]'
 check "nost: one line: rank 3 has no steps; collectives still compared" \
 	'q "$T/nost.m.json" "notes == [\"rank 3 ($T/nost/rank3.json): no steps: no step to compare\"] and len(t(\"Collectives Across Ranks\")) == 3"'
+
+# --- the views of unions across files (device, overview, model, distributed) where the files'
+# times overlap: every file without steps (the synthetic job's ProfilerStep ranges taken out),
+# and rank 0 again 20 ms later; the recorder's own traces, whose metadata holds the CPU
+# utilization per process
+mkdir -p "$T/nsteps"
+"$PY" - "$T/syn" "$T/nsteps" <<'PYEOF'
+import glob, json, sys
+for i, p in enumerate(sorted(glob.glob(sys.argv[1] + "/rank*.json"))):
+    d = json.load(open(p))
+    d["traceEvents"] = [e for e in d["traceEvents"] if not e.get("name", "").startswith("ProfilerStep")]
+    json.dump(d, open("%s/r%d.json" % (sys.argv[2], i), "w"))
+    if i == 0:
+        for e in d["traceEvents"]:
+            if isinstance(e.get("ts"), (int, float)):
+                e["ts"] += 20000
+        json.dump(d, open("%s/r0shift.json" % sys.argv[2], "w"))
+PYEOF
+same nsteps "$T/nsteps"
+mkdir -p "$T/cpu" && cp "$SRC/tests/fuzz-corpus/trace/recorded-v2" "$T/cpu/a.opscope" &&
+	cp "$SRC/tests/fuzz-corpus/trace/recorded-v2-zstd" "$T/cpu/b.opscope"
+same cpu "$T/cpu"
+check "cpu: merged: CPU rows of both recordings' processes, labelled with their pids" \
+	'q "$T/cpu.m.json" "[r[\"device\"][:12] for r in t(\"Device Summary\")] == [\"CPU(Process)\"] * 2 + [\"CPU(System) \"] * 2"'
 
 # --- real multi-rank traces
 if [ -d "$HTA/trace_filter" ]; then
 	same tf "$HTA/trace_filter"
+	# one trace twice under two names, and again shifted by 40 % of its first step (243 ms):
+	# the unions across files count what overlaps once
+	mkdir -p "$T/twice" "$T/shift"
+	cp "$HTA/trace_filter/sampled_rank-0.json.gz" "$T/twice/a.json.gz"
+	cp "$HTA/trace_filter/sampled_rank-0.json.gz" "$T/twice/b.json.gz"
+	same twice "$T/twice"
+	"$PY" - "$HTA/trace_filter/sampled_rank-0.json.gz" "$T/shift" <<'PYEOF'
+import gzip, json, sys
+d = json.load(gzip.open(sys.argv[1]))
+json.dump(d, open(sys.argv[2] + "/a.json", "w"))
+step = [e for e in d["traceEvents"] if e.get("name", "").startswith("ProfilerStep")][0]
+for e in d["traceEvents"]:
+    if isinstance(e.get("ts"), (int, float)):
+        e["ts"] += step["dur"] * 0.4
+json.dump(d, open(sys.argv[2] + "/b.json", "w"))
+PYEOF
+	same shift "$T/shift"
+	# the same trace twice: each union is the one file's, so the merged communication,
+	# computation and overlap, the overview's times and distinct Communication ranges, and
+	# the phases' CPU times are those of one copy; ranges counted per file (Kernel calls,
+	# ProfileStep and phase calls) twice theirs (the 2,308 Kernel calls: 2 x 1,154)
+	"$OPSCOPE" report -f json --views overview,model,distributed "$T/twice/a.json.gz" >"$T/one.json"
+	"$PY" - "$T/one.json" "$T/twice.m.json" <<'PYEOF' >"$T/twice.cmp"
+import json, sys
+one, two = (json.load(open(p)) for p in sys.argv[1:3])
+def rows(d, title):
+    return [x for x in d["tables"] if x["title"] == title][0]["rows"]
+ok = rows(one, "Distribution Summary") == rows(two, "Distribution Summary")
+o1 = {(r["type"], r["section"]): r for r in rows(one, "Overview Summary")}
+o2 = {(r["type"], r["section"]): r for r in rows(two, "Overview Summary")}
+ok = ok and o1.keys() == o2.keys() and all(o1[k]["time_ns"] == o2[k]["time_ns"] for k in o1)
+ok = ok and o2["Communication", "gpu"]["calls"] == o1["Communication", "gpu"]["calls"]
+ok = ok and o2["Kernel", "gpu"]["calls"] == 2 * o1["Kernel", "gpu"]["calls"] > 0
+m1 = {r["name"]: r for r in rows(one, "Model Summary")}
+m2 = {r["name"]: r for r in rows(two, "Model Summary")}
+ok = ok and all(m1[k]["cpu_total_ns"] == m2[k]["cpu_total_ns"] for k in m1)
+ok = ok and all(m2[k]["calls"] == 2 * m1[k]["calls"] for k in m1 if k != "Others")
+print("same" if ok else "differ")
+PYEOF
+	check "twice: merged: unions of the one trace, counts per file doubled" \
+		'[ "$(cat "$T/twice.cmp")" = same ]'
 	check "tf: merged: ranks 0 and 1, 10 collectives matched, 126 ranks missing" \
 		'q "$T/tf.m.json" "[r[\"rank\"] for r in t(\"Ranks\")] == [0, 1] and len(t(\"Collectives Across Ranks\")) == 10 and notes == [\"missing ranks: 2 of world size 128 loaded; not here: 2-127\"]"'
 	# the operator table's options: no detail rows, another order, the top rows
