@@ -23,7 +23,7 @@ static void set_own(struct rtable *t, struct rrow *r, int col, const char *lead,
 
 int view_advice(struct report_ctx *c)
 {
-	struct flops_opts fo = { c->o ? c->o->peaks : NULL };
+	struct flops_opts fo = { .peaks = c->o ? c->o->peaks : NULL };
 	struct advice ad;
 	int rc = advice_run(&c->an, &fo, &ad);
 	if (rc != 0 || ad.n == 0) {
