@@ -95,4 +95,14 @@ bool partial_add_i64(int64_t *sum, int64_t a, int64_t b);
  * of a rank (ranks_kept_shares). Malloc'd; NULL without memory. */
 bool *partial_kept_files(const struct partial_set *ps);
 
+/* The advice view's records (partial_advice.c). */
+/* File f's ad* records (u: gpu_util_analyze of a's model). 0 or OPSCOPE_ENOMEM. */
+int partial_advice_write(FILE *out, const struct analysis *a, const struct gpu_util *u, uint32_t f);
+/* Read a record whose tag starts with "ad" into r->cur. */
+int partial_advice_record(struct reader *r);
+/* The files' measurements (moved) into ps->pre.advice when every file carries them. 0; -1
+ * or OPSCOPE_ENOMEM with one line in err. */
+int partial_advice_merge(struct partial_set *ps, char *err, size_t errsize);
+void partial_advice_free(struct partial_advice *pa);
+
 #endif

@@ -46,6 +46,8 @@ enum report_group {
 				   * key_averages(group_by_input_shape=True) */
 };
 
+struct advice_file;
+
 struct report_opts {
 	enum report_sort sort; /* row order of the operator, user-defined and kernel tables */
 	bool op_detail;	       /* operator table: inner phases and kernels under each operator */
@@ -106,6 +108,10 @@ struct report_pre {
 					 * steps, or the span of their host ranges) */
 	int64_t step_kernel_ns; /* ns: analysis.step_kernel_ns, summed over the files */
 	int64_t step_device_ns; /* ns: analysis.step_device_ns, summed over the files */
+
+	/* the advisor's measurement of every file (advice_measure), in file order, or NULL when
+	 * a partial did not carry it (before version 11): then the advice view shows nothing */
+	struct advice_file *advice;
 };
 
 /* What every view reads, computed once, and the tables they give. */
