@@ -792,8 +792,10 @@ int flops_run(const struct analysis *an, const struct flops_opts *o, struct flop
 	F.k_seq = model_find_str(m, "Sequence number");
 	if (!F.k_dims)
 		return 0; /* no operator has shapes: nothing to model, nothing to list */
+	bool one = o && o->one_file;
 	for (uint32_t t = 0; t < m->ntracks && !out->device_time; t++)
-		out->device_time = m->tracks[t].kind == MODEL_TRACK_DEVICE && m->tracks[t].nranges;
+		out->device_time = m->tracks[t].kind == MODEL_TRACK_DEVICE &&
+				   m->tracks[t].nranges && (!one || m->tracks[t].file == o->file);
 
 	struct fl_range **per_track = calloc(m->ntracks ? m->ntracks : 1, sizeof(*per_track));
 	F.tc_by_name = malloc(m->nstrings ? m->nstrings : 1);
@@ -803,8 +805,8 @@ int flops_run(const struct analysis *an, const struct flops_opts *o, struct flop
 		memset(F.tc_by_name, -1, m->nstrings);
 	for (uint32_t t = 0; ok && t < m->ntracks; t++) {
 		const struct model_track *tr = &m->tracks[t];
-		if (tr->kind != MODEL_TRACK_THREAD || !tr->nranges)
-			continue;
+		if (tr->kind != MODEL_TRACK_THREAD || !tr->nranges || (one && tr->file != o->file))
+			continue; /* the passes skip a track without one */
 		per_track[t] = calloc(tr->nranges, sizeof(struct fl_range));
 		ok = per_track[t] != NULL;
 	}

@@ -44,6 +44,10 @@ struct flops_opts {
 	/* Peaks given by hand (--peak): used for every device, NULL to look each device's name
 	 * up in the table (hardware_find). */
 	const struct hardware_peaks *peaks;
+	/* Only the tracks of file `file` (index in model.files) when set: one file's rows as a
+	 * model of that file alone gives them (the advisor's per-file part, advice.h). */
+	bool one_file;
+	uint32_t file; /* the file when one_file */
 };
 
 /* One row: the calls of one operator with the same shapes, dtypes and direction. */

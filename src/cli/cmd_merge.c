@@ -1,8 +1,8 @@
 /*
  * cmd_merge.c: `opscope merge [options] PARTIAL|DIR...`: the report of many traces from their
  * partials (`opscope report --format partial`, one per file, made wherever the files are: a Slurm
- * array, a Spark or Ray map; docs/merge.md). It prints the mergeable views (files, ranks,
- * operator, kernel, nvprof, step, gpu, gputime, launch, queue, gpumem, userdefined, memcpy,
+ * array, a Spark or Ray map; docs/merge.md). It prints the mergeable views (files, advice,
+ * ranks, operator, kernel, nvprof, step, gpu, gputime, launch, queue, gpumem, userdefined, memcpy,
  * python) with the report's own rendering code, so the tables are those that `opscope report`
  * prints for the same files loaded at once; the others are left out (they need the whole timeline,
  * or a partial does not carry them), which one line on stderr says.
@@ -32,9 +32,9 @@ static const char merge_usage[] =
 	"\n"
 	"Combine the partial summaries that `opscope report --format partial FILE` wrote, one\n"
 	"per trace file (on a Slurm array, a Spark or Ray map: docs/merge.md), into the report\n"
-	"of all the files at once. Only the mergeable views are made: files, ranks, operator,\n"
-	"kernel, nvprof, step, gpu, gputime, launch, queue, gpumem, userdefined, memcpy,\n"
-	"python, module, perf.\n"
+	"of all the files at once. Only the mergeable views are made: files, advice, ranks,\n"
+	"operator, kernel, nvprof, step, gpu, gputime, launch, queue, gpumem, userdefined,\n"
+	"memcpy, python, module, perf.\n"
 	"The files are taken in the order of their paths, as `opscope report DIR` reads a\n"
 	"directory. A DIR gives every *.partial file in it (for more partials than a command\n"
 	"line holds).\n"
@@ -171,7 +171,7 @@ int cmd_merge(int argc, char **argv)
 				char msg[320];
 				snprintf(
 					msg, sizeof(msg),
-					"'%s' is not a mergeable view: merge makes files, ranks, "
+					"'%s' is not a mergeable view: merge makes files, advice, ranks, "
 					"operator, kernel, nvprof, step, gpu, gputime, launch, "
 					"queue, gpumem, userdefined, memcpy, python, module and perf "
 					"(docs/merge.md)",

@@ -390,6 +390,10 @@ int cmd_report(int argc, char **argv)
 	}
 	if (optind >= argc)
 		return cli_usage_error("report", "no trace file or directory given");
+	if (partial && ro.peaks)
+		return cli_usage_error("report", "--peak does not go into a partial: the merge's "
+						 "advice reads each device's peaks from the table "
+						 "(docs/merge.md)");
 	if (partial && views)
 		return cli_usage_error("report", "--format partial holds what every mergeable view "
 						 "needs: no --views (docs/merge.md)");

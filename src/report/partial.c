@@ -63,6 +63,8 @@
  *     phc <phase> <thread> <start> <end> <GPU share ns>
  *                             (version 11 on: device, distributed, overview, model; written
  *                              and read by partial_unions.c)
+ *   ad adw adf adg ads adp ade adk adt           (the advice view, version 11 on: the
+ *                                                file's advisor measurement, partial_advice.c)
  *   end <files>
  *
  * A string field is `-` for none or `=` and the bytes, with \\ \t \n \r \0 escaped, so any
@@ -84,6 +86,7 @@
 
 #include "opscope/opscope.h"
 
+#include "analyze/advice.h"
 #include "report/partial_internal.h"
 
 /* ---------------------------------------------------------------------------------------- */
@@ -486,7 +489,8 @@ static int write_files(FILE *out, const struct analysis *a, const struct write_a
 		fputs("pv\n", out);
 		throughput_file_steps(a, f, put_perf_step, out);
 		if (write_launch(out, a, f) != 0 || partial_write_nvtx(out, a, f) != 0 ||
-		    partial_write_unions(out, a, f) != 0)
+		    partial_write_unions(out, a, f) != 0 ||
+		    partial_advice_write(out, a, &wa->gu, f) != 0)
 			return OPSCOPE_ENOMEM;
 	}
 	fprintf(out, "end\t%" PRIu32 "\n", m->nfiles);
@@ -1561,6 +1565,10 @@ static int record(struct reader *r, bool *end)
 		*end = true;
 		return 0;
 	}
+	if (tag[0] == 'a' && tag[1] == 'd') /* the advice view's records: partial_advice.c */
+		return r->cur ? partial_advice_record(r)
+			      : partial_fail(r, "%s record before any file record",
+					     partial_printable(tag, (char[33]){ 0 }, 33));
 	static const struct {
 		const char *tag;
 		int (*fn)(struct reader *r);
@@ -2304,6 +2312,9 @@ int partial_finish(struct partial_set *ps, char *err, size_t errsize)
 	int urc = partial_unions_finish(ps, err, errsize);
 	if (urc != 0)
 		return urc;
+	int arc = partial_advice_merge(ps, err, errsize);
+	if (arc != 0)
+		return arc;
 	int lrc = merge_launch(ps, &bad);
 	if (lrc == OPSCOPE_ENOMEM)
 		goto oom;
@@ -2367,6 +2378,8 @@ bool partial_carries(const struct partial_set *ps, const char *view)
 		return ps->pre.overview != NULL;
 	if (strcmp(view, "model") == 0)
 		return ps->pre.phases != NULL;
+	if (strcmp(view, "advice") == 0) /* its pageable-copy rule reads the total time */
+		return ps->pre.advice && ps->pre.has_host;
 	if (strcmp(view, "userdefined") == 0 || strcmp(view, "memcpy") == 0 ||
 	    strcmp(view, "python") == 0)
 		return ps->pre.has_host;
@@ -2402,6 +2415,7 @@ void partial_set_free(struct partial_set *ps)
 		free(ps->files[i].perf);
 		free(ps->files[i].nvtx);
 		partial_unions_free_file(&ps->files[i]);
+		partial_advice_free(ps->files[i].advice);
 	}
 	free(ps->files);
 	for (uint32_t i = 0; i < ps->nsources; i++)
@@ -2416,6 +2430,9 @@ void partial_set_free(struct partial_set *ps)
 	for (uint32_t i = 0; ps->pre.steps && i < ps->pre.nranks; i++)
 		steps_free(&ps->pre.steps[i]);
 	free(ps->pre.steps);
+	for (uint32_t i = 0; ps->pre.advice && i < ps->pre.nranks; i++)
+		advice_file_free(&ps->pre.advice[i]);
+	free(ps->pre.advice);
 	if (ps->pre.gputime)
 		gpu_time_free(ps->pre.gputime);
 	free(ps->pre.gputime);

@@ -30,7 +30,7 @@
  * view's mv, md, ml and mb records, 8 the totals (tv, ti) and the user-defined, memory and
  * Python function ranges by name (h), 9 the module hierarchy (mm, mo), 10 the steps'
  * throughput (pv, pt), 11 the records of samples, flops, device, overview, distributed,
- * model, nvtx and advice (here: nxv nxr nxd, dv dvc dvg, di dih dig dic, ov ovb ovt ovi ovu, ph phc). */
+ * model, nvtx and advice (here: nxv nxr nxd, dv dvc dvg, di dih dig dic, ov ovb ovt ovi ovu, ph phc, ad adw adf adg ads adp ade adk adt). */
 #define PARTIAL_VERSION 11
 
 /* Write the partial of a's model (every file of it) to out; `inputs` are the paths the user
@@ -106,9 +106,13 @@ struct partial_file {
 	int64_t nvtx_ns;	       /* ns: their durations, summed (<= 2^62) */
 	struct partial_unions *unions; /* its device, distributed, overview and model records
 				     * (partial_unions.c), NULL before version 11 */
+	struct partial_advice *advice; /* its advisor measurement (ad* records, version 11
+					* on; partial_advice.c), NULL without */
 	uint32_t source; /* index in partial_set.sources of the partial it came from */
 	uint64_t offset; /* byte offset of its `file` record in that partial */
 };
+
+struct partial_advice;
 
 /* Partials being merged. */
 struct partial_set {
@@ -142,7 +146,7 @@ int partial_finish(struct partial_set *ps, char *err, size_t errsize);
  * The step view is not by partials of version 1, gputime not by those before version 3, gpu
  * not before 4, launch not before 5, queue not before 6, gpumem not before 7, userdefined,
  * memcpy and python not before 8, module not before 9, perf not before 10; nvtx, device,
- * distributed, model not before 11, and overview neither, nor when some files have
+ * distributed, model, advice not before 11, and overview neither, nor when some files have
  * ProfileStep ranges and others none. */
 bool partial_carries(const struct partial_set *ps, const char *view);
 /* Why a view is not carried (partial_carries false): the rest of the line that says so. */

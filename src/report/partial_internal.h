@@ -146,4 +146,14 @@ int partial_rec_nxr(struct reader *r);
 int partial_rec_nxd(struct reader *r);
 int partial_merge_nvtx(struct partial_set *ps, uint32_t *bad);
 
+/* The advice view's records (partial_advice.c). */
+/* File f's ad* records (u: gpu_util_analyze of a's model). 0 or OPSCOPE_ENOMEM. */
+int partial_advice_write(FILE *out, const struct analysis *a, const struct gpu_util *u, uint32_t f);
+/* Read a record whose tag starts with "ad" into r->cur. */
+int partial_advice_record(struct reader *r);
+/* The files' measurements (moved) into ps->pre.advice when every file carries them. 0; -1
+ * or OPSCOPE_ENOMEM with one line in err. */
+int partial_advice_merge(struct partial_set *ps, char *err, size_t errsize);
+void partial_advice_free(struct partial_advice *pa);
+
 #endif

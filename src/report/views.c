@@ -195,13 +195,13 @@ bool report_views_want_flops(const char *views)
 
 /* Each row: name, help, function, cost, always, title, the line a view asked for by name
  * prints when it has nothing to show, and whether `opscope merge` can make it from partials
- * (files, ranks, operator, kernel, nvprof, step, gpu, gputime, launch, queue, gpumem,
+ * (files, advice, ranks, operator, kernel, nvprof, step, gpu, gputime, launch, queue, gpumem,
  * userdefined, memcpy, python, module and perf: docs/merge.md says why the others are not). */
 const struct report_view report_views[] = {
 	{ "files", "each trace file: events, dropped, torn tail, complete (always shown)",
 	  view_files, 0, true, "Trace Files", "Trace Files: no file was read", true },
 	{ "advice", "ranked findings: what to change, with evidence (docs/advice.md)", view_advice,
-	  3, false, "Advice", "Advice: no rule fired on this trace", false },
+	  3, false, "Advice", "Advice: no rule fired on this trace", true },
 	{ "device", "utilization of the CPU (where recorded) and of each GPU", view_device, 0,
 	  false, "Device Summary", "Device: no CPU utilization recorded and no GPU in the trace",
 	  true },

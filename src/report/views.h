@@ -50,6 +50,8 @@ enum report_group {
 				   * key_averages(group_by_input_shape=True) */
 };
 
+struct advice_file;
+
 struct report_opts {
 	enum report_sort sort; /* row order of the operator, user-defined and kernel tables */
 	bool op_detail;	       /* operator table: inner phases and kernels under each operator */
@@ -117,6 +119,10 @@ struct report_pre {
 	struct distributed *distributed; /* the distributed view's numbers, or NULL */
 	struct overview *overview;	 /* the overview view's numbers, or NULL */
 	struct phases *phases;		 /* the model view's numbers, or NULL */
+
+	/* the advisor's measurement of every file (advice_measure), in file order, or NULL when
+	 * a partial did not carry it (before version 11): then the advice view shows nothing */
+	struct advice_file *advice;
 };
 
 /* What every view reads, computed once, and the tables they give. */

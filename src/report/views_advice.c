@@ -3,8 +3,10 @@
  * findings (analyze/advice.h), ranked by the time at stake, most first. One row per finding
  * with every field (JSON and CSV carry them all); in text the evidence and the change to try
  * follow each finding as two detail lines under it (rows marked text_only, so that JSON and
- * CSV keep one row per finding). It fills cells; every figure comes from advice_run.
+ * CSV keep one row per finding). It fills cells; every figure comes from advice_run, or in
+ * `opscope merge` from advice_combine of the measurements the partials carry.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "analyze/advice.h"
@@ -21,11 +23,39 @@ static void set_own(struct rtable *t, struct rrow *r, int col, const char *lead,
 	rcell_text(r, col, rtable_str(t, buf, len), len);
 }
 
+/* opscope merge: the findings of the files' measurements read from partials, combined as
+ * advice_run combines a report's. */
+static int merged_advice(const struct report_pre *p, const struct model *m, struct advice *ad)
+{
+	memset(ad, 0, sizeof(*ad));
+	if (!p->advice)
+		return 0;
+	bool *keep = malloc((p->nranks ? p->nranks : 1) * sizeof(*keep));
+	if (!keep || ranks_kept_shares(p->ranks, p->nranks, keep) == UINT32_MAX) {
+		free(keep);
+		return OPSCOPE_ENOMEM;
+	}
+	struct ranks R;
+	bool have_ranks = ranks_files_present(p->ranks, p->nranks);
+	if (have_ranks && ranks_combine(m, p->ranks, p->nranks, &R) != 0) {
+		free(keep);
+		return OPSCOPE_ENOMEM;
+	}
+	struct advice_whole w = { false, p->total_ns, keep, have_ranks ? &R : NULL };
+	for (uint32_t i = 0; i < p->nranks; i++)
+		w.has_steps |= p->advice[i].own_steps;
+	int rc = advice_combine(m, p->advice, p->nranks, &w, ad);
+	if (have_ranks)
+		ranks_free(&R);
+	free(keep);
+	return rc;
+}
+
 int view_advice(struct report_ctx *c)
 {
-	struct flops_opts fo = { c->o ? c->o->peaks : NULL };
+	struct flops_opts fo = { .peaks = c->o ? c->o->peaks : NULL };
 	struct advice ad;
-	int rc = advice_run(&c->an, &fo, &ad);
+	int rc = c->pre ? merged_advice(c->pre, c->an.m, &ad) : advice_run(&c->an, &fo, &ad);
 	if (rc != 0 || ad.n == 0) {
 		advice_free(&ad);
 		return rc;

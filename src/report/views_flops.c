@@ -329,7 +329,7 @@ static int ceiling_table(struct report_ctx *c, const struct flops_result *f)
 
 int view_flops(struct report_ctx *c)
 {
-	struct flops_opts o = { c->o->peaks };
+	struct flops_opts o = { .peaks = c->o->peaks };
 	struct flops_result f;
 	int rc = flops_run(&c->an, &o, &f);
 	if (rc == 0 && (f.nrows || f.ngaps)) {

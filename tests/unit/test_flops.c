@@ -158,7 +158,7 @@ TEST(flops_rows_gaps_and_links)
 
 	/* peaks by hand replace the table's for every device */
 	struct hardware_peaks mine = { "mine", "--peak", 0, 1e12, 0, 0, 0, 0, 0, 1e11, 0 };
-	struct flops_opts o = { &mine };
+	struct flops_opts o = { .peaks = &mine };
 	REQUIRE(flops_run(&an, &o, &r) == 0);
 	lin = row_of(m, &r, "aten::linear", false);
 	REQUIRE(lin != NULL);
@@ -194,7 +194,7 @@ TEST(flops_cpu_time_and_no_shapes)
 	CHECK(dv.bound == NULL);
 	flops_free(&r);
 	struct hardware_peaks cpu = { "cpu", "--peak", 0, 1e11, 0, 0, 0, 0, 0, 2e10, 0 };
-	struct flops_opts o = { &cpu };
+	struct flops_opts o = { .peaks = &cpu };
 	REQUIRE(flops_run(&an, &o, &r) == 0);
 	REQUIRE(r.nrows == 1);
 	CHECK(r.rows[0].peaks == &cpu);
