@@ -46,6 +46,25 @@ static void under_track(const struct model_track *t, uint32_t name, uint8_t *kee
 	}
 }
 
+/* qsort's comparison takes no context: the model whose functions are being sorted (one sort
+ * per thread at a time; the report runs views on several threads). */
+static _Thread_local const struct model *sort_model;
+
+/* The order of the texts of string ids a and b of m (bytes, then length; "" for 0). */
+static int text_cmp(const struct model *m, uint32_t a, uint32_t b)
+{
+	if (a == b)
+		return 0;
+	uint32_t na = model_strlen(m, a), nb = model_strlen(m, b);
+	int c = memcmp(model_str(m, a), model_str(m, b), na < nb ? na : nb);
+	if (c)
+		return c;
+	return na < nb ? -1 : na > nb;
+}
+
+/* Heaviest flat first, then cum; ties by the texts of the name and file, then the address:
+ * a total order that does not depend on the order the names were interned in, so that a
+ * merged model (opscope merge, which interns them in another order) sorts the same. */
 static int fn_cmp(const void *a, const void *b)
 {
 	const struct samples_fn *x = a, *y = b;
@@ -53,10 +72,11 @@ static int fn_cmp(const void *a, const void *b)
 		return x->flat > y->flat ? -1 : 1;
 	if (x->cum != y->cum)
 		return x->cum > y->cum ? -1 : 1;
-	if (x->name != y->name)
-		return x->name < y->name ? -1 : 1;
-	if (x->file != y->file)
-		return x->file < y->file ? -1 : 1;
+	int c = text_cmp(sort_model, x->name, y->name);
+	if (!c)
+		c = text_cmp(sort_model, x->file, y->file);
+	if (c)
+		return c;
 	return x->address < y->address ? -1 : x->address > y->address;
 }
 
@@ -281,6 +301,7 @@ static int profile_run(const struct model *m, const char *under, struct samples_
 		if (p->fns[i].cum || p->fns[i].flat)
 			p->fns[n++] = p->fns[i];
 	p->nfns = n;
+	sort_model = m;
 	if (p->nfns > 1) /* qsort(NULL, 0, ...) is undefined */
 		qsort(p->fns, p->nfns, sizeof(*p->fns), fn_cmp);
 	/* old index -> new: through the map of function keys */

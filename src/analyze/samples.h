@@ -47,7 +47,8 @@ struct samples_node {
 };
 
 struct samples_profile {
-	struct samples_fn *fns; /* by flat (descending), then cum, then name and file */
+	struct samples_fn *fns; /* by flat (descending), then cum, then the texts of name
+				 * and file, then address */
 	uint32_t nfns;
 	struct samples_edge *edges; /* by weight (descending), then caller, then callee */
 	uint64_t nedges;
