@@ -3,9 +3,10 @@
  * partials (`opscope report --format partial`, one per file, made wherever the files are: a Slurm
  * array, a Spark or Ray map; docs/merge.md). It prints the mergeable views (files, ranks,
  * operator, kernel, nvprof, step, gpu, gputime, launch, queue, gpumem, userdefined, memcpy,
- * python) with the report's own rendering code, so the tables are those that `opscope report`
- * prints for the same files loaded at once; the others are left out (they need the whole timeline,
- * or a partial does not carry them), which one line on stderr says.
+ * python, module, perf, samples, flops) with the report's own rendering code, so the tables
+ * are those that `opscope report` prints for the same files loaded at once; the others are
+ * left out (they need the whole timeline, or a partial does not carry them), which one line on
+ * stderr says.
  *
  * A partial that cannot be read (cut short, corrupt, a newer version, the same trace twice)
  * stops it with one line naming the partial and the byte offset, exit 1.
@@ -34,7 +35,7 @@ static const char merge_usage[] =
 	"per trace file (on a Slurm array, a Spark or Ray map: docs/merge.md), into the report\n"
 	"of all the files at once. Only the mergeable views are made: files, ranks, operator,\n"
 	"kernel, nvprof, step, gpu, gputime, launch, queue, gpumem, userdefined, memcpy,\n"
-	"python, module, perf.\n"
+	"python, module, perf, samples, flops.\n"
 	"The files are taken in the order of their paths, as `opscope report DIR` reads a\n"
 	"directory. A DIR gives every *.partial file in it (for more partials than a command\n"
 	"line holds).\n"

@@ -53,6 +53,18 @@
  *                       of an earlier mo record of the file)
  *   pv                                           (the perf view, version 10 on)
  *   pt <Dataloader ns> <duration ns> <num_samples>   (one per step with num_samples)
+ *   sa <samples> <weight> <truncated> <no stack> <samples before --under>   (version 11 on)
+ *   saf <name> <source file> <address> <flat> <cum>   (one per function with weight)
+ *   sae <caller> <callee> <weight>     (one per pair; indices of the file's saf records)
+ *   fl <device work 0|1> <device ns> <CPU ns> <no-work calls> <outputs from backward>
+ *      <device not in the table>     (the flops view, version 11 on; ns: outermost calls)
+ *   flc <category> <calls> <device ns> <CPU ns> <FLOPs> <bytes>   (one per category)
+ *   flp <name> <source> <tc arch> <fp64> <fp32> <tf32> <fp16> <bf16> <fp8> <int8> <bw>
+ *                             (hex floats; one per device peaks of the rows, at most 64)
+ *   flr <name> <shapes> <dtypes> <forward op> <flags> <category> <dtype> <tc reason> <calls>
+ *       <cpu> <gpu> <kernel> <tc> <kernels> <FLOPs> <bytes> <flp index|-1> <device>
+ *                             (one per row; flags: 1 backward, 2 TC eligible, 4 TF32 only)
+ *   flg <name> <reason> <calls> <cpu> <gpu>        (one per operator with no model)
  *   end <files>
  *
  * A string field is `-` for none or `=` and the bytes, with \\ \t \n \r \0 escaped, so any
@@ -475,7 +487,8 @@ static int write_files(FILE *out, const struct analysis *a, const struct write_a
 			return OPSCOPE_ENOMEM;
 		fputs("pv\n", out);
 		throughput_file_steps(a, f, put_perf_step, out);
-		if (write_launch(out, a, f) != 0)
+		if (write_launch(out, a, f) != 0 || partial_write_samples(out, a, f) != 0 ||
+		    partial_write_flops(out, a, f) != 0)
 			return OPSCOPE_ENOMEM;
 	}
 	fprintf(out, "end\t%" PRIu32 "\n", m->nfiles);
@@ -743,6 +756,7 @@ static int rec_file(struct reader *r)
 	r->kern_cap = r->steps_cap = r->colls_cap = r->ops_cap = r->nv_cap = r->sr_cap = 0;
 	r->gt_cap = r->gs_cap = r->ut_cap = r->us_cap = r->ub_cap = r->lr_cap = 0;
 	r->qt_cap = r->qb_cap = r->md_cap = r->mb_cap = r->h_cap = r->mo_cap = r->pt_cap = 0;
+	r->saf_cap = r->sae_cap = 0;
 	return 0;
 }
 
@@ -1563,6 +1577,15 @@ static int record(struct reader *r, bool *end)
 			 { "tv", rec_tv },     { "ti", rec_ti },	   { "h", rec_h },
 			 { "mm", rec_mm },     { "mo", rec_mo },	   { "pv", rec_pv },
 			 { "pt", rec_pt } };
+	/* the records of version 11 (samples: sa*, flops: fl*; the other views' beside them) */
+	static const struct {
+		const char *tag;
+		int (*fn)(struct reader *r);
+	} v11[] = {
+		{ "sa", partial_rec_sa },   { "saf", partial_rec_saf }, { "sae", partial_rec_sae },
+		{ "fl", partial_rec_fl },   { "flc", partial_rec_flc }, { "flp", partial_rec_flp },
+		{ "flr", partial_rec_flr }, { "flg", partial_rec_flg },
+	};
 	for (size_t i = 0; i < sizeof(per_file) / sizeof(per_file[0]); i++)
 		if (tag[0] == per_file[i].tag[0] && strcmp(tag, per_file[i].tag) == 0)
 			return r->cur ? per_file[i].fn(r)
@@ -1570,6 +1593,10 @@ static int record(struct reader *r, bool *end)
 						     tag); /* a
 											   * known
 											   * tag */
+	for (size_t i = 0; i < sizeof(v11) / sizeof(v11[0]); i++)
+		if (strcmp(tag, v11[i].tag) == 0)
+			return r->cur ? v11[i].fn(r)
+				      : partial_fail(r, "%s record before any file record", tag);
 	return partial_fail(r, "unknown record '%s'", partial_printable(tag, (char[33]){ 0 }, 33));
 }
 
@@ -2272,7 +2299,11 @@ int partial_finish(struct partial_set *ps, char *err, size_t errsize)
 			 ps->sources[ps->files[bad].source], ps->files[bad].offset);
 		return -1;
 	}
-	return 0;
+	/* last: the flops rows point at strings of m, which nothing interns into after this */
+	int src = partial_merge_samples(ps, err, errsize);
+	if (src == 0)
+		src = partial_merge_flops(ps, err, errsize);
+	return src;
 overflow:
 	snprintf(err, errsize,
 		 "%s: the kernels' times or calls, summed over the files, exceed 2^63",
@@ -2304,6 +2335,10 @@ bool partial_carries(const struct partial_set *ps, const char *view)
 		return ps->pre.has_modules;
 	if (strcmp(view, "perf") == 0)
 		return ps->pre.has_perf;
+	if (strcmp(view, "samples") == 0)
+		return ps->pre.samples != NULL;
+	if (strcmp(view, "flops") == 0)
+		return ps->pre.flops != NULL;
 	if (strcmp(view, "userdefined") == 0 || strcmp(view, "memcpy") == 0 ||
 	    strcmp(view, "python") == 0)
 		return ps->pre.has_host;
@@ -2336,6 +2371,8 @@ void partial_set_free(struct partial_set *ps)
 		free(ps->files[i].host);
 		free(ps->files[i].mods);
 		free(ps->files[i].perf);
+		samples_profile_free(&ps->files[i].samples);
+		partial_flops_free(ps->files[i].flops);
 	}
 	free(ps->files);
 	for (uint32_t i = 0; i < ps->nsources; i++)
@@ -2368,6 +2405,10 @@ void partial_set_free(struct partial_set *ps)
 	for (int s = 0; s <= AGG_PYTHON_FUNCTIONS; s++)
 		agg_free(&ps->pre.host[s]);
 	agg_free(&ps->pre.modules);
+	if (ps->pre.samples)
+		samples_profile_free(ps->pre.samples);
+	free(ps->pre.samples);
+	partial_merged_flops_free(ps->pre.flops);
 	agg_free(&ps->pre.kernels);
 	agg_free(&ps->pre.ops);
 	agg_free(&ps->pre.nvprof);

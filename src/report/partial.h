@@ -23,14 +23,17 @@
 #include "model/model.h"
 #include "report/views.h"
 
+struct partial_flops;
+
 #define PARTIAL_MAGIC "opscope-partial"
 /* The newest version this build writes and reads: 2 added the step view's sv and sr records,
  * 3 the gputime view's gv, gt and gs records, 4 the gpu view's uv, ut, us and ub records, 5
  * the launch view's lv and lr records, 6 the queue view's qv, qt and qb records, 7 the gpumem
  * view's mv, md, ml and mb records, 8 the totals (tv, ti) and the user-defined, memory and
  * Python function ranges by name (h), 9 the module hierarchy (mm, mo), 10 the steps'
- * throughput (pv, pt). */
-#define PARTIAL_VERSION 10
+ * throughput (pv, pt), 11 the records of samples, flops, device, overview, distributed, model,
+ * nvtx and advice (here: sa, saf, sae; fl, flc, flp, flr, flg). */
+#define PARTIAL_VERSION 11
 
 /* Write the partial of a's model (every file of it) to out; `inputs` are the paths the user
  * gave (the report's JSON "inputs"). 0, OPSCOPE_ENOMEM, or -1 on a write error. */
@@ -90,6 +93,12 @@ struct partial_file {
 	uint32_t nperf;		     /* entries of perf */
 	uint32_t source;	     /* index in partial_set.sources of the partial it came from */
 	uint64_t offset;	     /* byte offset of its `file` record in that partial */
+
+	/* samples and flops (version 11 on) */
+	bool has_samples;		/* an sa record was read */
+	struct samples_profile samples; /* its stack samples' profile (sa, saf, sae records) */
+	struct partial_flops *flops;	/* its share of the FLOPs analysis (fl* records; in
+					 * partial_flops.c), NULL when not carried */
 };
 
 /* Partials being merged. */
@@ -123,7 +132,8 @@ int partial_finish(struct partial_set *ps, char *err, size_t errsize);
 /* Can the (mergeable) view be made from the finished set: is it carried by every partial?
  * The step view is not by partials of version 1, gputime not by those before version 3, gpu
  * not before 4, launch not before 5, queue not before 6, gpumem not before 7, userdefined,
- * memcpy and python not before 8, module not before 9, perf not before 10. */
+ * memcpy and python not before 8, module not before 9, perf not before 10, samples and flops
+ * not before 11. */
 bool partial_carries(const struct partial_set *ps, const char *view);
 /* Set the totals of an (the analysis of ps->m, whose files have no events) to the merged
  * partials': total_ns and the step times the views' ratios are of. */

@@ -62,6 +62,8 @@ struct reader {
 	uint32_t h_cap;		     /* items allocated in cur->host */
 	uint32_t mo_cap;	     /* items allocated in cur->mods */
 	uint32_t pt_cap;	     /* entries allocated in cur->perf */
+	uint32_t saf_cap;	     /* functions allocated in cur->samples */
+	uint32_t sae_cap;	     /* pairs allocated in cur->samples */
 	bool oom;		     /* an allocation failed */
 };
 
@@ -94,5 +96,25 @@ bool partial_add_i64(int64_t *sum, int64_t a, int64_t b);
 /* Per file of the finished set, whether the merge keeps its rows: false for the second copy
  * of a rank (ranks_kept_shares). Malloc'd; NULL without memory. */
 bool *partial_kept_files(const struct partial_set *ps);
+
+/* The samples view's records (partial_samples.c): the writer of file f's, its readers, and
+ * the merge into ps->pre.samples (when every file carries them). 0, or -1 with err. */
+int partial_write_samples(FILE *out, const struct analysis *a, uint32_t f);
+int partial_rec_sa(struct reader *r);
+int partial_rec_saf(struct reader *r);
+int partial_rec_sae(struct reader *r);
+int partial_merge_samples(struct partial_set *ps, char *err, size_t errsize);
+
+/* The flops view's records (partial_flops.c), the same; partial_flops_free frees a file's
+ * share, partial_merged_flops_free ps->pre.flops. */
+int partial_write_flops(FILE *out, const struct analysis *a, uint32_t f);
+int partial_rec_fl(struct reader *r);
+int partial_rec_flc(struct reader *r);
+int partial_rec_flp(struct reader *r);
+int partial_rec_flr(struct reader *r);
+int partial_rec_flg(struct reader *r);
+int partial_merge_flops(struct partial_set *ps, char *err, size_t errsize);
+void partial_flops_free(struct partial_flops *pf);
+void partial_merged_flops_free(struct flops_result *r);
 
 #endif

@@ -196,7 +196,8 @@ bool report_views_want_flops(const char *views)
 /* Each row: name, help, function, cost, always, title, the line a view asked for by name
  * prints when it has nothing to show, and whether `opscope merge` can make it from partials
  * (files, ranks, operator, kernel, nvprof, step, gpu, gputime, launch, queue, gpumem,
- * userdefined, memcpy, python, module and perf: docs/merge.md says why the others are not). */
+ * userdefined, memcpy, python, module, perf, samples and flops: docs/merge.md says why the
+ * others are not). */
 const struct report_view report_views[] = {
 	{ "files", "each trace file: events, dropped, torn tail, complete (always shown)",
 	  view_files, 0, true, "Trace Files", "Trace Files: no file was read", true },
@@ -257,11 +258,10 @@ const struct report_view report_views[] = {
 	  true },
 	{ "samples", "CPU stack samples: top functions (flat, cum), callers and callees",
 	  view_samples, 1, false, "Samples: Top Functions",
-	  "Samples: no stack samples in the trace (with --under: none inside such a range)",
-	  false },
+	  "Samples: no stack samples in the trace (with --under: none inside such a range)", true },
 	{ "flops", "FLOPs, bytes, achieved throughput, % of peak and tensor cores per operator",
 	  view_flops, 2, false, "FLOPs per Operator",
-	  "FLOPs: no operators with input shapes in the trace (record with record_shapes)", false },
+	  "FLOPs: no operators with input shapes in the trace (record with record_shapes)", true },
 	{ NULL, NULL, NULL, 0, false, NULL, NULL, false },
 };
 

@@ -13,11 +13,13 @@
 
 #include "analyze/aggregate.h"
 #include "analyze/analysis.h"
+#include "analyze/flops.h"
 #include "analyze/gpu_mem.h"
 #include "analyze/gpu_time.h"
 #include "analyze/gpu_util.h"
 #include "analyze/hardware.h"
 #include "analyze/ranks.h"
+#include "analyze/samples.h"
 #include "analyze/steps.h"
 #include "analyze/throughput.h"
 #include "model/model.h"
@@ -106,6 +108,13 @@ struct report_pre {
 					 * steps, or the span of their host ranges) */
 	int64_t step_kernel_ns; /* ns: analysis.step_kernel_ns, summed over the files */
 	int64_t step_device_ns; /* ns: analysis.step_device_ns, summed over the files */
+
+	/* samples and flops (version 11 on) */
+	struct samples_profile *samples; /* the stack samples of every file (samples_combine),
+					  * or NULL when a partial did not carry them (before
+					  * version 11): then the samples view shows nothing */
+	struct flops_result *flops; /* the FLOPs analysis of every file (flops_combine), or NULL
+				     * when a partial did not carry it (before version 11) */
 };
 
 /* What every view reads, computed once, and the tables they give. */

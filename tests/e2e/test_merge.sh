@@ -3,13 +3,18 @@
 #   - Equality: for each input directory, a partial per file (as a Slurm array task would
 #     make it), merged, gives the very bytes that `opscope report` prints for the files loaded
 #     at once, for the mergeable views (files, ranks, operator, kernel, nvprof, step, gpu,
-#     gputime, launch, queue, gpumem, userdefined, memcpy, python, module, perf): text and
+#     gputime, launch, queue, gpumem, userdefined, memcpy, python, module, perf, samples,
+#     flops): text and
 #     CSV against `report DIR`, JSON against `report DIR/*` (its "inputs" list names the files given, so
 #     the report is given the same files; with `report DIR` only "inputs" differs). Inputs:
 #     the synthetic job of tests/tools/gen_ranks.py (4 ranks; also with a missing rank, a
 #     duplicate rank, a rank with no steps) and the real multi-rank traces of HTA
 #     (trace_filter's ranks 0 and 1; a mix of trace_diff's two traces and nccl_parser_config;
-#     the synthetic rank 1 beside HTA's rank 0: clocks that cannot be aligned).
+#     the synthetic rank 1 beside HTA's rank 0: clocks that cannot be aligned); for samples,
+#     two recordings of tests/programs/sample_abc, the synthetic rec_samples recording and
+#     three pprof profiles (gperftools, Go, profile.proto); for flops, the H200 recordings of
+#     tests/data/h200 and a mix of a CPU-only trace, an A100, an MI250 and the H200 (the time
+#     basis turns to device time once one file has device work; four devices' peaks).
 #   - Values: the merged synthetic job still finds rank 2 the straggler by 2 ms in each of its
 #     3 steps (gen_ranks.py: compute 12 ms against 10 ms; docs/ranks.md), so the equality is
 #     not that of two empty reports; the bad-input notes come through one line each.
@@ -24,7 +29,7 @@ PY=/usr/bin/python3
 [ -x "$PY" ] || { echo "skip: no $PY"; exit 77; }
 GEN=$SRC/tests/tools/gen_ranks.py
 HTA=$SRC/../shared/data/kineto/hta
-V=files,ranks,operator,kernel,nvprof,step,gpu,gputime,launch,queue,gpumem,userdefined,memcpy,python,module,perf
+V=files,ranks,operator,kernel,nvprof,step,gpu,gputime,launch,queue,gpumem,userdefined,memcpy,python,module,perf,samples,flops
 
 # parts DIR OUT: one partial per file of DIR into OUT (a loop standing in for the array)
 parts() {
@@ -34,9 +39,10 @@ parts() {
 	done
 }
 
-# same NAME DIR: merge of DIR's per-file partials == report of DIR, in text, CSV and JSON
+# same NAME DIR [VIEWS]: merge of DIR's per-file partials == report of DIR, in text, CSV and
+# JSON, for VIEWS (default: every mergeable view)
 same() {
-	local name=$1 dir=$2 p=$T/parts_$1
+	local name=$1 dir=$2 p=$T/parts_$1 V=${3:-$V}
 	parts "$dir" "$p"
 	check "$name: a partial per file, exit 0" '[ $? -eq 0 ]'
 	# the views named, as the report is given them (a view asked for by name says when it has
@@ -47,7 +53,7 @@ same() {
 		'cmp -s "$T/$name.m.txt" "$T/$name.r.txt" && [ -s "$T/$name.m.txt" ]'
 	"$OPSCOPE" merge "$p"/*.partial >"$T/$name.d.txt" 2>"$T/$name.m.err"
 	check "$name: merge says in one line which views it left out" \
-		'[ "$(wc -l <"$T/$name.m.err")" -eq 1 ] && grep -q "^opscope merge: left out advice,.*,flops: not made from partials" "$T/$name.m.err"'
+		'[ "$(wc -l <"$T/$name.m.err")" -eq 1 ] && grep -q "^opscope merge: left out advice,.*: not made from partials" "$T/$name.m.err" && ! grep -q "samples\|flops" "$T/$name.m.err"'
 	"$OPSCOPE" merge -f csv -u us --views $V "$p"/*.partial >"$T/$name.m.csv"
 	"$OPSCOPE" report -f csv -u us --views $V "$dir" >"$T/$name.r.csv"
 	check "$name: CSV: merge == report DIR" 'cmp -s "$T/$name.m.csv" "$T/$name.r.csv"'
@@ -112,30 +118,36 @@ check "syn: merged: Queue Length per stream, integrals by hand" \
 # partials of older versions are still read; the views they do not carry are left out and
 # named on stderr. Version 2 added sv, sr (step), 3 gv, gt, gs (gputime), 4 uv, ut, us, ub
 # (gpu), 5 lv, lr (launch), 6 qv, qt, qb (queue), 7 mv, md, ml, mb (gpumem), 8 tv, ti, h
-# (userdefined, memcpy, python), 9 mm, mo (module), 10 pv, pt (perf): version k is the
-# partial without the records of the later ones.
-m="mv|md|ml|mb|tv|ti|h|mm|mo|pv|pt"
+# (userdefined, memcpy, python), 9 mm, mo (module), 10 pv, pt (perf), 11 sa, saf, sae
+# (samples) and fl, flc, flp, flr, flg (flops): version k is the partial without the records
+# of the later ones.
+v11="sa|saf|sae|fl|flc|flp|flr|flg"
+m="mv|md|ml|mb|tv|ti|h|mm|mo|pv|pt|$v11"
 newer=("sv|sr|gv|gt|gs|uv|ut|us|ub|lv|lr|qv|qt|qb|$m" "gv|gt|gs|uv|ut|us|ub|lv|lr|qv|qt|qb|$m"
-	"uv|ut|us|ub|lv|lr|qv|qt|qb|$m" "lv|lr|qv|qt|qb|$m" "qv|qt|qb|$m" "$m" "tv|ti|h|mm|mo|pv|pt"
-	"mm|mo|pv|pt" "pv|pt")
+	"uv|ut|us|ub|lv|lr|qv|qt|qb|$m" "lv|lr|qv|qt|qb|$m" "qv|qt|qb|$m" "$m"
+	"tv|ti|h|mm|mo|pv|pt|$v11" "mm|mo|pv|pt|$v11" "pv|pt|$v11" "$v11")
 carried=("" ",step" ",step,gputime" ",step,gpu,gputime" ",step,gpu,gputime,launch"
 	",step,gpu,gputime,launch,queue" ",step,gpu,gputime,launch,queue,gpumem"
 	",step,gpu,gputime,launch,queue,gpumem,userdefined,memcpy,python"
-	",step,gpu,gputime,launch,queue,gpumem,userdefined,memcpy,python,module")
-for k in 1 2 3 4 5 6 7 8 9; do
+	",step,gpu,gputime,launch,queue,gpumem,userdefined,memcpy,python,module"
+	",step,gpu,gputime,launch,queue,gpumem,userdefined,memcpy,python,module,perf")
+for k in 1 2 3 4 5 6 7 8 9 10; do
 	mkdir -p "$T/v$k"
 	for f in "$T/parts_syn"/*.partial; do
-		grep -Ev "^(${newer[k - 1]})(	|$)" "$f" | sed "1s/\t10$/\t$k/" >"$T/v$k/$(basename "$f")"
+		grep -Ev "^(${newer[k - 1]})(	|$)" "$f" | sed "1s/\t11$/\t$k/" >"$T/v$k/$(basename "$f")"
 	done
 	vk="files,ranks,operator,kernel,nvprof${carried[k - 1]}"
 	"$OPSCOPE" report --views "$vk" "$T/syn" >"$T/v$k.r.txt"
 	"$OPSCOPE" merge --views "$vk" "$T/v$k"/*.partial >"$T/v$k.txt"
 	"$OPSCOPE" merge "$T/v$k"/*.partial >/dev/null 2>"$T/v$k.err"
 	check "v$k partials: merged without the views they do not carry, which stderr names" \
-		'[ $? -eq 0 ] && cmp -s "$T/v$k.txt" "$T/v$k.r.txt" && grep -q "^opscope merge: left out advice,.*perf,.*: not made" "$T/v$k.err"'
+		'[ $? -eq 0 ] && cmp -s "$T/v$k.txt" "$T/v$k.r.txt" && grep -q "^opscope merge: left out advice,.*,samples,flops: not made" "$T/v$k.err" && { [ $k -eq 10 ] || grep -q "perf," "$T/v$k.err"; }'
 done
 check "v1, v3, v5: the left-out line names step, gpu, gputime, launch for v1, gpu for v3" \
 	'grep -q "step,perf,gpu,gputime,launch,queue" "$T/v1.err" && grep -q ",perf,gpu,launch,queue," "$T/v3.err" && grep -q ",perf,queue," "$T/v5.err"'
+"$OPSCOPE" merge --views flops "$T/v10"/*.partial >"$T/v10f.txt" 2>"$T/v10f.err"
+check "v10 partials: --views flops: exit 1, one line" \
+	'[ $? -eq 1 ] && [ "$(wc -l <"$T/v10f.err")" -eq 1 ] && grep -q "the flops view: a partial of an older format version does not carry it" "$T/v10f.err"'
 "$OPSCOPE" merge --views step "$T/v1"/*.partial >"$T/v1s.txt" 2>"$T/v1s.err"
 check "v1 partials: --views step: exit 1, one line" \
 	'[ $? -eq 1 ] && [ "$(wc -l <"$T/v1s.err")" -eq 1 ] && grep -q "the step view: a partial of an older format version does not carry it" "$T/v1s.err" && [ ! -s "$T/v1s.txt" ]'
@@ -229,6 +241,48 @@ if [ -d "$HTA/trace_filter" ]; then
 		'q "$T/noal.m.json" "\"rank 1: no collective in common with rank 0: clocks cannot be aligned, compared as recorded\" in notes"'
 fi
 
+# --- stack samples: pprof profiles of three kinds and the synthetic recording of rec_samples;
+# two live recordings of sample_abc (their counts vary from run to run: equality only)
+PP=$SRC/../shared/data/pprof
+if [ -d "$PP" ] && [ -x "$PROGRAMS/prog_rec_samples" ]; then
+	mkdir -p "$T/smp"
+	cp "$PP/profile/testdata/cppbench.cpu" "$PP/profile/testdata/go.crc32.cpu" \
+		"$PP/internal/report/testdata/sample.cpu" "$T/smp/"
+	"$PROGRAMS/prog_rec_samples" "$T/smp/rec.opscope" >/dev/null 2>&1
+	same smp "$T/smp"
+	# the files' own totals (each report alone): weights 7.12e9 ns (52 samples), 2.11e9
+	# (69), 1.76e9 (76) and 206 x 1 (206 samples, 2 truncated): 10990000206, 403, 2
+	check "smp: merged: the samples' totals are the files' summed" \
+		'q "$T/smp.m.json" "[x[\"totals\"] for x in d[\"tables\"] if x[\"title\"] == \"Samples: Top Functions\"] == [{\"weight\": 10990000206, \"samples\": 403, \"truncated\": 2, \"no_stack\": 0}]"'
+fi
+if [ -x "$PROGRAMS/prog_sample_abc" ]; then
+	mkdir -p "$T/abc"
+	for i in 1 2; do
+		OPSCOPE_QUIET=1 "$OPSCOPE" record -q -f -o "$T/abc/abc$i.opscope" --sample=499 -- \
+			"$PROGRAMS/prog_sample_abc" abc 300 >/dev/null 2>&1
+	done
+	[ -s "$T/abc/abc1.opscope" ] && [ -s "$T/abc/abc2.opscope" ] && same abc "$T/abc"
+fi
+
+# --- FLOPs: the H200 recordings (CUPTI and Kineto), and a mix of a CPU-only trace, an A100,
+# an MI250 and the H200 recording
+H2=$SRC/tests/data/h200
+mkdir -p "$T/h200" && cp "$H2/train.opscope" "$H2/train_kineto.json.gz" "$T/h200/"
+same h200 "$T/h200"
+if [ -d "$HTA/rank_non_gpu" ]; then
+	mkdir -p "$T/fmix"
+	cp "$HTA/rank_non_gpu/rank_non_gpu.json.gz" "$HTA/trace_diff/control/control.json.gz" \
+		"$HTA/amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz" "$H2/train.opscope" "$T/fmix/"
+	# (not the ranks view: the CPU-only file's world size is 8 in the report, - merged)
+	same fmix "$T/fmix" files,flops
+	# the time basis is device time once one file has device work: the CPU-only file counts
+	# its calls' device time (0), so the total is the GPU files' own totals (each report
+	# alone): 493925000 (A100) + 149042 (MI250) + 1834922 (H200) = 495908964 ns; each device
+	# with peaks once in the ceilings (the MI250 is not in the table)
+	check "fmix: merged: device-time basis over the files, each device's ceilings once" \
+		'q "$T/fmix.m.json" "[x[\"totals\"][\"operator_time_ns\"] for x in d[\"tables\"] if x[\"title\"] == \"FLOPs by Category\"] == [495908964] and [r[\"device\"] for r in t(\"Roofline Ceilings\")] == [\"NVIDIA A100 SXM4 40GB\", \"NVIDIA H200 SXM 141GB\"]"'
+fi
+
 # --- bad partials: one line naming the file and the offset, exit 1
 P=$T/parts_syn/rank0.json.partial
 bad() { # NAME PATTERN PARTIAL...
@@ -246,8 +300,8 @@ bad "no end record" "noend.partial: offset $((size - $(tail -n 1 "$P" | wc -c)))
 sed '3s/\t[0-9]*\t/\tx1\t/' "$P" >"$T/corrupt.partial"
 off=$(head -n 2 "$P" | wc -c)
 bad "a corrupt count" "corrupt.partial: offset $off: field 4: not a count" "$T/corrupt.partial"
-sed '1s/\t10$/\t11/' "$P" >"$T/v11.partial"
-bad "a newer version" "v11.partial: offset 0: partial format version 11 is newer than this opscope reads (10)" "$T/v11.partial"
+sed '1s/\t11$/\t12/' "$P" >"$T/v12.partial"
+bad "a newer version" "v12.partial: offset 0: partial format version 12 is newer than this opscope reads (11)" "$T/v12.partial"
 bad "the same partial twice" "rank0.json.partial: offset $(head -n 2 "$P" | wc -c): trace $T/syn/rank0.json is also in $P (a partial given twice?)" "$P" "$P"
 bad "a trace given as a partial" "rank0.json: offset 0: not an opscope partial" "$T/syn/rank0.json"
 : >"$T/empty.partial"

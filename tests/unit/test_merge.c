@@ -83,7 +83,7 @@ TEST(merge_two_partials)
 	nest(m1);
 	char *p0 = write_partial(m0, "r0.json"), *p1 = write_partial(m1, "r1.json");
 	REQUIRE(p0 && p1);
-	CHECK(strncmp(p0, "opscope-partial\t10\ninput\t=r0.json\nfile\t=r0.json\t=test\t", 52) ==
+	CHECK(strncmp(p0, "opscope-partial\t11\ninput\t=r0.json\nfile\t=r0.json\t=test\t", 52) ==
 	      0);
 	struct partial_set ps;
 	REQUIRE(partial_set_init(&ps) == 0);
@@ -236,9 +236,9 @@ TEST(merge_refusals)
 	char err[256];
 	/* a newer version: offset 0 */
 	REQUIRE(partial_set_init(&ps) == 0);
-	CHECK(read_text(&ps, "opscope-partial\t11\nend\t0\n", "new", err, sizeof(err)) != 0);
-	CHECK_STR(err, "new: offset 0: partial format version 11 is newer than this opscope reads "
-		       "(10): merge with a newer opscope");
+	CHECK(read_text(&ps, "opscope-partial\t12\nend\t0\n", "new", err, sizeof(err)) != 0);
+	CHECK_STR(err, "new: offset 0: partial format version 12 is newer than this opscope reads "
+		       "(11): merge with a newer opscope");
 	partial_set_free(&ps);
 	/* no end record: the offset is the end of the text (18 + 9 = 27 bytes) */
 	REQUIRE(partial_set_init(&ps) == 0);
