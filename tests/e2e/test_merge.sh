@@ -358,6 +358,33 @@ bad "a range's longest call longer than its total" "hmax.partial: offset $off: f
 awk -F'\t' 'BEGIN { OFS = "\t" } $1 == "pt" && !done { $2 = $3 + 1; done = 1 } { print }' "$PY0" >"$T/plong.partial"
 off=$(grep -b -m1 "^pt" "$PY0" | cut -d: -f1)
 bad "a step's Dataloader time longer than the step" "plong.partial: offset $off: field 2: [0-9]* is out of range" "$T/plong.partial"
+# samples and flops records: a function's flat above its cum, a pair naming a function not
+# read yet, a function before the file's sa record; a peak that is not a number, a row's
+# tensor-core time above its kernel time, a row before the file's fl record
+PS=$T/parts_smp/cppbench.cpu.partial
+if [ -f "$PS" ]; then
+	awk -F'\t' 'BEGIN { OFS = "\t" } $1 == "saf" && $5 > 1 && !done { $6 = 1; done = 1 } { print }' "$PS" >"$T/saflat.partial"
+	off=$(grep -b -m1 "^saf" "$PS" | cut -d: -f1)
+	bad "a function's flat above its cum" "saflat.partial: offset $off: field 5: [0-9]* is out of range" "$T/saflat.partial"
+	awk -F'\t' 'BEGIN { OFS = "\t" } $1 == "sae" && !done { $3 = 1000000; done = 1 } { print }' "$PS" >"$T/saeidx.partial"
+	off=$(grep -b -m1 "^sae" "$PS" | cut -d: -f1)
+	bad "a pair naming no function of the file" "saeidx.partial: offset $off: field 3: 1000000 is out of range" "$T/saeidx.partial"
+	grep -v "^sa	" "$PS" >"$T/nosa.partial"
+	off=$(grep -v "^sa	" "$PS" | grep -b -m1 "^saf" | cut -d: -f1)
+	bad "a function before its sa record" "nosa.partial: offset $off: saf record before the file's sa record" "$T/nosa.partial"
+fi
+PF=$T/parts_h200/train.opscope.partial
+if [ -f "$PF" ]; then
+	awk -F'\t' 'BEGIN { OFS = "\t" } $1 == "flp" && !done { $5 = "nan"; done = 1 } { print }' "$PF" >"$T/flnan.partial"
+	off=$(grep -b -m1 "^flp" "$PF" | cut -d: -f1)
+	bad "a peak that is not a number" "flnan.partial: offset $off: field 5: not a number in \[0, 1e30\]" "$T/flnan.partial"
+	awk -F'\t' 'BEGIN { OFS = "\t" } $1 == "flr" && !done { $14 = $13 + 1; done = 1 } { print }' "$PF" >"$T/fltc.partial"
+	off=$(grep -b -m1 "^flr" "$PF" | cut -d: -f1)
+	bad "tensor-core time above the kernel time" "fltc.partial: offset $off: field 14: [0-9]* is out of range" "$T/fltc.partial"
+	grep -v "^fl	" "$PF" >"$T/nofl.partial"
+	off=$(grep -v "^fl	" "$PF" | grep -b -m1 "^fl[a-z]" | cut -d: -f1)
+	bad "a FLOPs record before its fl record" "nofl.partial: offset $off: fl[a-z] record before the file's fl record" "$T/nofl.partial"
+fi
 # every prefix of a partial: refused in one line, never a crash (exit 1, not a signal)
 ok=1
 for cut in 0 1 17 40 100 200 $((size / 2)) $((size - 1)); do
