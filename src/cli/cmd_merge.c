@@ -174,7 +174,8 @@ int cmd_merge(int argc, char **argv)
 					msg, sizeof(msg),
 					"'%s' is not a mergeable view: merge makes files, ranks, "
 					"operator, kernel, nvprof, step, gpu, gputime, launch, "
-					"queue, gpumem, userdefined, memcpy, python, module and perf "
+					"queue, gpumem, userdefined, memcpy, python, module, perf, "
+					"samples and flops "
 					"(docs/merge.md)",
 					bad);
 				return cli_usage_error("merge", msg);

@@ -56,8 +56,9 @@
  *   sa <samples> <weight> <truncated> <no stack> <samples before --under>   (version 11 on)
  *   saf <name> <source file> <address> <flat> <cum>   (one per function with weight)
  *   sae <caller> <callee> <weight>     (one per pair; indices of the file's saf records)
- *   fl <device work 0|1> <device ns> <CPU ns> <no-work calls> <outputs from backward>
- *      <device not in the table>     (the flops view, version 11 on; ns: outermost calls)
+ *   fl <shapes 0|1> <device work 0|1> <device ns> <CPU ns> <no-work calls>
+ *      <outputs from backward> <device not in the table>
+ *                             (the flops view, version 11 on; ns: the outermost calls')
  *   flc <category> <calls> <device ns> <CPU ns> <FLOPs> <bytes>   (one per category)
  *   flp <name> <source> <tc arch> <fp64> <fp32> <tf32> <fp16> <bf16> <fp8> <int8> <bw>
  *                             (hex floats; one per device peaks of the rows, at most 64)

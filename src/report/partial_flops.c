@@ -1,8 +1,8 @@
 /*
  * partial_flops.c: the flops view's share of a partial (partial.h; the format: docs/merge.md):
- * per file its share of the FLOPs analysis (flops_file) as an `fl` record (device work or not,
- * the outermost calls' time in both bases, the calls of no work, the outputs taken from
- * backward calls, the first device not in the table), an `flc` record per category with calls
+ * per file its share of the FLOPs analysis (flops_file) as an `fl` record (shapes in the model
+ * or not, device work or not, the outermost calls' time in both bases, the calls of no work,
+ * the outputs taken from backward calls, the first device not in the table), an `flc` record per category with calls
  * (calls, time in both bases, FLOPs, bytes), an `flp` record per device peaks its rows were
  * measured against (every number a C99 hex float, so it comes back to the same bits), an `flr`
  * record per row (operator, shapes, dtypes, direction, its first call's attributes, its sums,
