@@ -20,11 +20,10 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static bool fuzz_mergeable(const char *view, void *arg)
+/* The views merge makes: those every partial of the set carries. */
+static bool fuzz_carried(const char *view, void *arg)
 {
-	(void)arg;
-	const struct report_view *v = report_view_find(view);
-	return v && v->mergeable;
+	return partial_carries(arg, view);
 }
 
 /* A refusal: one line, not empty. */
@@ -66,7 +65,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (report_ctx_init(&ctx, ps.m, &ro) == 0) {
 		ctx.pre = &ps.pre;
 		partial_analysis(&ps, &ctx.an);
-		if (report_run_views(&ctx, fuzz_mergeable, NULL) == 0) {
+		if (report_run_views(&ctx, fuzz_carried, &ps) == 0) {
 			struct rformat_opts fo = { RFORMAT_JSON, 1, 0, NULL, 0 };
 			FILE *out = fopen("/dev/null", "w");
 			if (out) {

@@ -464,13 +464,18 @@ static void measure_tiny(const struct analysis *a, const struct step_table *t,
 	}
 }
 
-/* Rule 6: the FLOPs rows of the file alone (flops_run of its tracks). 0 or OPSCOPE_ENOMEM. */
+/* Rule 6: the FLOPs rows of the file alone: its share (flops_file) combined alone, as a model
+ * of that file gives them. 0 or OPSCOPE_ENOMEM. */
 static int measure_tc(const struct analysis *a, const struct flops_opts *fo, uint32_t f,
 		      struct advice_file *af)
 {
-	struct flops_opts o = { .peaks = fo ? fo->peaks : NULL, .one_file = true, .file = f };
+	struct flops_opts o = { .peaks = fo ? fo->peaks : NULL };
+	struct flops_part part;
 	struct flops_result fr;
-	int rc = flops_run(a, &o, &fr);
+	memset(&fr, 0, sizeof(fr));
+	int rc = flops_file(a, f, &part);
+	if (rc == 0)
+		rc = flops_combine(&o, &part, 1, &fr) == 0 ? 0 : OPSCOPE_ENOMEM;
 	if (rc == 0 && fr.nrows && !(af->tc = calloc(fr.nrows, sizeof(*af->tc))))
 		rc = OPSCOPE_ENOMEM;
 	for (uint32_t i = 0; rc == 0 && i < fr.nrows; i++) {
@@ -486,6 +491,7 @@ static int measure_tc(const struct analysis *a, const struct flops_opts *fo, uin
 						peaks,	     r->calls,	     r->kernel_ns };
 	}
 	flops_free(&fr);
+	flops_part_free(&part);
 	return rc;
 }
 

@@ -70,8 +70,10 @@ struct fl {
 	uint32_t rows_cap, gaps_cap;
 	struct hmap fwd_op;   /* (process, seq) -> (track << 40 | range) of the forward operator */
 	struct hmap conv_out; /* (process, seq) -> (track << 40 | range) of the conv backward */
-	int8_t *tc_by_name;   /* per string id: -1 not looked at, 0 no tensor cores, 1 yes */
-	uint8_t *name_kind;   /* per string id: FL_NAME_* bits, 0 not looked at */
+	/* per string id: -1 not looked at, else the architecture it was looked at for times 2,
+	 * plus 1 when the kernel used tensor cores (files of two devices ask for two) */
+	int16_t *tc_by_name;
+	uint8_t *name_kind; /* per string id: FL_NAME_* bits, 0 not looked at */
 	/* results of calls with no hint, by (name, shapes, dtypes, concrete inputs): a training
 	 * loop repeats its calls step after step, and parsing is most of a call's cost */
 	struct fl_cached *cache;
@@ -88,6 +90,7 @@ struct fl {
 		const struct hardware_peaks *peaks;
 	} devs[64];
 	uint32_t ndevs;
+	struct flops_part *part; /* the file's share being made (its r is F->r) */
 };
 
 /* ---------------------------------------------------------------------------------------- */
@@ -276,14 +279,19 @@ static struct flops_row *row_get(struct fl *F, const struct flops_row *k)
 
 static uint64_t gap_hash(const struct flops_gap *g)
 {
-	return hash_u64(((uint64_t)g->name << 32) ^ (uint64_t)(uintptr_t)g->reason);
+	uint64_t h = 14695981039346656037ull; /* FNV-1a of the reason's text */
+	for (const char *c = g->reason ? g->reason : ""; *c; c++)
+		h = (h ^ (unsigned char)*c) * 1099511628211ull;
+	return hash_u64(((uint64_t)g->name << 32) ^ h);
 }
 
 static bool gap_eq(const void *ctx, uint32_t e)
 {
 	const struct fl *F = ctx;
 	const struct flops_gap *a = &F->r->gaps[e], *b = F->probe_gap;
-	return a->name == b->name && a->reason == b->reason;
+	return a->name == b->name &&
+	       (a->reason == b->reason ||
+		(a->reason && b->reason && strcmp(a->reason, b->reason) == 0));
 }
 
 static uint64_t gap_rehash(const void *ctx, uint32_t e)
@@ -357,10 +365,11 @@ static bool kernel_uses_tc(struct fl *F, uint32_t name, int arch)
 {
 	if (name >= F->m->nstrings)
 		return false;
-	int8_t *c = &F->tc_by_name[name];
-	if (*c < 0)
-		*c = hardware_kernel_uses_tc(model_str(F->m, name), arch) ? 1 : 0;
-	return *c == 1;
+	int16_t *c = &F->tc_by_name[name];
+	if (*c < 0 || *c >> 1 != arch)
+		*c = (int16_t)(arch * 2 +
+			       (hardware_kernel_uses_tc(model_str(F->m, name), arch) ? 1 : 0));
+	return *c & 1;
 }
 
 /* The kernels range i of track t launched from inside it: count, time, time on tensor cores,
@@ -660,13 +669,13 @@ static bool count_call(struct fl *F, uint32_t t, uint64_t i, const struct fl_ran
 	return true;
 }
 
-/* The time basis of range i of track t: its device time, or its CPU time. */
-static int64_t basis_ns(const struct fl *F, uint32_t t, uint64_t i)
+/* Add range i of track t's times, in both bases, into two: [0] the device time it launched,
+ * [1] its CPU time (the file's basis is known only once every file is: flops_combine). */
+static void add_basis(int64_t *two, const struct fl *F, uint32_t t, uint64_t i)
 {
 	const struct tree_track *tk = &F->an->tree.tracks[t];
-	if (F->r->device_time)
-		return tk->ggpu_ns ? tk->ggpu_ns[i] : 0;
-	return F->m->tracks[t].ranges.dur_ns[i];
+	two[0] += tk->ggpu_ns ? tk->ggpu_ns[i] : 0;
+	two[1] += F->m->tracks[t].ranges.dur_ns[i];
 }
 
 static bool track_passes(struct fl *F, uint32_t t, struct fl_range *R)
@@ -695,7 +704,7 @@ static bool track_passes(struct fl *F, uint32_t t, struct fl_range *R)
 				break;
 			}
 		if (outermost)
-			r->total_ns += basis_ns(F, t, i);
+			add_basis(F->part->total_ns, F, t, i);
 		if (runs_as_parts(m, parent, t, i))
 			continue; /* its parts are evaluated, not it */
 		if (name_kind(F, tr->ranges.name[i]) & FL_NAME_AUTOGRAD)
@@ -710,7 +719,7 @@ static bool track_passes(struct fl *F, uint32_t t, struct fl_range *R)
 				return false;
 			struct flops_category *c = &r->cat[res.category];
 			c->calls++;
-			c->time_ns += basis_ns(F, t, i);
+			add_basis(F->part->cat_ns[res.category], F, t, i);
 			c->flops = sat_add(c->flops, res.flops);
 			c->bytes = sat_add(c->bytes, sat_add(res.bytes_read, res.bytes_written));
 		} else if (why && strcmp(why, "no work (a view or allocation)") == 0) {
@@ -751,7 +760,7 @@ static bool track_passes(struct fl *F, uint32_t t, struct fl_range *R)
 		g->cpu_ns += tr->ranges.dur_ns[i];
 		g->gpu_ns += tk->ggpu_ns ? tk->ggpu_ns[i] : 0;
 		r->cat[PERFMODEL_NONE].calls++;
-		r->cat[PERFMODEL_NONE].time_ns += basis_ns(F, t, i);
+		add_basis(F->part->cat_ns[PERFMODEL_NONE], F, t, i);
 	}
 	return true;
 }
@@ -776,69 +785,257 @@ static void roll_up_roofline(struct flops_result *r)
 	}
 }
 
+/* Start the state shared by the files of one model (the caches by string id). False when out
+ * of memory, or *none when no operator of the model has shapes. */
+static bool fl_start(struct fl *F, const struct analysis *an, const struct flops_opts *o,
+		     bool *none)
+{
+	const struct model *m = an->m;
+	memset(F, 0, sizeof(*F));
+	F->an = an;
+	F->m = m;
+	F->o = o;
+	F->k_dims = model_find_str(m, "Input Dims");
+	F->k_types = model_find_str(m, "Input type");
+	F->k_concrete = model_find_str(m, "Concrete Inputs");
+	F->k_seq = model_find_str(m, "Sequence number");
+	*none = !F->k_dims; /* no operator has shapes: nothing to model, nothing to list */
+	size_t n = m->nstrings ? m->nstrings : 1;
+	F->tc_by_name = malloc(n * sizeof(*F->tc_by_name));
+	F->name_kind = calloc(n, 1);
+	if (!F->tc_by_name || !F->name_kind)
+		return false;
+	memset(F->tc_by_name, -1, n * sizeof(*F->tc_by_name));
+	return true;
+}
+
+static void fl_end(struct fl *F)
+{
+	free(F->tc_by_name);
+	free(F->name_kind);
+	free(F->cache);
+	hindex_free(&F->cache_index);
+	free(F->scratch);
+}
+
+/* The share of file `file` into part (F started). False when out of memory. */
+static bool fl_file(struct fl *F, uint32_t file, struct flops_part *part)
+{
+	const struct model *m = F->m;
+	memset(part, 0, sizeof(*part));
+	F->part = part;
+	F->r = &part->r;
+	F->rows_cap = F->gaps_cap = 0;
+	F->ndevs = 0;
+	for (uint32_t t = 0; t < m->ntracks && !part->r.device_time; t++)
+		part->r.device_time = m->tracks[t].file == file &&
+				      m->tracks[t].kind == MODEL_TRACK_DEVICE &&
+				      m->tracks[t].nranges;
+	struct fl_range **per_track = calloc(m->ntracks ? m->ntracks : 1, sizeof(*per_track));
+	bool ok = per_track != NULL;
+	for (uint32_t t = 0; ok && t < m->ntracks; t++) {
+		const struct model_track *tr = &m->tracks[t];
+		if (tr->file != file || tr->kind != MODEL_TRACK_THREAD || !tr->nranges)
+			continue;
+		per_track[t] = calloc(tr->nranges, sizeof(struct fl_range));
+		ok = per_track[t] != NULL;
+	}
+	ok = ok && link_sequences(F, per_track);
+	for (uint32_t t = 0; ok && t < m->ntracks; t++)
+		if (per_track[t])
+			ok = track_passes(F, t, per_track[t]);
+	if (per_track)
+		for (uint32_t t = 0; t < m->ntracks; t++)
+			free(per_track[t]);
+	free(per_track);
+	hindex_free(&F->row_index);
+	hindex_free(&F->gap_index);
+	hmap_free(&F->fwd_op);
+	hmap_free(&F->conv_out);
+	memset(&F->row_index, 0, sizeof(F->row_index));
+	memset(&F->gap_index, 0, sizeof(F->gap_index));
+	memset(&F->fwd_op, 0, sizeof(F->fwd_op));
+	memset(&F->conv_out, 0, sizeof(F->conv_out));
+	int b = part->r.device_time ? 0 : 1;
+	part->r.total_ns = part->total_ns[b];
+	for (int c = 0; c < PERFMODEL_CATEGORIES; c++)
+		part->r.cat[c].time_ns = part->cat_ns[c][b];
+	if (!ok)
+		part->r.oom = true;
+	return ok && !part->r.oom;
+}
+
+int flops_file(const struct analysis *an, uint32_t file, struct flops_part *part)
+{
+	struct fl F;
+	bool none;
+	memset(part, 0, sizeof(*part));
+	bool ok = fl_start(&F, an, NULL, &none);
+	if (ok) /* with no shapes too: a file with shapes beside it lists these calls */
+		ok = fl_file(&F, file, part);
+	part->has_shapes = !none;
+	fl_end(&F);
+	if (!ok)
+		part->r.oom = true;
+	return ok ? 0 : OPSCOPE_ENOMEM;
+}
+
+void flops_part_free(struct flops_part *part)
+{
+	flops_free(&part->r);
+	memset(part, 0, sizeof(*part));
+}
+
+/* Add a + b into *sum; false when it leaves int64. */
+static bool add_i64(int64_t *sum, int64_t a, int64_t b)
+{
+	return !__builtin_add_overflow(a, b, sum);
+}
+
+/* Add row x (of a later file) into row y of the same key: the sums; the device and its peaks
+ * when y has none yet (the first kernel of the row's calls, file after file). */
+static bool row_add(struct flops_row *y, const struct flops_row *x)
+{
+	uint64_t calls = y->calls + x->calls, kernels = y->kernels + x->kernels;
+	if (calls < y->calls || kernels < y->kernels ||
+	    !add_i64(&y->cpu_ns, y->cpu_ns, x->cpu_ns) ||
+	    !add_i64(&y->gpu_ns, y->gpu_ns, x->gpu_ns) ||
+	    !add_i64(&y->kernel_ns, y->kernel_ns, x->kernel_ns) ||
+	    !add_i64(&y->tc_ns, y->tc_ns, x->tc_ns))
+		return false;
+	y->calls = calls;
+	y->kernels = kernels;
+	y->flops = sat_add(y->flops, x->flops);
+	y->bytes = sat_add(y->bytes, x->bytes);
+	if (!y->peaks && !y->device_name) {
+		y->peaks = x->peaks;
+		y->device_name = x->device_name;
+	}
+	return true;
+}
+
+/* flops_combine's work on F (F->r = out). 0, -1 (a sum leaves int64) or OPSCOPE_ENOMEM. */
+static int combine_run(struct fl *F, const struct flops_opts *o, const struct flops_part *parts,
+		       uint32_t n)
+{
+	struct flops_result *out = F->r;
+	int64_t total[2] = { 0, 0 }, cat_ns[PERFMODEL_CATEGORIES][2];
+	memset(cat_ns, 0, sizeof(cat_ns));
+	for (uint32_t k = 0; k < n; k++) {
+		const struct flops_part *p = &parts[k];
+		out->device_time |= p->r.device_time;
+		out->oom |= p->r.oom;
+		out->no_work_calls += p->r.no_work_calls;
+		out->out_from_bwd += p->r.out_from_bwd;
+		if (!out->unknown_device)
+			out->unknown_device = p->r.unknown_device;
+		for (int b = 0; b < 2; b++) {
+			if (!add_i64(&total[b], total[b], p->total_ns[b]))
+				return -1;
+			for (int c = 0; c < PERFMODEL_CATEGORIES; c++)
+				if (!add_i64(&cat_ns[c][b], cat_ns[c][b], p->cat_ns[c][b]))
+					return -1;
+		}
+		for (int c = 0; c < PERFMODEL_CATEGORIES; c++) {
+			struct flops_category *y = &out->cat[c];
+			const struct flops_category *x = &p->r.cat[c];
+			if (y->calls + x->calls < y->calls)
+				return -1;
+			y->calls += x->calls;
+			y->flops = sat_add(y->flops, x->flops);
+			y->bytes = sat_add(y->bytes, x->bytes);
+		}
+		for (uint32_t i = 0; i < p->r.nrows; i++) {
+			const struct flops_row *x = &p->r.rows[i];
+			struct flops_row k0 = { 0 };
+			k0.name = x->name;
+			k0.shapes = x->shapes;
+			k0.dtypes = x->dtypes;
+			k0.backward = x->backward;
+			uint32_t before = out->nrows;
+			struct flops_row *y = row_get(F, &k0);
+			if (!y)
+				return OPSCOPE_ENOMEM;
+			if (out->nrows > before) {
+				*y = *x; /* first seen here: its first call's attributes */
+				continue;
+			}
+			if (!row_add(y, x))
+				return -1;
+		}
+		for (uint32_t i = 0; i < p->r.ngaps; i++) {
+			const struct flops_gap *x = &p->r.gaps[i];
+			struct flops_gap *y = gap_get(F, x->name, x->reason);
+			if (!y)
+				return OPSCOPE_ENOMEM;
+			if (y->calls + x->calls < y->calls ||
+			    !add_i64(&y->cpu_ns, y->cpu_ns, x->cpu_ns) ||
+			    !add_i64(&y->gpu_ns, y->gpu_ns, x->gpu_ns))
+				return -1;
+			y->calls += x->calls;
+		}
+	}
+	bool shapes = false;
+	for (uint32_t k = 0; k < n; k++)
+		shapes |= parts[k].has_shapes;
+	if (!shapes) { /* no operator with shapes anywhere: nothing to model, nothing to list */
+		flops_free(out);
+		return 0;
+	}
+	int b = out->device_time ? 0 : 1;
+	out->total_ns = total[b];
+	for (int c = 0; c < PERFMODEL_CATEGORIES; c++)
+		out->cat[c].time_ns = cat_ns[c][b];
+	/* CPU time has no peak in the table; peaks given by hand apply to it too */
+	if (!out->device_time && o && o->peaks)
+		for (uint32_t i = 0; i < out->nrows; i++)
+			out->rows[i].peaks = o->peaks;
+	roll_up_roofline(out);
+	return 0;
+}
+
+int flops_combine(const struct flops_opts *o, const struct flops_part *parts, uint32_t n,
+		  struct flops_result *out)
+{
+	memset(out, 0, sizeof(*out));
+	struct fl F;
+	memset(&F, 0, sizeof(F));
+	F.r = out;
+	int rc = combine_run(&F, o, parts, n);
+	hindex_free(&F.row_index);
+	hindex_free(&F.gap_index);
+	if (rc == OPSCOPE_ENOMEM)
+		out->oom = true;
+	return rc;
+}
+
 int flops_run(const struct analysis *an, const struct flops_opts *o, struct flops_result *out)
 {
 	memset(out, 0, sizeof(*out));
 	const struct model *m = an->m;
 	struct fl F;
-	memset(&F, 0, sizeof(F));
-	F.an = an;
-	F.m = m;
-	F.o = o;
-	F.r = out;
-	F.k_dims = model_find_str(m, "Input Dims");
-	F.k_types = model_find_str(m, "Input type");
-	F.k_concrete = model_find_str(m, "Concrete Inputs");
-	F.k_seq = model_find_str(m, "Sequence number");
-	if (!F.k_dims)
-		return 0; /* no operator has shapes: nothing to model, nothing to list */
-	bool one = o && o->one_file;
-	for (uint32_t t = 0; t < m->ntracks && !out->device_time; t++)
-		out->device_time = m->tracks[t].kind == MODEL_TRACK_DEVICE &&
-				   m->tracks[t].nranges && (!one || m->tracks[t].file == o->file);
-
-	struct fl_range **per_track = calloc(m->ntracks ? m->ntracks : 1, sizeof(*per_track));
-	F.tc_by_name = malloc(m->nstrings ? m->nstrings : 1);
-	F.name_kind = calloc(m->nstrings ? m->nstrings : 1, 1);
-	bool ok = per_track && F.tc_by_name && F.name_kind;
-	if (ok)
-		memset(F.tc_by_name, -1, m->nstrings);
-	for (uint32_t t = 0; ok && t < m->ntracks; t++) {
-		const struct model_track *tr = &m->tracks[t];
-		if (tr->kind != MODEL_TRACK_THREAD || !tr->nranges || (one && tr->file != o->file))
-			continue; /* the passes skip a track without one */
-		per_track[t] = calloc(tr->nranges, sizeof(struct fl_range));
-		ok = per_track[t] != NULL;
+	bool none;
+	bool ok = fl_start(&F, an, o, &none);
+	if (ok && none) {
+		fl_end(&F);
+		return 0;
 	}
-	ok = ok && link_sequences(&F, per_track);
-	for (uint32_t t = 0; ok && t < m->ntracks; t++)
-		if (per_track[t])
-			ok = track_passes(&F, t, per_track[t]);
-	/* CPU time has no peak in the table; peaks given by hand apply to it too */
-	if (ok && !out->device_time && o && o->peaks)
-		for (uint32_t i = 0; i < out->nrows; i++)
-			out->rows[i].peaks = o->peaks;
-	if (ok)
-		roll_up_roofline(out);
-
-	if (per_track)
-		for (uint32_t t = 0; t < m->ntracks; t++)
-			free(per_track[t]);
-	free(per_track);
-	free(F.tc_by_name);
-	free(F.name_kind);
-	free(F.cache);
-	hindex_free(&F.cache_index);
-	free(F.scratch);
-	hindex_free(&F.row_index);
-	hindex_free(&F.gap_index);
-	hmap_free(&F.fwd_op);
-	hmap_free(&F.conv_out);
-	if (!ok || out->oom) {
+	uint32_t n = m->nfiles ? m->nfiles : 1; /* a model built by hand may have no file */
+	struct flops_part *parts = ok ? calloc(n, sizeof(*parts)) : NULL;
+	ok = parts != NULL;
+	for (uint32_t f = 0; ok && f < n; f++)
+		if ((ok = fl_file(&F, m->nfiles ? f : 0, &parts[f])))
+			parts[f].has_shapes = true;
+	fl_end(&F);
+	int rc = ok ? flops_combine(o, parts, n, out) : OPSCOPE_ENOMEM;
+	for (uint32_t f = 0; parts && f < n; f++)
+		flops_part_free(&parts[f]);
+	free(parts);
+	if (rc) {
 		out->oom = true;
 		return OPSCOPE_ENOMEM;
 	}
-	return 0;
+	return out->oom ? OPSCOPE_ENOMEM : 0;
 }
 
 void flops_free(struct flops_result *r)

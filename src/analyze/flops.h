@@ -44,10 +44,6 @@ struct flops_opts {
 	/* Peaks given by hand (--peak): used for every device, NULL to look each device's name
 	 * up in the table (hardware_find). */
 	const struct hardware_peaks *peaks;
-	/* Only the tracks of file `file` (index in model.files) when set: one file's rows as a
-	 * model of that file alone gives them (the advisor's per-file part, advice.h). */
-	bool one_file;
-	uint32_t file; /* the file when one_file */
 };
 
 /* One row: the calls of one operator with the same shapes, dtypes and direction. */
@@ -117,6 +113,34 @@ struct flops_result {
  * was made, oom set; flops_free it either way). */
 int flops_run(const struct analysis *an, const struct flops_opts *o, struct flops_result *out);
 void flops_free(struct flops_result *r);
+
+/* One file's share of the analysis (flops_file): what flops_combine adds up. flops_run is the
+ * combination of every file's share, so that a merge of partials (opscope merge), which has
+ * only the shares, makes the very result. */
+struct flops_part {
+	struct flops_result r; /* the file's rows and gaps (first-seen order), category counts,
+				* FLOPs and bytes; device_time: the file has device work; its
+				* times in its own basis; no roofline sums, and no --peak for CPU
+				* rows (flops_combine makes them) */
+	int64_t total_ns[2];   /* the outermost calls' time, ns: [0] device time, [1] CPU time */
+	int64_t cat_ns[PERFMODEL_CATEGORIES][2]; /* per category the same, ns */
+	bool has_shapes; /* the model has operators with shapes ("Input Dims"): without any in
+			  * every part, the result is empty */
+};
+
+/* The share of file `file` of the analysis's model (no --peak: the device table's peaks).
+ * 0, or OPSCOPE_ENOMEM (part->r.oom set; flops_part_free it either way). */
+int flops_file(const struct analysis *an, uint32_t file, struct flops_part *part);
+void flops_part_free(struct flops_part *part);
+
+/* The result of n files' shares, in file order (string ids of one model): rows and gaps
+ * summed by key in first-seen order, file after file; a row's first call's attributes and
+ * its first device from the first file that has them; device time when any file has device
+ * work, the times in that basis; with o->peaks and no device work, those peaks on every row;
+ * then the roofline sums over the rows in their order. 0, OPSCOPE_ENOMEM, or -1 when a sum
+ * leaves int64 (flops_free out either way). */
+int flops_combine(const struct flops_opts *o, const struct flops_part *parts, uint32_t n,
+		  struct flops_result *out);
 
 /* Derived figures of a row, from its sums and peaks (NaN-free: 0 when not defined). */
 struct flops_derived {

@@ -46,6 +46,25 @@ static void under_track(const struct model_track *t, uint32_t name, uint8_t *kee
 	}
 }
 
+/* qsort's comparison takes no context: the model whose functions are being sorted (one sort
+ * per thread at a time; the report runs views on several threads). */
+static _Thread_local const struct model *sort_model;
+
+/* The order of the texts of string ids a and b of m (bytes, then length; "" for 0). */
+static int text_cmp(const struct model *m, uint32_t a, uint32_t b)
+{
+	if (a == b)
+		return 0;
+	uint32_t na = model_strlen(m, a), nb = model_strlen(m, b);
+	int c = memcmp(model_str(m, a), model_str(m, b), na < nb ? na : nb);
+	if (c)
+		return c;
+	return na < nb ? -1 : na > nb;
+}
+
+/* Heaviest flat first, then cum; ties by the texts of the name and file, then the address:
+ * a total order that does not depend on the order the names were interned in, so that a
+ * merged model (opscope merge, which interns them in another order) sorts the same. */
 static int fn_cmp(const void *a, const void *b)
 {
 	const struct samples_fn *x = a, *y = b;
@@ -53,10 +72,11 @@ static int fn_cmp(const void *a, const void *b)
 		return x->flat > y->flat ? -1 : 1;
 	if (x->cum != y->cum)
 		return x->cum > y->cum ? -1 : 1;
-	if (x->name != y->name)
-		return x->name < y->name ? -1 : 1;
-	if (x->file != y->file)
-		return x->file < y->file ? -1 : 1;
+	int c = text_cmp(sort_model, x->name, y->name);
+	if (!c)
+		c = text_cmp(sort_model, x->file, y->file);
+	if (c)
+		return c;
 	return x->address < y->address ? -1 : x->address > y->address;
 }
 
@@ -232,8 +252,41 @@ static int flame_run(const struct model *m, struct work *w, struct samples_profi
 	return 0;
 }
 
-static int profile_run(const struct model *m, const char *under, struct samples_profile *p,
-		       struct work *w)
+/* Sort p's functions (fn_cmp), then renumber its edges to the functions' new indices, dropping
+ * those of no weight or of a function dropped, and sort them: the order of samples_profile and
+ * samples_combine alike. keys: fn_key -> the index before (of `all` functions, p->nfns of them
+ * kept); newi (all entries) gets old index -> new, UINT32_MAX for a function dropped. */
+static void order_profile(const struct model *m, struct samples_profile *p, struct hmap *keys,
+			  uint32_t *newi, uint32_t all)
+{
+	for (uint32_t i = 0; i < all; i++)
+		newi[i] = UINT32_MAX;
+	sort_model = m;
+	if (p->nfns > 1) /* qsort(NULL, 0, ...) is undefined */
+		qsort(p->fns, p->nfns, sizeof(*p->fns), fn_cmp);
+	for (uint32_t i = 0; i < p->nfns; i++) {
+		uint64_t *v =
+			hmap_find(keys, fn_key(p->fns[i].name, p->fns[i].file, p->fns[i].address));
+		newi[*v] = i;
+	}
+	uint64_t k = 0;
+	for (uint64_t e = 0; e < p->nedges; e++) {
+		const struct samples_edge ed = p->edges[e];
+		if (!ed.weight || newi[ed.caller] == UINT32_MAX || newi[ed.callee] == UINT32_MAX)
+			continue;
+		p->edges[k] = ed;
+		p->edges[k].caller = newi[ed.caller];
+		p->edges[k].callee = newi[ed.callee];
+		k++;
+	}
+	p->nedges = k;
+	if (p->nedges > 1)
+		qsort(p->edges, (size_t)p->nedges, sizeof(*p->edges), edge_cmp);
+}
+
+/* samples_profile's work; only the tracks of file `file` unless it is UINT32_MAX. */
+static int profile_run(const struct model *m, const char *under, uint32_t file,
+		       struct samples_profile *p, struct work *w)
 {
 	w->weight = calloc((size_t)m->nstacks + 1, sizeof(*w->weight));
 	if (!w->weight)
@@ -241,6 +294,8 @@ static int profile_run(const struct model *m, const char *under, struct samples_
 	uint32_t under_id = under ? model_find_str(m, under) : 0;
 	for (uint32_t ti = 0; ti < m->ntracks; ti++) {
 		const struct model_track *t = &m->tracks[ti];
+		if (file != UINT32_MAX && t->file != file)
+			continue;
 		p->all_samples += t->nsamples;
 		if (!t->nsamples || (under && !under_id))
 			continue;
@@ -274,38 +329,16 @@ static int profile_run(const struct model *m, const char *under, struct samples_
 	uint32_t *newi = malloc(((size_t)p->nfns + 1) * sizeof(*newi));
 	if (!newi)
 		return OPSCOPE_ENOMEM;
-	for (uint32_t i = 0; i < p->nfns; i++)
-		newi[i] = UINT32_MAX;
 	uint32_t n = 0;
 	for (uint32_t i = 0; i < p->nfns; i++)
 		if (p->fns[i].cum || p->fns[i].flat)
 			p->fns[n++] = p->fns[i];
+	uint32_t all = p->nfns;
 	p->nfns = n;
-	if (p->nfns > 1) /* qsort(NULL, 0, ...) is undefined */
-		qsort(p->fns, p->nfns, sizeof(*p->fns), fn_cmp);
-	/* old index -> new: through the map of function keys */
-	for (uint32_t i = 0; i < p->nfns; i++) {
-		uint64_t *v = hmap_find(&w->fns,
-					fn_key(p->fns[i].name, p->fns[i].file, p->fns[i].address));
-		newi[*v] = i;
-	}
-	uint64_t k = 0;
-	for (uint64_t e = 0; e < p->nedges; e++) {
-		if (!p->edges[e].weight)
-			continue;
-		p->edges[k] = p->edges[e];
-		p->edges[k].caller = newi[p->edges[e].caller];
-		p->edges[k].callee = newi[p->edges[e].callee];
-		k++;
-	}
-	p->nedges = k;
+	order_profile(m, p, &w->fns, newi, all);
 	rc = flame_run(m, w, p, newi);
 	free(newi);
-	if (rc)
-		return rc;
-	if (p->nedges > 1)
-		qsort(p->edges, (size_t)p->nedges, sizeof(*p->edges), edge_cmp);
-	return 0;
+	return rc;
 }
 
 int samples_profile(const struct model *m, const char *under, struct samples_profile *p)
@@ -313,10 +346,134 @@ int samples_profile(const struct model *m, const char *under, struct samples_pro
 	memset(p, 0, sizeof(*p));
 	struct work w;
 	memset(&w, 0, sizeof(w));
-	int rc = profile_run(m, under, p, &w);
+	int rc = profile_run(m, under, UINT32_MAX, p, &w);
 	work_free(&w);
 	if (rc)
 		samples_profile_free(p);
+	return rc;
+}
+
+int samples_profile_file(const struct model *m, uint32_t file, struct samples_profile *p)
+{
+	memset(p, 0, sizeof(*p));
+	struct work w;
+	memset(&w, 0, sizeof(w));
+	int rc = profile_run(m, NULL, file, p, &w);
+	work_free(&w);
+	if (rc)
+		samples_profile_free(p);
+	return rc;
+}
+
+/* Add a + b into *sum; false when it leaves int64. */
+static bool add_i64(int64_t *sum, int64_t a, int64_t b)
+{
+	return !__builtin_add_overflow(a, b, sum);
+}
+
+/* Part x's functions into out by key (fns: key -> index in out), map: x's index -> out's. 0, -1
+ * (a sum leaves int64) or OPSCOPE_ENOMEM. */
+static int combine_fns(const struct samples_profile *x, struct samples_profile *out,
+		       struct hmap *fns, uint64_t *cap, uint32_t *map)
+{
+	for (uint32_t i = 0; i < x->nfns; i++) {
+		const struct samples_fn *f = &x->fns[i];
+		uint64_t key = fn_key(f->name, f->file, f->address);
+		uint64_t *v = hmap_find(fns, key);
+		if (v) {
+			map[i] = (uint32_t)*v;
+		} else {
+			if (!grow_array((void **)&out->fns, sizeof(*out->fns), cap,
+					(uint64_t)out->nfns + 1) ||
+			    !hmap_put(fns, key, out->nfns))
+				return OPSCOPE_ENOMEM;
+			out->fns[out->nfns] = *f;
+			out->fns[out->nfns].flat = out->fns[out->nfns].cum = 0;
+			map[i] = out->nfns++;
+		}
+		struct samples_fn *o = &out->fns[map[i]];
+		if (!add_i64(&o->flat, o->flat, f->flat) || !add_i64(&o->cum, o->cum, f->cum))
+			return -1;
+	}
+	return 0;
+}
+
+/* Part x's edges into out (edges: caller << 32 | callee in out -> index), through map. */
+static int combine_edges(const struct samples_profile *x, struct samples_profile *out,
+			 struct hmap *edges, uint64_t *cap, const uint32_t *map)
+{
+	for (uint64_t e = 0; e < x->nedges; e++) {
+		const struct samples_edge *ed = &x->edges[e];
+		uint64_t key = (uint64_t)map[ed->caller] << 32 | map[ed->callee];
+		uint64_t *v = hmap_find(edges, key);
+		uint64_t at;
+		if (v) {
+			at = *v;
+		} else {
+			if (!grow_array((void **)&out->edges, sizeof(*out->edges), cap,
+					out->nedges + 1) ||
+			    !hmap_put(edges, key, out->nedges))
+				return OPSCOPE_ENOMEM;
+			at = out->nedges++;
+			out->edges[at] =
+				(struct samples_edge){ map[ed->caller], map[ed->callee], 0 };
+		}
+		if (!add_i64(&out->edges[at].weight, out->edges[at].weight, ed->weight))
+			return -1;
+	}
+	return 0;
+}
+
+/* samples_combine's work, its maps given (freed by the caller). */
+static int combine_run(const struct model *m, const struct samples_profile *parts, uint32_t n,
+		       struct samples_profile *out, struct hmap *fns, struct hmap *edges)
+{
+	uint64_t fns_cap = 0, edges_cap = 0, map_cap = 0;
+	uint32_t *map = NULL; /* a part's function index -> out's */
+	int rc = 0;
+	for (uint32_t k = 0; k < n && !rc; k++) {
+		const struct samples_profile *x = &parts[k];
+		if (!add_i64(&out->total, out->total, x->total))
+			rc = -1;
+		out->samples += x->samples;
+		out->truncated += x->truncated;
+		out->no_stack += x->no_stack;
+		out->all_samples += x->all_samples;
+		if (!rc &&
+		    !grow_array((void **)&map, sizeof(*map), &map_cap, (uint64_t)x->nfns + 1))
+			rc = OPSCOPE_ENOMEM;
+		if (!rc)
+			rc = combine_fns(x, out, fns, &fns_cap, map);
+		if (!rc)
+			rc = combine_edges(x, out, edges, &edges_cap, map);
+	}
+	free(map);
+	if (rc)
+		return rc;
+	/* a function whose weights summed to 0 (negative weights) is dropped, as in a report */
+	uint32_t *newi = malloc(((size_t)out->nfns + 1) * sizeof(*newi));
+	if (!newi)
+		return OPSCOPE_ENOMEM;
+	uint32_t kept = 0, all = out->nfns;
+	for (uint32_t i = 0; i < out->nfns; i++)
+		if (out->fns[i].cum || out->fns[i].flat)
+			out->fns[kept++] = out->fns[i];
+	out->nfns = kept;
+	order_profile(m, out, fns, newi, all);
+	free(newi);
+	return 0;
+}
+
+int samples_combine(const struct model *m, const struct samples_profile *parts, uint32_t n,
+		    struct samples_profile *out)
+{
+	memset(out, 0, sizeof(*out));
+	struct hmap fns = { 0 }, edges = { 0 };
+	int rc = combine_run(m, parts, n, out, &fns, &edges);
+	hmap_free(&fns);
+	hmap_free(&edges);
+	if (rc)
+		samples_profile_free(out);
 	return rc;
 }
 

@@ -47,7 +47,8 @@ struct samples_node {
 };
 
 struct samples_profile {
-	struct samples_fn *fns; /* by flat (descending), then cum, then name and file */
+	struct samples_fn *fns; /* by flat (descending), then cum, then the texts of name
+				 * and file, then address */
 	uint32_t nfns;
 	struct samples_edge *edges; /* by weight (descending), then caller, then callee */
 	uint64_t nedges;
@@ -66,6 +67,18 @@ struct samples_profile {
  * OPSCOPE_ENOMEM (p is then empty). */
 int samples_profile(const struct model *m, const char *under, struct samples_profile *p);
 void samples_profile_free(struct samples_profile *p);
+
+/* The profile of the samples of file `file` of m alone (every sample of its tracks): a
+ * partial's share (opscope merge). The flame graph is made too; the merge does not read it. */
+int samples_profile_file(const struct model *m, uint32_t file, struct samples_profile *p);
+
+/* The profile of n parts (profiles of string ids of m, each file's share) as samples_profile
+ * of all their samples gives it: functions summed by (name, file) or address, caller ->
+ * callee pairs by their functions, counts summed, both ordered as samples_profile orders
+ * them; no flame graph. Exact, as a sample belongs to one part. 0, OPSCOPE_ENOMEM, or -1 when
+ * a sum leaves int64 (out is then empty). */
+int samples_combine(const struct model *m, const struct samples_profile *parts, uint32_t n,
+		    struct samples_profile *out);
 
 /* A range name and the weight of the samples taken inside ranges of that name. */
 struct samples_range {

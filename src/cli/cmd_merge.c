@@ -1,11 +1,11 @@
 /*
  * cmd_merge.c: `opscope merge [options] PARTIAL|DIR...`: the report of many traces from their
  * partials (`opscope report --format partial`, one per file, made wherever the files are: a Slurm
- * array, a Spark or Ray map; docs/merge.md). It prints the mergeable views (files, advice,
- * ranks, operator, kernel, nvprof, step, gpu, gputime, launch, queue, gpumem, userdefined, memcpy,
- * python) with the report's own rendering code, so the tables are those that `opscope report`
- * prints for the same files loaded at once; the others are left out (they need the whole timeline,
- * or a partial does not carry them), which one line on stderr says.
+ * array, a Spark or Ray map; docs/merge.md). It prints the report's views with the report's
+ * own rendering code, so the tables are those that `opscope report` prints for the same files
+ * loaded at once; a view that a partial does not carry (an older format version, or the
+ * overview of files with and without ProfileStep ranges) is left out, which one line on
+ * stderr says.
  *
  * A partial that cannot be read (cut short, corrupt, a newer version, the same trace twice)
  * stops it with one line naming the partial and the byte offset, exit 1.
@@ -32,15 +32,13 @@ static const char merge_usage[] =
 	"\n"
 	"Combine the partial summaries that `opscope report --format partial FILE` wrote, one\n"
 	"per trace file (on a Slurm array, a Spark or Ray map: docs/merge.md), into the report\n"
-	"of all the files at once. Only the mergeable views are made: files, advice, ranks,\n"
-	"operator, kernel, nvprof, step, gpu, gputime, launch, queue, gpumem, userdefined,\n"
-	"memcpy, python, module, perf.\n"
+	"of all the files at once: every view of the report, made from the summaries.\n"
 	"The files are taken in the order of their paths, as `opscope report DIR` reads a\n"
 	"directory. A DIR gives every *.partial file in it (for more partials than a command\n"
 	"line holds).\n"
 	"\n"
 	"options:\n"
-	"      --views LIST      comma list of mergeable views (default: all that apply)\n"
+	"      --views LIST      comma list of views (default: all that apply)\n"
 	"      --sort KEY        operator order: CPUTotal (default), CPUAvg, CPUMax, CPUMin,\n"
 	"                        GPUTotal, GPUAvg, GPUMax, GPUMin, Calls; the kernel table's\n"
 	"                        GPU keys sort it, the others sort it by GPUTotal\n"
@@ -54,8 +52,8 @@ static const char merge_usage[] =
 	"  -o, --output FILE     write to FILE instead of stdout\n"
 	"  -h, --help            show this help\n";
 
-/* The first name of the comma list that is not a mergeable view, or NULL. */
-static const char *not_mergeable(const char *list, char *name, size_t size)
+/* The first name of the comma list that is not a view, or NULL. */
+static const char *not_a_view(const char *list, char *name, size_t size)
 {
 	const char *item;
 	size_t len;
@@ -64,8 +62,7 @@ static const char *not_mergeable(const char *list, char *name, size_t size)
 			len = size - 1;
 		memcpy(name, item, len);
 		name[len] = '\0';
-		const struct report_view *v = report_view_find(name);
-		if (!v || !v->mergeable)
+		if (!report_view_find(name))
 			return name;
 	}
 	return NULL;
@@ -135,7 +132,7 @@ struct merge_want {
 	const struct partial_set *ps; /* the merged set */
 };
 
-static bool want_mergeable(const char *view, void *arg)
+static bool want_carried(const char *view, void *arg)
 {
 	const struct merge_want *w = arg;
 	const struct report_view *v = report_view_find(view);
@@ -167,15 +164,9 @@ int cmd_merge(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "u:n:c:w:f:o:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'V':
-			if (not_mergeable(optarg, bad, sizeof(bad))) {
-				char msg[320];
-				snprintf(
-					msg, sizeof(msg),
-					"'%s' is not a mergeable view: merge makes files, advice, ranks, "
-					"operator, kernel, nvprof, step, gpu, gputime, launch, "
-					"queue, gpumem, userdefined, memcpy, python, module and perf "
-					"(docs/merge.md)",
-					bad);
+			if (not_a_view(optarg, bad, sizeof(bad))) {
+				char msg[128];
+				snprintf(msg, sizeof(msg), "unknown view '%s' (see --help)", bad);
 				return cli_usage_error("merge", msg);
 			}
 			views = optarg;
@@ -197,7 +188,7 @@ int cmd_merge(int argc, char **argv)
 			break;
 		case 'f': {
 			int fmt = rformat_from_name(optarg);
-			if (fmt < 0)
+			if (fmt < 0 || fmt == RFORMAT_HTML) /* the page's timeline needs the events */
 				return cli_usage_error("merge", "--format wants text, csv or json");
 			fo.format = (enum rformat)fmt;
 			break;
@@ -252,17 +243,20 @@ int cmd_merge(int argc, char **argv)
 			return rc;
 		}
 	}
-	if (!views) { /* every view the report would try: say which are not made, and why */
+	if (!views) { /* every view the report would try: say which a partial does not carry */
 		char left[1024];
 		size_t n = 0;
+		const char *why = NULL;
 		for (const struct report_view *rv = report_views; rv->name; rv++)
-			if (!partial_carries(&ps, rv->name) && n < sizeof(left))
+			if (!partial_carries(&ps, rv->name) && n < sizeof(left)) {
 				n += (size_t)snprintf(left + n, sizeof(left) - n, "%s%s",
 						      n ? "," : "", rv->name);
-		fprintf(stderr,
-			"opscope merge: left out %s: not made from partials (docs/merge.md says "
-			"why)\n",
-			left);
+				/* one reason for the line: the older format when any view says so */
+				const char *w = partial_why_not(&ps, rv->name);
+				why = !why || strstr(w, "older") ? w : why;
+			}
+		if (n)
+			fprintf(stderr, "opscope merge: left out %s: %s\n", left, why);
 	}
 
 	struct report_ctx ctx;
@@ -271,7 +265,7 @@ int cmd_merge(int argc, char **argv)
 	ctx.pre = &ps.pre;
 	partial_analysis(&ps, &ctx.an);
 	struct merge_want want = { views, &ps };
-	if (report_run_views(&ctx, want_mergeable, &want) != 0)
+	if (report_run_views(&ctx, want_carried, &want) != 0)
 		cli_die_oom();
 	if (fo.columns && ctx.ntables &&
 	    rformat_unknown_column(fo.columns, ctx.tables, ctx.ntables, bad, sizeof(bad))) {

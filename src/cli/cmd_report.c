@@ -395,7 +395,7 @@ int cmd_report(int argc, char **argv)
 						 "advice reads each device's peaks from the table "
 						 "(docs/merge.md)");
 	if (partial && views)
-		return cli_usage_error("report", "--format partial holds what every mergeable view "
+		return cli_usage_error("report", "--format partial holds what every view "
 						 "needs: no --views (docs/merge.md)");
 
 	ro.html = fo.format == RFORMAT_HTML;

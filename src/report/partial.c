@@ -65,6 +65,19 @@
  *                              and read by partial_unions.c)
  *   ad adw adf adg ads adp ade adk adt           (the advice view, version 11 on: the
  *                                                file's advisor measurement, partial_advice.c)
+ *   sa <samples> <weight> <truncated> <no stack> <samples before --under>   (version 11 on)
+ *   saf <name> <source file> <address> <flat> <cum>   (one per function with weight)
+ *   sae <caller> <callee> <weight>     (one per pair; indices of the file's saf records)
+ *   fl <shapes 0|1> <device work 0|1> <device ns> <CPU ns> <no-work calls>
+ *      <outputs from backward> <device not in the table>
+ *                             (the flops view, version 11 on; ns: the outermost calls')
+ *   flc <category> <calls> <device ns> <CPU ns> <FLOPs> <bytes>   (one per category)
+ *   flp <name> <source> <tc arch> <fp64> <fp32> <tf32> <fp16> <bf16> <fp8> <int8> <bw>
+ *                             (hex floats; one per device peaks of the rows, at most 64)
+ *   flr <name> <shapes> <dtypes> <forward op> <flags> <category> <dtype> <tc reason> <calls>
+ *       <cpu> <gpu> <kernel> <tc> <kernels> <FLOPs> <bytes> <flp index|-1> <device>
+ *                             (one per row; flags: 1 backward, 2 TC eligible, 4 TF32 only)
+ *   flg <name> <reason> <calls> <cpu> <gpu>        (one per operator with no model)
  *   end <files>
  *
  * A string field is `-` for none or `=` and the bytes, with \\ \t \n \r \0 escaped, so any
@@ -490,7 +503,8 @@ static int write_files(FILE *out, const struct analysis *a, const struct write_a
 		throughput_file_steps(a, f, put_perf_step, out);
 		if (write_launch(out, a, f) != 0 || partial_write_nvtx(out, a, f) != 0 ||
 		    partial_write_unions(out, a, f) != 0 ||
-		    partial_advice_write(out, a, &wa->gu, f) != 0)
+		    partial_advice_write(out, a, &wa->gu, f) != 0 ||
+		    partial_write_samples(out, a, f) != 0 || partial_write_flops(out, a, f) != 0)
 			return OPSCOPE_ENOMEM;
 	}
 	fprintf(out, "end\t%" PRIu32 "\n", m->nfiles);
@@ -760,6 +774,7 @@ static int rec_file(struct reader *r)
 	r->qt_cap = r->qb_cap = r->md_cap = r->mb_cap = r->h_cap = r->mo_cap = r->pt_cap = 0;
 	r->nxd_cap = 0;
 	r->nx_item = false;
+	r->saf_cap = r->sae_cap = 0;
 	return 0;
 }
 
@@ -1608,7 +1623,15 @@ static int record(struct reader *r, bool *end)
 			 { "pt", rec_pt },
 			 { "nxv", partial_rec_nxv },
 			 { "nxr", partial_rec_nxr },
-			 { "nxd", partial_rec_nxd } };
+			 { "nxd", partial_rec_nxd },
+			 { "sa", partial_rec_sa },
+			 { "saf", partial_rec_saf },
+			 { "sae", partial_rec_sae },
+			 { "fl", partial_rec_fl },
+			 { "flc", partial_rec_flc },
+			 { "flp", partial_rec_flp },
+			 { "flr", partial_rec_flr },
+			 { "flg", partial_rec_flg } };
 	bool known;
 	int urc = partial_unions_record(r, tag, &known);
 	if (known)
@@ -2336,7 +2359,11 @@ int partial_finish(struct partial_set *ps, char *err, size_t errsize)
 			 ps->sources[ps->files[bad].source], ps->files[bad].offset);
 		return -1;
 	}
-	return 0;
+	/* last: the flops rows point at strings of m, which nothing interns into after this */
+	int src = partial_merge_samples(ps, err, errsize);
+	if (src == 0)
+		src = partial_merge_flops(ps, err, errsize);
+	return src;
 overflow:
 	snprintf(err, errsize,
 		 "%s: the kernels' times or calls, summed over the files, exceed 2^63",
@@ -2350,7 +2377,7 @@ oom:
 bool partial_carries(const struct partial_set *ps, const char *view)
 {
 	const struct report_view *v = report_view_find(view);
-	if (!v || !v->mergeable)
+	if (!v)
 		return false;
 	if (strcmp(view, "step") == 0)
 		return ps->pre.steps != NULL;
@@ -2380,6 +2407,10 @@ bool partial_carries(const struct partial_set *ps, const char *view)
 		return ps->pre.phases != NULL;
 	if (strcmp(view, "advice") == 0) /* its pageable-copy rule reads the total time */
 		return ps->pre.advice && ps->pre.has_host;
+	if (strcmp(view, "samples") == 0)
+		return ps->pre.samples != NULL;
+	if (strcmp(view, "flops") == 0)
+		return ps->pre.flops != NULL;
 	if (strcmp(view, "userdefined") == 0 || strcmp(view, "memcpy") == 0 ||
 	    strcmp(view, "python") == 0)
 		return ps->pre.has_host;
@@ -2416,6 +2447,8 @@ void partial_set_free(struct partial_set *ps)
 		free(ps->files[i].nvtx);
 		partial_unions_free_file(&ps->files[i]);
 		partial_advice_free(ps->files[i].advice);
+		samples_profile_free(&ps->files[i].samples);
+		partial_flops_free(ps->files[i].flops);
 	}
 	free(ps->files);
 	for (uint32_t i = 0; i < ps->nsources; i++)
@@ -2452,6 +2485,10 @@ void partial_set_free(struct partial_set *ps)
 		agg_free(&ps->pre.host[s]);
 	agg_free(&ps->pre.modules);
 	partial_unions_free_pre(&ps->pre);
+	if (ps->pre.samples)
+		samples_profile_free(ps->pre.samples);
+	free(ps->pre.samples);
+	partial_merged_flops_free(ps->pre.flops);
 	agg_free(&ps->pre.kernels);
 	agg_free(&ps->pre.ops);
 	agg_free(&ps->pre.nvprof);

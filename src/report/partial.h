@@ -1,11 +1,11 @@
 /*
  * partial.h: mergeable partial summaries (`opscope report --format partial`, `opscope merge`;
- * the format and its version rule: docs/merge.md). A partial holds, per trace file, what the
- * mergeable views read (report_view.mergeable): the file's row of the Trace Files table, its
- * share of the rank analysis (ranks_file: rank, host, world size, steps, collective kernels,
- * distributed numbers), its kernel, nvprof and operator aggregations by name and its step
- * view's rows. Its size is bounded by the file's distinct names, steps and collective
- * kernels, never by its other events.
+ * the format and its version rule: docs/merge.md). A partial holds, per trace file, what
+ * every view of the report reads of that file: its row of the Trace Files table, its share of
+ * the rank analysis (ranks_file), its aggregations by name, its step rows, and each analysis's
+ * per-file part. Most of it is bounded by the file's distinct names, steps and collective
+ * kernels; the views made of unions of intervals (overview, distributed) and of medians (nvtx)
+ * carry merged interval lists and durations, which grow with the events (docs/merge.md).
  *
  * Merging reads partials into a small model (files and strings only) and a report_pre; the
  * views then render them with the same code as `opscope report`, so that the merge of the
@@ -23,6 +23,8 @@
 #include "model/model.h"
 #include "report/views.h"
 
+struct partial_flops;
+
 #define PARTIAL_MAGIC "opscope-partial"
 /* The newest version this build writes and reads: 2 added the step view's sv and sr records,
  * 3 the gputime view's gv, gt and gs records, 4 the gpu view's uv, ut, us and ub records, 5
@@ -30,7 +32,9 @@
  * view's mv, md, ml and mb records, 8 the totals (tv, ti) and the user-defined, memory and
  * Python function ranges by name (h), 9 the module hierarchy (mm, mo), 10 the steps'
  * throughput (pv, pt), 11 the records of samples, flops, device, overview, distributed,
- * model, nvtx and advice (here: nxv nxr nxd, dv dvc dvg, di dih dig dic, ov ovb ovt ovi ovu, ph phc, ad adw adf adg ads adp ade adk adt). */
+ * model, nvtx and advice: nxv nxr nxd (nvtx), dv dvc dvg (device), di dih dig dic
+ * (distributed), ov ovb ovt ovi ovu (overview), ph phc (model), ad adw adf adg ads adp ade adk
+ * adt (advice), sa saf sae (samples), fl flc flp flr flg (flops). */
 #define PARTIAL_VERSION 11
 
 /* Write the partial of a's model (every file of it) to out; `inputs` are the paths the user
@@ -110,6 +114,12 @@ struct partial_file {
 					* on; partial_advice.c), NULL without */
 	uint32_t source; /* index in partial_set.sources of the partial it came from */
 	uint64_t offset; /* byte offset of its `file` record in that partial */
+
+	/* samples and flops (version 11 on) */
+	bool has_samples;		/* an sa record was read */
+	struct samples_profile samples; /* its stack samples' profile (sa, saf, sae records) */
+	struct partial_flops *flops;	/* its share of the FLOPs analysis (fl* records; in
+					 * partial_flops.c), NULL when not carried */
 };
 
 struct partial_advice;
@@ -142,11 +152,12 @@ int partial_read_stream(struct partial_set *ps, FILE *in, const char *path, char
 /* Order the files by path (as `opscope report DIR` loads a directory), refuse a trace read
  * twice, and build ps->m's files and ps->pre. 0; else one line in err. */
 int partial_finish(struct partial_set *ps, char *err, size_t errsize);
-/* Can the (mergeable) view be made from the finished set: is it carried by every partial?
+/* Can the view be made from the finished set: is it carried by every partial?
  * The step view is not by partials of version 1, gputime not by those before version 3, gpu
  * not before 4, launch not before 5, queue not before 6, gpumem not before 7, userdefined,
  * memcpy and python not before 8, module not before 9, perf not before 10; nvtx, device,
- * distributed, model, advice not before 11, and overview neither, nor when some files have
+ * distributed, model, advice, samples,
+ * flops not before 11, and overview neither, nor when some files have
  * ProfileStep ranges and others none. */
 bool partial_carries(const struct partial_set *ps, const char *view);
 /* Why a view is not carried (partial_carries false): the rest of the line that says so. */

@@ -72,6 +72,8 @@ struct reader {
 	uint32_t nx_name;	     /* its name (string id) */
 	uint8_t nx_style;	     /* its style (enum agg_nvtx_kind) */
 	int64_t nx_last;	     /* ns: the last nxd record's duration after it, -1 before */
+	uint32_t saf_cap;	     /* functions allocated in cur->samples */
+	uint32_t sae_cap;	     /* pairs allocated in cur->samples */
 	bool oom;		     /* an allocation failed */
 };
 
@@ -155,5 +157,25 @@ int partial_advice_record(struct reader *r);
  * or OPSCOPE_ENOMEM with one line in err. */
 int partial_advice_merge(struct partial_set *ps, char *err, size_t errsize);
 void partial_advice_free(struct partial_advice *pa);
+
+/* The samples view's records (partial_samples.c): the writer of file f's, its readers, and
+ * the merge into ps->pre.samples (when every file carries them). 0, or -1 with err. */
+int partial_write_samples(FILE *out, const struct analysis *a, uint32_t f);
+int partial_rec_sa(struct reader *r);
+int partial_rec_saf(struct reader *r);
+int partial_rec_sae(struct reader *r);
+int partial_merge_samples(struct partial_set *ps, char *err, size_t errsize);
+
+/* The flops view's records (partial_flops.c), the same; partial_flops_free frees a file's
+ * share, partial_merged_flops_free ps->pre.flops. */
+int partial_write_flops(FILE *out, const struct analysis *a, uint32_t f);
+int partial_rec_fl(struct reader *r);
+int partial_rec_flc(struct reader *r);
+int partial_rec_flp(struct reader *r);
+int partial_rec_flr(struct reader *r);
+int partial_rec_flg(struct reader *r);
+int partial_merge_flops(struct partial_set *ps, char *err, size_t errsize);
+void partial_flops_free(struct partial_flops *pf);
+void partial_merged_flops_free(struct flops_result *r);
 
 #endif

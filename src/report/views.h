@@ -15,6 +15,7 @@
 #include "analyze/analysis.h"
 #include "analyze/device.h"
 #include "analyze/distributed.h"
+#include "analyze/flops.h"
 #include "analyze/gpu_mem.h"
 #include "analyze/gpu_time.h"
 #include "analyze/gpu_util.h"
@@ -22,6 +23,7 @@
 #include "analyze/overview.h"
 #include "analyze/phases.h"
 #include "analyze/ranks.h"
+#include "analyze/samples.h"
 #include "analyze/steps.h"
 #include "analyze/throughput.h"
 #include "model/model.h"
@@ -68,8 +70,8 @@ struct report_opts {
 		    * out */
 };
 
-/* Results read from partials (`opscope merge`, report/partial.h) that the mergeable views
- * (report_view.mergeable) show instead of analysing the model, which then holds only the
+/* Results read from partials (`opscope merge`, report/partial.h) that the views show instead
+ * of analysing the model, which then holds only the
  * files and the strings these results name. */
 struct report_pre {
 	struct ranks_file *ranks;  /* one per model file, in the order of model.files */
@@ -123,13 +125,20 @@ struct report_pre {
 	/* the advisor's measurement of every file (advice_measure), in file order, or NULL when
 	 * a partial did not carry it (before version 11): then the advice view shows nothing */
 	struct advice_file *advice;
+
+	/* samples and flops (version 11 on) */
+	struct samples_profile *samples; /* the stack samples of every file (samples_combine),
+					  * or NULL when a partial did not carry them (before
+					  * version 11): then the samples view shows nothing */
+	struct flops_result *flops; /* the FLOPs analysis of every file (flops_combine), or NULL
+				     * when a partial did not carry it (before version 11) */
 };
 
 /* What every view reads, computed once, and the tables they give. */
 struct report_ctx {
 	const struct report_opts *o;  /* the caller's options */
-	const struct report_pre *pre; /* NULL, or the merged partials: then only the mergeable
-				       * views may run (opscope merge) */
+	const struct report_pre *pre; /* NULL, or the merged partials (opscope merge): the
+				       * views read them, not the model */
 	struct analysis an;	      /* the shared analysis (the model is an.m): written by
 				      * report_ctx_init, read-only while the views run */
 	struct rtable **tables;	      /* output, in the order of report_views */
@@ -147,7 +156,6 @@ struct report_view {
 	const char *title; /* its table's title */
 	const char *empty; /* asked for by name with nothing to show: the line that says so
 			    * ("UserDefined: no ranges of this kind in the trace") */
-	bool mergeable;	   /* made from partials alone: `opscope merge` shows it (docs/merge.md) */
 };
 
 /* Every view, in the order they print; ends with a NULL name. */

@@ -331,7 +331,14 @@ int view_flops(struct report_ctx *c)
 {
 	struct flops_opts o = { .peaks = c->o->peaks };
 	struct flops_result f;
-	int rc = flops_run(&c->an, &o, &f);
+	bool merged = c->pre != NULL; /* the partials' result (not freed here) */
+	if (merged && !c->pre->flops)
+		return 0; /* merged partials that do not carry it */
+	int rc = 0;
+	if (merged)
+		f = *c->pre->flops;
+	else
+		rc = flops_run(&c->an, &o, &f);
 	if (rc == 0 && (f.nrows || f.ngaps)) {
 		if (f.nrows)
 			rc = operator_table(c, &f);
@@ -342,6 +349,7 @@ int view_flops(struct report_ctx *c)
 		if (rc == 0)
 			rc = ceiling_table(c, &f);
 	}
-	flops_free(&f);
+	if (!merged)
+		flops_free(&f);
 	return rc;
 }

@@ -165,7 +165,12 @@ int view_samples(struct report_ctx *c)
 {
 	const struct model *m = c->an.m;
 	struct samples_profile p;
-	if (samples_profile(m, c->o->under, &p) != 0)
+	bool merged = c->pre != NULL; /* the partials' profile (not freed here) */
+	if (merged && !c->pre->samples)
+		return 0; /* merged partials that do not carry the samples */
+	if (merged)
+		p = *c->pre->samples;
+	else if (samples_profile(m, c->o->under, &p) != 0)
 		return OPSCOPE_ENOMEM;
 	int rc = 0;
 	if (p.samples) {
@@ -176,9 +181,10 @@ int view_samples(struct report_ctx *c)
 			rc = samples_flame(c, &p, c->o->under);
 	}
 	uint64_t kept = p.samples;
-	samples_profile_free(&p);
-	if (!kept)
-		return rc;
+	if (!merged)
+		samples_profile_free(&p);
+	if (!kept || merged)
+		return rc; /* opscope merge writes no HTML page */
 	/* the page's per-range filter: the flame graphs of the samples inside the ranges of
 	 * the names that hold the most samples, as --under NAME gives them */
 	if (!rc && c->o->html && !c->o->under) {

@@ -801,6 +801,104 @@ TEST(merge_perf)
 	partial_set_free(&ps);
 }
 
+/*
+ * The samples view from sa, saf, sae records. b.json comes first in the partial but a.json
+ * first by path. a.json: "z" flat 20 cum 20, "b" (b.py) flat 10 cum 30, an unnamed frame at
+ * 0x1000 flat 0 cum 30; pairs b -> z 20, 0x1000 -> b 30; 3 samples (1 truncated), weight 30.
+ * b.json: "z" flat 10 cum 10, "a" flat 30 cum 30, 2 samples, weight 40 ("z" interned before
+ * "a", in a line read first). Merged: a 30/30, z 30/30 (tied: by text, a first), b 10/30,
+ * 0x1000 0/30; pairs 0x1000 -> b 30, then b -> z 20; weight 70, 5 samples, 1 truncated.
+ */
+TEST(merge_samples)
+{
+	static const char ab[] = "opscope-partial\t11\n"
+				 "file\t=b.json\t=x\t1\t0\t0\t1\t-\n"
+				 "sa\t2\t40\t0\t0\t2\n"
+				 "saf\t=z\t-\t0\t10\t10\n"
+				 "saf\t=a\t-\t0\t30\t30\n"
+				 "file\t=a.json\t=x\t1\t0\t0\t1\t-\n"
+				 "sa\t3\t30\t1\t0\t3\n"
+				 "saf\t=z\t-\t0\t20\t20\n"
+				 "saf\t=b\t=b.py\t0\t10\t30\n"
+				 "saf\t-\t-\t4096\t0\t30\n"
+				 "sae\t1\t0\t20\n"
+				 "sae\t2\t1\t30\n"
+				 "end\t2\n";
+	struct partial_set ps;
+	char err[256] = "";
+	REQUIRE(read_finish(&ps, ab, err, sizeof(err)) == 0);
+	REQUIRE(partial_carries(&ps, "samples"));
+	const struct samples_profile *p = ps.pre.samples;
+	CHECK_EQ_I(p->total, 70);
+	CHECK_EQ_U(p->samples, 5);
+	CHECK_EQ_U(p->truncated, 1);
+	REQUIRE(p->nfns == 4);
+	static const char *const names[] = { "a", "z", "b", "" };
+	static const int64_t flat[] = { 30, 30, 10, 0 }, cum[] = { 30, 30, 30, 30 };
+	for (int i = 0; i < 4; i++) {
+		CHECK(strcmp(model_str(ps.m, p->fns[i].name), names[i]) == 0);
+		CHECK_EQ_I(p->fns[i].flat, flat[i]);
+		CHECK_EQ_I(p->fns[i].cum, cum[i]);
+	}
+	CHECK_EQ_U(p->fns[3].address, 4096);
+	REQUIRE(p->nedges == 2);
+	CHECK(p->edges[0].caller == 3 && p->edges[0].callee == 2 && p->edges[0].weight == 30);
+	CHECK(p->edges[1].caller == 2 && p->edges[1].callee == 1 && p->edges[1].weight == 20);
+	partial_set_free(&ps);
+}
+
+/*
+ * The flops view from fl* records (as tests/fuzz-corpus/partial/flops_rows): a.json has device
+ * work, b.json none, so the basis is device time: total 1000 + 0 = 1000 ns; GEMM 3 + 1 calls,
+ * 900 + 0 ns. The aten::mm row of both: 4 calls, CPU 4700, GPU 900 ns, 8e6 FLOPs, 1.3e6
+ * bytes, its first call's attributes and device (a.json's: "GPU X", eligible). The roofline
+ * of the merged row: FP32 on tensor cores (it used them: 450 ns) is TF32 at 2^46 FLOP/s,
+ * 8e6 / 2^46 s = 113.687 ns against bytes 1.3e6 / 2^41 B/s = 591.172 ns: memory bound, at
+ * 591.172 ns of its 900 ns; the category's roofline sum is that one row's.
+ */
+TEST(merge_flops)
+{
+	static const char ab[] =
+		"opscope-partial\t11\n"
+		"file\t=a.json\t=x\t1\t0\t0\t1\t-\n"
+		"fl\t1\t1\t1000\t5000\t2\t0\t-\n"
+		"flc\t1\t3\t900\t4000\t6000000\t1000000\n"
+		"flc\t0\t2\t100\t1000\t0\t0\n"
+		"flp\t=GPU X\t=datasheet\t90\t0x1p+40\t0x1p+43\t0x1p+46\t0x1p+47\t0x1p+47\t0x1p+48\t0x1p+48\t0x1p+41\n"
+		"flr\t=aten::mm\t=[[8, 8], [8, 8]]\t=[\"float\", \"float\"]\t-\t2\t1\t2\t-\t3\t4000\t900\t900\t450\t3\t6000000\t1000000\t0\t=GPU X\n"
+		"flg\t=aten::foo\t=no model for this operator\t2\t1000\t100\n"
+		"file\t=b.json\t=x\t1\t0\t0\t1\t-\n"
+		"fl\t1\t0\t0\t700\t0\t0\t=CPU Y\n"
+		"flc\t1\t1\t0\t700\t2000000\t300000\n"
+		"flr\t=aten::mm\t=[[8, 8], [8, 8]]\t=[\"float\", \"float\"]\t-\t2\t1\t2\t=K = 3 not a multiple of 8\t1\t700\t0\t0\t0\t0\t2000000\t300000\t-1\t-\n"
+		"end\t2\n";
+	struct partial_set ps;
+	char err[256] = "";
+	REQUIRE(read_finish(&ps, ab, err, sizeof(err)) == 0);
+	REQUIRE(partial_carries(&ps, "flops"));
+	const struct flops_result *f = ps.pre.flops;
+	CHECK(f->device_time);
+	CHECK_EQ_I(f->total_ns, 1000);
+	CHECK_EQ_U(f->cat[1].calls, 4);
+	CHECK_EQ_I(f->cat[1].time_ns, 900);
+	REQUIRE(f->nrows == 1);
+	const struct flops_row *r = &f->rows[0];
+	CHECK_EQ_U(r->calls, 4);
+	CHECK_EQ_I(r->cpu_ns, 4700);
+	CHECK_EQ_I(r->gpu_ns, 900);
+	CHECK_EQ_U(r->flops, 8000000);
+	CHECK_EQ_U(r->bytes, 1300000);
+	CHECK(r->tc_eligible && r->tc_reason == NULL);
+	REQUIRE(r->peaks != NULL);
+	CHECK(strcmp(r->peaks->name, "GPU X") == 0 && r->peaks->mem_bw_bytes == 0x1p+41);
+	double roof = 1300000.0 / 0x1p+41 * 1e9;
+	CHECK(f->cat[1].roofline_ns == roof);
+	CHECK_EQ_I(f->cat[1].peak_time_ns, 900);
+	REQUIRE(f->ngaps == 1);
+	CHECK(strcmp(f->gaps[0].reason, "no model for this operator") == 0);
+	partial_set_free(&ps);
+}
+
 /* ranks_kept_shares: ranks 1, none, 1, 0: the second 1 (share 2) is left out, 1 of them */
 TEST(merge_kept_shares)
 {
@@ -817,4 +915,4 @@ TEST(merge_kept_shares)
 
 TEST_MAIN(merge_two_partials, merge_operators, merge_escapes, merge_refusals, merge_steps,
 	  merge_gputime, merge_gpu, merge_launch, merge_queue, merge_gpumem, merge_host,
-	  merge_modules, merge_numbers, merge_perf, merge_kept_shares)
+	  merge_modules, merge_numbers, merge_perf, merge_samples, merge_flops, merge_kept_shares)

@@ -305,6 +305,28 @@ TEST(empty)
 	model_free(m);
 }
 
+/* Functions of equal flat and cum weight come by the text of their names, whatever order
+ * the names were interned in: "zeta" is interned first (a smaller string id) yet comes after
+ * "alpha" and "mid"; each is a stack of one frame with one sample of weight 1, so all three
+ * have flat = cum = 1. */
+TEST(tie_order_by_text)
+{
+	struct model *m = model_new();
+	uint32_t t = model_add_track(m, MODEL_TRACK_THREAD, 1, 1, 0);
+	uint32_t fz = F(m, "zeta"), fm = F(m, "mid"), fa = F(m, "alpha");
+	model_add_sample(m, t, 10, ST(m, 1, (uint32_t[]){ fz }), 1);
+	model_add_sample(m, t, 20, ST(m, 1, (uint32_t[]){ fm }), 1);
+	model_add_sample(m, t, 30, ST(m, 1, (uint32_t[]){ fa }), 1);
+	struct samples_profile p;
+	REQUIRE(samples_profile(m, NULL, &p) == 0);
+	REQUIRE(p.nfns == 3);
+	CHECK(strcmp(model_str(m, p.fns[0].name), "alpha") == 0);
+	CHECK(strcmp(model_str(m, p.fns[1].name), "mid") == 0);
+	CHECK(strcmp(model_str(m, p.fns[2].name), "zeta") == 0);
+	samples_profile_free(&p);
+	model_free(m);
+}
+
 TEST(view_tables)
 {
 	struct model *m = build();
@@ -375,4 +397,5 @@ TEST(loader)
 	model_free(m);
 }
 
-TEST_MAIN(flat_cum_recursion, flame, top_ranges, under, empty, view_tables, loader)
+TEST_MAIN(flat_cum_recursion, flame, top_ranges, under, empty, tie_order_by_text, view_tables,
+	  loader)
