@@ -74,11 +74,11 @@ uint32_t device_file_gpus(const struct model *m, uint32_t f, uint32_t *dev, uint
 	return n;
 }
 
-int device_cpu_set(struct device_usage *d, uint32_t *cap, enum device_cpu_kind kind, uint32_t pid,
-		   double utilization)
+int device_cpu_set(struct device_usage *d, uint32_t *cap, enum device_cpu_kind kind, uint32_t file,
+		   uint32_t pid, double utilization)
 {
 	for (uint32_t i = 0; i < d->ncpu; i++)
-		if (d->cpu[i].kind == kind && d->cpu[i].pid == pid) {
+		if (d->cpu[i].kind == kind && d->cpu[i].file == file && d->cpu[i].pid == pid) {
 			d->cpu[i].utilization = utilization;
 			return 0;
 		}
@@ -90,7 +90,7 @@ int device_cpu_set(struct device_usage *d, uint32_t *cap, enum device_cpu_kind k
 		d->cpu = v;
 		*cap = n;
 	}
-	d->cpu[d->ncpu++] = (struct device_cpu){ kind, pid, utilization };
+	d->cpu[d->ncpu++] = (struct device_cpu){ kind, file, pid, utilization };
 	d->ncpu_of[kind]++;
 	return 0;
 }
@@ -108,16 +108,6 @@ void device_cpu_order(struct device_usage *d)
 			}
 }
 
-/* The file a metadata entry of process `pid` is put under: the first file with that process
- * (model.processes, a file's together), else file 0. */
-static uint32_t meta_file(const struct model *m, uint32_t pid)
-{
-	for (uint32_t i = 0; i < m->nprocesses; i++)
-		if (m->processes[i].pid == pid)
-			return m->processes[i].file;
-	return 0;
-}
-
 int device_file(const struct analysis *a, uint32_t f, struct device_usage *out)
 {
 	const struct model *m = a->m;
@@ -129,8 +119,9 @@ int device_file(const struct analysis *a, uint32_t f, struct device_usage *out)
 	for (uint32_t i = 0; i < m->nmeta; i++)
 		for (int k = 0; k < 2; k++)
 			if (key[k] && m->meta[i].key == key[k] &&
-			    (f == DEVICE_ALL_FILES || meta_file(m, m->meta[i].pid) == f) &&
-			    device_cpu_set(out, &cap, (enum device_cpu_kind)k, m->meta[i].pid,
+			    (f == DEVICE_ALL_FILES || m->meta[i].file == f) &&
+			    device_cpu_set(out, &cap, (enum device_cpu_kind)k, m->meta[i].file,
+					   m->meta[i].pid,
 					   strtod(model_str(m, m->meta[i].value), NULL)) != 0) {
 				device_free(out);
 				return OPSCOPE_ENOMEM;

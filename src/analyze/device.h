@@ -30,6 +30,7 @@ enum device_cpu_kind {
 
 struct device_cpu {
 	enum device_cpu_kind kind; /* what was measured */
+	uint32_t file;		   /* index in model.files of the file that holds it */
 	uint32_t pid;		   /* the process that recorded it */
 	double utilization;	   /* fraction; a process's is over one core, so up to ncores */
 };
@@ -51,15 +52,15 @@ struct device_usage {
 /* The CPU and GPU usage of a's model. 0, or OPSCOPE_ENOMEM (out is then empty). */
 int device_analyze(const struct analysis *a, struct device_usage *out);
 /* The same of file f (DEVICE_ALL_FILES: every file, as device_analyze): its GPUs, and the CPU
- * entries of its processes (a process of several files: the first file's). */
+ * entries of its metadata. */
 #define DEVICE_ALL_FILES UINT32_MAX
 int device_file(const struct analysis *a, uint32_t f, struct device_usage *out);
-/* Set CPU entry (kind, pid) of d as model_set_meta sets metadata: a later value replaces the
- * earlier in its place, else the entry is appended (*cap: entries allocated). 0, or
- * OPSCOPE_ENOMEM. device_cpu_order then puts process entries first, each kind in the order
+/* Set CPU entry (kind, file, pid) of d as model_set_meta sets metadata: a later value
+ * replaces the earlier in its place, else the entry is appended (*cap: entries allocated). 0,
+ * or OPSCOPE_ENOMEM. device_cpu_order then puts process entries first, each kind in the order
  * set. */
-int device_cpu_set(struct device_usage *d, uint32_t *cap, enum device_cpu_kind kind, uint32_t pid,
-		   double utilization);
+int device_cpu_set(struct device_usage *d, uint32_t *cap, enum device_cpu_kind kind, uint32_t file,
+		   uint32_t pid, double utilization);
 void device_cpu_order(struct device_usage *d);
 void device_free(struct device_usage *d);
 

@@ -348,10 +348,10 @@ static const struct fl_dev *device_of(struct fl *F, uint32_t file, uint32_t devi
 	/* Kineto's deviceProperties and nsys: "device.N.name"; our CUPTI recordings "gpu.N.name" */
 	char key[48];
 	snprintf(key, sizeof(key), "device.%u.name", device);
-	const char *name = model_get_meta(F->m, pid, key);
+	const char *name = model_file_meta(F->m, file, pid, key);
 	if (!name) {
 		snprintf(key, sizeof(key), "gpu.%u.name", device);
-		name = model_get_meta(F->m, pid, key);
+		name = model_file_meta(F->m, file, pid, key);
 	}
 	if (name)
 		d->name = model_find_str(F->m, name);

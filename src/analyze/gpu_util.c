@@ -70,13 +70,9 @@ const char *gpu_util_file_meta(const struct model *m, uint32_t file, const char 
 	uint32_t k = model_find_str(m, key);
 	if (!k)
 		return NULL;
-	for (uint32_t i = 0; i < m->nmeta; i++) {
-		if (m->meta[i].key != k)
-			continue;
-		for (uint32_t p = 0; p < m->nprocesses; p++)
-			if (m->processes[p].file == file && m->processes[p].pid == m->meta[i].pid)
-				return model_str(m, m->meta[i].value);
-	}
+	for (uint32_t i = 0; i < m->nmeta; i++)
+		if (m->meta[i].key == k && m->meta[i].file == file)
+			return model_str(m, m->meta[i].value);
 	return NULL;
 }
 

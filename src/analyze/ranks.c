@@ -122,12 +122,12 @@ uint32_t ranks_kept_shares(const struct ranks_file *rf, uint32_t n, bool *keep)
 }
 
 /* World size from the file's metadata (distributedInfo.world_size, or the recorder's
- * world_size), -1 when none. Metadata is keyed by pid: files sharing a pid share it. */
+ * world_size), -1 when none. */
 static int32_t world_size_of(const struct model *m, uint32_t f)
 {
-	const char *v = model_get_meta(m, m->files[f].pid, "distributed.world_size");
+	const char *v = model_file_meta(m, f, m->files[f].pid, "distributed.world_size");
 	if (!v)
-		v = model_get_meta(m, m->files[f].pid, "world_size");
+		v = model_file_meta(m, f, m->files[f].pid, "world_size");
 	if (!v || !*v)
 		return -1;
 	char *end;

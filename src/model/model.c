@@ -751,8 +751,9 @@ uint64_t model_range_arg(const struct model *m, uint32_t track, uint64_t i, uint
 
 void model_set_meta(struct model *m, uint32_t pid, uint32_t key, uint32_t value)
 {
+	uint32_t file = m->nfiles ? m->nfiles - 1 : 0;
 	for (uint32_t i = 0; i < m->nmeta; i++) {
-		if (m->meta[i].pid == pid && m->meta[i].key == key) {
+		if (m->meta[i].file == file && m->meta[i].pid == pid && m->meta[i].key == key) {
 			m->meta[i].value = value;
 			return;
 		}
@@ -762,7 +763,16 @@ void model_set_meta(struct model *m, uint32_t pid, uint32_t key, uint32_t value)
 		m->oom = true;
 		return;
 	}
-	m->meta[m->nmeta++] = (struct model_meta){ pid, key, value };
+	m->meta[m->nmeta++] = (struct model_meta){ file, pid, key, value };
+}
+
+const char *model_file_meta(const struct model *m, uint32_t file, uint32_t pid, const char *key)
+{
+	for (uint32_t i = 0; i < m->nmeta; i++)
+		if (m->meta[i].file == file && m->meta[i].pid == pid &&
+		    strcmp(model_str(m, m->meta[i].key), key) == 0)
+			return model_str(m, m->meta[i].value);
+	return NULL;
 }
 
 const char *model_get_meta(const struct model *m, uint32_t pid, const char *key)

@@ -245,6 +245,8 @@ struct model_flow {
 /* Process metadata as loaded, keyed by pid (legacy: two files with the same pid share the
  * keys; model.processes tells them apart and has the fields new code needs). */
 struct model_meta {
+	uint32_t file;	/* index in model.files of the file that set it (the one being loaded;
+			 * 0 in a model without files) */
 	uint32_t pid;	/* process the key belongs to */
 	uint32_t key;	/* string id */
 	uint32_t value; /* string id */
@@ -510,9 +512,13 @@ void model_resolve_flows(struct model *m, uint64_t first);
 uint64_t model_range_arg(const struct model *m, uint32_t track, uint64_t i, uint32_t key);
 /* The id of string s if it is interned, else 0 (never interns). */
 uint32_t model_find_str(const struct model *m, const char *s);
-/* Set process metadata (a later value for the same pid and key replaces the earlier). */
+/* Set process metadata of the file being loaded (the last one added): a later value for the
+ * same file, pid and key replaces the earlier. Two files may hold one pid (the same process
+ * traced twice, or processes of different hosts or containers): each keeps its own. */
 void model_set_meta(struct model *m, uint32_t pid, uint32_t key, uint32_t value);
-/* The value of metadata `key` of process `pid`, or NULL. */
+/* The value of metadata `key` of process `pid` of file `file`, or NULL. */
+const char *model_file_meta(const struct model *m, uint32_t file, uint32_t pid, const char *key);
+/* The same of the first file that set it for `pid` (a model of one file). */
 const char *model_get_meta(const struct model *m, uint32_t pid, const char *key);
 /* Sort one track's ranges by (start, depth) and instants, counters and samples by time,
  * keeping argument and flow references right (every column of an event moves with it). */

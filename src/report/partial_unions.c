@@ -238,7 +238,8 @@ static int rec_dvc(struct reader *r)
 		if (u->device.cpu[i].kind == (enum device_cpu_kind)kind &&
 		    u->device.cpu[i].pid == (uint32_t)pid)
 			return partial_fail(r, "a second dvc record for process %u", (unsigned)pid);
-	return device_cpu_set(&u->device, &u->cpu_cap, (enum device_cpu_kind)kind, (uint32_t)pid,
+	/* file 0 here: merge_device sets the file's place among the merged files */
+	return device_cpu_set(&u->device, &u->cpu_cap, (enum device_cpu_kind)kind, 0, (uint32_t)pid,
 			      v) == 0
 		       ? 0
 		       : partial_oom(r);
@@ -453,8 +454,7 @@ static bool all_carry(const struct partial_set *ps, size_t off)
 }
 #define ALL_CARRY(ps, field) all_carry(ps, offsetof(struct partial_unions, field))
 
-/* The device rows: CPU entries set file after file as the loader sets metadata, GPU rows
- * file by file. */
+/* The device rows: CPU entries and GPU rows file by file. */
 static int merge_device(struct partial_set *ps)
 {
 	struct device_usage *d = calloc(1, sizeof(*d));
@@ -465,7 +465,7 @@ static int merge_device(struct partial_set *ps)
 	for (uint32_t i = 0; i < ps->nfiles; i++) {
 		const struct device_usage *x = &ps->files[i].unions->device;
 		for (uint32_t k = 0; k < x->ncpu; k++)
-			if (device_cpu_set(d, &cap, x->cpu[k].kind, x->cpu[k].pid,
+			if (device_cpu_set(d, &cap, x->cpu[k].kind, i, x->cpu[k].pid,
 					   x->cpu[k].utilization) != 0)
 				return OPSCOPE_ENOMEM;
 		for (uint32_t k = 0; k < x->ngpu; k++) {

@@ -99,7 +99,8 @@ int view_device(struct report_ctx *c)
 	static const char *const cpu_label[] = {
 		[DEVICE_CPU_PROCESS] = "CPU(Process)", [DEVICE_CPU_SYSTEM] = "CPU(System)"
 	};
-	/* one row per process that recorded it, labelled with the pid when there are several */
+	/* one row per process that recorded it, labelled with the pid when there are several
+	 * (and the file, when several files may hold one pid) */
 	for (uint32_t i = 0; i < d.ncpu; i++) {
 		const struct device_cpu *cpu = &d.cpu[i];
 		struct rrow *r = rtable_row(t, 0);
@@ -107,6 +108,9 @@ int view_device(struct report_ctx *c)
 			break;
 		if (d.ncpu_of[cpu->kind] == 1)
 			set_cstr(r, name, cpu_label[cpu->kind]);
+		else if (a->m->nfiles > 1)
+			set_label(t, r, name, "%s (file %u, pid %u)", cpu_label[cpu->kind],
+				  cpu->file, cpu->pid);
 		else
 			set_label(t, r, name, "%s (pid %u)", cpu_label[cpu->kind], cpu->pid);
 		r->cells[util].ratio = cpu->utilization;
