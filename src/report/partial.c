@@ -2304,33 +2304,29 @@ int partial_finish(struct partial_set *ps, char *err, size_t errsize)
 	if (merge_gputime(ps) != 0 || merge_gpu(ps) != 0 || merge_queue(ps) != 0 ||
 	    merge_gpumem(ps) != 0)
 		goto oom;
-	uint32_t bad = 0;
-	int hrc = merge_host(ps, &bad);
-	if (hrc == OPSCOPE_ENOMEM)
-		goto oom;
-	if (hrc != 0) {
-		snprintf(err, errsize,
-			 "%s: offset %" PRIu64
-			 ": the ranges' times or calls, summed over the files, exceed 2^63",
-			 ps->sources[ps->files[bad].source], ps->files[bad].offset);
-		return -1;
-	}
-	int mrc = merge_modules(ps, &bad);
-	if (mrc == OPSCOPE_ENOMEM)
-		goto oom;
-	if (mrc != 0) {
-		snprintf(err, errsize,
-			 "%s: offset %" PRIu64
-			 ": the modules' times or calls, summed over the files, exceed 2^63",
-			 ps->sources[ps->files[bad].source], ps->files[bad].offset);
-		return -1;
-	}
-	if (merge_perf(ps, &bad) != 0) {
-		snprintf(err, errsize,
-			 "%s: offset %" PRIu64
-			 ": the steps' samples or durations, summed over the files, exceed 2^63",
-			 ps->sources[ps->files[bad].source], ps->files[bad].offset);
-		return -1;
+	/* the sums over the files, each refused in one line when it would leave int64 */
+	static const struct {
+		int (*fn)(struct partial_set *ps, uint32_t *bad);
+		const char *what;
+	} sums[] = {
+		{ merge_host, "the ranges' times or calls" },
+		{ merge_modules, "the modules' times or calls" },
+		{ merge_perf, "the steps' samples or durations" },
+		{ merge_launch, "the launch statistics' counts or times" },
+		{ partial_merge_nvtx, "the NVTX ranges' times" },
+	};
+	for (size_t k = 0; k < sizeof(sums) / sizeof(sums[0]); k++) {
+		uint32_t bad = 0;
+		int rc = sums[k].fn(ps, &bad);
+		if (rc == OPSCOPE_ENOMEM)
+			goto oom;
+		if (rc != 0) {
+			snprintf(err, errsize,
+				 "%s: offset %" PRIu64 ": %s, summed over the files, exceed 2^63",
+				 ps->sources[ps->files[bad].source], ps->files[bad].offset,
+				 sums[k].what);
+			return -1;
+		}
 	}
 	int urc = partial_unions_finish(ps, err, errsize);
 	if (urc != 0)
@@ -2338,27 +2334,6 @@ int partial_finish(struct partial_set *ps, char *err, size_t errsize)
 	int arc = partial_advice_merge(ps, err, errsize);
 	if (arc != 0)
 		return arc;
-	int lrc = merge_launch(ps, &bad);
-	if (lrc == OPSCOPE_ENOMEM)
-		goto oom;
-	if (lrc != 0) {
-		snprintf(err, errsize,
-			 "%s: offset %" PRIu64
-			 ": the launch statistics' counts or times, summed over the files, exceed "
-			 "2^63",
-			 ps->sources[ps->files[bad].source], ps->files[bad].offset);
-		return -1;
-	}
-	int nrc = partial_merge_nvtx(ps, &bad);
-	if (nrc == OPSCOPE_ENOMEM)
-		goto oom;
-	if (nrc != 0) {
-		snprintf(err, errsize,
-			 "%s: offset %" PRIu64
-			 ": the NVTX ranges' times, summed over the files, exceed 2^63",
-			 ps->sources[ps->files[bad].source], ps->files[bad].offset);
-		return -1;
-	}
 	/* last: the flops rows point at strings of m, which nothing interns into after this */
 	int src = partial_merge_samples(ps, err, errsize);
 	if (src == 0)
