@@ -5,8 +5,8 @@
 #     last the straggler) for N = 128, 256, 512 and RANKS (default 1024): per-rank
 #     `opscope report --format partial` (wall time of the whole loop, run one after another as
 #     one array task would run them, and the peak RSS of the largest of them), `opscope merge`
-#     of the N partials (wall, peak RSS), and `opscope report DIR` (wall, peak RSS) with the
-#     mergeable views; the merge must print the same bytes as the report (checked here);
+#     of the N partials (wall, peak RSS), and `opscope report DIR` (wall, peak RSS), every view
+#     (VIEWS=list: those); the merge must print the same bytes as the report (checked here);
 #   - Holistic Trace Analysis (facebookresearch/HolisticTraceAnalysis, run with Debian's
 #     pandas, as bench_ingest.sh does) on the same 8-rank and 128-rank inputs:
 #     TraceAnalysis(trace_dir=...), timed inside its process (its imports left out: this
@@ -38,8 +38,10 @@ else
 		cmake --build "$build" -j "$(nproc)" --target opscope_cli >>"$work/build.log" 2>&1 ||
 		{ tail -5 "$work/build.log" >&2; exit 1; }
 fi
-# the views of the figures in RESULTS.md (merge is given them too: it makes more)
-views=files,ranks,operator,kernel,nvprof
+# the views: every one (as plain `report DIR` prints them), or VIEWS=list
+views=${VIEWS:-}
+vopt=()
+[ -n "$views" ] && vopt=(--views "$views")
 now() { date +%s.%N; }
 secs() { $py -c "import sys; print('%.3f' % (float(sys.argv[2]) - float(sys.argv[1])))" "$1" "$2"; }
 
@@ -62,9 +64,9 @@ for n in 128 256 512 "$ranks"; do
 	done
 	t1=$(now)
 	maxrss=$(sort -n "$work/rss$n" | tail -1)
-	/usr/bin/time -f "%e %M" -o "$work/mt" "$opscope" merge --views $views "$work/p$n"/*.partial \
+	/usr/bin/time -f "%e %M" -o "$work/mt" "$opscope" merge "${vopt[@]}" "$work/p$n"/*.partial \
 		>"$work/m$n.txt" 2>/dev/null
-	/usr/bin/time -f "%e %M" -o "$work/rt" "$opscope" report --views $views "$work/job$n" \
+	/usr/bin/time -f "%e %M" -o "$work/rt" "$opscope" report "${vopt[@]}" "$work/job$n" \
 		>"$work/r$n.txt"
 	same=no
 	cmp -s "$work/m$n.txt" "$work/r$n.txt" && same=yes
@@ -113,14 +115,14 @@ PY
 		read -r _ inner _ nr <"$work/hta.out"
 		printf "%-6s %-34s %10s %12s\n" "$n" "HTA TraceAnalysis (inner; $nr ranks)" "$inner" \
 			"$(cut -d' ' -f2 "$work/ht")"
-		/usr/bin/time -f "%e %M" -o "$work/rt" "$opscope" report --views $views "$d" >/dev/null
+		/usr/bin/time -f "%e %M" -o "$work/rt" "$opscope" report "${vopt[@]}" "$d" >/dev/null
 		printf "%-6s %-34s %10s %12s\n" "$n" "opscope report DIR" $(cat "$work/rt")
 		mkdir -p "$d.p"
 		t0=$(now)
 		for f in "$d"/*; do
 			"$opscope" report --format partial -o "$d.p/$(basename "$f").partial" "$f"
 		done
-		/usr/bin/time -f "%e %M" -o "$work/mt" "$opscope" merge --views $views "$d.p"/*.partial >/dev/null 2>&1
+		/usr/bin/time -f "%e %M" -o "$work/mt" "$opscope" merge "${vopt[@]}" "$d.p"/*.partial >/dev/null 2>&1
 		t1=$(now)
 		printf "%-6s %-34s %10s %12s\n" "$n" "opscope partials + merge (merge KB)" "$(secs "$t0" "$t1")" \
 			"$(cut -d' ' -f2 "$work/mt")"
