@@ -379,12 +379,10 @@ int agg_nvtx_add(struct agg_nvtx *out, uint32_t domain, uint32_t name, uint8_t s
 	uint32_t it = dom == AGG_NONE ? AGG_NONE : agg_get(&out->a, dom, name, style);
 	if (it == AGG_NONE)
 		return OPSCOPE_ENOMEM;
-	if (count > UINT64_MAX / sizeof(*out->dur) - out->ndur)
-		return OPSCOPE_ENOMEM;
-	if (out->ndur + count > out->dur_cap) {
-		uint64_t cap = out->dur_cap ? out->dur_cap : 64;
-		while (cap < out->ndur + count)
-			cap = cap > UINT64_MAX / 2 ? out->ndur + count : cap * 2;
+	if (!count)
+		return 0;
+	if (out->ndur == out->dur_cap) {
+		uint64_t cap = out->dur_cap ? out->dur_cap * 2 : 64;
 		if (cap > SIZE_MAX / sizeof(*out->dur))
 			return OPSCOPE_ENOMEM;
 		struct agg_nvtx_dur *v = realloc(out->dur, (size_t)cap * sizeof(*v));
@@ -393,11 +391,14 @@ int agg_nvtx_add(struct agg_nvtx *out, uint32_t domain, uint32_t name, uint8_t s
 		out->dur = v;
 		out->dur_cap = cap;
 	}
-	for (uint64_t k = 0; k < count; k++) {
-		agg_add(&out->a, it, dur, 0);
-		out->dur[out->ndur++] = (struct agg_nvtx_dur){ it, dur };
-		out->total_ns += dur;
-	}
+	/* the run's calls at once: a merge's memory and time follow the runs, not the ranges
+	 * they stand for (the caller keeps count x dur inside int64) */
+	struct agg_item x = {
+		.calls = count, .cpu_ns = dur * (int64_t)count, .cpu_max_ns = dur, .cpu_min_ns = dur
+	};
+	agg_merge_item(&out->a, it, &x);
+	out->dur[out->ndur++] = (struct agg_nvtx_dur){ it, dur, count };
+	out->total_ns += x.cpu_ns;
 	return 0;
 }
 
@@ -435,25 +436,41 @@ int agg_nvtx_finish(struct agg_nvtx *out)
 		agg_nvtx_free(out);
 		return OPSCOPE_ENOMEM;
 	}
-	uint64_t n = out->ndur;
+	/* the runs by item, then duration; equal ones (of several files) made one, so that any
+	 * split of the same ranges into runs gives the same list */
+	qsort(out->dur, out->ndur, sizeof(*out->dur), nvtx_dur_cmp);
+	uint64_t n = 0;
+	for (uint64_t i = 0; i < out->ndur; i++)
+		if (n && out->dur[n - 1].item == out->dur[i].item &&
+		    out->dur[n - 1].dur == out->dur[i].dur)
+			out->dur[n - 1].count += out->dur[i].count;
+		else
+			out->dur[n++] = out->dur[i];
+	out->ndur = n;
 	const struct agg_nvtx_dur *d = out->dur;
-	qsort(out->dur, n, sizeof(*out->dur), nvtx_dur_cmp);
 	for (uint64_t s = 0, e; s < n; s = e) {
 		for (e = s; e < n && d[e].item == d[s].item; e++)
 			;
-		uint64_t c = e - s;
 		uint32_t it = d[s].item;
+		uint64_t c = out->a.v[it].calls;
+		/* the ranges at positions (c - 1) / 2 and c / 2 of the sorted durations */
+		int64_t lo = 0, hi = 0;
+		for (uint64_t j = s, seen = 0; j < e; seen += d[j].count, j++) {
+			if ((c - 1) / 2 >= seen && (c - 1) / 2 < seen + d[j].count)
+				lo = d[j].dur;
+			if (c / 2 >= seen && c / 2 < seen + d[j].count)
+				hi = d[j].dur;
+		}
 		/* (a + b) / 2 without overflow, rounded down */
-		int64_t lo = d[s + (c - 1) / 2].dur, hi = d[s + c / 2].dur;
 		out->median_ns[it] = lo + (hi - lo) / 2;
 		if (c < 2)
 			continue;
-		/* summed in the order of the sorted durations, which any order of the ranges
-		 * gives: so a merge of files' partials comes to the same bits */
+		/* a run of k equal durations adds k (x - mean)^2, over the runs in order: the
+		 * same bits from any files' runs of the same ranges */
 		double mean = (double)out->a.v[it].cpu_ns / (double)c, ss = 0;
 		for (uint64_t j = s; j < e; j++) {
 			double x = (double)d[j].dur - mean;
-			ss += x * x;
+			ss += (double)d[j].count * (x * x);
 		}
 		out->stddev_ns[it] = (int64_t)(sqrt(ss / (double)(c - 1)) + 0.5);
 	}

@@ -136,10 +136,11 @@ enum agg_nvtx_kind {
 	AGG_NVTX_STARTEND, /* start/end ranges of one name (async tracks) */
 };
 
-/* One NVTX range: its item (index in agg_nvtx.a) and its duration, ns. */
+/* A run of NVTX ranges of one item (index in agg_nvtx.a) and one duration, ns. */
 struct agg_nvtx_dur {
 	uint32_t item;
 	int64_t dur;
+	uint64_t count; /* ranges */
 };
 
 /* NVTX ranges by domain and name, as `nsys stats -r nvtx_sum` sums them. */
@@ -153,8 +154,9 @@ struct agg_nvtx {
 	int64_t *stddev_ns;	  /* per item index: the sample standard deviation (n - 1) of
 				   * the durations, rounded to the ns; 0 with one range */
 	int64_t total_ns;	  /* the sum of every NVTX range's duration, ns */
-	struct agg_nvtx_dur *dur; /* every range's item and duration; after agg_nvtx_finish
-				   * ordered by item, then duration (what a partial carries) */
+	struct agg_nvtx_dur *dur; /* the ranges as runs of one item and duration; after
+				   * agg_nvtx_finish one run per item and duration, ordered by
+				   * item, then duration (what a partial carries) */
 	uint64_t ndur;		  /* entries of dur */
 	uint64_t dur_cap;	  /* entries allocated */
 };
@@ -167,8 +169,9 @@ int agg_nvtx(const struct model *m, struct agg_nvtx *out);
  * by agg_nvtx_add (opscope merge). */
 int agg_nvtx_file(const struct model *m, uint32_t file, struct agg_nvtx *out);
 /* Count `count` ranges of `dur` ns of (domain string id, 0 for the default; name string id;
- * style AGG_NVTX_PUSHPOP or _STARTEND) into out, which starts zeroed; agg_nvtx_finish then
- * makes the medians and deviations. 0, or OPSCOPE_ENOMEM (free out). */
+ * style AGG_NVTX_PUSHPOP or _STARTEND) into out, which starts zeroed, as one run (count x
+ * dur within int64: the caller's bound); agg_nvtx_finish then makes the medians and
+ * deviations. 0, or OPSCOPE_ENOMEM (free out). */
 int agg_nvtx_add(struct agg_nvtx *out, uint32_t domain, uint32_t name, uint8_t style, int64_t dur,
 		 uint64_t count);
 /* The medians and standard deviations of the ranges added. 0, or OPSCOPE_ENOMEM (out is then

@@ -777,7 +777,8 @@ const char *model_file_meta(const struct model *m, uint32_t file, uint32_t pid, 
 
 const char *model_get_meta(const struct model *m, uint32_t pid, const char *key)
 {
-	for (uint32_t i = 0; i < m->nmeta; i++)
+	/* entries are appended file after file: the last one is the last file's */
+	for (uint32_t i = m->nmeta; i-- > 0;)
 		if (m->meta[i].pid == pid && strcmp(model_str(m, m->meta[i].key), key) == 0)
 			return model_str(m, m->meta[i].value);
 	return NULL;

@@ -518,7 +518,8 @@ uint32_t model_find_str(const struct model *m, const char *s);
 void model_set_meta(struct model *m, uint32_t pid, uint32_t key, uint32_t value);
 /* The value of metadata `key` of process `pid` of file `file`, or NULL. */
 const char *model_file_meta(const struct model *m, uint32_t file, uint32_t pid, const char *key);
-/* The same of the first file that set it for `pid` (a model of one file). */
+/* The same of the last file that set it for `pid`: what a model of the files loaded one after
+ * another says of the process (a model of one file: its value). */
 const char *model_get_meta(const struct model *m, uint32_t pid, const char *key);
 /* Sort one track's ranges by (start, depth) and instants, counters and samples by time,
  * keeping argument and flow references right (every column of an event moves with it). */

@@ -3,11 +3,12 @@
  *
  * The view prints per range name a median and a standard deviation, which no sum gives, so a
  * partial carries each name's durations themselves, as runs of equal durations in ascending
- * order (agg_nvtx_file's sorted list): its size grows with the NVTX ranges of distinct
- * durations, which are few beside a trace's other events. The merge adds the runs with
- * agg_nvtx_add, file after file, and agg_nvtx_finish takes the medians and deviations as the
- * report does: the items come in the same first-seen order, and the deviation sums the same
- * sorted durations, so every byte matches.
+ * order (agg_nvtx_file's runs): its size grows with the NVTX ranges of distinct durations,
+ * which are few beside a trace's other events. The merge adds the runs with agg_nvtx_add,
+ * file after file, and agg_nvtx_finish takes the medians and deviations as the report does:
+ * the items come in the same first-seen order, and equal runs of several files are made one
+ * before the deviation sums over them, so every byte matches. The merge's memory and time
+ * follow the runs, whatever counts they hold.
  *
  *   nxv                                 the file's NVTX ranges follow (version 11 on)
  *   nxr <domain|-> <name> <style>       one per domain, name and style (1 push/pop,
@@ -35,25 +36,17 @@ int partial_write_nvtx(FILE *out, const struct analysis *a, uint32_t f)
 	if (agg_nvtx_file(m, f, &nv) != 0)
 		return OPSCOPE_ENOMEM;
 	fputs("nxv\n", out);
-	/* nv.dur is ordered by item, then duration: each item's runs follow it */
-	uint64_t d = 0;
-	for (uint32_t i = 0; i < nv.a.n; i++) {
-		const struct agg_item *it = &nv.a.v[i];
-		if (it->kind == AGG_NVTX_DOMAIN)
-			continue;
-		fputs("nxr", out);
-		partial_put_id(out, m, nv.a.v[it->parent].name);
-		partial_put_id(out, m, it->name);
-		fprintf(out, "\t%u\n", (unsigned)it->kind);
-		while (d < nv.ndur && nv.dur[d].item < i)
-			d++;
-		while (d < nv.ndur && nv.dur[d].item == i) {
-			uint64_t e = d;
-			while (e < nv.ndur && nv.dur[e].item == i && nv.dur[e].dur == nv.dur[d].dur)
-				e++;
-			fprintf(out, "nxd\t%" PRId64 "\t%" PRIu64 "\n", nv.dur[d].dur, e - d);
-			d = e;
+	/* nv.dur: one run per item and duration, by item (first-seen order), then duration */
+	for (uint64_t d = 0; d < nv.ndur; d++) {
+		const struct agg_nvtx_dur *x = &nv.dur[d];
+		if (d == 0 || x->item != nv.dur[d - 1].item) {
+			const struct agg_item *it = &nv.a.v[x->item];
+			fputs("nxr", out);
+			partial_put_id(out, m, nv.a.v[it->parent].name);
+			partial_put_id(out, m, it->name);
+			fprintf(out, "\t%u\n", (unsigned)it->kind);
 		}
+		fprintf(out, "nxd\t%" PRId64 "\t%" PRIu64 "\n", x->dur, x->count);
 	}
 	agg_nvtx_free(&nv);
 	return 0;

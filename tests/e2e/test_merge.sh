@@ -519,6 +519,12 @@ bad "an NVTX run before its name" "nxnor.partial: offset $off: nxd record before
 awk -F'\t' 'BEGIN { OFS = "\t" } $1 == "nxr" { $4 = "3" } { print }' "$PN" >"$T/nxstyle.partial"
 off=$(grep -b -m1 "^nxr" "$PN" | cut -d: -f1)
 bad "an NVTX style out of range" "nxstyle.partial: offset $off: field 4: 3 is out of range" "$T/nxstyle.partial"
+# a run standing for 2^32 - 4 ranges (a partial's bound is 2^32 a file): merged as one run,
+# whatever it stands for (not one entry per range: 64 GiB)
+awk -F'\t' 'BEGIN { OFS = "\t" } $1 == "nxd" && $2 == "7000" { $3 = "4294967292" } { print }' "$PN" >"$T/nxbig.partial"
+"$OPSCOPE" merge -f json --views nvtx "$T/nxbig.partial" >"$T/nxbig.json" 2>"$T/nxbig.err"
+check "NVTX: a run of 2^32 - 4 ranges merges as one: 2^32 - 2 steps, median 7 us" \
+	'q "$T/nxbig.json" "[(r[\"instances\"], r[\"med_ns\"]) for r in t(\"NVTX Range Summary\") if r[\"range\"] == \"step\"] == [(4294967294, 7000)]"'
 # advice: a data wait longer than the steps' time; an ade record with no list before it
 awk -F'\t' 'BEGIN { OFS = "\t" } $1 == "ad" { t = $6 } $1 == "adw" && !done { $3 = t + 1; done = 1 } { print }' "$P" >"$T/adw.partial"
 off=$(grep -b -m1 "^adw" "$P" | cut -d: -f1)

@@ -602,9 +602,15 @@ static void chrome_other(struct jw *w, const struct model *m)
 			jw_raw(w, ",", 1);
 		jw_cstr(w, key);
 		jw_lit(w, ":{");
+		/* one object per pid: of files sharing a pid (metadata is per file), the last
+		 * file's, as model_get_meta reads it; so no key twice */
+		uint32_t last = 0;
+		for (uint32_t k = 0; k < m->nmeta; k++)
+			if (m->meta[k].pid == pids[i] && m->meta[k].file > last)
+				last = m->meta[k].file;
 		bool comma = false;
 		for (uint32_t k = 0; k < m->nmeta; k++) {
-			if (m->meta[k].pid != pids[i])
+			if (m->meta[k].pid != pids[i] || m->meta[k].file != last)
 				continue;
 			if (comma)
 				jw_raw(w, ",", 1);

@@ -1331,7 +1331,7 @@ static void loader_finish(struct loader *L)
 		if (!gpu_load_settle(m, L->first_track, proc, L->dec.hdr.pid, L->gpu, L->ngpu,
 				     first_gpu_flow))
 			m->oom = true;
-		const char *d = model_get_meta(m, L->dec.hdr.pid, "gpu.dropped_records");
+		const char *d = model_file_meta(m, L->fi, L->dec.hdr.pid, "gpu.dropped_records");
 		if (d)
 			gpu_dropped = strtoull(d, NULL, 10);
 	}
