@@ -184,4 +184,17 @@ PYEOF
 check "Paddle: Model and Step tables, the kernel under its operator" \
 	'grep -qx ok "$T/py" || { cat "$T/py"; false; }'
 
+# two files traced by one pid (the H200 recording under two names): the export's process
+# object for that pid holds each metadata key once (metadata is per file; JSON keys unique)
+H2=$SRC/tests/data/h200
+mkdir -p "$T/twopid" && cp "$H2/train.opscope" "$T/twopid/a.opscope" && cp "$H2/train.opscope" "$T/twopid/b.opscope"
+"$OPSCOPE" export -q -f chrome -o "$T/twopid.json" "$T/twopid"
+check "export of two files of one pid: no key twice in any object" \
+	'"$PY" -c "import json, sys
+def pairs(kv):
+    if len({k for k, _ in kv}) != len(kv):
+        sys.exit(1)
+    return dict(kv)
+d = json.load(open(sys.argv[1]), object_pairs_hook=pairs)
+sys.exit(0 if d[\"otherData\"][\"processes\"] else 1)" "$T/twopid.json"'
 tap_done
