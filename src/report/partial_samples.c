@@ -6,10 +6,10 @@
  * indices of two earlier saf records of the file, and the weight); the merge sums them with
  * samples_combine, which orders them as the report's samples_profile does.
  *
- * Invariants of the reader: a function's cum is at least 1 and its flat at most its cum, a
- * pair's weight at least 1 (a report writes no function or pair of no weight, and weights
- * are never negative in the traces opscope reads), the pair's functions are earlier records
- * of the file; the counts summed over the files stay inside int64 (checked by the merge).
+ * Invariants of the reader: weights lie within +-2^62 and may be negative (a pprof profile
+ * may hold negative values: `pprof -diff_base` writes them, and the report prints them), the
+ * pair's functions are earlier records of the file; the counts and weights summed over the
+ * files stay inside int64 (checked by samples_combine).
  * Size: one record per function and per caller -> callee pair with samples, not per sample.
  */
 #include <inttypes.h>
@@ -54,7 +54,7 @@ int partial_rec_sa(struct reader *r)
 	struct samples_profile *p = &pf->samples;
 	int64_t n, v;
 	if (partial_field_i64(r, 1, 0, PARTIAL_TIME_MAX, &n) ||
-	    partial_field_i64(r, 2, 0, PARTIAL_TIME_MAX, &p->total))
+	    partial_field_i64(r, 2, -PARTIAL_TIME_MAX, PARTIAL_TIME_MAX, &p->total))
 		return -1;
 	p->samples = (uint64_t)n;
 	if (partial_field_i64(r, 3, 0, n, &v))
@@ -83,8 +83,8 @@ int partial_rec_saf(struct reader *r)
 	memset(fn, 0, sizeof(*fn));
 	if (partial_field_id(r, 1, false, &fn->name) || partial_field_id(r, 2, false, &fn->file) ||
 	    partial_field_u64(r, 3, &fn->address) ||
-	    partial_field_i64(r, 5, 1, PARTIAL_TIME_MAX, &fn->cum) ||
-	    partial_field_i64(r, 4, 0, fn->cum, &fn->flat))
+	    partial_field_i64(r, 5, -PARTIAL_TIME_MAX, PARTIAL_TIME_MAX, &fn->cum) ||
+	    partial_field_i64(r, 4, -PARTIAL_TIME_MAX, PARTIAL_TIME_MAX, &fn->flat))
 		return -1;
 	p->nfns++;
 	return 0;
@@ -103,7 +103,7 @@ int partial_rec_sae(struct reader *r)
 	int64_t caller, callee, w;
 	if (partial_field_i64(r, 1, 0, (int64_t)p->nfns - 1, &caller) ||
 	    partial_field_i64(r, 2, 0, (int64_t)p->nfns - 1, &callee) ||
-	    partial_field_i64(r, 3, 1, PARTIAL_TIME_MAX, &w))
+	    partial_field_i64(r, 3, -PARTIAL_TIME_MAX, PARTIAL_TIME_MAX, &w))
 		return -1;
 	p->edges[n] = (struct samples_edge){ (uint32_t)caller, (uint32_t)callee, w };
 	p->nedges++;
