@@ -765,11 +765,18 @@ static bool track_passes(struct fl *F, uint32_t t, struct fl_range *R)
 	return true;
 }
 
+/* Add a + b into *sum; false when it leaves int64. */
+static bool add_i64(int64_t *sum, int64_t a, int64_t b)
+{
+	return !__builtin_add_overflow(a, b, sum);
+}
+
 /* The roofline sums of the categories, from the rows (their peaks are known by now). A row
  * that beats the roofline (a Winograd convolution does fewer FLOPs than the direct count; a
  * call whose device time was missed) counts as at the roofline, so that one such row cannot
- * lift its category above 100%; the rows are counted in over_roofline. */
-static void roll_up_roofline(struct flops_result *r)
+ * lift its category above 100%; the rows are counted in over_roofline. False when a
+ * category's time at peak would leave int64 (rows of a crafted partial: each within 2^62). */
+static bool roll_up_roofline(struct flops_result *r)
 {
 	for (uint32_t i = 0; i < r->nrows; i++) {
 		const struct flops_row *row = &r->rows[i];
@@ -781,8 +788,11 @@ static void roll_up_roofline(struct flops_result *r)
 		r->over_roofline += d.roofline_ns > t;
 		struct flops_category *c = &r->cat[row->category];
 		c->roofline_ns += d.roofline_ns < t ? d.roofline_ns : t;
-		c->peak_time_ns += (int64_t)(t + 0.5);
+		if (!(t < 0x1p62) ||
+		    !add_i64(&c->peak_time_ns, c->peak_time_ns, (int64_t)(t + 0.5)))
+			return false;
 	}
+	return true;
 }
 
 /* Start the state shared by the files of one model (the caches by string id). False when out
@@ -886,12 +896,6 @@ void flops_part_free(struct flops_part *part)
 	memset(part, 0, sizeof(*part));
 }
 
-/* Add a + b into *sum; false when it leaves int64. */
-static bool add_i64(int64_t *sum, int64_t a, int64_t b)
-{
-	return !__builtin_add_overflow(a, b, sum);
-}
-
 /* Add row x (of a later file) into row y of the same key: the sums; the device and its peaks
  * when y has none yet (the first kernel of the row's calls, file after file). */
 static bool row_add(struct flops_row *y, const struct flops_row *x)
@@ -990,8 +994,7 @@ static int combine_run(struct fl *F, const struct flops_opts *o, const struct fl
 	if (!out->device_time && o && o->peaks)
 		for (uint32_t i = 0; i < out->nrows; i++)
 			out->rows[i].peaks = o->peaks;
-	roll_up_roofline(out);
-	return 0;
+	return roll_up_roofline(out) ? 0 : -1;
 }
 
 int flops_combine(const struct flops_opts *o, const struct flops_part *parts, uint32_t n,

@@ -591,6 +591,10 @@ if [ -f "$PF" ]; then
 	awk -F'\t' 'BEGIN { OFS = "\t" } $1 == "flr" && !done { $14 = $13 + 1; done = 1 } { print }' "$PF" >"$T/fltc.partial"
 	off=$(grep -b -m1 "^flr" "$PF" | cut -d: -f1)
 	bad "tensor-core time above the kernel time" "fltc.partial: offset $off: field 14: [0-9]* is out of range" "$T/fltc.partial"
+	# every row in one category, each at 2^62 ns with FLOPs and the device's peaks: each row is
+	# within its bound, their time at peak summed is not (refused, not wrapped)
+	awk -F'\t' 'BEGIN { OFS = "\t" } $1 == "flr" { $7 = 1; $11 = $12 = $13 = "4611686018427387904"; $14 = 0; $16 = 1000000; $17 = 1000; $18 = 0 } { print }' "$PF" >"$T/flsum.partial"
+	bad "FLOPs rows whose time at peak sums past 2^63" "flsum.partial: the FLOPs rows' calls or times, summed over the files, exceed 2^63" "$T/flsum.partial"
 	grep -v "^fl	" "$PF" >"$T/nofl.partial"
 	off=$(grep -v "^fl	" "$PF" | grep -b -m1 "^fl[a-z]" | cut -d: -f1)
 	bad "a FLOPs record before its fl record" "nofl.partial: offset $off: fl[a-z] record before the file's fl record" "$T/nofl.partial"
