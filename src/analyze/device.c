@@ -74,14 +74,9 @@ uint32_t device_file_gpus(const struct model *m, uint32_t f, uint32_t *dev, uint
 	return n;
 }
 
-int device_cpu_set(struct device_usage *d, uint32_t *cap, enum device_cpu_kind kind, uint32_t file,
+int device_cpu_add(struct device_usage *d, uint32_t *cap, enum device_cpu_kind kind, uint32_t file,
 		   uint32_t pid, double utilization)
 {
-	for (uint32_t i = 0; i < d->ncpu; i++)
-		if (d->cpu[i].kind == kind && d->cpu[i].file == file && d->cpu[i].pid == pid) {
-			d->cpu[i].utilization = utilization;
-			return 0;
-		}
 	if (d->ncpu == *cap) {
 		uint32_t n = *cap ? *cap * 2 : 8;
 		struct device_cpu *v = realloc(d->cpu, n * sizeof(*v));
@@ -115,12 +110,12 @@ int device_file(const struct analysis *a, uint32_t f, struct device_usage *out)
 	uint32_t key[2], cap = 0;
 	for (int k = 0; k < 2; k++)
 		key[k] = model_find_str(m, cpu_keys[k]);
-	/* metadata order (model_set_meta keeps one entry per process and key) */
+	/* metadata order (model_set_meta keeps one entry per file, process and key) */
 	for (uint32_t i = 0; i < m->nmeta; i++)
 		for (int k = 0; k < 2; k++)
 			if (key[k] && m->meta[i].key == key[k] &&
 			    (f == DEVICE_ALL_FILES || m->meta[i].file == f) &&
-			    device_cpu_set(out, &cap, (enum device_cpu_kind)k, m->meta[i].file,
+			    device_cpu_add(out, &cap, (enum device_cpu_kind)k, m->meta[i].file,
 					   m->meta[i].pid,
 					   strtod(model_str(m, m->meta[i].value), NULL)) != 0) {
 				device_free(out);

@@ -55,11 +55,10 @@ int device_analyze(const struct analysis *a, struct device_usage *out);
  * entries of its metadata. */
 #define DEVICE_ALL_FILES UINT32_MAX
 int device_file(const struct analysis *a, uint32_t f, struct device_usage *out);
-/* Set CPU entry (kind, file, pid) of d as model_set_meta sets metadata: a later value
- * replaces the earlier in its place, else the entry is appended (*cap: entries allocated). 0,
- * or OPSCOPE_ENOMEM. device_cpu_order then puts process entries first, each kind in the order
- * set. */
-int device_cpu_set(struct device_usage *d, uint32_t *cap, enum device_cpu_kind kind, uint32_t file,
+/* Append CPU entry (kind, file, pid) to d (*cap: entries allocated); the metadata it comes
+ * from holds one value per file, pid and key. 0, or OPSCOPE_ENOMEM. device_cpu_order then
+ * puts process entries first, each kind in the order added. */
+int device_cpu_add(struct device_usage *d, uint32_t *cap, enum device_cpu_kind kind, uint32_t file,
 		   uint32_t pid, double utilization);
 void device_cpu_order(struct device_usage *d);
 void device_free(struct device_usage *d);

@@ -4,7 +4,7 @@
  * (ov, ovb, ovt, ovi, ovu) and model (ph, phc); their writer, readers and merge. The views
  * are made with the report's own code: each analysis's per-file part (device_file,
  * distributed_file_lists, overview_file, phases_file) is written, and the merge joins the
- * files' parts with the same combination the report runs (device_cpu_set,
+ * files' parts with the same combination the report runs (device_cpu_add,
  * distributed_from_lists, overview_combine, phases_combine).
  *
  * What a file carries is the least that keeps the merge exact: the interval lists a union
@@ -227,12 +227,8 @@ static int rec_dvc(struct reader *r)
 	double v = r->flen[3] ? strtod(r->f[3], &end) : 0;
 	if (!r->flen[3] || *end)
 		return partial_fail(r, "field 3: not a number");
-	for (uint32_t i = 0; i < u->device.ncpu; i++)
-		if (u->device.cpu[i].kind == (enum device_cpu_kind)kind &&
-		    u->device.cpu[i].pid == (uint32_t)pid)
-			return partial_fail(r, "a second dvc record for process %u", (unsigned)pid);
 	/* file 0 here: merge_device sets the file's place among the merged files */
-	return device_cpu_set(&u->device, &u->cpu_cap, (enum device_cpu_kind)kind, 0, (uint32_t)pid,
+	return device_cpu_add(&u->device, &u->cpu_cap, (enum device_cpu_kind)kind, 0, (uint32_t)pid,
 			      v) == 0
 		       ? 0
 		       : partial_oom(r);
@@ -458,7 +454,7 @@ static int merge_device(struct partial_set *ps)
 	for (uint32_t i = 0; i < ps->nfiles; i++) {
 		const struct device_usage *x = &ps->files[i].unions->device;
 		for (uint32_t k = 0; k < x->ncpu; k++)
-			if (device_cpu_set(d, &cap, x->cpu[k].kind, i, x->cpu[k].pid,
+			if (device_cpu_add(d, &cap, x->cpu[k].kind, i, x->cpu[k].pid,
 					   x->cpu[k].utilization) != 0)
 				return OPSCOPE_ENOMEM;
 		for (uint32_t k = 0; k < x->ngpu; k++) {

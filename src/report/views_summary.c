@@ -94,7 +94,8 @@ int view_device(struct report_ctx *c)
 			device_free(&d);
 		return OPSCOPE_ENOMEM;
 	}
-	int name = rtable_col(t, "Device", "device", RCOL_TEXT, 25);
+	/* wide enough for "CPU(System) (file 1023, pid 4194304)" when several files are loaded */
+	int name = rtable_col(t, "Device", "device", RCOL_TEXT, a->m->nfiles > 1 ? 38 : 25);
 	int util = rtable_col(t, "Utilization (%)", "utilization", RCOL_RATIO, 20);
 	static const char *const cpu_label[] = {
 		[DEVICE_CPU_PROCESS] = "CPU(Process)", [DEVICE_CPU_SYSTEM] = "CPU(System)"
