@@ -1462,6 +1462,23 @@ static int rec_ti(struct reader *r)
 	return pf->total.steps.oom ? partial_oom(r) : 0;
 }
 
+/* Fields i..i+6 of a range record as its calls (at least 1), CPU total, max and min, GPU
+ * total, max and min (ns): each maximum within its total, each minimum within its maximum. */
+static int field_calls_times(struct reader *r, int i, struct agg_item *it)
+{
+	int64_t calls;
+	if (partial_field_i64(r, i, 1, PARTIAL_TIME_MAX, &calls) ||
+	    partial_field_i64(r, i + 1, 0, PARTIAL_TIME_MAX, &it->cpu_ns) ||
+	    partial_field_i64(r, i + 2, 0, it->cpu_ns, &it->cpu_max_ns) ||
+	    partial_field_i64(r, i + 3, 0, it->cpu_max_ns, &it->cpu_min_ns) ||
+	    partial_field_i64(r, i + 4, 0, PARTIAL_TIME_MAX, &it->gpu_ns) ||
+	    partial_field_i64(r, i + 5, 0, it->gpu_ns, &it->gpu_max_ns) ||
+	    partial_field_i64(r, i + 6, 0, it->gpu_max_ns, &it->gpu_min_ns))
+		return -1;
+	it->calls = (uint64_t)calls;
+	return 0;
+}
+
 static int rec_h(struct reader *r)
 {
 	struct partial_file *pf = r->cur;
@@ -1472,21 +1489,13 @@ static int rec_h(struct reader *r)
 		return -1;
 	struct agg_item *it = &pf->host[pf->nhost];
 	memset(it, 0, sizeof(*it));
-	int64_t sel, calls;
+	int64_t sel;
 	if (partial_field_i64(r, 1, AGG_USER_DEFINED, AGG_PYTHON_FUNCTIONS, &sel) ||
-	    partial_field_id(r, 2, true, &it->name) ||
-	    partial_field_i64(r, 3, 1, PARTIAL_TIME_MAX, &calls) ||
-	    partial_field_i64(r, 4, 0, PARTIAL_TIME_MAX, &it->cpu_ns) ||
-	    partial_field_i64(r, 5, 0, it->cpu_ns, &it->cpu_max_ns) ||
-	    partial_field_i64(r, 6, 0, it->cpu_max_ns, &it->cpu_min_ns) ||
-	    partial_field_i64(r, 7, 0, PARTIAL_TIME_MAX, &it->gpu_ns) ||
-	    partial_field_i64(r, 8, 0, it->gpu_ns, &it->gpu_max_ns) ||
-	    partial_field_i64(r, 9, 0, it->gpu_max_ns, &it->gpu_min_ns) ||
+	    partial_field_id(r, 2, true, &it->name) || field_calls_times(r, 3, it) ||
 	    partial_field_i64(r, 10, -PARTIAL_TIME_MAX, PARTIAL_TIME_MAX, &it->self_ns))
 		return -1;
 	it->parent = AGG_NONE;
 	it->kind = (uint8_t)sel; /* which aggregation; merged as AGG_KIND_RANGE */
-	it->calls = (uint64_t)calls;
 	pf->nhost++;
 	return 0;
 }
@@ -1511,22 +1520,14 @@ static int rec_mo(struct reader *r)
 		return -1;
 	struct agg_item *it = &pf->mods[pf->nmods];
 	memset(it, 0, sizeof(*it));
-	int64_t parent, calls;
+	int64_t parent;
 	if (partial_field_i64(r, 1, -1, (int64_t)pf->nmods - 1, &parent) ||
-	    partial_field_id(r, 2, true, &it->name) ||
-	    partial_field_i64(r, 3, 1, PARTIAL_TIME_MAX, &calls) ||
-	    partial_field_i64(r, 4, 0, PARTIAL_TIME_MAX, &it->cpu_ns) ||
-	    partial_field_i64(r, 5, 0, it->cpu_ns, &it->cpu_max_ns) ||
-	    partial_field_i64(r, 6, 0, it->cpu_max_ns, &it->cpu_min_ns) ||
-	    partial_field_i64(r, 7, 0, PARTIAL_TIME_MAX, &it->gpu_ns) ||
-	    partial_field_i64(r, 8, 0, it->gpu_ns, &it->gpu_max_ns) ||
-	    partial_field_i64(r, 9, 0, it->gpu_max_ns, &it->gpu_min_ns) ||
+	    partial_field_id(r, 2, true, &it->name) || field_calls_times(r, 3, it) ||
 	    partial_field_i64(r, 10, -PARTIAL_TIME_MAX, PARTIAL_TIME_MAX, &it->self_ns) ||
 	    partial_field_i64(r, 11, -PARTIAL_TIME_MAX, PARTIAL_TIME_MAX, &it->gpu_self_ns))
 		return -1;
 	it->parent = parent < 0 ? AGG_NONE : (uint32_t)parent;
 	it->kind = AGG_KIND_RANGE;
-	it->calls = (uint64_t)calls;
 	pf->nmods++;
 	return 0;
 }
