@@ -187,8 +187,8 @@ int cmd_merge(int argc, char **argv)
 			break;
 		case 'f': {
 			int fmt = rformat_from_name(optarg);
-			if (fmt < 0 ||
-			    fmt == RFORMAT_HTML) /* the page's timeline needs the events */
+			/* no html: the page's timeline is drawn from the events */
+			if (fmt < 0 || fmt == RFORMAT_HTML)
 				return cli_usage_error("merge", "--format wants text, csv or json");
 			fo.format = (enum rformat)fmt;
 			break;
@@ -250,10 +250,9 @@ int cmd_merge(int argc, char **argv)
 		char left[1024];
 		size_t n = 0;
 		for (const struct report_view *rv = report_views; rv->name; rv++)
-			if (!partial_carries(&ps, rv->name) && n < sizeof(left)) {
+			if (!partial_carries(&ps, rv->name) && n < sizeof(left))
 				n += (size_t)snprintf(left + n, sizeof(left) - n, "%s%s",
 						      n ? "," : "", rv->name);
-			}
 		if (n)
 			fprintf(stderr, "opscope merge: left out %s: %s\n", left, older);
 	}
