@@ -177,12 +177,15 @@ static struct {
 	struct mapping *maps;
 	size_t nmaps;
 	uint64_t maps_cap;
-	int maps_refreshed;	   /* this round */
-	uint64_t maps_gen;	   /* bumped when S.maps is read again (ids and frames change) */
-	uint64_t maps_reads;	   /* reads of /proc/self/maps */
-	uint64_t maps_from_loader; /* mappings taken from the loader's list instead */
-	uint32_t loader_tries;	   /* maps_add_from_loader calls this round */
-	uint64_t maps_read_ns;	   /* CLOCK_MONOTONIC of the last read of /proc/self/maps */
+	int maps_refreshed;    /* this round */
+	uint64_t maps_gen;     /* bumped when S.maps is read again (ids and frames change) */
+	uint64_t maps_changes; /* bumped when S.maps changes at all (read, or one added) */
+	struct stackcache_map stack_map; /* stack entries by (parent, frame key): stack_of */
+	uint64_t stack_map_changes;	 /* S.maps_changes its native frames were found under */
+	uint64_t maps_reads;		 /* reads of /proc/self/maps */
+	uint64_t maps_from_loader;	 /* mappings taken from the loader's list instead */
+	uint32_t loader_tries;		 /* maps_add_from_loader calls this round */
+	uint64_t maps_read_ns;		 /* CLOCK_MONOTONIC of the last read of /proc/self/maps */
 	unsigned long long dl_adds, dl_subs; /* the loader's counts at that read */
 	struct buildid *bids;
 	size_t nbids;
@@ -420,6 +423,7 @@ static void maps_refresh(void)
 		return;
 	maps_clear();
 	S.maps_gen++;
+	S.maps_changes++;
 	S.maps_reads++;
 	char line[PATH_MAX + 128];
 	while (fgets(line, sizeof(line), f)) {
@@ -563,6 +567,7 @@ static struct mapping *maps_add_from_loader(uint64_t addr)
 	memmove(&S.maps[at + 1], &S.maps[at], (S.nmaps - at) * sizeof(*S.maps));
 	S.maps[at] = (struct mapping){ f.start, f.end, f.offset, copy, RECORD_SAMPLE_NONE };
 	S.nmaps++;
+	S.maps_changes++;
 	S.maps_from_loader++;
 	return &S.maps[at];
 }
@@ -570,8 +575,10 @@ static struct mapping *maps_add_from_loader(uint64_t addr)
 /* The sample store's frame of address `addr`. An address in none of the known mappings gets
  * its mapping from the loader's list (at most LOADER_TRIES times a round: garbage addresses
  * of a walk that went astray are in none), or else from reading /proc/self/maps again (at most
- * once a round, and only when the mappings may have changed: maps_stale). */
-static uint32_t frame_of(uint64_t addr)
+ * once a round, and only when the mappings may have changed: maps_stale). *keep is set to 0
+ * when the frame has no mapping: a later round may find one, and give the address another
+ * frame. */
+static uint32_t frame_of(uint64_t addr, int *keep)
 {
 	struct mapping *m = maps_find(addr);
 	if (!m && S.loader_tries < LOADER_TRIES) {
@@ -585,11 +592,13 @@ static uint32_t frame_of(uint64_t addr)
 			m = maps_find(addr);
 		}
 	}
-	if (!m)
-		return record_sample_frame_native(RECORD_SAMPLE_NONE, addr);
-	if (m->id == RECORD_SAMPLE_NONE)
+	if (m && m->id == RECORD_SAMPLE_NONE)
 		m->id = record_sample_mapping(m->start, m->end, m->offset, m->path,
 					      build_id_of(m->path));
+	if (!m || m->id == RECORD_SAMPLE_NONE) {
+		*keep = 0;
+		return record_sample_frame_native(RECORD_SAMPLE_NONE, addr);
+	}
 	return record_sample_frame_native(m->id, addr);
 }
 
@@ -618,17 +627,19 @@ static uint64_t frame_key(const struct pystack_merged *f)
 	return 1ull << 63 | (uint64_t)f->code << 32 | (uint32_t)f->instr;
 }
 
-static uint32_t merged_frame_of(void *ctx, size_t i)
+static uint32_t merged_frame_of(void *ctx, size_t i, int *keep)
 {
 	const struct pystack_merged *f = (const struct pystack_merged *)ctx + i;
-	return f->is_python ? python_frame_of(f->code, f->instr) : frame_of(f->pc);
+	return f->is_python ? python_frame_of(f->code, f->instr) : frame_of(f->pc, keep);
 }
 
 /* The stack entry of the merged frames out[0..m) (innermost first), or RECORD_SAMPLE_NONE,
- * through the thread's stack cache: only the frames below those it shares with the thread's
- * last sample are looked up and interned. A native frame's id depends on the mappings, so the
- * cache is emptied when they are read again (and the stack redone when that happened during
- * its own lookups). */
+ * through the thread's stack cache and the sampler's map of stack entries: only the frames
+ * below those it shares with the thread's last sample and that the map does not have are
+ * looked up and interned. A native frame's id depends on the mappings, so the cache is
+ * emptied when they are read again (and the stack redone when that happened during its own
+ * lookups), and the map whenever they change (read again or a mapping added), before the
+ * stack and again after it if they changed during its lookups. */
 static uint32_t stack_of(struct sthread *t, const struct pystack_merged *out, size_t m)
 {
 	uint64_t keys[SAMPLER_MAX_FRAMES + SAMPLER_MAX_PY];
@@ -642,9 +653,17 @@ static uint32_t stack_of(struct sthread *t, const struct pystack_merged *out, si
 		if (!t->cache || t->cache_maps_gen != S.maps_gen)
 			c->n = 0;
 		t->cache_maps_gen = S.maps_gen;
+		if (S.stack_map_changes != S.maps_changes) {
+			stackcache_map_clear(&S.stack_map);
+			S.stack_map_changes = S.maps_changes;
+		}
 		size_t shared;
-		uint32_t stack =
-			stackcache_intern(c, keys, m, merged_frame_of, (void *)out, &shared);
+		uint32_t stack = stackcache_intern(c, &S.stack_map, keys, m, merged_frame_of,
+						   (void *)out, &shared);
+		if (S.stack_map_changes != S.maps_changes) {
+			stackcache_map_clear(&S.stack_map);
+			S.stack_map_changes = S.maps_changes;
+		}
 		if (!shared || t->cache_maps_gen == S.maps_gen)
 			return stack;
 	}
