@@ -3,8 +3,9 @@
  *
  * One sampler thread per process, started with the session (opscope_options.sample_hz, or
  * OPSCOPE_SAMPLE_HZ under `opscope record`), finds the process's threads by scanning
- * /proc/self/task every round (10 ms; so a new thread is sampled from at most one round after
- * it starts) and samples each with one of two mechanisms:
+ * /proc/self/task in a round (10 ms) where the thread count changed, and every SCAN_EVERY
+ * rounds (so a new thread is sampled from at most one round after it starts, or 10 when
+ * another ended in the same round) and samples each with one of two mechanisms:
  *
  *  - perf_event (preferred): a software TASK_CLOCK event per thread (pid=tid, cpu=-1) with a
  *    fixed period of 1/HZ of CPU time, the user registers (ip, sp, bp) and a copy of the top
@@ -63,6 +64,7 @@
 #include <sys/auxv.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -89,6 +91,9 @@
 #define FD_RINGS	  65536 /* perf fds the signalled mode can map to their rings */
 #define SIGRING_MAGIC	  0x6f70736373616d70ull
 #define LOADER_TRIES	  64 /* addresses a round may look for in the loader's list */
+/* Rounds between two listings of /proc/self/task when the thread count has not changed:
+ * a thread that starts in the round another ends is found within 100 ms, not 10. */
+#define SCAN_EVERY 10
 /* Bytes of user stack perf_event copies per sample, from the sampled sp up. docs/sampling.md
  * says how it was chosen: the deepest stacks of the Python and torch workloads measured. */
 #define SAMPLER_STACK_BYTES 24576
@@ -204,6 +209,7 @@ static struct {
 	uint64_t samples;	/* samples handed to the sample store by this sampler */
 	uint64_t thread_cpu_ns; /* the sampler threads' CPU time, added as each ends (ns) */
 	int task_fd;		/* /proc/self/task of this process, open while the thread runs */
+	uint32_t scan_skipped;	/* rounds since /proc/self/task was last listed */
 } S = { .lock = PTHREAD_MUTEX_INITIALIZER, .task_fd = -1 };
 
 /* MECH_PERF_SIGNAL: the ring of the thread whose perf event has fd i (the overflow signal
@@ -1030,12 +1036,23 @@ struct task_dirent {
 /* Find the threads of the process: attach new ones, detach those that ended. The directory
  * stays open between rounds (S.task_fd) and is read again from its start with getdents64:
  * opendir/readdir/closedir each round (a path walk, a 32 KiB buffer) was a third of the
- * sampler thread's CPU between samples. */
-static void threads_scan(void)
+ * sampler thread's CPU between samples. It is listed only when the thread count changed
+ * (procfs gives /proc/PID/task 2 + the count as its link count: one fstat, where the listing
+ * took 20 us a round on this VM) or SCAN_EVERY rounds passed (`force`: always). */
+static void threads_scan(int force)
 {
 	if (S.task_fd < 0)
 		S.task_fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (S.task_fd < 0 || lseek(S.task_fd, 0, SEEK_SET) != 0)
+	if (S.task_fd < 0)
+		return;
+	struct stat st;
+	if (!force && S.scan_skipped + 1 < SCAN_EVERY && fstat(S.task_fd, &st) == 0 &&
+	    st.st_nlink == S.nthreads + 3) { /* 2, the sampler thread, and those known */
+		S.scan_skipped++;
+		return;
+	}
+	S.scan_skipped = 0;
+	if (lseek(S.task_fd, 0, SEEK_SET) != 0)
 		return;
 	for (size_t i = 0; i < S.nthreads; i++)
 		S.threads[i].seen = 0;
@@ -1109,7 +1126,7 @@ static void *sampler_main(void *arg)
 	round = next;
 	uint64_t tick_ns = S.mode == OPSCOPE_SAMPLE_WALL ? S.period_ns : SAMPLER_ROUND_NS;
 	pthread_mutex_lock(&S.lock);
-	threads_scan();
+	threads_scan(1);
 	pthread_mutex_unlock(&S.lock);
 	while (!atomic_load(&S.stop)) {
 		ts_add(&next, tick_ns);
@@ -1122,7 +1139,7 @@ static void *sampler_main(void *arg)
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		if (now.tv_sec > round.tv_sec ||
 		    (now.tv_sec == round.tv_sec && now.tv_nsec >= round.tv_nsec)) {
-			threads_scan();
+			threads_scan(0);
 			drain_all();
 			round = now;
 			ts_add(&round, SAMPLER_ROUND_NS);
