@@ -3,8 +3,9 @@
  *
  * One sampler thread per process, started with the session (opscope_options.sample_hz, or
  * OPSCOPE_SAMPLE_HZ under `opscope record`), finds the process's threads by scanning
- * /proc/self/task every round (10 ms; so a new thread is sampled from at most one round after
- * it starts) and samples each with one of two mechanisms:
+ * /proc/self/task in a round (10 ms) where the thread count changed, and every SCAN_EVERY
+ * rounds (so a new thread is sampled from at most one round after it starts, or 10 when
+ * another ended in the same round) and samples each with one of two mechanisms:
  *
  *  - perf_event (preferred): a software TASK_CLOCK event per thread (pid=tid, cpu=-1) with a
  *    fixed period of 1/HZ of CPU time, the user registers (ip, sp, bp) and a copy of the top
@@ -63,6 +64,7 @@
 #include <sys/auxv.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -89,6 +91,9 @@
 #define FD_RINGS	  65536 /* perf fds the signalled mode can map to their rings */
 #define SIGRING_MAGIC	  0x6f70736373616d70ull
 #define LOADER_TRIES	  64 /* addresses a round may look for in the loader's list */
+/* Rounds between two listings of /proc/self/task when the thread count has not changed:
+ * a thread that starts in the round another ends is found within 100 ms, not 10. */
+#define SCAN_EVERY 10
 /* Bytes of user stack perf_event copies per sample, from the sampled sp up. docs/sampling.md
  * says how it was chosen: the deepest stacks of the Python and torch workloads measured. */
 #define SAMPLER_STACK_BYTES 24576
@@ -177,12 +182,15 @@ static struct {
 	struct mapping *maps;
 	size_t nmaps;
 	uint64_t maps_cap;
-	int maps_refreshed;	   /* this round */
-	uint64_t maps_gen;	   /* bumped when S.maps is read again (ids and frames change) */
-	uint64_t maps_reads;	   /* reads of /proc/self/maps */
-	uint64_t maps_from_loader; /* mappings taken from the loader's list instead */
-	uint32_t loader_tries;	   /* maps_add_from_loader calls this round */
-	uint64_t maps_read_ns;	   /* CLOCK_MONOTONIC of the last read of /proc/self/maps */
+	int maps_refreshed;    /* this round */
+	uint64_t maps_gen;     /* bumped when S.maps is read again (ids and frames change) */
+	uint64_t maps_changes; /* bumped when S.maps changes at all (read, or one added) */
+	struct stackcache_map stack_map; /* stack entries by (parent, frame key): stack_of */
+	uint64_t stack_map_changes;	 /* S.maps_changes its native frames were found under */
+	uint64_t maps_reads;		 /* reads of /proc/self/maps */
+	uint64_t maps_from_loader;	 /* mappings taken from the loader's list instead */
+	uint32_t loader_tries;		 /* maps_add_from_loader calls this round */
+	uint64_t maps_read_ns;		 /* CLOCK_MONOTONIC of the last read of /proc/self/maps */
 	unsigned long long dl_adds, dl_subs; /* the loader's counts at that read */
 	struct buildid *bids;
 	size_t nbids;
@@ -201,6 +209,7 @@ static struct {
 	uint64_t samples;	/* samples handed to the sample store by this sampler */
 	uint64_t thread_cpu_ns; /* the sampler threads' CPU time, added as each ends (ns) */
 	int task_fd;		/* /proc/self/task of this process, open while the thread runs */
+	uint32_t scan_skipped;	/* rounds since /proc/self/task was last listed */
 } S = { .lock = PTHREAD_MUTEX_INITIALIZER, .task_fd = -1 };
 
 /* MECH_PERF_SIGNAL: the ring of the thread whose perf event has fd i (the overflow signal
@@ -420,6 +429,7 @@ static void maps_refresh(void)
 		return;
 	maps_clear();
 	S.maps_gen++;
+	S.maps_changes++;
 	S.maps_reads++;
 	char line[PATH_MAX + 128];
 	while (fgets(line, sizeof(line), f)) {
@@ -563,6 +573,7 @@ static struct mapping *maps_add_from_loader(uint64_t addr)
 	memmove(&S.maps[at + 1], &S.maps[at], (S.nmaps - at) * sizeof(*S.maps));
 	S.maps[at] = (struct mapping){ f.start, f.end, f.offset, copy, RECORD_SAMPLE_NONE };
 	S.nmaps++;
+	S.maps_changes++;
 	S.maps_from_loader++;
 	return &S.maps[at];
 }
@@ -570,8 +581,10 @@ static struct mapping *maps_add_from_loader(uint64_t addr)
 /* The sample store's frame of address `addr`. An address in none of the known mappings gets
  * its mapping from the loader's list (at most LOADER_TRIES times a round: garbage addresses
  * of a walk that went astray are in none), or else from reading /proc/self/maps again (at most
- * once a round, and only when the mappings may have changed: maps_stale). */
-static uint32_t frame_of(uint64_t addr)
+ * once a round, and only when the mappings may have changed: maps_stale). *keep is set to 0
+ * when the frame has no mapping: a later round may find one, and give the address another
+ * frame. */
+static uint32_t frame_of(uint64_t addr, int *keep)
 {
 	struct mapping *m = maps_find(addr);
 	if (!m && S.loader_tries < LOADER_TRIES) {
@@ -585,11 +598,13 @@ static uint32_t frame_of(uint64_t addr)
 			m = maps_find(addr);
 		}
 	}
-	if (!m)
-		return record_sample_frame_native(RECORD_SAMPLE_NONE, addr);
-	if (m->id == RECORD_SAMPLE_NONE)
+	if (m && m->id == RECORD_SAMPLE_NONE)
 		m->id = record_sample_mapping(m->start, m->end, m->offset, m->path,
 					      build_id_of(m->path));
+	if (!m || m->id == RECORD_SAMPLE_NONE) {
+		*keep = 0;
+		return record_sample_frame_native(RECORD_SAMPLE_NONE, addr);
+	}
 	return record_sample_frame_native(m->id, addr);
 }
 
@@ -618,17 +633,19 @@ static uint64_t frame_key(const struct pystack_merged *f)
 	return 1ull << 63 | (uint64_t)f->code << 32 | (uint32_t)f->instr;
 }
 
-static uint32_t merged_frame_of(void *ctx, size_t i)
+static uint32_t merged_frame_of(void *ctx, size_t i, int *keep)
 {
 	const struct pystack_merged *f = (const struct pystack_merged *)ctx + i;
-	return f->is_python ? python_frame_of(f->code, f->instr) : frame_of(f->pc);
+	return f->is_python ? python_frame_of(f->code, f->instr) : frame_of(f->pc, keep);
 }
 
 /* The stack entry of the merged frames out[0..m) (innermost first), or RECORD_SAMPLE_NONE,
- * through the thread's stack cache: only the frames below those it shares with the thread's
- * last sample are looked up and interned. A native frame's id depends on the mappings, so the
- * cache is emptied when they are read again (and the stack redone when that happened during
- * its own lookups). */
+ * through the thread's stack cache and the sampler's map of stack entries: only the frames
+ * below those it shares with the thread's last sample and that the map does not have are
+ * looked up and interned. A native frame's id depends on the mappings, so the cache is
+ * emptied when they are read again (and the stack redone when that happened during its own
+ * lookups), and the map whenever they change (read again or a mapping added), before the
+ * stack and again after it if they changed during its lookups. */
 static uint32_t stack_of(struct sthread *t, const struct pystack_merged *out, size_t m)
 {
 	uint64_t keys[SAMPLER_MAX_FRAMES + SAMPLER_MAX_PY];
@@ -642,9 +659,17 @@ static uint32_t stack_of(struct sthread *t, const struct pystack_merged *out, si
 		if (!t->cache || t->cache_maps_gen != S.maps_gen)
 			c->n = 0;
 		t->cache_maps_gen = S.maps_gen;
+		if (S.stack_map_changes != S.maps_changes) {
+			stackcache_map_clear(&S.stack_map);
+			S.stack_map_changes = S.maps_changes;
+		}
 		size_t shared;
-		uint32_t stack =
-			stackcache_intern(c, keys, m, merged_frame_of, (void *)out, &shared);
+		uint32_t stack = stackcache_intern(c, &S.stack_map, keys, m, merged_frame_of,
+						   (void *)out, &shared);
+		if (S.stack_map_changes != S.maps_changes) {
+			stackcache_map_clear(&S.stack_map);
+			S.stack_map_changes = S.maps_changes;
+		}
 		if (!shared || t->cache_maps_gen == S.maps_gen)
 			return stack;
 	}
@@ -1011,12 +1036,23 @@ struct task_dirent {
 /* Find the threads of the process: attach new ones, detach those that ended. The directory
  * stays open between rounds (S.task_fd) and is read again from its start with getdents64:
  * opendir/readdir/closedir each round (a path walk, a 32 KiB buffer) was a third of the
- * sampler thread's CPU between samples. */
-static void threads_scan(void)
+ * sampler thread's CPU between samples. It is listed only when the thread count changed
+ * (procfs gives /proc/PID/task 2 + the count as its link count: one fstat, where the listing
+ * took 20 us a round on this VM) or SCAN_EVERY rounds passed (`force`: always). */
+static void threads_scan(int force)
 {
 	if (S.task_fd < 0)
 		S.task_fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (S.task_fd < 0 || lseek(S.task_fd, 0, SEEK_SET) != 0)
+	if (S.task_fd < 0)
+		return;
+	struct stat st;
+	if (!force && S.scan_skipped + 1 < SCAN_EVERY && fstat(S.task_fd, &st) == 0 &&
+	    st.st_nlink == S.nthreads + 3) { /* 2, the sampler thread, and those known */
+		S.scan_skipped++;
+		return;
+	}
+	S.scan_skipped = 0;
+	if (lseek(S.task_fd, 0, SEEK_SET) != 0)
 		return;
 	for (size_t i = 0; i < S.nthreads; i++)
 		S.threads[i].seen = 0;
@@ -1090,7 +1126,7 @@ static void *sampler_main(void *arg)
 	round = next;
 	uint64_t tick_ns = S.mode == OPSCOPE_SAMPLE_WALL ? S.period_ns : SAMPLER_ROUND_NS;
 	pthread_mutex_lock(&S.lock);
-	threads_scan();
+	threads_scan(1);
 	pthread_mutex_unlock(&S.lock);
 	while (!atomic_load(&S.stop)) {
 		ts_add(&next, tick_ns);
@@ -1103,7 +1139,7 @@ static void *sampler_main(void *arg)
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		if (now.tv_sec > round.tv_sec ||
 		    (now.tv_sec == round.tv_sec && now.tv_nsec >= round.tv_nsec)) {
-			threads_scan();
+			threads_scan(0);
 			drain_all();
 			round = now;
 			ts_add(&round, SAMPLER_ROUND_NS);
