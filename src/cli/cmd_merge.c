@@ -3,8 +3,9 @@
  * partials (`opscope report --format partial`, one per file, made wherever the files are: a Slurm
  * array, a Spark or Ray map; docs/merge.md). It prints the report's views with the report's
  * own rendering code, so the tables are those that `opscope report` prints for the same files
- * loaded at once; a view that a partial of an older format version does not carry is left
- * out, which one line on stderr says.
+ * loaded at once; a view that a partial does not carry (an older format version, or the
+ * overview of files with and without ProfileStep ranges) is left out, which one line on
+ * stderr says.
  *
  * A partial that cannot be read (cut short, corrupt, a newer version, the same trace twice)
  * stops it with one line naming the partial and the byte offset, exit 1.
@@ -231,17 +232,14 @@ int cmd_merge(int argc, char **argv)
 		partial_set_free(&ps);
 		return cli_error("%s", err);
 	}
-	/* a view a partial of an older format version does not carry: asked for by name, it
-	 * stops the merge; else it is left out, which one line says */
-	static const char older[] = "a partial of an older format version does not carry it "
-				    "(make the partials again with this opscope)";
+	/* a view asked for by name that a partial of an older version does not carry */
 	for (const char *list = views, *item; views;) {
 		size_t len = strlist_next(&list, &item);
 		if (len == (size_t)-1)
 			break;
 		snprintf(bad, sizeof(bad), "%.*s", (int)len, item);
 		if (!partial_carries(&ps, bad)) {
-			int rc = cli_error("the %s view: %s", bad, older);
+			int rc = cli_error("the %s view: %s", bad, partial_why_not(&ps, bad));
 			partial_set_free(&ps);
 			return rc;
 		}
@@ -249,12 +247,17 @@ int cmd_merge(int argc, char **argv)
 	if (!views) { /* every view the report would try: say which a partial does not carry */
 		char left[1024];
 		size_t n = 0;
+		const char *why = NULL;
 		for (const struct report_view *rv = report_views; rv->name; rv++)
-			if (!partial_carries(&ps, rv->name) && n < sizeof(left))
+			if (!partial_carries(&ps, rv->name) && n < sizeof(left)) {
 				n += (size_t)snprintf(left + n, sizeof(left) - n, "%s%s",
 						      n ? "," : "", rv->name);
+				/* one reason for the line: the older format when any view says so */
+				const char *w = partial_why_not(&ps, rv->name);
+				why = !why || strstr(w, "older") ? w : why;
+			}
 		if (n)
-			fprintf(stderr, "opscope merge: left out %s: %s\n", left, older);
+			fprintf(stderr, "opscope merge: left out %s: %s\n", left, why);
 	}
 
 	struct report_ctx ctx;

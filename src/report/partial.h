@@ -156,8 +156,12 @@ int partial_finish(struct partial_set *ps, char *err, size_t errsize);
  * The step view is not by partials of version 1, gputime not by those before version 3, gpu
  * not before 4, launch not before 5, queue not before 6, gpumem not before 7, userdefined,
  * memcpy and python not before 8, module not before 9, perf not before 10; nvtx, device,
- * distributed, overview, model, advice, samples and flops not before 11. */
+ * distributed, model, advice, samples,
+ * flops not before 11, and overview neither, nor when some files have
+ * ProfileStep ranges and others none. */
 bool partial_carries(const struct partial_set *ps, const char *view);
+/* Why a view is not carried (partial_carries false): the rest of the line that says so. */
+const char *partial_why_not(const struct partial_set *ps, const char *view);
 /* Set the totals of an (the analysis of ps->m, whose files have no events) to the merged
  * partials': total_ns and the step times the views' ratios are of. */
 void partial_analysis(const struct partial_set *ps, struct analysis *an);

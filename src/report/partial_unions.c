@@ -12,13 +12,15 @@
  * the gap from the previous interval's end and the length, so a list costs a few bytes an
  * interval; the communication ranges as distinct (start, end) pairs (Communication's calls
  * count distinct pairs over every file); the overview's ranges that do not touch the file's
- * own steps (without steps, every range), with their multiplicity, since whether they are
- * calls depends on the other files' steps (or, with none anywhere, on every file's span); the phase calls (a few per step) with their
+ * own steps (or, without steps, its host span), with their multiplicity, since whether they
+ * are calls depends on the other files' steps; the phase calls (a few per step) with their
  * GPU share, since their CPU share depends on the calls of the other files.
  *
  * Invariants: a file's records of a group follow its marker record (dv, di, ov, ph) and the
- * merge makes a view only when every file carries its group (version 11 on). Every sum the
- * merge makes is checked against int64.
+ * merge makes a view only when every file carries its group (version 11 on); the overview
+ * also needs every file to have steps, or none (a stepless file's ranges were tested against
+ * its span, which is inside the total time only when no file has steps). Every sum the merge
+ * makes is checked against int64.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -79,11 +81,16 @@ static int write_distributed(FILE *out, const struct analysis *a, uint32_t f)
 
 static int write_overview(FILE *out, const struct analysis *a, uint32_t f)
 {
-	/* what lies inside the total time for sure: the file's steps. Without any, nothing: the
-	 * total time is the span of every file's host ranges, or the union of other files'
-	 * steps, so each range is kept (ovu) and tested against it at the merge */
+	/* what lies inside the total time for sure: the file's steps; without any, its host
+	 * span (inside the total time when no file has steps) */
 	struct analysis_total at;
 	analysis_file_total(a, f, &at);
+	if (at.steps.oom) {
+		ivec_free(&at.steps);
+		return OPSCOPE_ENOMEM;
+	}
+	if (at.steps.n == 0 && at.hi > at.lo)
+		ivec_push(&at.steps, at.lo, at.hi);
 	struct overview_part p;
 	int rc = at.steps.oom ? OPSCOPE_ENOMEM : overview_file(a, f, &at.steps, &p);
 	ivec_free(&at.steps);
@@ -543,10 +550,12 @@ int partial_unions_finish(struct partial_set *ps, char *err, size_t errsize)
 	/* the total time, as merge_host makes it */
 	struct ivec total = { 0 };
 	int64_t lo = INT64_MAX, hi = INT64_MIN;
+	bool stepless = false;
 	for (uint32_t i = 0; i < ps->nfiles; i++) {
 		const struct analysis_total *t = &ps->files[i].total;
 		for (size_t k = 0; k < t->steps.n; k++)
 			ivec_push(&total, t->steps.v[k].s, t->steps.v[k].e);
+		stepless = stepless || t->steps.n == 0;
 		lo = t->lo < lo ? t->lo : lo;
 		hi = t->hi > hi ? t->hi : hi;
 	}
@@ -570,7 +579,7 @@ int partial_unions_finish(struct partial_set *ps, char *err, size_t errsize)
 	if (ph && (rc = join_phases(ps, &all, &bad)) == -1)
 		what = "the steps or their GPU time";
 	/* the overview before the phases, which sort the calls they are given */
-	if (rc == 0 && ph && dist && ALL_CARRY(ps, has_ov)) {
+	if (rc == 0 && ph && dist && ALL_CARRY(ps, has_ov) && !(p->has_steps && stepless)) {
 		struct overview_part *parts =
 			malloc((ps->nfiles ? ps->nfiles : 1) * sizeof(*parts));
 		int64_t sum[2][OPSCOPE_CAT_COUNT_] = { { 0 } };
@@ -642,4 +651,14 @@ void partial_unions_free_pre(struct report_pre *p)
 	p->distributed = NULL;
 	p->overview = NULL;
 	p->phases = NULL;
+}
+
+const char *partial_why_not(const struct partial_set *ps, const char *view)
+{
+	if (strcmp(view, "overview") == 0 && ps->pre.phases && ps->pre.distributed)
+		return "some files have ProfileStep ranges and some have none, and a partial "
+		       "does not say which of a stepless file's ranges lie in the other files' "
+		       "steps (docs/merge.md)";
+	return "a partial of an older format version does not carry it (make the partials "
+	       "again with this opscope)";
 }
