@@ -464,6 +464,25 @@ static void measure_tiny(const struct analysis *a, const struct step_table *t,
 	}
 }
 
+int advice_tc_rows(const struct flops_result *fr, struct advice_file *af)
+{
+	if (fr->nrows && !(af->tc = calloc(fr->nrows, sizeof(*af->tc))))
+		return OPSCOPE_ENOMEM;
+	for (uint32_t i = 0; i < fr->nrows; i++) {
+		const struct flops_row *r = &fr->rows[i];
+		/* without device time flops_run gives CPU rows the peaks by hand: no device's */
+		uint8_t peaks = !fr->device_time ? 0
+				: r->peaks	 ? (r->peaks->tf32_flops > 0 ? 3 : 2)
+				: r->device_name ? 1
+						 : 0;
+		af->tc[af->ntc++] =
+			(struct advice_tc_row){ r->name,     r->shapes,	     r->dtypes,
+						r->backward, r->tc_eligible, r->tc_ns != 0,
+						peaks,	     r->calls,	     r->kernel_ns };
+	}
+	return 0;
+}
+
 /* Rule 6: the FLOPs rows of the file alone: its share (flops_file) combined alone, as a model
  * of that file gives them. 0 or OPSCOPE_ENOMEM. */
 static int measure_tc(const struct analysis *a, const struct flops_opts *fo, uint32_t f,
@@ -476,20 +495,8 @@ static int measure_tc(const struct analysis *a, const struct flops_opts *fo, uin
 	int rc = flops_file(a, f, &part);
 	if (rc == 0)
 		rc = flops_combine(&o, &part, 1, &fr) == 0 ? 0 : OPSCOPE_ENOMEM;
-	if (rc == 0 && fr.nrows && !(af->tc = calloc(fr.nrows, sizeof(*af->tc))))
-		rc = OPSCOPE_ENOMEM;
-	for (uint32_t i = 0; rc == 0 && i < fr.nrows; i++) {
-		const struct flops_row *r = &fr.rows[i];
-		/* without device time flops_run gives CPU rows the peaks by hand: no device's */
-		uint8_t peaks = !fr.device_time	 ? 0
-				: r->peaks	 ? (r->peaks->tf32_flops > 0 ? 3 : 2)
-				: r->device_name ? 1
-						 : 0;
-		af->tc[af->ntc++] =
-			(struct advice_tc_row){ r->name,     r->shapes,	     r->dtypes,
-						r->backward, r->tc_eligible, r->tc_ns != 0,
-						peaks,	     r->calls,	     r->kernel_ns };
-	}
+	if (rc == 0)
+		rc = advice_tc_rows(&fr, af);
 	flops_free(&fr);
 	flops_part_free(&part);
 	return rc;

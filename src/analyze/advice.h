@@ -185,6 +185,11 @@ struct advice_file {
 
 struct gpu_util;
 
+/* af->tc: the tensor-core rule's rows from fr, the FLOPs analysis of af's file alone (its
+ * flops_file share combined alone: what a partial's flops records carry). 0, or
+ * OPSCOPE_ENOMEM. */
+struct flops_result;
+int advice_tc_rows(const struct flops_result *fr, struct advice_file *af);
 /* File f of a's model (fo as advice_run's; u: gpu_util_analyze of a, which the GPU-idle rule
  * reads). 0, or OPSCOPE_ENOMEM (out then empty). */
 int advice_measure(const struct analysis *a, const struct flops_opts *fo, const struct gpu_util *u,

@@ -63,7 +63,7 @@
  *     phc <phase> <thread> <start> <end> <GPU share ns>
  *                             (version 11 on: device, distributed, overview, model; written
  *                              and read by partial_unions.c)
- *   ad adw adf adg ads adp ade adk adt           (the advice view, version 11 on: the
+ *   ad adw adf adg ads adp ade adk               (the advice view, version 11 on: the
  *                                                file's advisor measurement, partial_advice.c)
  *   sa <samples> <weight> <truncated> <no stack> <samples before --under>   (version 11 on)
  *   saf <name> <source file> <address> <flat> <cum>   (one per function with weight)
@@ -2332,13 +2332,13 @@ int partial_finish(struct partial_set *ps, char *err, size_t errsize)
 	int urc = partial_unions_finish(ps, err, errsize);
 	if (urc != 0)
 		return urc;
-	int arc = partial_advice_merge(ps, err, errsize);
-	if (arc != 0)
-		return arc;
-	/* last: the flops rows point at strings of m, which nothing interns into after this */
+	/* the flops rows point at strings of m, which nothing interns into after the flops
+	 * merge; the advice merge reads each file's rows once they point at their peaks */
 	int src = partial_merge_samples(ps, err, errsize);
 	if (src == 0)
 		src = partial_merge_flops(ps, err, errsize);
+	if (src == 0)
+		src = partial_advice_merge(ps, err, errsize);
 	return src;
 overflow:
 	snprintf(err, errsize,

@@ -34,7 +34,7 @@ struct partial_flops;
  * throughput (pv, pt), 11 the records of samples, flops, device, overview, distributed,
  * model, nvtx and advice: nxv nxr nxd (nvtx), dv dvc dvg (device), di dih dig dic
  * (distributed), ov ovb ovt ovi ovu (overview), ph phc (model), ad adw adf adg ads adp ade adk
- * adt (advice), sa saf sae (samples), fl flc flp flr flg (flops). */
+ * (advice), sa saf sae (samples), fl flc flp flr flg (flops). */
 #define PARTIAL_VERSION 11
 
 /* Write the partial of a's model (every file of it) to out; `inputs` are the paths the user

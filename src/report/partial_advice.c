@@ -15,8 +15,9 @@
  *   adp <copies> <time> <bytes> <longest> <start> <end>      (pageable copies, when any)
  *   ade <name> <count> <time>       (at most 3, after an adg, ads or adp: its evidence names)
  *   adk <kernels> <tiny> <tiny time> <launch time>           (kernels in steps, when any)
- *   adt <name> <shapes> <dtypes> <backward> <eligible> <tensor cores> <peaks 0-3> <calls>
- *       <kernel time>                           (one per FLOPs row of the file)
+ *
+ * The tensor-core rule's rows are not written: they are the file's FLOPs rows, which the
+ * flops records (partial_flops.c) carry; the merge makes them from those (advice_tc_rows).
  *
  * Times in ns. Invariants of the reader: every record after the file's ad record and at most
  * once where once is meant; times within +-2^61, durations within [0, 2^62], a part within
@@ -35,7 +36,6 @@
 /* The reading state of one file's ad* records. */
 struct partial_advice {
 	struct advice_file af; /* what was read */
-	uint32_t tc_cap;       /* rows allocated in af.tc */
 	int evidence;	       /* the list an ade record goes to: 0 none, 1 the last adg, 2 ads,
 				* 3 adp */
 	bool part[2];	       /* an adw record of each kind was read */
@@ -111,15 +111,6 @@ int partial_advice_write(FILE *out, const struct analysis *a, const struct gpu_u
 	if (af.kernels)
 		fprintf(out, "adk\t%" PRIu64 "\t%" PRIu64 "\t%" PRId64 "\t%" PRId64 "\n",
 			af.kernels, af.tiny, af.tiny_ns, af.launch_ns);
-	for (uint32_t i = 0; i < af.ntc; i++) {
-		const struct advice_tc_row *r = &af.tc[i];
-		fputs("adt", out);
-		partial_put_id(out, m, r->name);
-		partial_put_id(out, m, r->shapes);
-		partial_put_id(out, m, r->dtypes);
-		fprintf(out, "\t%d\t%d\t%d\t%u\t%" PRIu64 "\t%" PRId64 "\n", r->backward,
-			r->eligible, r->tc, (unsigned)r->peaks, r->calls, r->kernel_ns);
-	}
 	advice_file_free(&af);
 	return 0;
 }
@@ -332,26 +323,6 @@ static int rec_adk(struct reader *r)
 	return 0;
 }
 
-static int rec_adt(struct reader *r)
-{
-	struct partial_advice *pa = r->cur->advice;
-	struct advice_file *af = &pa->af;
-	struct advice_tc_row x = { 0 };
-	int64_t peaks;
-	if (partial_want_fields(r, 10) || partial_field_id(r, 1, true, &x.name) ||
-	    partial_field_id(r, 2, false, &x.shapes) || partial_field_id(r, 3, false, &x.dtypes) ||
-	    field_flag(r, 4, &x.backward) || field_flag(r, 5, &x.eligible) ||
-	    field_flag(r, 6, &x.tc) || partial_field_i64(r, 7, 0, 3, &peaks) ||
-	    partial_field_u64(r, 8, &x.calls) || field_dur(r, 9, &x.kernel_ns))
-		return -1;
-	x.peaks = (uint8_t)peaks;
-	if (partial_grow(r, (void **)&af->tc, &pa->tc_cap, af->ntc, sizeof(*af->tc)))
-		return -1;
-	af->tc[af->ntc++] = x;
-	pa->evidence = 0;
-	return 0;
-}
-
 int partial_advice_record(struct reader *r)
 {
 	const char *tag = r->f[0];
@@ -360,10 +331,8 @@ int partial_advice_record(struct reader *r)
 	static const struct {
 		const char *tag;
 		int (*fn)(struct reader *r);
-	} recs[] = {
-		{ "adw", rec_adw }, { "adf", rec_adf }, { "adg", rec_adg }, { "ads", rec_ads },
-		{ "adp", rec_adp }, { "ade", rec_ade }, { "adk", rec_adk }, { "adt", rec_adt }
-	};
+	} recs[] = { { "adw", rec_adw }, { "adf", rec_adf }, { "adg", rec_adg }, { "ads", rec_ads },
+		     { "adp", rec_adp }, { "ade", rec_ade }, { "adk", rec_adk } };
 	for (size_t i = 0; i < sizeof(recs) / sizeof(recs[0]); i++)
 		if (strcmp(tag, recs[i].tag) == 0)
 			return r->cur->advice ? recs[i].fn(r)
@@ -386,8 +355,10 @@ void partial_advice_free(struct partial_advice *pa)
 
 int partial_advice_merge(struct partial_set *ps, char *err, size_t errsize)
 {
+	/* the tensor-core rule's rows come from the flops records, merged before (their rows
+	 * then point at their devices' peaks): without them the view is not carried */
 	for (uint32_t i = 0; i < ps->nfiles; i++)
-		if (!ps->files[i].advice)
+		if (!ps->files[i].advice || !ps->files[i].flops || !ps->pre.flops)
 			return 0; /* an older partial: the view is not carried */
 	struct advice_file *v = calloc(ps->nfiles ? ps->nfiles : 1, sizeof(*v));
 	if (!v) {
@@ -401,6 +372,15 @@ int partial_advice_merge(struct partial_set *ps, char *err, size_t errsize)
 		v[i] = pf->advice->af;
 		memset(&pf->advice->af, 0, sizeof(pf->advice->af));
 		v[i].file = i;
+		/* the file's FLOPs rows as a model of it alone gives them: none without shapes */
+		const struct flops_part *fp = partial_flops_part(pf->flops);
+		if (fp->has_shapes && advice_tc_rows(&fp->r, &v[i]) != 0) {
+			for (uint32_t j = 0; j <= i; j++)
+				advice_file_free(&v[j]);
+			free(v);
+			snprintf(err, errsize, "out of memory");
+			return OPSCOPE_ENOMEM;
+		}
 		for (uint32_t k = 0; k < v[i].ntc; k++) {
 			const struct advice_tc_row *x = &v[i].tc[k];
 			if (x->calls > (uint64_t)INT64_MAX ||

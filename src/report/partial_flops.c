@@ -410,6 +410,11 @@ static int point_files(struct partial_set *ps, struct partial_flops_merged *mg,
 	return 0;
 }
 
+const struct flops_part *partial_flops_part(const struct partial_flops *pf)
+{
+	return &pf->part;
+}
+
 int partial_merge_flops(struct partial_set *ps, char *err, size_t errsize)
 {
 	for (uint32_t i = 0; i < ps->nfiles; i++)

@@ -176,6 +176,9 @@ int partial_rec_flr(struct reader *r);
 int partial_rec_flg(struct reader *r);
 int partial_merge_flops(struct partial_set *ps, char *err, size_t errsize);
 void partial_flops_free(struct partial_flops *pf);
+/* A file's share of the FLOPs analysis as read (after partial_merge_flops: its rows point at
+ * their devices' peaks and reasons). */
+const struct flops_part *partial_flops_part(const struct partial_flops *pf);
 void partial_merged_flops_free(struct flops_result *r);
 
 #endif

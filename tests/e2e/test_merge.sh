@@ -123,7 +123,7 @@ check "syn: merged: Queue Length per stream, integrals by hand" \
 # (gpu), 5 lv, lr (launch), 6 qv, qt, qb (queue), 7 mv, md, ml, mb (gpumem), 8 tv, ti, h
 # (userdefined, memcpy, python), 9 mm, mo (module), 10 pv, pt (perf), 11 nxv, nxr, nxd (nvtx),
 # the union views' records, ad* (advice), sa* (samples) and fl* (flops): version k is the partial without the records of the later ones.
-u="nxv|nxr|nxd|dv|dvc|dvg|di|dih|dig|dic|ov|ovb|ovt|ovi|ovu|ph|phc|ad|adw|adf|adg|ads|adp|ade|adk|adt|sa|saf|sae|fl|flc|flp|flr|flg"
+u="nxv|nxr|nxd|dv|dvc|dvg|di|dih|dig|dic|ov|ovb|ovt|ovi|ovu|ph|phc|ad|adw|adf|adg|ads|adp|ade|adk|sa|saf|sae|fl|flc|flp|flr|flg"
 m="mv|md|ml|mb|tv|ti|h|mm|mo|pv|pt|$u"
 newer=("sv|sr|gv|gt|gs|uv|ut|us|ub|lv|lr|qv|qt|qb|$m" "gv|gt|gs|uv|ut|us|ub|lv|lr|qv|qt|qb|$m"
 	"uv|ut|us|ub|lv|lr|qv|qt|qb|$m" "lv|lr|qv|qt|qb|$m" "qv|qt|qb|$m" "$m" "tv|ti|h|mm|mo|pv|pt|$u"
