@@ -502,8 +502,8 @@ static int measure_tc(const struct analysis *a, const struct flops_opts *fo, uin
 	return rc;
 }
 
-int advice_measure(const struct analysis *a, const struct flops_opts *fo, const struct gpu_util *u,
-		   uint32_t f, struct advice_file *out)
+int advice_measure(const struct analysis *a, const struct gpu_util *u, uint32_t f,
+		   struct advice_file *out)
 {
 	const struct model *m = a->m;
 	memset(out, 0, sizeof(*out));
@@ -536,8 +536,6 @@ int advice_measure(const struct analysis *a, const struct flops_opts *fo, const 
 		rc = measure_pageable(m, f, out);
 		measure_tiny(a, &t, out);
 	}
-	if (rc == 0)
-		rc = measure_tc(a, fo, f, out);
 	steps_free(&t);
 	if (rc != 0)
 		advice_file_free(out);
@@ -1147,7 +1145,8 @@ int advice_run(const struct analysis *a, const struct flops_opts *fo, struct adv
 		goto out;
 	uint32_t n = 0;
 	for (; n < m->nfiles; n++)
-		if (advice_measure(a, fo, &u, n, &files[n]) != 0)
+		if (advice_measure(a, &u, n, &files[n]) != 0 ||
+		    measure_tc(a, fo, n, &files[n]) != 0)
 			goto out;
 	if (ranks_present(m)) {
 		if (ranks_analyze(a, &R) != 0)

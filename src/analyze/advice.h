@@ -190,10 +190,12 @@ struct gpu_util;
  * OPSCOPE_ENOMEM. */
 struct flops_result;
 int advice_tc_rows(const struct flops_result *fr, struct advice_file *af);
-/* File f of a's model (fo as advice_run's; u: gpu_util_analyze of a, which the GPU-idle rule
- * reads). 0, or OPSCOPE_ENOMEM (out then empty). */
-int advice_measure(const struct analysis *a, const struct flops_opts *fo, const struct gpu_util *u,
-		   uint32_t f, struct advice_file *out);
+/* File f of a's model, all but the tensor-core rule's rows (u: gpu_util_analyze of a, which
+ * the GPU-idle rule reads; the rows: advice_tc_rows of the file's FLOPs, which advice_run
+ * and the merge each take from where they have them). 0, or OPSCOPE_ENOMEM (out then
+ * empty). */
+int advice_measure(const struct analysis *a, const struct gpu_util *u, uint32_t f,
+		   struct advice_file *out);
 void advice_file_free(struct advice_file *af);
 
 /* What only the whole model knows. */

@@ -64,7 +64,7 @@ int partial_advice_write(FILE *out, const struct analysis *a, const struct gpu_u
 {
 	const struct model *m = a->m;
 	struct advice_file af;
-	if (advice_measure(a, NULL, u, f, &af) != 0)
+	if (advice_measure(a, u, f, &af) != 0)
 		return OPSCOPE_ENOMEM;
 	fprintf(out, "ad\t%d\t%d\t%d\t%" PRIu32 "\t%" PRId64 "\t%" PRId64 "\t%" PRId64 "\n",
 		af.own_steps, af.gpu, af.device_tracks, af.nrows, af.steps_ns, af.steps_s,
