@@ -722,6 +722,16 @@ int partial_grow(struct reader *r, void **v, uint32_t *cap, uint32_t n, size_t s
 	return 0;
 }
 
+int partial_marker(struct reader *r, bool *seen)
+{
+	if (partial_want_fields(r, 1))
+		return -1;
+	if (*seen)
+		return partial_fail(r, "a second %s record for the file", r->f[0]);
+	*seen = true;
+	return 0;
+}
+
 static int rec_input(struct reader *r)
 {
 	const char *s;
@@ -1045,12 +1055,7 @@ static int rec_sr(struct reader *r)
 
 static int rec_gv(struct reader *r)
 {
-	if (partial_want_fields(r, 1))
-		return -1;
-	if (r->cur->has_gputime)
-		return partial_fail(r, "a second gv record for the file");
-	r->cur->has_gputime = true;
-	return 0;
+	return partial_marker(r, &r->cur->has_gputime);
 }
 
 /* Fields i.. as a span of the GPU time breakdown: start, end, 8 parts that sum to its length,
@@ -1117,12 +1122,7 @@ static int rec_gs(struct reader *r)
 
 static int rec_uv(struct reader *r)
 {
-	if (partial_want_fields(r, 1))
-		return -1;
-	if (r->cur->has_gpu)
-		return partial_fail(r, "a second uv record for the file");
-	r->cur->has_gpu = true;
-	return 0;
+	return partial_marker(r, &r->cur->has_gpu);
 }
 
 /* Fields i..i+5 as a span of the GPU utilization: start, end, kernel busy and device busy
@@ -1260,12 +1260,7 @@ static int rec_lr(struct reader *r)
 
 static int rec_qv(struct reader *r)
 {
-	if (partial_want_fields(r, 1))
-		return -1;
-	if (r->cur->has_queue)
-		return partial_fail(r, "a second qv record for the file");
-	r->cur->has_queue = true;
-	return 0;
+	return partial_marker(r, &r->cur->has_queue);
 }
 
 /* Fields i..i+4 as a span of a stream's queue: start, end, max, the integral of the queue
@@ -1331,12 +1326,7 @@ static int rec_qb(struct reader *r)
 
 static int rec_mv(struct reader *r)
 {
-	if (partial_want_fields(r, 1))
-		return -1;
-	if (r->cur->has_gpumem)
-		return partial_fail(r, "a second mv record for the file");
-	r->cur->has_gpumem = true;
-	return 0;
+	return partial_marker(r, &r->cur->has_gpumem);
 }
 
 static int rec_md(struct reader *r)
@@ -1502,12 +1492,7 @@ static int rec_h(struct reader *r)
 
 static int rec_mm(struct reader *r)
 {
-	if (partial_want_fields(r, 1))
-		return -1;
-	if (r->cur->has_modules)
-		return partial_fail(r, "a second mm record for the file");
-	r->cur->has_modules = true;
-	return 0;
+	return partial_marker(r, &r->cur->has_modules);
 }
 
 static int rec_mo(struct reader *r)
@@ -1534,12 +1519,7 @@ static int rec_mo(struct reader *r)
 
 static int rec_pv(struct reader *r)
 {
-	if (partial_want_fields(r, 1))
-		return -1;
-	if (r->cur->has_perf)
-		return partial_fail(r, "a second pv record for the file");
-	r->cur->has_perf = true;
-	return 0;
+	return partial_marker(r, &r->cur->has_perf);
 }
 
 static int rec_pt(struct reader *r)

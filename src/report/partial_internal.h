@@ -131,6 +131,9 @@ int partial_field_u64(struct reader *r, int i, uint64_t *v);
 int partial_want_fields(struct reader *r, int n);
 /* Grow *v (of *cap entries of size sz) to hold n + 1. */
 int partial_grow(struct reader *r, void **v, uint32_t *cap, uint32_t n, size_t sz);
+/* A view's marker record (no field, at most once a file: the view's records follow it);
+ * *seen set. */
+int partial_marker(struct reader *r, bool *seen);
 
 /* Merging. */
 /* Add a + b into *sum; false when it leaves int64. */

@@ -54,12 +54,7 @@ int partial_write_nvtx(FILE *out, const struct analysis *a, uint32_t f)
 
 int partial_rec_nxv(struct reader *r)
 {
-	if (partial_want_fields(r, 1))
-		return -1;
-	if (r->cur->has_nvtx)
-		return partial_fail(r, "a second nxv record for the file");
-	r->cur->has_nvtx = true;
-	return 0;
+	return partial_marker(r, &r->cur->has_nvtx);
 }
 
 int partial_rec_nxr(struct reader *r)

@@ -164,17 +164,6 @@ static struct partial_unions *unions_of(struct reader *r)
 	return pf->unions;
 }
 
-/* A marker record: no fields, once per file; *seen set. */
-static int marker(struct reader *r, bool *seen, const char *tag)
-{
-	if (partial_want_fields(r, 1))
-		return -1;
-	if (*seen)
-		return partial_fail(r, "a second %s record for the file", tag);
-	*seen = true;
-	return 0;
-}
-
 /* A record that must follow the file's marker record. */
 static struct partial_unions *after(struct reader *r, size_t marker_off, const char *tag,
 				    const char *mtag)
@@ -218,7 +207,7 @@ static int field_pair(struct reader *r, struct ivec *v)
 static int rec_dv(struct reader *r)
 {
 	struct partial_unions *u = unions_of(r);
-	return u ? marker(r, &u->has_device, "dv") : partial_oom(r);
+	return u ? partial_marker(r, &u->has_device) : partial_oom(r);
 }
 
 static int rec_dvc(struct reader *r)
@@ -260,7 +249,7 @@ static int rec_dvg(struct reader *r)
 static int rec_di(struct reader *r)
 {
 	struct partial_unions *u = unions_of(r);
-	return u ? marker(r, &u->has_dist, "di") : partial_oom(r);
+	return u ? partial_marker(r, &u->has_dist) : partial_oom(r);
 }
 
 static int rec_dih(struct reader *r)
@@ -287,7 +276,7 @@ static int rec_ov(struct reader *r)
 	if (!u)
 		return partial_oom(r);
 	u->ov_side = NULL;
-	return marker(r, &u->has_ov, "ov");
+	return partial_marker(r, &u->has_ov);
 }
 
 static int rec_ovb(struct reader *r)
