@@ -56,6 +56,10 @@ struct rformat_opts;
  * -u/--time-unit, -w/--width (option c with argument arg) into fo. 1 when c is one of them,
  * 0 when it is not, CLI_USAGE after a usage error naming cmd. */
 int cli_table_option(const char *cmd, int c, const char *arg, struct rformat_opts *fo);
+/* Finish a command's output after writing it with result rc: a file is flushed and closed,
+ * and a failure of either makes the result -1; stdout is left open, and an error writing it
+ * is main()'s to report (the result is then 0). */
+int cli_close_output(FILE *out, int rc);
 /* Print "opscope: MSG" to stderr; returns CLI_ERROR. */
 int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Out of memory in the tool: print and exit(CLI_ERROR). Only the CLI may exit. */

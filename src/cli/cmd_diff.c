@@ -354,13 +354,7 @@ int cmd_diff(int argc, char **argv)
 		label(la, sizeof(la), "A", pa, &sa);
 		label(lb, sizeof(lb), "B", pb, &sb);
 		const char *inputs[2] = { la, lb };
-		int wrc = report_render(out, &t, 1, &fo, inputs, 2);
-		if (out != stdout) {
-			if (fflush(out) != 0 || ferror(out))
-				wrc = -1;
-			if (fclose(out) != 0)
-				wrc = -1;
-		}
+		int wrc = cli_close_output(out, report_render(out, &t, 1, &fo, inputs, 2));
 		if (wrc != 0 && out != stdout)
 			out_rc = cli_error("%s: write failed", output);
 	}

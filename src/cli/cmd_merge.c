@@ -285,14 +285,7 @@ int cmd_merge(int argc, char **argv)
 	}
 	int rc = report_render(out, ctx.tables, ctx.ntables, &fo, (const char *const *)ps.inputs,
 			       ps.ninputs);
-	if (out != stdout) {
-		if (fflush(out) != 0 || ferror(out))
-			rc = -1;
-		if (fclose(out) != 0)
-			rc = -1;
-	} else if (ferror(stdout)) {
-		rc = 0; /* main() reports errors writing to stdout */
-	}
+	rc = cli_close_output(out, rc);
 	report_ctx_free(&ctx);
 	partial_set_free(&ps);
 	if (rc != 0)

@@ -238,13 +238,8 @@ static int report_write(char *const *paths, size_t npaths, struct report_opts *r
 	if (mem) {
 		if (fflush(mem) != 0)
 			rc = -1;
-	} else if (out != stdout) {
-		if (fflush(out) != 0 || ferror(out))
-			rc = -1;
-		if (fclose(out) != 0)
-			rc = -1;
-	} else if (ferror(stdout)) {
-		rc = 0; /* main() reports errors writing to stdout */
+	} else {
+		rc = cli_close_output(out, rc);
 	}
 	report_ctx_free(&ctx);
 	model_free(m);

@@ -105,6 +105,17 @@ int cli_table_option(const char *cmd, int c, const char *arg, struct rformat_opt
 	}
 }
 
+int cli_close_output(FILE *out, int rc)
+{
+	if (out == stdout)
+		return ferror(stdout) ? 0 : rc;
+	if (fflush(out) != 0 || ferror(out))
+		rc = -1;
+	if (fclose(out) != 0)
+		rc = -1;
+	return rc;
+}
+
 int cli_error(const char *fmt, ...)
 {
 	va_list ap;
