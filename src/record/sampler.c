@@ -5,7 +5,9 @@
  * OPSCOPE_SAMPLE_HZ under `opscope record`), finds the process's threads by scanning
  * /proc/self/task in a round (10 ms) where the thread count changed, and every SCAN_EVERY
  * rounds (so a new thread is sampled from at most one round after it starts, or 10 when
- * another ended in the same round) and samples each with one of two mechanisms:
+ * another ended in the same round) and samples each with one of two mechanisms. While the
+ * signal mechanisms' handlers run, rounds are longer (half a ring of samples) and the
+ * handlers wake the sampler thread when the thread count moves (sig_check_threads):
  *
  *  - perf_event (preferred): a software TASK_CLOCK event per thread (pid=tid, cpu=-1) with a
  *    fixed period of 1/HZ of CPU time, the user registers (ip, sp, bp) and a copy of the top
@@ -58,6 +60,7 @@
 #include <elf.h>
 #include <fcntl.h>
 #include <link.h>
+#include <linux/futex.h>
 #include <linux/perf_event.h>
 #include <pthread.h>
 #include <semaphore.h>
@@ -80,12 +83,23 @@
 #include "util/grow.h"
 #include "util/hashmap.h"
 
-#define SAMPLER_ROUND_NS   10000000ull /* how often threads are looked for and rings drained */
-#define SAMPLER_MAX_FRAMES 256	       /* frames kept per sample, innermost first */
-/* Signal samples a thread can hold between two drains: 64 ms at 1 kHz. With 16 (16 ms), a
- * sampler thread kept off the CPU by other work (load average 8-10 on this 2-vCPU VM) let 9%
- * of the samples of bench/sampler_workload.py fall for a full ring. */
-#define SIGRING_SLOTS	  64
+#define SAMPLER_ROUND_NS 10000000ull /* how often threads are looked for and rings drained */
+/* The round of a signal mechanism while its handlers run (the last round drained samples):
+ * half a ring's worth of sample periods (a thread takes at most one sample per period of its
+ * CPU time, so the ring cannot fill before the next), at most this. The handlers look for new
+ * threads meanwhile and wake the sampler thread when the count moved (sig_check_threads).
+ * Waking every 10 ms cost as much of the sampler thread's CPU as the rounds' work: about 45 us
+ * a wake-up on this VM, 4-5 us a sample at 1 kHz. */
+#define SAMPLER_BUSY_ROUND_NS 100000000ull
+/* How often a handler looks at the thread count (one fstat), across all threads. */
+#define SAMPLER_CHECK_NS   10000000ull
+#define SAMPLER_MAX_FRAMES 256 /* frames kept per sample, innermost first */
+/* Signal samples a thread can hold between two drains: 128 ms at 1 kHz, about 450 KiB. With
+ * 16 (16 ms), a sampler thread kept off the CPU by other work (load average 8-10 on this
+ * 2-vCPU VM) let 9% of the samples of bench/sampler_workload.py fall for a full ring. A busy
+ * round drains half of it: 64 slots (32 ms rounds) cost 5.1-6.2 us of the sampler thread's
+ * CPU a sample on that workload at 1 kHz, 128 slots 3.6-4.5 (the wake-ups). */
+#define SIGRING_SLOTS	  128
 #define SAMPLER_MAX_PY	  128	/* Python frames kept per sample, innermost first */
 #define SIGNAL_RING_PAGES 8	/* perf ring of the signalled mode: its records are 16 bytes */
 #define FD_RINGS	  65536 /* perf fds the signalled mode can map to their rings */
@@ -94,6 +108,8 @@
 /* Rounds between two listings of /proc/self/task when the thread count has not changed:
  * a thread that starts in the round another ends is found within 100 ms, not 10. */
 #define SCAN_EVERY 10
+/* and at least this often whatever the rounds' spacing */
+#define SCAN_MAX_NS 100000000ull
 /* Bytes of user stack perf_event copies per sample, from the sampled sp up. docs/sampling.md
  * says how it was chosen: the deepest stacks of the Python and torch workloads measured. */
 #define SAMPLER_STACK_BYTES 24576
@@ -208,9 +224,22 @@ static struct {
 	uint64_t py_samples;	/* samples with Python frames */
 	uint64_t samples;	/* samples handed to the sample store by this sampler */
 	uint64_t thread_cpu_ns; /* the sampler threads' CPU time, added as each ends (ns) */
-	int task_fd;		/* /proc/self/task of this process, open while the thread runs */
+	_Atomic int task_fd;	/* /proc/self/task of this process, open while the thread runs */
 	uint32_t scan_skipped;	/* rounds since /proc/self/task was last listed */
+	uint64_t scan_ns;	/* CLOCK_MONOTONIC of the last listing */
+	/* What the handlers read to wake the sampler thread (sampler_wake, sig_check_threads):
+	 * the link count /proc/self/task has while the thread count is the one known, and the
+	 * record ticks of the last check and between two. */
+	_Atomic uint64_t task_links;
+	_Atomic uint64_t check_ticks, check_every;
+	uint64_t wakeups, woken; /* the sampler thread's rounds, and those a handler asked for */
 } S = { .lock = PTHREAD_MUTEX_INITIALIZER, .task_fd = -1 };
+
+/* The sampler thread sleeps on this word between rounds (FUTEX_WAIT_BITSET, to the round's
+ * deadline); sampler_wake bumps it and wakes the thread. wake_asked keeps all but the first
+ * caller of a round from making the system call. */
+static _Atomic uint32_t wake_seq;
+static _Atomic int wake_asked;
 
 /* MECH_PERF_SIGNAL: the ring of the thread whose perf event has fd i (the overflow signal
  * names the fd, not the ring); mmap'd once, entries set before the fd may signal and
@@ -263,6 +292,36 @@ static void sig_stack_bounds(uintptr_t sp, uintptr_t *lo, uintptr_t *hi)
 			have = 0; /* a line longer than the buffer: its range was read already */
 	}
 	syscall(SYS_close, fd);
+}
+
+/* Wake the sampler thread for a round now. Async-signal-safe: atomics and one raw system
+ * call, made by the first caller since the thread's last round began. */
+static void sampler_wake(void)
+{
+	if (atomic_exchange_explicit(&wake_asked, 1, memory_order_acq_rel))
+		return;
+	atomic_fetch_add_explicit(&wake_seq, 1, memory_order_release);
+	syscall(SYS_futex, &wake_seq, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+/* At most once per SAMPLER_CHECK_NS across the threads, a handler looks at the thread count
+ * (the link count of /proc/self/task, one fstat) and wakes the sampler thread when it moved:
+ * a thread started by one that is sampled is found as soon as with 10 ms rounds, though the
+ * sampler thread sleeps up to SAMPLER_BUSY_ROUND_NS while samples come. */
+static void sig_check_threads(uint64_t now)
+{
+	uint64_t last = atomic_load_explicit(&S.check_ticks, memory_order_relaxed);
+	uint64_t every = atomic_load_explicit(&S.check_every, memory_order_relaxed);
+	if (!every || now - last < every ||
+	    !atomic_compare_exchange_strong_explicit(&S.check_ticks, &last, now,
+						     memory_order_relaxed, memory_order_relaxed))
+		return;
+	uint64_t links = atomic_load_explicit(&S.task_links, memory_order_relaxed);
+	struct stat st;
+	if (links &&
+	    syscall(SYS_fstat, atomic_load_explicit(&S.task_fd, memory_order_relaxed), &st) == 0 &&
+	    st.st_nlink != links)
+		sampler_wake();
 }
 
 static void sampler_on_sigprof(int sig, siginfo_t *si, void *ucv)
@@ -338,6 +397,7 @@ static void sampler_on_sigprof(int sig, siginfo_t *si, void *ucv)
 		s->npy = pystack_walk(s->py, SAMPLER_MAX_PY, &s->pyflags);
 	s->n = n;
 	atomic_store_explicit(&r->head, head + 1, memory_order_release);
+	sig_check_threads(s->ticks);
 	atomic_store_explicit(&r->handler_ticks,
 			      atomic_load_explicit(&r->handler_ticks, memory_order_relaxed) +
 				      (record_ticks() - t_in),
@@ -888,11 +948,13 @@ static struct sigring *ring_get(void)
 	return r;
 }
 
-static void sig_drain(struct sthread *t)
+/* Hand the samples of t's signal ring to the sample store; how many there were. */
+static uint64_t sig_drain(struct sthread *t)
 {
 	struct sigring *r = t->ring;
 	uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
 	uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
+	uint64_t n = head - tail;
 	for (; tail < head; tail++) {
 		struct sigslot *s = &r->slots[tail % SIGRING_SLOTS];
 		uint32_t flags = s->flags;
@@ -901,6 +963,7 @@ static void sig_drain(struct sthread *t)
 		emit_sample(t, s->ticks, s->pcs, s->n, flags, s->py, s->npy);
 		atomic_store_explicit(&r->tail, tail + 1, memory_order_release);
 	}
+	return n;
 }
 
 /* A POSIX timer on thread `tid`'s CPU clock that signals that thread. */
@@ -1039,19 +1102,21 @@ struct task_dirent {
  * sampler thread's CPU between samples. It is listed only when the thread count changed
  * (procfs gives /proc/PID/task 2 + the count as its link count: one fstat, where the listing
  * took 20 us a round on this VM) or SCAN_EVERY rounds passed (`force`: always). */
-static void threads_scan(int force)
+static void threads_scan(int force, uint64_t now_ns)
 {
 	if (S.task_fd < 0)
 		S.task_fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (S.task_fd < 0)
 		return;
 	struct stat st;
-	if (!force && S.scan_skipped + 1 < SCAN_EVERY && fstat(S.task_fd, &st) == 0 &&
+	if (!force && S.scan_skipped + 1 < SCAN_EVERY && now_ns - S.scan_ns < SCAN_MAX_NS &&
+	    fstat(S.task_fd, &st) == 0 &&
 	    st.st_nlink == S.nthreads + 3) { /* 2, the sampler thread, and those known */
 		S.scan_skipped++;
 		return;
 	}
 	S.scan_skipped = 0;
+	S.scan_ns = now_ns;
 	if (lseek(S.task_fd, 0, SEEK_SET) != 0)
 		return;
 	for (size_t i = 0; i < S.nthreads; i++)
@@ -1091,9 +1156,11 @@ static void threads_scan(int force)
 		thread_detach(&S.threads[i]);
 		S.threads[i] = S.threads[--S.nthreads];
 	}
+	atomic_store_explicit(&S.task_links, S.nthreads + 3, memory_order_relaxed);
 }
 
-static void drain_all(void)
+/* Drain every thread's rings; how many samples the signal rings held. */
+static uint64_t drain_all(void)
 {
 	/* before the rings are drained: the perf path unwinds modules loaded since */
 	unwind_modules_refresh();
@@ -1101,51 +1168,77 @@ static void drain_all(void)
 	round_ticks_per_ns = record_ticks_per_second() / 1e9;
 	S.maps_refreshed = 0;
 	S.loader_tries = 0;
+	uint64_t n = 0;
 	for (size_t i = 0; i < S.nthreads; i++) {
 		if (S.threads[i].fd >= 0)
 			perf_drain(&S.threads[i]);
 		if (S.threads[i].ring)
-			sig_drain(&S.threads[i]);
+			n += sig_drain(&S.threads[i]);
 	}
+	return n;
 }
 
-static void ts_add(struct timespec *ts, uint64_t ns)
+static uint64_t mono_ns(void)
 {
-	ts->tv_nsec += (long)(ns % 1000000000u);
-	ts->tv_sec += (time_t)(ns / 1000000000u) + ts->tv_nsec / 1000000000;
-	ts->tv_nsec %= 1000000000;
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* Sleep until CLOCK_MONOTONIC reaches `deadline_ns` or sampler_wake bumps wake_seq from
+ * `seq`: 1 when woken. */
+static int sampler_sleep(uint32_t seq, uint64_t deadline_ns)
+{
+	struct timespec ts = { (time_t)(deadline_ns / 1000000000u),
+			       (long)(deadline_ns % 1000000000u) };
+	long rc = syscall(SYS_futex, &wake_seq, FUTEX_WAIT_BITSET_PRIVATE, seq, &ts, NULL,
+			  FUTEX_BITSET_MATCH_ANY);
+	return rc == 0 || (rc < 0 && errno == EAGAIN);
+}
+
+/* The sampler thread: a round (threads looked for, rings drained) every SAMPLER_ROUND_NS,
+ * or a busy round's time after a round that drained signal samples (or sooner: a handler saw
+ * the thread count move, or the session stops), and in wall mode a tick signalling every
+ * thread every period. */
 static void *sampler_main(void *arg)
 {
 	(void)arg;
 	sem_post(&S.started); /* past the thread's start-up: sampler_start */
 	S.self_tid = (pid_t)syscall(SYS_gettid);
-	struct timespec next, round;
-	clock_gettime(CLOCK_MONOTONIC, &next);
-	round = next;
-	uint64_t tick_ns = S.mode == OPSCOPE_SAMPLE_WALL ? S.period_ns : SAMPLER_ROUND_NS;
+	int wall = S.mode == OPSCOPE_SAMPLE_WALL;
+	uint64_t now = mono_ns(), tick = now + S.period_ns, round = now + SAMPLER_ROUND_NS;
+	uint64_t busy_round = S.period_ns * (SIGRING_SLOTS / 2);
+	if (busy_round > SAMPLER_BUSY_ROUND_NS)
+		busy_round = SAMPLER_BUSY_ROUND_NS;
+	if (busy_round < SAMPLER_ROUND_NS)
+		busy_round = SAMPLER_ROUND_NS;
 	pthread_mutex_lock(&S.lock);
-	threads_scan(1);
+	threads_scan(1, now);
 	pthread_mutex_unlock(&S.lock);
 	while (!atomic_load(&S.stop)) {
-		ts_add(&next, tick_ns);
-		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) == EINTR)
-			;
+		atomic_store_explicit(&wake_asked, 0, memory_order_release);
+		uint32_t seq = atomic_load_explicit(&wake_seq, memory_order_acquire);
+		if (atomic_load(&S.stop))
+			break;
+		int woken = sampler_sleep(seq, wall && tick < round ? tick : round);
+		if (atomic_load(&S.stop))
+			break; /* sampler_stop's wake: the last drain follows */
+		now = mono_ns();
 		pthread_mutex_lock(&S.lock);
-		if (S.mode == OPSCOPE_SAMPLE_WALL)
+		if (wall && now >= tick) {
 			wall_tick();
-		struct timespec now;
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		if (now.tv_sec > round.tv_sec ||
-		    (now.tv_sec == round.tv_sec && now.tv_nsec >= round.tv_nsec)) {
-			threads_scan(0);
-			drain_all();
-			round = now;
-			ts_add(&round, SAMPLER_ROUND_NS);
+			tick += S.period_ns;
 		}
-		if (now.tv_sec > next.tv_sec + 1)
-			next = now; /* fell behind (stopped, swapped): do not catch up */
+		if (woken || now >= round) {
+			S.wakeups++;
+			S.woken += (uint64_t)woken;
+			threads_scan(0, now);
+			int busy = drain_all() > 0 && !wall;
+			round = now + (busy ? busy_round : SAMPLER_ROUND_NS);
+		}
+		if (wall && now > tick + 1000000000u)
+			tick = now +
+			       S.period_ns; /* fell behind (stopped, swapped): no catching up */
 		pthread_mutex_unlock(&S.lock);
 	}
 	pthread_mutex_lock(&S.lock);
@@ -1304,6 +1397,14 @@ int sampler_start(uint32_t hz, int mode)
 	}
 	atomic_store(&S.python, python);
 	atomic_store(&S.stop, 0);
+	/* Handlers look at the thread count in CPU mode (sig_check_threads); in wall mode the
+	 * sampler thread ticks every period anyway. */
+	atomic_store(&S.check_ticks, 0);
+	atomic_store(&S.task_links, 0);
+	atomic_store(&S.check_every, mode == OPSCOPE_SAMPLE_WALL || S.mech == MECH_PERF
+					     ? 0
+					     : (uint64_t)(record_ticks_per_second() *
+							  (double)SAMPLER_CHECK_NS / 1e9));
 	/* The sampler thread never takes SIGPROF (nor any signal meant for the program). */
 	sigset_t all, old;
 	sigfillset(&all);
@@ -1353,7 +1454,7 @@ static void unwind_report(void)
 		hwalks += atomic_load_explicit(&r->hit_walks, memory_order_relaxed);
 		hticks += atomic_load_explicit(&r->hit_walk_ticks, memory_order_relaxed);
 	}
-	char line[360];
+	char line[400];
 	snprintf(line, sizeof(line),
 		 "%llu walks, %llu frames, %llu truncated, %llu frames with unusable CFI, %llu "
 		 "frame-pointer steps, cache hits %.1f%% of %llu lookups, %.0f ns per walk (%llu "
@@ -1382,13 +1483,14 @@ static void unwind_report(void)
 		line, sizeof(line),
 		"%llu samples; handler %.0f ns a sample (%llu runs); sampler thread %.0f ns of CPU "
 		"a sample; %llu reads of /proc/self/maps, %llu mappings from the loader; %llu "
-		"samples dropped for a full signal ring",
+		"samples dropped for a full signal ring; %llu rounds, %llu of them woken early",
 		(unsigned long long)S.samples,
 		hruns ? (double)record_ticks_to_ns(hticks_all) / (double)hruns : 0.0,
 		(unsigned long long)hruns,
 		S.samples ? (double)S.thread_cpu_ns / (double)S.samples : 0.0,
 		(unsigned long long)S.maps_reads, (unsigned long long)S.maps_from_loader,
-		(unsigned long long)ring_full);
+		(unsigned long long)ring_full, (unsigned long long)S.wakeups,
+		(unsigned long long)S.woken);
 	record_metadata("sampler_cost", line);
 	if (getenv("OPSCOPE_UNWIND_STATS"))
 		fprintf(stderr, "opscope: sampler_cost: %s\n", line);
@@ -1404,6 +1506,8 @@ void sampler_stop(void)
 	S.running = 0;
 	atomic_store(&S.stop, 1);
 	pthread_mutex_unlock(&S.lock);
+	atomic_store(&wake_asked, 0);
+	sampler_wake();
 	pthread_join(S.thread, NULL);
 	S.hz = 0;
 	unwind_report();

@@ -236,7 +236,7 @@ TEST(sessions_one_after_another)
  * (kept off the CPU by other work): with the sampler's lock held (sampler_fork_prepare: its
  * rounds wait for it), this thread burns 0.22 s of CPU under the SIGPROF timers, whose CPU
  * clock ticks at the kernel's 250 Hz: about 55 samples in its ring on a quiet machine, fewer
- * than the 64 slots it has. Under load the timers fire less per CPU second (17 to 28 of a
+ * than the 128 slots it has. Under load the timers fire less per CPU second (17 to 28 of a
  * nominal 40 were seen with other jobs on both CPUs), so the check is only that the ring
  * held more than the 16 slots it had and dropped none. The burn starts once the timer of
  * this thread is armed. */
@@ -266,7 +266,7 @@ TEST(signal_ring_holds_a_late_drain)
 	uint64_t n = samples_of(m, (pid_t)syscall(SYS_gettid));
 	printf("# sampler_cost: %s; this thread: %llu samples (sum %lu)\n", cost,
 	       (unsigned long long)n, sum);
-	CHECK(strstr(cost, "; 0 samples dropped for a full signal ring") != NULL);
+	CHECK(strstr(cost, "; 0 samples dropped for a full signal ring;") != NULL);
 	CHECK(n > 16);
 	model_free(m);
 	unlink(path);
@@ -307,6 +307,53 @@ TEST(thread_replacing_an_ended_one_is_sampled)
 	unlink(path);
 }
 
-TEST_MAIN(perf_event_or_fallback_cpu_mode, sigprof_timers_cpu_mode,
+/* While samples come, a signal mechanism's sampler thread sleeps up to 100 ms between
+ * rounds (its rings cannot fill sooner at 99 Hz) and the handlers look at the thread count:
+ * a thread started meanwhile wakes it early (sig_check_threads), as the `sampler_cost` line
+ * counts. This thread burns CPU under the SIGPROF timers (so its handler runs at 99 Hz) while
+ * it starts five workers one after another; a listing of the sampler's own could find a
+ * worker first (a 10 ms window in each 100 ms round), hence five, and the check is that one
+ * at least woke it, and that every worker was sampled. The figures count from the process's
+ * start: this test runs first. */
+TEST(new_thread_wakes_a_busy_sampler)
+{
+	char path[] = "/tmp/opscope_test_sampler_XXXXXX";
+	int fd = mkstemp(path);
+	REQUIRE(fd >= 0);
+	close(fd);
+	setenv("OPSCOPE_SAMPLE_MECH", "timer", 1);
+	setenv("OPSCOPE_QUIET", "1", 1);
+	struct opscope_options o = { .output = path,
+				     .sample_hz = 99,
+				     .sample_mode = OPSCOPE_SAMPLE_CPU };
+	REQUIRE(opscope_session_start(&o) == 0);
+	REQUIRE(timer_armed_for((pid_t)syscall(SYS_gettid)));
+	unsigned long sum = burn(0.15);
+	struct worker w[5];
+	for (int i = 0; i < 5; i++) {
+		w[i] = (struct worker){ .cpu_s = 0.1 };
+		REQUIRE(pthread_create(&w[i].thread, NULL, worker_main, &w[i]) == 0);
+		sum += burn(0.15);
+		pthread_join(w[i].thread, NULL);
+	}
+	CHECK_EQ_I(opscope_session_stop(), 0);
+	unsetenv("OPSCOPE_SAMPLE_MECH");
+	struct model *m = load(path);
+	REQUIRE(m != NULL);
+	const char *cost = meta(m, "sampler_cost");
+	printf("# sampler_cost: %s (sum %lu)\n", cost, sum);
+	const char *early = strstr(cost, " of them woken early");
+	REQUIRE(early != NULL);
+	const char *num = early;
+	while (num > cost && num[-1] >= '0' && num[-1] <= '9')
+		num--;
+	CHECK(atoi(num) >= 1);
+	for (int i = 0; i < 5; i++)
+		CHECK(samples_of(m, atomic_load(&w[i].tid)) >= 1);
+	model_free(m);
+	unlink(path);
+}
+
+TEST_MAIN(new_thread_wakes_a_busy_sampler, perf_event_or_fallback_cpu_mode, sigprof_timers_cpu_mode,
 	  wall_mode_samples_a_sleeping_thread, sessions_one_after_another,
 	  signal_ring_holds_a_late_drain, thread_replacing_an_ended_one_is_sampled)
