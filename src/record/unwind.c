@@ -962,8 +962,7 @@ uint32_t unwind_walk(const struct unwind_regs *regs, const struct unwind_window 
 	uint64_t gen = t ? t->gen : 0;
 	if (cache && atomic_load_explicit(&cache->modules_gen, memory_order_relaxed) != gen) {
 		/* rows of another table may point into unloaded modules: start afresh */
-		for (unsigned i = 0; i < UNWIND_CACHE_SLOTS; i++)
-			cache->rows[i].pc = 0;
+		memset(cache->pcs, 0, sizeof(cache->pcs));
 		atomic_store_explicit(&cache->modules_gen, gen, memory_order_relaxed);
 	}
 	uint64_t hits = 0, misses = 0, bad = 0, fp = 0;
@@ -978,19 +977,18 @@ uint32_t unwind_walk(const struct unwind_regs *regs, const struct unwind_window 
 	pcs[n++] = regs->rip;
 	for (;;) {
 		uint64_t pc = f.reg[DW_RIP], look = exact ? pc : pc - 1;
-		/* The cache first (it holds only rows of known modules), two-way set
-		 * associative, most recent first: pcs of one walk that share a set do not evict
-		 * each other. Only a miss pays for the module search and the CFI program. */
+		/* The cache first (it holds only rows of known modules), four-way set
+		 * associative: pcs of one walk that share a set do not evict each other unless
+		 * five do. Only a miss pays for the module search and the CFI program. */
 		struct unwind_row local, *row = &local;
-		unsigned set = (unsigned)((look * 0x9e3779b97f4a7c15ull) >> 57) * 2;
-		if (cache && cache->rows[set].pc == look) {
-			row = &cache->rows[set];
-			hits++;
-		} else if (cache && cache->rows[set + 1].pc == look) {
-			struct unwind_row tmp = cache->rows[set + 1];
-			cache->rows[set + 1] = cache->rows[set];
-			cache->rows[set] = tmp;
-			row = &cache->rows[set];
+		size_t set = (size_t)((look * 0x9e3779b97f4a7c15ull) >> 56);
+		const uint64_t *tags = cache ? &cache->pcs[set * UNWIND_CACHE_WAYS] : NULL;
+		unsigned k = UNWIND_CACHE_WAYS;
+		if (tags)
+			for (k = 0; k < UNWIND_CACHE_WAYS && tags[k] != look; k++)
+				;
+		if (k < UNWIND_CACHE_WAYS) {
+			row = &cache->rows[set * UNWIND_CACHE_WAYS + k];
 			hits++;
 		} else {
 			const struct umodule *m = t ? module_of(t, look) : NULL;
@@ -1000,13 +998,18 @@ uint32_t unwind_walk(const struct unwind_regs *regs, const struct unwind_window 
 				if (module_from_link_map(look, &late) == 0)
 					m = &late;
 			}
+			size_t at = 0;
 			if (m && cache) {
-				cache->rows[set + 1] = cache->rows[set];
-				row = &cache->rows[set];
+				at = set * UNWIND_CACHE_WAYS +
+				     cache->next[set]++ % UNWIND_CACHE_WAYS;
+				cache->pcs[at] = 0; /* empty until resolved */
+				row = &cache->rows[at];
 			}
 			if (m)
 				misses++;
 			resolve(m, look, row);
+			if (m && cache)
+				cache->pcs[at] = look;
 		}
 		uint64_t nrip, nrsp, nrbp;
 		if (row->what & UROW_BAD) {
