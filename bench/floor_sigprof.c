@@ -11,6 +11,8 @@
  *    stack, in a ring big enough for one such record): the kernel's cost of that copy.
  * What a run under it costs over a plain run is the timer interrupt and the signal delivery
  * alone. At exit it prints "floor signals N" on stderr.
+ * bench/sampler_interleave.py loads it with ctypes instead and turns the perf_event floor on
+ * and off for the calling thread (floor_enable, floor_disable), between phases of one run.
  */
 #define _GNU_SOURCE
 #include <signal.h>
@@ -30,6 +32,8 @@
 
 static atomic_ulong signals;
 static struct perf_event_mmap_page *ring;
+static int ring_fd = -1;
+static size_t ring_bytes;
 
 static void on_sigprof(int sig)
 {
@@ -68,14 +72,56 @@ static int perf_floor(long hz)
 	long page = sysconf(_SC_PAGESIZE);
 	void *m =
 		mmap(NULL, (size_t)((pages + 1) * page), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (m == MAP_FAILED)
+	if (m == MAP_FAILED) {
+		close(fd);
 		return -1;
+	}
 	ring = m;
+	ring_fd = fd;
+	ring_bytes = (size_t)((pages + 1) * page);
 	struct f_owner_ex owner = { F_OWNER_TID, (pid_t)syscall(SYS_gettid) };
 	if (fcntl(fd, F_SETFL, O_ASYNC | O_NONBLOCK) != 0 || fcntl(fd, F_SETSIG, SIGPROF) != 0 ||
 	    fcntl(fd, F_SETOWN_EX, &owner) != 0)
 		return -1;
 	return ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+}
+
+static struct sigaction old_action;
+
+/* The perf_event floor at `hz` on the calling thread, its handler installed (the previous
+ * action kept for floor_disable). 0, or -1 when perf_event refused. */
+int floor_enable(long hz)
+{
+	struct sigaction sa = { .sa_handler = on_sigprof, .sa_flags = SA_RESTART };
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGPROF, &sa, &old_action);
+	if (perf_floor(hz) == 0)
+		return 0;
+	sigaction(SIGPROF, &old_action, NULL);
+	return -1;
+}
+
+/* Stop the floor and put the previous action back: SIG_IGN where it was SIG_DFL, since a
+ * signal already on its way would otherwise end the process. */
+void floor_disable(void)
+{
+	if (ring_fd >= 0) {
+		ioctl(ring_fd, PERF_EVENT_IOC_DISABLE, 0);
+		close(ring_fd);
+		ring_fd = -1;
+	}
+	struct perf_event_mmap_page *r = ring;
+	ring = NULL;
+	if (!(old_action.sa_flags & SA_SIGINFO) && old_action.sa_handler == SIG_DFL)
+		old_action.sa_handler = SIG_IGN;
+	sigaction(SIGPROF, &old_action, NULL);
+	if (r)
+		munmap(r, ring_bytes);
+}
+
+unsigned long floor_signals(void)
+{
+	return atomic_load(&signals);
 }
 
 __attribute__((constructor)) static void floor_start(void)
