@@ -79,6 +79,8 @@ const void *samples_stack(uint32_t id);
 /* Take the queued samples of session generation `gen` (on-disk entries, malloc'd; *n of
  * them); queued samples of other generations are dropped. NULL when there are none. */
 void *samples_take(uint64_t gen, size_t *n);
+/* How many samples of generation `gen` are queued. */
+size_t samples_queued(uint64_t gen);
 void samples_lock_for_fork(void);
 void samples_unlock_for_fork(void);
 /* In a forked child: the tables stay (same address space), the queue is the parent's. */

@@ -56,6 +56,7 @@
 #define SESSION_DEFAULT_BUFFER	  (64u << 20)
 #define SESSION_DEFAULT_CHUNK	  (64u << 10)
 #define SESSION_DEFAULT_FLUSH_MS  100u
+#define SESSION_SAMPLES_BATCH	  4096u /* queued samples written without waiting */
 #define SESSION_BUSY_POLL_MS	  1u
 #define SESSION_IDLE_POLL_MS	  8u
 #define SESSION_CLOCK_INTERVAL_NS 1000000000ull
@@ -654,7 +655,13 @@ static int writer_round(int snapshot)
 		writer_events(c, c->written, snaps[i].committed);
 		wrote = 1;
 	}
-	writer_samples(gen);
+	/* Samples wait for a snapshot round (every flush_interval_ms), as the threads' current
+	 * chunks do, or for a batch: a round that writes them pays for a record per table with
+	 * new entries and one of samples (85-125 us on this VM). Writing in every round what
+	 * the sampler had handed over (about 60 samples at 1 kHz) cost the writer 1.7 us of
+	 * CPU a sample; at the snapshots, 1.2. */
+	if (snapshot || samples_queued(gen) >= SESSION_SAMPLES_BATCH)
+		writer_samples(gen);
 	writer_gpu(gen);
 out:
 	if (snaps != stack_snaps)

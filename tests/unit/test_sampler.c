@@ -354,6 +354,42 @@ TEST(new_thread_wakes_a_busy_sampler)
 	unlink(path);
 }
 
+/* The writer holds samples until a snapshot round (every flush_interval_ms) or a batch of
+ * 4,096: with a 10 s interval, the file of a session that sampled this thread for 0.2 s of
+ * CPU (about 100-200 samples at 997 Hz) has none of them yet; opscope_session_flush writes
+ * them. The first snapshot is at the start, before any sample. */
+TEST(samples_reach_the_file_at_a_snapshot)
+{
+	char path[] = "/tmp/opscope_test_sampler_XXXXXX";
+	int fd = mkstemp(path);
+	REQUIRE(fd >= 0);
+	close(fd);
+	unsetenv("OPSCOPE_SAMPLE_MECH");
+	setenv("OPSCOPE_QUIET", "1", 1);
+	struct opscope_options o = { .output = path,
+				     .sample_hz = 997,
+				     .sample_mode = OPSCOPE_SAMPLE_CPU,
+				     .flush_interval_ms = 10000 };
+	REQUIRE(opscope_session_start(&o) == 0);
+	unsigned long sum = burn(0.2);
+	sleep_ms(50); /* past the sampler's round that hands the last samples over */
+	struct model *m = load(path);
+	uint64_t before = m ? samples_of(m, 0) : 0;
+	model_free(m);
+	CHECK_EQ_I(opscope_session_flush(), 0);
+	m = load(path);
+	REQUIRE(m != NULL);
+	uint64_t after = samples_of(m, 0);
+	printf("# samples before the flush %llu, after %llu (sum %lu)\n",
+	       (unsigned long long)before, (unsigned long long)after, sum);
+	CHECK_EQ_U(before, 0);
+	CHECK(after >= 10);
+	model_free(m);
+	CHECK_EQ_I(opscope_session_stop(), 0);
+	unlink(path);
+}
+
 TEST_MAIN(new_thread_wakes_a_busy_sampler, perf_event_or_fallback_cpu_mode, sigprof_timers_cpu_mode,
 	  wall_mode_samples_a_sleeping_thread, sessions_one_after_another,
-	  signal_ring_holds_a_late_drain, thread_replacing_an_ended_one_is_sampled)
+	  signal_ring_holds_a_late_drain, thread_replacing_an_ended_one_is_sampled,
+	  samples_reach_the_file_at_a_snapshot)
