@@ -147,21 +147,33 @@ static const char *meta(const struct model *m, const char *key)
 
 /* One session at `hz` in `mode`: two workers burning 0.25 s of CPU each and the churn of
  * short threads (CPU mode), or one thread sleeping 0.3 s (wall mode). Checks its file. */
-static void sample_session(const char *mech, int mode, uint32_t hz)
+/* A session into a new temporary file `path` (a "/tmp/opscope_test_sampler_XXXXXX" array)
+ * that samples at `hz` in `mode` through `mech` (NULL: perf_event where allowed), flushing
+ * every `flush_ms` (0: the default). 0, or -1 when it could not start. */
+static int start_sampling(char *path, const char *mech, int mode, uint32_t hz, uint32_t flush_ms)
 {
-	char path[] = "/tmp/opscope_test_sampler_XXXXXX";
 	int fd = mkstemp(path);
-	CHECK(fd >= 0);
 	if (fd < 0)
-		return;
+		return -1;
 	close(fd);
 	if (mech)
 		setenv("OPSCOPE_SAMPLE_MECH", mech, 1);
 	else
 		unsetenv("OPSCOPE_SAMPLE_MECH");
 	setenv("OPSCOPE_QUIET", "1", 1);
-	struct opscope_options o = { .output = path, .sample_hz = hz, .sample_mode = mode };
-	CHECK_EQ_I(opscope_session_start(&o), 0);
+	struct opscope_options o = {
+		.output = path, .sample_hz = hz, .sample_mode = mode, .flush_interval_ms = flush_ms
+	};
+	return opscope_session_start(&o);
+}
+
+static void sample_session(const char *mech, int mode, uint32_t hz)
+{
+	char path[] = "/tmp/opscope_test_sampler_XXXXXX";
+	int rc = start_sampling(path, mech, mode, hz, 0);
+	CHECK_EQ_I(rc, 0);
+	if (rc != 0)
+		return;
 	struct worker w[2] = { { .cpu_s = 0.25 }, { .cpu_s = 0.25 } };
 	pthread_t churn;
 	if (mode == OPSCOPE_SAMPLE_WALL) {
@@ -243,15 +255,7 @@ TEST(sessions_one_after_another)
 TEST(signal_ring_holds_a_late_drain)
 {
 	char path[] = "/tmp/opscope_test_sampler_XXXXXX";
-	int fd = mkstemp(path);
-	REQUIRE(fd >= 0);
-	close(fd);
-	setenv("OPSCOPE_SAMPLE_MECH", "timer", 1);
-	setenv("OPSCOPE_QUIET", "1", 1);
-	struct opscope_options o = { .output = path,
-				     .sample_hz = 999,
-				     .sample_mode = OPSCOPE_SAMPLE_CPU };
-	REQUIRE(opscope_session_start(&o) == 0);
+	REQUIRE(start_sampling(path, "timer", OPSCOPE_SAMPLE_CPU, 999, 0) == 0);
 	/* the sampler's first rounds arm our timer: under load that took over 50 ms, and a burn
 	 * before it gave this thread 1 or 2 samples */
 	REQUIRE(timer_armed_for((pid_t)syscall(SYS_gettid)));
@@ -281,15 +285,7 @@ TEST(signal_ring_holds_a_late_drain)
 TEST(thread_replacing_an_ended_one_is_sampled)
 {
 	char path[] = "/tmp/opscope_test_sampler_XXXXXX";
-	int fd = mkstemp(path);
-	REQUIRE(fd >= 0);
-	close(fd);
-	unsetenv("OPSCOPE_SAMPLE_MECH");
-	setenv("OPSCOPE_QUIET", "1", 1);
-	struct opscope_options o = { .output = path,
-				     .sample_hz = 499,
-				     .sample_mode = OPSCOPE_SAMPLE_CPU };
-	REQUIRE(opscope_session_start(&o) == 0);
+	REQUIRE(start_sampling(path, NULL, OPSCOPE_SAMPLE_CPU, 499, 0) == 0);
 	struct worker a = { .cpu_s = 0.05 }, b = { .cpu_s = 0.25 };
 	REQUIRE(pthread_create(&a.thread, NULL, worker_main, &a) == 0);
 	pthread_join(a.thread, NULL);
@@ -318,15 +314,7 @@ TEST(thread_replacing_an_ended_one_is_sampled)
 TEST(new_thread_wakes_a_busy_sampler)
 {
 	char path[] = "/tmp/opscope_test_sampler_XXXXXX";
-	int fd = mkstemp(path);
-	REQUIRE(fd >= 0);
-	close(fd);
-	setenv("OPSCOPE_SAMPLE_MECH", "timer", 1);
-	setenv("OPSCOPE_QUIET", "1", 1);
-	struct opscope_options o = { .output = path,
-				     .sample_hz = 99,
-				     .sample_mode = OPSCOPE_SAMPLE_CPU };
-	REQUIRE(opscope_session_start(&o) == 0);
+	REQUIRE(start_sampling(path, "timer", OPSCOPE_SAMPLE_CPU, 99, 0) == 0);
 	REQUIRE(timer_armed_for((pid_t)syscall(SYS_gettid)));
 	unsigned long sum = burn(0.15);
 	struct worker w[5];
@@ -361,16 +349,7 @@ TEST(new_thread_wakes_a_busy_sampler)
 TEST(samples_reach_the_file_at_a_snapshot)
 {
 	char path[] = "/tmp/opscope_test_sampler_XXXXXX";
-	int fd = mkstemp(path);
-	REQUIRE(fd >= 0);
-	close(fd);
-	unsetenv("OPSCOPE_SAMPLE_MECH");
-	setenv("OPSCOPE_QUIET", "1", 1);
-	struct opscope_options o = { .output = path,
-				     .sample_hz = 997,
-				     .sample_mode = OPSCOPE_SAMPLE_CPU,
-				     .flush_interval_ms = 10000 };
-	REQUIRE(opscope_session_start(&o) == 0);
+	REQUIRE(start_sampling(path, NULL, OPSCOPE_SAMPLE_CPU, 997, 10000) == 0);
 	unsigned long sum = burn(0.2);
 	sleep_ms(50); /* past the sampler's round that hands the last samples over */
 	struct model *m = load(path);
