@@ -86,7 +86,8 @@
 #define SAMPLER_ROUND_NS 10000000ull /* how often threads are looked for and rings drained */
 /* The round of a signal mechanism while its handlers run (the last round drained samples):
  * half a ring's worth of sample periods (a thread takes at most one sample per period of its
- * CPU time, so the ring cannot fill before the next), at most this. The handlers look for new
+ * CPU time, so the ring cannot fill before the next), at most this and at least a plain
+ * round (above 6.4 kHz a busy round drains more than half a ring). The handlers look for new
  * threads meanwhile and wake the sampler thread when the count moved (sig_check_threads).
  * Waking every 10 ms cost as much of the sampler thread's CPU as the rounds' work: about 45 us
  * a wake-up on this VM, 4-5 us a sample at 1 kHz. */
@@ -1236,9 +1237,9 @@ static void *sampler_main(void *arg)
 			int busy = drain_all() > 0 && !wall;
 			round = now + (busy ? busy_round : SAMPLER_ROUND_NS);
 		}
+		/* fell behind (stopped, swapped): no catching up */
 		if (wall && now > tick + 1000000000u)
-			tick = now +
-			       S.period_ns; /* fell behind (stopped, swapped): no catching up */
+			tick = now + S.period_ns;
 		pthread_mutex_unlock(&S.lock);
 	}
 	pthread_mutex_lock(&S.lock);
