@@ -108,6 +108,8 @@ struct session {
 	uint32_t strings_written; /* ids < this are in the file */
 	/* stack sample tables: ids < these are in the file (samples.h) */
 	uint32_t mappings_written, frames_written, stacks_written;
+	/* the writer's CPU time writing samples and their tables, the samples, the writings */
+	uint64_t samples_write_ns, samples_written, samples_writings;
 	int min_reader_raised;	      /* the header says a reader of version 3 is needed */
 	int min_reader_gpu;	      /* ... or of version 4 (GPU records written) */
 	uint64_t gpu_dropped_written; /* GPU drops (process total) when last written */
@@ -485,9 +487,17 @@ static void writer_table(uint16_t type, uint32_t *written, uint32_t count, size_
 /* The samples queued since the last round, after the table entries and strings they refer
  * to and the THREAD records of their tracks. The first time, the header's
  * min_reader_version is raised to 3 (docs/trace-format.md 3.1). */
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
 static void writer_samples(uint64_t gen)
 {
 	size_t n;
+	uint64_t cpu_at = thread_cpu_ns();
 	struct ops_sample_entry *q = samples_take(gen, &n);
 	if (!q)
 		return;
@@ -531,6 +541,26 @@ static void writer_samples(uint64_t gen)
 		writer_record(OPS_REC_SAMPLES, 1);
 	}
 	free(q);
+	the_session.samples_write_ns += thread_cpu_ns() - cpu_at;
+	the_session.samples_written += n;
+	the_session.samples_writings++;
+}
+
+/* The writer's share of sampling (docs/sampling.md), for the metadata and, with
+ * OPSCOPE_UNWIND_STATS, stderr: the sampler's `sampler_cost` does not count it. */
+static void record_samples_write_cost(void)
+{
+	if (!the_session.samples_written)
+		return;
+	char v[160];
+	snprintf(v, sizeof(v),
+		 "%llu samples in %llu writings, %.0f ns of the writer's CPU a sample",
+		 (unsigned long long)the_session.samples_written,
+		 (unsigned long long)the_session.samples_writings,
+		 (double)the_session.samples_write_ns / (double)the_session.samples_written);
+	record_metadata("samples_write_cost", v);
+	if (getenv("OPSCOPE_UNWIND_STATS"))
+		fprintf(stderr, "opscope: samples_write_cost: %s\n", v);
 }
 
 /* The GPU activity queued since the last round (gpu.h), after the strings its entries name;
@@ -800,6 +830,7 @@ static void writer_finish(void)
 	} else {
 		record_cpu_use();
 	}
+	record_samples_write_cost();
 	writer_pending_metadata();
 	writer_threads(1);
 	writer_drops();
@@ -1041,6 +1072,9 @@ static int session_launch(void)
 	the_session.mappings_written = 0;
 	the_session.frames_written = 0;
 	the_session.stacks_written = 0;
+	the_session.samples_write_ns = 0;
+	the_session.samples_written = 0;
+	the_session.samples_writings = 0;
 	the_session.min_reader_raised = 0;
 	the_session.min_reader_gpu = 0;
 	the_session.gpu_dropped_base = gpu_dropped_total(); /* counted from this session on */

@@ -145,8 +145,6 @@ static const char *meta(const struct model *m, const char *key)
 	return v ? v : "";
 }
 
-/* One session at `hz` in `mode`: two workers burning 0.25 s of CPU each and the churn of
- * short threads (CPU mode), or one thread sleeping 0.3 s (wall mode). Checks its file. */
 /* A session into a new temporary file `path` (a "/tmp/opscope_test_sampler_XXXXXX" array)
  * that samples at `hz` in `mode` through `mech` (NULL: perf_event where allowed), flushing
  * every `flush_ms` (0: the default). 0, or -1 when it could not start. */
@@ -167,6 +165,8 @@ static int start_sampling(char *path, const char *mech, int mode, uint32_t hz, u
 	return opscope_session_start(&o);
 }
 
+/* One session at `hz` in `mode`: two workers burning 0.25 s of CPU each and the churn of
+ * short threads (CPU mode), or one thread sleeping 0.3 s (wall mode). Checks its file. */
 static void sample_session(const char *mech, int mode, uint32_t hz)
 {
 	char path[] = "/tmp/opscope_test_sampler_XXXXXX";
@@ -345,7 +345,8 @@ TEST(new_thread_wakes_a_busy_sampler)
 /* The writer holds samples until a snapshot round (every flush_interval_ms) or a batch of
  * 4,096: with a 10 s interval, the file of a session that sampled this thread for 0.2 s of
  * CPU (about 100-200 samples at 997 Hz) has none of them yet; opscope_session_flush writes
- * them. The first snapshot is at the start, before any sample. */
+ * them. The first snapshot is at the start, before any sample. At the stop the writer says
+ * what writing them cost (`samples_write_cost`), over every sample of the file. */
 TEST(samples_reach_the_file_at_a_snapshot)
 {
 	char path[] = "/tmp/opscope_test_sampler_XXXXXX";
@@ -365,6 +366,14 @@ TEST(samples_reach_the_file_at_a_snapshot)
 	CHECK(after >= 10);
 	model_free(m);
 	CHECK_EQ_I(opscope_session_stop(), 0);
+	/* the writer's share, counted over the samples it wrote */
+	m = load(path);
+	REQUIRE(m != NULL);
+	const char *cost = meta(m, "samples_write_cost");
+	printf("# samples_write_cost: %s\n", cost);
+	CHECK_EQ_U(strtoull(cost, NULL, 10), samples_of(m, 0));
+	CHECK(strstr(cost, " ns of the writer's CPU a sample") != NULL);
+	model_free(m);
 	unlink(path);
 }
 
