@@ -74,7 +74,6 @@ trace = os.path.join(tmp, 'phase.opscope')
 
 def phase(kind):
     """Run one phase; its measured CPU seconds per iteration, and the floor's signals."""
-    signals = 0
     if kind == 'floor':
         if floor.floor_enable(hz) != 0:
             sys.exit('sampler_interleave: perf_event refused the floor')

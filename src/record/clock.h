@@ -35,6 +35,8 @@ static inline uint64_t clock_ticks(void)
 	return record_ticks();
 }
 uint64_t clock_mono_ns(void);
+/* CPU time of the calling thread, ns. */
+uint64_t clock_thread_cpu_ns(void);
 uint64_t clock_realtime_ns(void);
 /* The kernel's current clocksource ("tsc", "kvm-clock", ...) or "" if unknown. */
 const char *clock_source_name(char *buf, size_t size);

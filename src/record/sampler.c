@@ -3,9 +3,9 @@
  *
  * One sampler thread per process, started with the session (opscope_options.sample_hz, or
  * OPSCOPE_SAMPLE_HZ under `opscope record`), finds the process's threads by scanning
- * /proc/self/task in a round (10 ms) where the thread count changed, and every SCAN_EVERY
- * rounds (so a new thread is sampled from at most one round after it starts, or 10 when
- * another ended in the same round) and samples each with one of two mechanisms. While the
+ * /proc/self/task in a round (10 ms) where the thread count changed, and at least every
+ * SCAN_MAX_NS (so a new thread is sampled from at most one round after it starts, or 100 ms
+ * when another ended in the same round) and samples each with one of two mechanisms. While the
  * signal mechanisms' handlers run, rounds are longer (half a ring of samples) and the
  * handlers wake the sampler thread when the thread count moves (sig_check_threads):
  *
@@ -106,11 +106,12 @@
 #define FD_RINGS	  65536 /* perf fds the signalled mode can map to their rings */
 #define SIGRING_MAGIC	  0x6f70736373616d70ull
 #define LOADER_TRIES	  64 /* addresses a round may look for in the loader's list */
-/* Rounds between two listings of /proc/self/task when the thread count has not changed:
- * a thread that starts in the round another ends is found within 100 ms, not 10. */
-#define SCAN_EVERY 10
-/* and at least this often whatever the rounds' spacing */
+/* The longest time between two listings of /proc/self/task when the thread count has not
+ * changed: a thread that starts in the round another ends is found within 100 ms, not 10. */
 #define SCAN_MAX_NS 100000000ull
+/* The link count procfs gives /proc/self/task with n threads known to the sampler: 2, the
+ * sampler thread, and those n. */
+#define TASK_LINKS(n) ((n) + 3)
 /* Bytes of user stack perf_event copies per sample, from the sampled sp up. docs/sampling.md
  * says how it was chosen: the deepest stacks of the Python and torch workloads measured. */
 #define SAMPLER_STACK_BYTES 24576
@@ -226,7 +227,6 @@ static struct {
 	uint64_t samples;	/* samples handed to the sample store by this sampler */
 	uint64_t thread_cpu_ns; /* the sampler threads' CPU time, added as each ends (ns) */
 	_Atomic int task_fd;	/* /proc/self/task of this process, open while the thread runs */
-	uint32_t scan_skipped;	/* rounds since /proc/self/task was last listed */
 	uint64_t scan_ns;	/* CLOCK_MONOTONIC of the last listing */
 	/* What the handlers read to wake the sampler thread (sampler_wake, sig_check_threads):
 	 * the link count /proc/self/task has while the thread count is the one known, and the
@@ -553,9 +553,7 @@ static int maps_stale(void)
 {
 	unsigned long long c[2] = { 0, 0 };
 	dl_iterate_phdr(dl_counts, c);
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	uint64_t now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	uint64_t now = clock_mono_ns();
 	if (c[0] == S.dl_adds && c[1] == S.dl_subs && now - S.maps_read_ns < 1000000000u)
 		return 0;
 	S.dl_adds = c[0];
@@ -700,6 +698,16 @@ static uint32_t merged_frame_of(void *ctx, size_t i, int *keep)
 	return f->is_python ? python_frame_of(f->code, f->instr) : frame_of(f->pc, keep);
 }
 
+/* The map of stack entries holds native frames found under the mappings as they were: empty
+ * it once they changed (read again, or one added from the loader's list). */
+static void stack_map_sync(void)
+{
+	if (S.stack_map_changes != S.maps_changes) {
+		stackcache_map_clear(&S.stack_map);
+		S.stack_map_changes = S.maps_changes;
+	}
+}
+
 /* The stack entry of the merged frames out[0..m) (innermost first), or RECORD_SAMPLE_NONE,
  * through the thread's stack cache and the sampler's map of stack entries: only the frames
  * below those it shares with the thread's last sample and that the map does not have are
@@ -720,17 +728,11 @@ static uint32_t stack_of(struct sthread *t, const struct pystack_merged *out, si
 		if (!t->cache || t->cache_maps_gen != S.maps_gen)
 			c->n = 0;
 		t->cache_maps_gen = S.maps_gen;
-		if (S.stack_map_changes != S.maps_changes) {
-			stackcache_map_clear(&S.stack_map);
-			S.stack_map_changes = S.maps_changes;
-		}
+		stack_map_sync();
 		size_t shared;
 		uint32_t stack = stackcache_intern(c, &S.stack_map, keys, m, merged_frame_of,
 						   (void *)out, &shared);
-		if (S.stack_map_changes != S.maps_changes) {
-			stackcache_map_clear(&S.stack_map);
-			S.stack_map_changes = S.maps_changes;
-		}
+		stack_map_sync();
 		if (!shared || t->cache_maps_gen == S.maps_gen)
 			return stack;
 	}
@@ -1102,7 +1104,7 @@ struct task_dirent {
  * opendir/readdir/closedir each round (a path walk, a 32 KiB buffer) was a third of the
  * sampler thread's CPU between samples. It is listed only when the thread count changed
  * (procfs gives /proc/PID/task 2 + the count as its link count: one fstat, where the listing
- * took 20 us a round on this VM) or SCAN_EVERY rounds passed (`force`: always). */
+ * took 20 us a round on this VM) or SCAN_MAX_NS passed (`force`: always). */
 static void threads_scan(int force, uint64_t now_ns)
 {
 	if (S.task_fd < 0)
@@ -1110,13 +1112,9 @@ static void threads_scan(int force, uint64_t now_ns)
 	if (S.task_fd < 0)
 		return;
 	struct stat st;
-	if (!force && S.scan_skipped + 1 < SCAN_EVERY && now_ns - S.scan_ns < SCAN_MAX_NS &&
-	    fstat(S.task_fd, &st) == 0 &&
-	    st.st_nlink == S.nthreads + 3) { /* 2, the sampler thread, and those known */
-		S.scan_skipped++;
+	if (!force && now_ns - S.scan_ns < SCAN_MAX_NS && fstat(S.task_fd, &st) == 0 &&
+	    st.st_nlink == TASK_LINKS(S.nthreads))
 		return;
-	}
-	S.scan_skipped = 0;
 	S.scan_ns = now_ns;
 	if (lseek(S.task_fd, 0, SEEK_SET) != 0)
 		return;
@@ -1157,7 +1155,7 @@ static void threads_scan(int force, uint64_t now_ns)
 		thread_detach(&S.threads[i]);
 		S.threads[i] = S.threads[--S.nthreads];
 	}
-	atomic_store_explicit(&S.task_links, S.nthreads + 3, memory_order_relaxed);
+	atomic_store_explicit(&S.task_links, TASK_LINKS(S.nthreads), memory_order_relaxed);
 }
 
 /* Drain every thread's rings; how many samples the signal rings held. */
@@ -1177,13 +1175,6 @@ static uint64_t drain_all(void)
 			n += sig_drain(&S.threads[i]);
 	}
 	return n;
-}
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 /* Sleep until CLOCK_MONOTONIC reaches `deadline_ns` or sampler_wake bumps wake_seq from
@@ -1207,7 +1198,7 @@ static void *sampler_main(void *arg)
 	sem_post(&S.started); /* past the thread's start-up: sampler_start */
 	S.self_tid = (pid_t)syscall(SYS_gettid);
 	int wall = S.mode == OPSCOPE_SAMPLE_WALL;
-	uint64_t now = mono_ns(), tick = now + S.period_ns, round = now + SAMPLER_ROUND_NS;
+	uint64_t now = clock_mono_ns(), tick = now + S.period_ns, round = now + SAMPLER_ROUND_NS;
 	uint64_t busy_round = S.period_ns * (SIGRING_SLOTS / 2);
 	if (busy_round > SAMPLER_BUSY_ROUND_NS)
 		busy_round = SAMPLER_BUSY_ROUND_NS;
@@ -1224,7 +1215,7 @@ static void *sampler_main(void *arg)
 		int woken = sampler_sleep(seq, wall && tick < round ? tick : round);
 		if (atomic_load(&S.stop))
 			break; /* sampler_stop's wake: the last drain follows */
-		now = mono_ns();
+		now = clock_mono_ns();
 		pthread_mutex_lock(&S.lock);
 		if (wall && now >= tick) {
 			wall_tick();
@@ -1250,9 +1241,7 @@ static void *sampler_main(void *arg)
 	if (S.task_fd >= 0)
 		close(S.task_fd);
 	S.task_fd = -1;
-	struct timespec cpu;
-	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu) == 0)
-		S.thread_cpu_ns += (uint64_t)cpu.tv_sec * 1000000000u + (uint64_t)cpu.tv_nsec;
+	S.thread_cpu_ns += clock_thread_cpu_ns();
 	pthread_mutex_unlock(&S.lock);
 	return NULL;
 }

@@ -300,19 +300,15 @@ const void *samples_stack(uint32_t id)
 	return table_at(&stacks, id);
 }
 
-size_t samples_queued(uint64_t gen)
-{
-	pthread_mutex_lock(&samples_lock);
-	size_t n = queue_gen == gen ? queue_n : 0;
-	pthread_mutex_unlock(&samples_lock);
-	return n;
-}
-
-void *samples_take(uint64_t gen, size_t *n)
+void *samples_take(uint64_t gen, size_t min, size_t *n)
 {
 	void *out = NULL;
 	*n = 0;
 	pthread_mutex_lock(&samples_lock);
+	if (queue_gen == gen && queue_n < min) {
+		pthread_mutex_unlock(&samples_lock);
+		return NULL;
+	}
 	if (queue_n && queue_gen == gen) {
 		out = queue;
 		*n = queue_n;

@@ -77,10 +77,9 @@ const void *samples_mapping(uint32_t id);
 const void *samples_frame(uint32_t id);
 const void *samples_stack(uint32_t id);
 /* Take the queued samples of session generation `gen` (on-disk entries, malloc'd; *n of
- * them); queued samples of other generations are dropped. NULL when there are none. */
-void *samples_take(uint64_t gen, size_t *n);
-/* How many samples of generation `gen` are queued. */
-size_t samples_queued(uint64_t gen);
+ * them) once there are at least `min`; queued samples of other generations are dropped.
+ * NULL when there are none, or fewer than `min`. */
+void *samples_take(uint64_t gen, size_t min, size_t *n);
 void samples_lock_for_fork(void);
 void samples_unlock_for_fork(void);
 /* In a forked child: the tables stay (same address space), the queue is the parent's. */

@@ -135,10 +135,11 @@ uint32_t stackcache_intern(struct stackcache *c, struct stackcache_map *map, con
 		stack = record_sample_stack_under(parent, fresh, nfresh, c->entries + shared);
 		/* each frame's entry under its parent, but for frames whose id may change (a
 		 * later sample may give the key another frame, so another entry) */
-		for (size_t j = 0; map && stack != RECORD_SAMPLE_NONE && j < nfresh; j++)
-			if (keep[j])
-				map_put(map, j ? c->entries[shared + j - 1] : parent,
-					c->keys[shared + j], c->entries[shared + j]);
+		if (map && stack != RECORD_SAMPLE_NONE)
+			for (size_t j = 0; j < nfresh; j++)
+				if (keep[j])
+					map_put(map, j ? c->entries[shared + j - 1] : parent,
+						c->keys[shared + j], c->entries[shared + j]);
 	}
 	c->n = stack == RECORD_SAMPLE_NONE ? 0 : shared + nfresh;
 	return stack;

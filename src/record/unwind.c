@@ -685,7 +685,6 @@ static int parse_cie(const uint8_t *p, struct cie *ci)
 static void resolve(const struct umodule *m, uint64_t pc, struct unwind_row *row)
 {
 	memset(row, 0, sizeof(*row));
-	row->pc = pc;
 	const uint8_t *fde = m && m->table ? fde_of(m, pc) : NULL;
 	if (!fde) {
 		row->what = UROW_NO_FDE;

@@ -44,7 +44,6 @@ struct unwind_rule {
 
 /* A resolved CFI row for one pc: how to find the CFA and the caller's rip, rsp, rbp. */
 struct unwind_row {
-	uint64_t pc;   /* the pc it was resolved for (the cache keys rows by its own pcs[]) */
 	uint32_t what; /* UNWIND_ROW_*: no FDE, signal frame */
 	struct unwind_rule cfa, rip, rsp, rbp;
 };

@@ -354,7 +354,8 @@ TEST(samples_reach_the_file_at_a_snapshot)
 	unsigned long sum = burn(0.2);
 	sleep_ms(50); /* past the sampler's round that hands the last samples over */
 	struct model *m = load(path);
-	uint64_t before = m ? samples_of(m, 0) : 0;
+	REQUIRE(m != NULL); /* mid-session: a file readable up to its last record */
+	uint64_t before = samples_of(m, 0);
 	model_free(m);
 	CHECK_EQ_I(opscope_session_flush(), 0);
 	m = load(path);
