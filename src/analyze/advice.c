@@ -36,19 +36,18 @@
 #include "analyze/tree.h"
 
 /* Thresholds (docs/advice.md says why each). */
-#define INPUT_SHARE    0.05	  /* data wait / step: the TensorBoard plugin's DataLoader rule */
-#define IDLE_BUSY      0.50	  /* kernel busy share of a step: Nsight's gpu_time_util, TB */
-#define SYNC_SHARE     0.01	  /* blocked time in syncs / step time */
-#define PAGEABLE_SHARE 0.01	  /* pageable copy time / total time */
-#define TINY_NS	       10000	  /* a tiny kernel: under 10 us (TraceLens, HTA) */
-#define TINY_SHARE     0.50	  /* tiny kernels / kernels */
-#define TINY_PER_STEP  100	  /* tiny kernels per step, at least */
-#define TC_SHARE       0.05	  /* eligible kernel time off tensor cores / modelled kernel time */
-#define COMM_SHARE     0.10	  /* exposed communication / step: the TB plugin's rule */
-#define FIRST_RATIO    1.5	  /* first step / median of the others */
-#define STRAG_SHARE    0.05	  /* a straggler's margin / its step time, per step */
-#define STRAG_STEPS    0.50	  /* steps one rank led above STRAG_SHARE / steps compared */
-#define TOP_NAMES      ADVICE_TOP /* steps named in the straggler's evidence line */
+#define INPUT_SHARE    0.05  /* data wait / step: the TensorBoard plugin's DataLoader rule */
+#define IDLE_BUSY      0.50  /* kernel busy share of a step: Nsight's gpu_time_util, TB */
+#define SYNC_SHARE     0.01  /* blocked time in syncs / step time */
+#define PAGEABLE_SHARE 0.01  /* pageable copy time / total time */
+#define TINY_NS	       10000 /* a tiny kernel: under 10 us (TraceLens, HTA) */
+#define TINY_SHARE     0.50  /* tiny kernels / kernels */
+#define TINY_PER_STEP  100   /* tiny kernels per step, at least */
+#define TC_SHARE       0.05  /* eligible kernel time off tensor cores / modelled kernel time */
+#define COMM_SHARE     0.10  /* exposed communication / step: the TB plugin's rule */
+#define FIRST_RATIO    1.5   /* first step / median of the others */
+#define STRAG_SHARE    0.05  /* a straggler's margin / its step time, per step */
+#define STRAG_STEPS    0.50  /* steps one rank led above STRAG_SHARE / steps compared */
 
 const struct advice_rule advice_rules[ADVICE_NRULES] = {
 	[ADVICE_INPUT_BOUND] = { "input_bound", "Input-bound steps",
@@ -516,7 +515,6 @@ int advice_measure(const struct analysis *a, const struct gpu_util *u, uint32_t 
 	struct step_table t;
 	if (steps_analyze(&a->tree, f, &t) != 0)
 		return OPSCOPE_ENOMEM;
-	int rc = 0;
 	out->nrows = t.nrows;
 	for (uint32_t k = 0; k < t.nrows; k++)
 		out->steps_ns += t.rows[k].end_ns - t.rows[k].start_ns;
@@ -526,7 +524,7 @@ int advice_measure(const struct analysis *a, const struct gpu_util *u, uint32_t 
 	}
 	measure_part(&t, false, INPUT_SHARE, &out->input);
 	measure_part(&t, true, COMM_SHARE, &out->comm);
-	rc = measure_first(&t, out);
+	int rc = measure_first(&t, out);
 	if (rc == 0 && out->gpu && t.nrows) {
 		rc = measure_idle(a, &t, u, out);
 		if (rc == 0)
@@ -629,7 +627,7 @@ static void rule_input(struct adv *X, const struct advice_file *af)
 {
 	const struct advice_part *p = &af->input;
 	double share = frac(p->part_ns, af->steps_ns);
-	if (share <= INPUT_SHARE || p->part_ns <= 0)
+	if (share <= INPUT_SHARE)
 		return;
 	struct advice_finding *x =
 		add(X, ADVICE_INPUT_BOUND, af->file, p->part_ns, af->steps_ns, share);
@@ -939,33 +937,32 @@ static void rule_tc(struct adv *X, const struct advice_file *files, uint32_t n)
  * STRAG_STEPS of the steps, and more of them than any other rank. The time at stake is its
  * margins summed: how long the next rank, and so every other rank, waited for it. Silent when
  * the clocks could not all be aligned from collectives: the margins would then be clock skew. */
-static void rule_straggler(struct adv *X, const struct ranks *RP)
+static void rule_straggler(struct adv *X, const struct ranks *R)
 {
 	const struct model *m = X->m;
-	const struct ranks R = *RP;
-	uint32_t *led = calloc(R.nranks ? R.nranks : 1, sizeof(*led));
-	int64_t *sum = calloc(R.nranks ? R.nranks : 1, sizeof(*sum));
+	uint32_t *led = calloc(R->nranks ? R->nranks : 1, sizeof(*led));
+	int64_t *sum = calloc(R->nranks ? R->nranks : 1, sizeof(*sum));
 	if (!led || !sum) {
 		X->oom = true;
 		goto out;
 	}
-	if (R.nranks < 2 || R.nsteps == 0 || !R.aligned)
+	if (R->nranks < 2 || R->nsteps == 0 || !R->aligned)
 		goto out;
 	/* the steps each rank led above the threshold, and its margins there */
-	for (uint32_t k = 0; k < R.nsteps; k++) {
-		const struct ranks_step *s = &R.steps[k];
+	for (uint32_t k = 0; k < R->nsteps; k++) {
+		const struct ranks_step *s = &R->steps[k];
 		if ((double)s->margin_ns > STRAG_SHARE * (double)s->per[s->straggler].step_ns) {
 			led[s->straggler]++;
 			sum[s->straggler] += s->margin_ns;
 		}
 	}
 	uint32_t w = 0; /* the rank that led the most steps */
-	for (uint32_t r = 1; r < R.nranks; r++)
+	for (uint32_t r = 1; r < R->nranks; r++)
 		if (led[r] > led[w])
 			w = r;
-	if (led[w] == 0 || (double)led[w] < STRAG_STEPS * (double)R.nsteps)
+	if (led[w] == 0 || (double)led[w] < STRAG_STEPS * (double)R->nsteps)
 		goto out;
-	for (uint32_t r = 0; r < R.nranks; r++)
+	for (uint32_t r = 0; r < R->nranks; r++)
 		if (r != w && led[r] == led[w])
 			goto out; /* two ranks share the role (1 of 2 steps each): no one straggler */
 	/* per cause: steps and margins; the worst step; the steps by margin for the evidence */
@@ -973,9 +970,9 @@ static void rule_straggler(struct adv *X, const struct ranks *RP)
 	int64_t mcause[4] = { 0 }, xcause[4] = { 0 }, total = 0, flagged = 0;
 	int64_t late_worst = -1;
 	uint64_t late_coll = UINT64_MAX;
-	uint32_t worst = UINT32_MAX, top[TOP_NAMES], ntop = 0;
-	for (uint32_t k = 0; k < R.nsteps; k++) {
-		const struct ranks_step *s = &R.steps[k];
+	uint32_t worst = UINT32_MAX, top[ADVICE_TOP], ntop = 0;
+	for (uint32_t k = 0; k < R->nsteps; k++) {
+		const struct ranks_step *s = &R->steps[k];
 		total += s->per[w].step_ns;
 		if (s->straggler != w ||
 		    (double)s->margin_ns <= STRAG_SHARE * (double)s->per[w].step_ns)
@@ -988,23 +985,23 @@ static void rule_straggler(struct adv *X, const struct ranks *RP)
 			late_worst = s->why_ns;
 			late_coll = s->why_coll;
 		}
-		if (worst == UINT32_MAX || s->margin_ns > R.steps[worst].margin_ns)
+		if (worst == UINT32_MAX || s->margin_ns > R->steps[worst].margin_ns)
 			worst = k;
-		/* keep the TOP_NAMES largest margins, largest first (ties: the earlier step) */
-		uint32_t at = ntop < TOP_NAMES ? ntop++ : TOP_NAMES;
-		while (at > 0 && R.steps[top[at - 1]].margin_ns < s->margin_ns) {
-			if (at < TOP_NAMES)
+		/* keep the ADVICE_TOP largest margins, largest first (ties: the earlier step) */
+		uint32_t at = ntop < ADVICE_TOP ? ntop++ : ADVICE_TOP;
+		while (at > 0 && R->steps[top[at - 1]].margin_ns < s->margin_ns) {
+			if (at < ADVICE_TOP)
 				top[at] = top[at - 1];
 			at--;
 		}
-		if (at < TOP_NAMES)
+		if (at < ADVICE_TOP)
 			top[at] = k;
 	}
 	enum ranks_why cause = RANKS_WHY_NONE; /* the cause with the largest margins summed */
 	for (int c = RANKS_WHY_DATA; c <= RANKS_WHY_LATE; c++)
 		if (mcause[c] > mcause[cause])
 			cause = (enum ranks_why)c;
-	const struct ranks_rank *rk = &R.ranks[w];
+	const struct ranks_rank *rk = &R->ranks[w];
 	struct advice_finding *x =
 		add(X, ADVICE_STRAGGLER, rk->file, sum[w], total, frac(sum[w], flagged));
 	if (!x)
@@ -1017,11 +1014,11 @@ static void rule_straggler(struct adv *X, const struct ranks *RP)
 		 "rank %d%s%s ended last in %u of %u steps, by %s on average (%.1f%% of its step): "
 		 "the other ranks waited %s for it",
 		 rk->rank, rk->host ? " on " : "", rk->host ? model_str(m, rk->host) : "", led[w],
-		 R.nsteps, tm(b1, sizeof(b1), sum[w] / led[w]), x->measured * 100,
+		 R->nsteps, tm(b1, sizeof(b1), sum[w] / led[w]), x->measured * 100,
 		 tm(b2, sizeof(b2), sum[w]));
 	snprintf(x->evidence, sizeof(x->evidence), "steps (margin): ");
 	for (uint32_t i = 0; i < ntop; i++) {
-		const struct ranks_step *s = &R.steps[top[i]];
+		const struct ranks_step *s = &R->steps[top[i]];
 		cat(x->evidence, sizeof(x->evidence), "%s%s (%s)", i ? ", " : "",
 		    s->name ? model_str(m, s->name) : "step", tm(b1, sizeof(b1), s->margin_ns));
 	}
@@ -1047,10 +1044,10 @@ static void rule_straggler(struct adv *X, const struct ranks *RP)
 	if (ncause[RANKS_WHY_NONE])
 		cat(x->evidence, sizeof(x->evidence), "%s no cause found in %u", first ? "" : ",",
 		    ncause[RANKS_WHY_NONE]);
-	if (late_coll < R.ncolls) {
-		const char *kn = model_str(m, R.colls[late_coll].name);
+	if (late_coll < R->ncolls) {
+		const char *kn = model_str(m, R->colls[late_coll].name);
 		cat(x->evidence, sizeof(x->evidence), "; latest at #%u %.*s (%s)",
-		    R.colls[late_coll].seq, (int)strcspn(kn, "("), kn,
+		    R->colls[late_coll].seq, (int)strcspn(kn, "("), kn,
 		    tm(b3, sizeof(b3), late_worst));
 	}
 	static const char *const change[4] = {

@@ -13,6 +13,8 @@
 
 #include "opscope/opscope.h"
 
+#include "util/grow.h"
+
 static uint64_t agg_hash(uint32_t parent, uint32_t name, uint32_t group, uint8_t kind)
 {
 	uint64_t h = ((uint64_t)parent << 32 | name) * 0x9e3779b97f4a7c15ull ^ kind;
@@ -381,16 +383,8 @@ int agg_nvtx_add(struct agg_nvtx *out, uint32_t domain, uint32_t name, uint8_t s
 		return OPSCOPE_ENOMEM;
 	if (!count)
 		return 0;
-	if (out->ndur == out->dur_cap) {
-		uint64_t cap = out->dur_cap ? out->dur_cap * 2 : 64;
-		if (cap > SIZE_MAX / sizeof(*out->dur))
-			return OPSCOPE_ENOMEM;
-		struct agg_nvtx_dur *v = realloc(out->dur, (size_t)cap * sizeof(*v));
-		if (!v)
-			return OPSCOPE_ENOMEM;
-		out->dur = v;
-		out->dur_cap = cap;
-	}
+	if (!grow_array((void **)&out->dur, sizeof(*out->dur), &out->dur_cap, out->ndur + 1))
+		return OPSCOPE_ENOMEM;
 	/* the run's calls at once: a merge's memory and time follow the runs, not the ranges
 	 * they stand for (the caller keeps count x dur inside int64) */
 	struct agg_item x = {

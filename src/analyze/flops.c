@@ -858,18 +858,11 @@ static bool fl_file(struct fl *F, uint32_t file, struct flops_part *part)
 		for (uint32_t t = 0; t < m->ntracks; t++)
 			free(per_track[t]);
 	free(per_track);
+	/* the *_free calls leave them empty */
 	hindex_free(&F->row_index);
 	hindex_free(&F->gap_index);
 	hmap_free(&F->fwd_op);
 	hmap_free(&F->conv_out);
-	memset(&F->row_index, 0, sizeof(F->row_index));
-	memset(&F->gap_index, 0, sizeof(F->gap_index));
-	memset(&F->fwd_op, 0, sizeof(F->fwd_op));
-	memset(&F->conv_out, 0, sizeof(F->conv_out));
-	int b = part->r.device_time ? 0 : 1;
-	part->r.total_ns = part->total_ns[b];
-	for (int c = 0; c < PERFMODEL_CATEGORIES; c++)
-		part->r.cat[c].time_ns = part->cat_ns[c][b];
 	if (!ok)
 		part->r.oom = true;
 	return ok && !part->r.oom;

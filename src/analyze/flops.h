@@ -119,9 +119,9 @@ void flops_free(struct flops_result *r);
  * only the shares, makes the very result. */
 struct flops_part {
 	struct flops_result r; /* the file's rows and gaps (first-seen order), category counts,
-				* FLOPs and bytes; device_time: the file has device work; its
-				* times in its own basis; no roofline sums, and no --peak for CPU
-				* rows (flops_combine makes them) */
+				* FLOPs and bytes; device_time: the file has device work; no
+				* times (below), roofline sums, or --peak for CPU rows
+				* (flops_combine makes them) */
 	int64_t total_ns[2];   /* the outermost calls' time, ns: [0] device time, [1] CPU time */
 	int64_t cat_ns[PERFMODEL_CATEGORIES][2]; /* per category the same, ns */
 	bool has_shapes; /* the model has operators with shapes ("Input Dims"): without any in

@@ -357,9 +357,11 @@ int partial_advice_merge(struct partial_set *ps, char *err, size_t errsize)
 {
 	/* the tensor-core rule's rows come from the flops records, merged before (their rows
 	 * then point at their devices' peaks): without them the view is not carried */
+	if (!ps->pre.flops)
+		return 0; /* an older partial: the view is not carried */
 	for (uint32_t i = 0; i < ps->nfiles; i++)
-		if (!ps->files[i].advice || !ps->files[i].flops || !ps->pre.flops)
-			return 0; /* an older partial: the view is not carried */
+		if (!ps->files[i].advice || !ps->files[i].flops)
+			return 0;
 	struct advice_file *v = calloc(ps->nfiles ? ps->nfiles : 1, sizeof(*v));
 	if (!v) {
 		snprintf(err, errsize, "out of memory");
@@ -367,7 +369,9 @@ int partial_advice_merge(struct partial_set *ps, char *err, size_t errsize)
 	}
 	/* advice_combine sums the FLOPs rows' calls and kernel time over the files */
 	int64_t calls = 0, kernel_ns = 0;
-	for (uint32_t i = 0; i < ps->nfiles; i++) {
+	int rc = 0;
+	uint32_t i;
+	for (i = 0; i < ps->nfiles; i++) {
 		struct partial_file *pf = &ps->files[i];
 		v[i] = pf->advice->af;
 		memset(&pf->advice->af, 0, sizeof(pf->advice->af));
@@ -375,11 +379,9 @@ int partial_advice_merge(struct partial_set *ps, char *err, size_t errsize)
 		/* the file's FLOPs rows as a model of it alone gives them: none without shapes */
 		const struct flops_part *fp = partial_flops_part(pf->flops);
 		if (fp->has_shapes && advice_tc_rows(&fp->r, &v[i]) != 0) {
-			for (uint32_t j = 0; j <= i; j++)
-				advice_file_free(&v[j]);
-			free(v);
 			snprintf(err, errsize, "out of memory");
-			return OPSCOPE_ENOMEM;
+			rc = OPSCOPE_ENOMEM;
+			goto fail;
 		}
 		for (uint32_t k = 0; k < v[i].ntc; k++) {
 			const struct advice_tc_row *x = &v[i].tc[k];
@@ -391,13 +393,16 @@ int partial_advice_merge(struct partial_set *ps, char *err, size_t errsize)
 					 ": the FLOPs rows' calls or kernel time, summed over the "
 					 "files, exceed 2^63",
 					 ps->sources[pf->source], pf->offset);
-				for (uint32_t j = 0; j <= i; j++)
-					advice_file_free(&v[j]);
-				free(v);
-				return -1;
+				rc = -1;
+				goto fail;
 			}
 		}
 	}
 	ps->pre.advice = v;
 	return 0;
+fail:
+	for (uint32_t j = 0; j <= i; j++)
+		advice_file_free(&v[j]);
+	free(v);
+	return rc;
 }
