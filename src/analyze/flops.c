@@ -21,6 +21,7 @@
 
 #include "opscope/opscope.h"
 
+#include "util/checked.h"
 #include "util/hashmap.h"
 
 /* What pass 1 made of a range. */
@@ -765,12 +766,6 @@ static bool track_passes(struct fl *F, uint32_t t, struct fl_range *R)
 	return true;
 }
 
-/* Add a + b into *sum; false when it leaves int64. */
-static bool add_i64(int64_t *sum, int64_t a, int64_t b)
-{
-	return !__builtin_add_overflow(a, b, sum);
-}
-
 /* The roofline sums of the categories, from the rows (their peaks are known by now). A row
  * that beats the roofline (a Winograd convolution does fewer FLOPs than the direct count; a
  * call whose device time was missed) counts as at the roofline, so that one such row cannot
@@ -789,7 +784,7 @@ static bool roll_up_roofline(struct flops_result *r)
 		struct flops_category *c = &r->cat[row->category];
 		c->roofline_ns += d.roofline_ns < t ? d.roofline_ns : t;
 		if (!(t < 0x1p62) ||
-		    !add_i64(&c->peak_time_ns, c->peak_time_ns, (int64_t)(t + 0.5)))
+		    !checked_add_i64(&c->peak_time_ns, c->peak_time_ns, (int64_t)(t + 0.5)))
 			return false;
 	}
 	return true;
@@ -895,10 +890,10 @@ static bool row_add(struct flops_row *y, const struct flops_row *x)
 {
 	uint64_t calls = y->calls + x->calls, kernels = y->kernels + x->kernels;
 	if (calls < y->calls || kernels < y->kernels ||
-	    !add_i64(&y->cpu_ns, y->cpu_ns, x->cpu_ns) ||
-	    !add_i64(&y->gpu_ns, y->gpu_ns, x->gpu_ns) ||
-	    !add_i64(&y->kernel_ns, y->kernel_ns, x->kernel_ns) ||
-	    !add_i64(&y->tc_ns, y->tc_ns, x->tc_ns))
+	    !checked_add_i64(&y->cpu_ns, y->cpu_ns, x->cpu_ns) ||
+	    !checked_add_i64(&y->gpu_ns, y->gpu_ns, x->gpu_ns) ||
+	    !checked_add_i64(&y->kernel_ns, y->kernel_ns, x->kernel_ns) ||
+	    !checked_add_i64(&y->tc_ns, y->tc_ns, x->tc_ns))
 		return false;
 	y->calls = calls;
 	y->kernels = kernels;
@@ -927,10 +922,10 @@ static int combine_run(struct fl *F, const struct flops_opts *o, const struct fl
 		if (!out->unknown_device)
 			out->unknown_device = p->r.unknown_device;
 		for (int b = 0; b < 2; b++) {
-			if (!add_i64(&total[b], total[b], p->total_ns[b]))
+			if (!checked_add_i64(&total[b], total[b], p->total_ns[b]))
 				return -1;
 			for (int c = 0; c < PERFMODEL_CATEGORIES; c++)
-				if (!add_i64(&cat_ns[c][b], cat_ns[c][b], p->cat_ns[c][b]))
+				if (!checked_add_i64(&cat_ns[c][b], cat_ns[c][b], p->cat_ns[c][b]))
 					return -1;
 		}
 		for (int c = 0; c < PERFMODEL_CATEGORIES; c++) {
@@ -966,8 +961,8 @@ static int combine_run(struct fl *F, const struct flops_opts *o, const struct fl
 			if (!y)
 				return OPSCOPE_ENOMEM;
 			if (y->calls + x->calls < y->calls ||
-			    !add_i64(&y->cpu_ns, y->cpu_ns, x->cpu_ns) ||
-			    !add_i64(&y->gpu_ns, y->gpu_ns, x->gpu_ns))
+			    !checked_add_i64(&y->cpu_ns, y->cpu_ns, x->cpu_ns) ||
+			    !checked_add_i64(&y->gpu_ns, y->gpu_ns, x->gpu_ns))
 				return -1;
 			y->calls += x->calls;
 		}

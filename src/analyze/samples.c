@@ -16,6 +16,7 @@
 
 #include "opscope/opscope.h"
 
+#include "util/checked.h"
 #include "util/grow.h"
 #include "util/hashmap.h"
 
@@ -341,34 +342,28 @@ static int profile_run(const struct model *m, const char *under, uint32_t file,
 	return rc;
 }
 
-int samples_profile(const struct model *m, const char *under, struct samples_profile *p)
+/* The profile of the samples under `under` (NULL: all) of file `file` (UINT32_MAX: all). */
+static int profile(const struct model *m, const char *under, uint32_t file,
+		   struct samples_profile *p)
 {
 	memset(p, 0, sizeof(*p));
 	struct work w;
 	memset(&w, 0, sizeof(w));
-	int rc = profile_run(m, under, UINT32_MAX, p, &w);
+	int rc = profile_run(m, under, file, p, &w);
 	work_free(&w);
 	if (rc)
 		samples_profile_free(p);
 	return rc;
+}
+
+int samples_profile(const struct model *m, const char *under, struct samples_profile *p)
+{
+	return profile(m, under, UINT32_MAX, p);
 }
 
 int samples_profile_file(const struct model *m, uint32_t file, struct samples_profile *p)
 {
-	memset(p, 0, sizeof(*p));
-	struct work w;
-	memset(&w, 0, sizeof(w));
-	int rc = profile_run(m, NULL, file, p, &w);
-	work_free(&w);
-	if (rc)
-		samples_profile_free(p);
-	return rc;
-}
-
-/* Add a + b into *sum; false when it leaves int64. */
-static bool add_i64(int64_t *sum, int64_t a, int64_t b)
-{
-	return !__builtin_add_overflow(a, b, sum);
+	return profile(m, NULL, file, p);
 }
 
 /* Part x's functions into out by key (fns: key -> index in out), map: x's index -> out's. 0, -1
@@ -392,7 +387,8 @@ static int combine_fns(const struct samples_profile *x, struct samples_profile *
 			map[i] = out->nfns++;
 		}
 		struct samples_fn *o = &out->fns[map[i]];
-		if (!add_i64(&o->flat, o->flat, f->flat) || !add_i64(&o->cum, o->cum, f->cum))
+		if (!checked_add_i64(&o->flat, o->flat, f->flat) ||
+		    !checked_add_i64(&o->cum, o->cum, f->cum))
 			return -1;
 	}
 	return 0;
@@ -418,7 +414,7 @@ static int combine_edges(const struct samples_profile *x, struct samples_profile
 			out->edges[at] =
 				(struct samples_edge){ map[ed->caller], map[ed->callee], 0 };
 		}
-		if (!add_i64(&out->edges[at].weight, out->edges[at].weight, ed->weight))
+		if (!checked_add_i64(&out->edges[at].weight, out->edges[at].weight, ed->weight))
 			return -1;
 	}
 	return 0;
@@ -433,7 +429,7 @@ static int combine_run(const struct model *m, const struct samples_profile *part
 	int rc = 0;
 	for (uint32_t k = 0; k < n && !rc; k++) {
 		const struct samples_profile *x = &parts[k];
-		if (!add_i64(&out->total, out->total, x->total))
+		if (!checked_add_i64(&out->total, out->total, x->total))
 			rc = -1;
 		out->samples += x->samples;
 		out->truncated += x->truncated;

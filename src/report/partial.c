@@ -1754,12 +1754,6 @@ static int str_cmp(const void *x, const void *y)
 	return strcmp(*(char *const *)x, *(char *const *)y);
 }
 
-/* Add a + b into *sum; false when it leaves int64. */
-bool partial_add_i64(int64_t *sum, int64_t a, int64_t b)
-{
-	return !__builtin_add_overflow(a, b, sum);
-}
-
 /* Merge file pf's operator items into ps->pre.ops, parents before children, so that the
  * merged items come in the order agg_host_ranges of all the files makes them. -1 when a sum
  * would leave int64 (the top-level sums too: the table's ratios are of them). */
@@ -1784,11 +1778,11 @@ static int merge_ops(struct partial_set *ps, const struct partial_file *pf)
 		int64_t c, g, sf, top_c = 0, top_g = 0;
 		int64_t calls;
 		if (__builtin_add_overflow(y->calls, x->calls, &calls) ||
-		    !partial_add_i64(&c, y->cpu_ns, x->cpu_ns) ||
-		    !partial_add_i64(&g, y->gpu_ns, x->gpu_ns) ||
-		    !partial_add_i64(&sf, y->self_ns, x->self_ns) ||
-		    (parent == AGG_NONE && (!partial_add_i64(&top_c, ps->ops_cpu, x->cpu_ns) ||
-					    !partial_add_i64(&top_g, ps->ops_gpu, x->gpu_ns)))) {
+		    !checked_add_i64(&c, y->cpu_ns, x->cpu_ns) ||
+		    !checked_add_i64(&g, y->gpu_ns, x->gpu_ns) ||
+		    !checked_add_i64(&sf, y->self_ns, x->self_ns) ||
+		    (parent == AGG_NONE && (!checked_add_i64(&top_c, ps->ops_cpu, x->cpu_ns) ||
+					    !checked_add_i64(&top_g, ps->ops_gpu, x->gpu_ns)))) {
 			rc = -1;
 			break;
 		}
@@ -1808,7 +1802,7 @@ static int merge_nvprof(struct partial_set *ps, const struct partial_file *pf)
 {
 	struct agg *a = &ps->pre.nvprof;
 	for (int side = 0; side < 2; side++)
-		if (!partial_add_i64(&ps->pre.nvprof_ns[side], ps->pre.nvprof_ns[side],
+		if (!checked_add_i64(&ps->pre.nvprof_ns[side], ps->pre.nvprof_ns[side],
 				     pf->nv_sum[side]))
 			return -1;
 	for (uint32_t k = 0; k < pf->nnv; k++) {
@@ -1993,8 +1987,8 @@ static int merge_host(struct partial_set *ps, uint32_t *bad)
 			ivec_push(&steps, t->steps.v[k].s, t->steps.v[k].e);
 		lo = t->lo < lo ? t->lo : lo;
 		hi = t->hi > hi ? t->hi : hi;
-		if (!partial_add_i64(&p->step_kernel_ns, p->step_kernel_ns, t->step_kernel_ns) ||
-		    !partial_add_i64(&p->step_device_ns, p->step_device_ns, t->step_device_ns)) {
+		if (!checked_add_i64(&p->step_kernel_ns, p->step_kernel_ns, t->step_kernel_ns) ||
+		    !checked_add_i64(&p->step_device_ns, p->step_device_ns, t->step_device_ns)) {
 			ivec_free(&steps);
 			return -1;
 		}
@@ -2011,11 +2005,11 @@ static int merge_host(struct partial_set *ps, uint32_t *bad)
 			int64_t calls;
 			/* the items' sums, and the sums over the items (agg_top_sums) */
 			if (__builtin_add_overflow(y->calls, x->calls, &calls) ||
-			    !partial_add_i64(&v, y->cpu_ns, x->cpu_ns) ||
-			    !partial_add_i64(&v, y->gpu_ns, x->gpu_ns) ||
-			    !partial_add_i64(&v, y->self_ns, x->self_ns) ||
-			    !partial_add_i64(&top_cpu[x->kind], top_cpu[x->kind], x->cpu_ns) ||
-			    !partial_add_i64(&top_gpu[x->kind], top_gpu[x->kind], x->gpu_ns)) {
+			    !checked_add_i64(&v, y->cpu_ns, x->cpu_ns) ||
+			    !checked_add_i64(&v, y->gpu_ns, x->gpu_ns) ||
+			    !checked_add_i64(&v, y->self_ns, x->self_ns) ||
+			    !checked_add_i64(&top_cpu[x->kind], top_cpu[x->kind], x->cpu_ns) ||
+			    !checked_add_i64(&top_gpu[x->kind], top_gpu[x->kind], x->gpu_ns)) {
 				ivec_free(&steps);
 				return -1;
 			}
@@ -2066,10 +2060,10 @@ static int merge_modules(struct partial_set *ps, uint32_t *bad)
 			int64_t v;
 			int64_t calls;
 			if (__builtin_add_overflow(y->calls, x->calls, &calls) ||
-			    !partial_add_i64(&v, y->cpu_ns, x->cpu_ns) ||
-			    !partial_add_i64(&v, y->gpu_ns, x->gpu_ns) ||
-			    !partial_add_i64(&v, y->self_ns, x->self_ns) ||
-			    !partial_add_i64(&v, y->gpu_self_ns, x->gpu_self_ns)) {
+			    !checked_add_i64(&v, y->cpu_ns, x->cpu_ns) ||
+			    !checked_add_i64(&v, y->gpu_ns, x->gpu_ns) ||
+			    !checked_add_i64(&v, y->self_ns, x->self_ns) ||
+			    !checked_add_i64(&v, y->gpu_self_ns, x->gpu_self_ns)) {
 				free(map);
 				return -1;
 			}
@@ -2097,8 +2091,8 @@ static int merge_perf(struct partial_set *ps, uint32_t *bad)
 		const struct partial_file *pf = &ps->files[i];
 		for (uint32_t k = 0; k < pf->nperf; k++) {
 			int64_t v;
-			if (!partial_add_i64(&v, acc.t.samples, pf->perf[k][2]) ||
-			    !partial_add_i64(&v, acc.t.batch_ns, pf->perf[k][1])) {
+			if (!checked_add_i64(&v, acc.t.samples, pf->perf[k][2]) ||
+			    !checked_add_i64(&v, acc.t.batch_ns, pf->perf[k][1])) {
 				*bad = i;
 				return -1;
 			}

@@ -386,8 +386,8 @@ int partial_advice_merge(struct partial_set *ps, char *err, size_t errsize)
 		for (uint32_t k = 0; k < v[i].ntc; k++) {
 			const struct advice_tc_row *x = &v[i].tc[k];
 			if (x->calls > (uint64_t)INT64_MAX ||
-			    !partial_add_i64(&calls, calls, (int64_t)x->calls) ||
-			    !partial_add_i64(&kernel_ns, kernel_ns, x->kernel_ns)) {
+			    !checked_add_i64(&calls, calls, (int64_t)x->calls) ||
+			    !checked_add_i64(&kernel_ns, kernel_ns, x->kernel_ns)) {
 				snprintf(err, errsize,
 					 "%s: offset %" PRIu64
 					 ": the FLOPs rows' calls or kernel time, summed over the "

@@ -23,6 +23,7 @@
 #include "analyze/overview.h"
 #include "analyze/phases.h"
 #include "report/partial.h"
+#include "util/checked.h"
 
 #define PARTIAL_LINE_MAX (1u << 20) /* bytes of one record: longer is not a partial of ours */
 #define PARTIAL_FIELDS	 20	    /* fields of the longest record (gt, gs) */
@@ -135,9 +136,7 @@ int partial_grow(struct reader *r, void **v, uint32_t *cap, uint32_t n, size_t s
  * *seen set. */
 int partial_marker(struct reader *r, bool *seen);
 
-/* Merging. */
-/* Add a + b into *sum; false when it leaves int64. */
-bool partial_add_i64(int64_t *sum, int64_t a, int64_t b);
+/* Merging (sums through checked_add_i64, util/checked.h). */
 /* Per file of the finished set, whether the merge keeps its rows: false for the second copy
  * of a rank (ranks_kept_shares). Malloc'd; NULL without memory. */
 bool *partial_kept_files(const struct partial_set *ps);

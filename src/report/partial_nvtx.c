@@ -86,7 +86,7 @@ int partial_rec_nxd(struct reader *r)
 	int64_t ns;
 	if (pf->nvtx_ranges + (uint64_t)n > PARTIAL_NVTX_MAX)
 		return partial_fail(r, "more than 2^32 NVTX ranges in the file");
-	if (__builtin_mul_overflow(dur, n, &ns) || !partial_add_i64(&ns, ns, pf->nvtx_ns) ||
+	if (__builtin_mul_overflow(dur, n, &ns) || !checked_add_i64(&ns, ns, pf->nvtx_ns) ||
 	    ns > PARTIAL_TIME_MAX)
 		return partial_fail(r, "the file's NVTX ranges last more than 2^62 ns");
 	if (partial_grow(r, (void **)&pf->nvtx, &r->nxd_cap, pf->nnvtx, sizeof(*pf->nvtx)))
@@ -109,7 +109,7 @@ int partial_merge_nvtx(struct partial_set *ps, uint32_t *bad)
 	for (uint32_t i = 0; i < ps->nfiles; i++) {
 		const struct partial_file *pf = &ps->files[i];
 		int64_t sum;
-		if (!partial_add_i64(&sum, nv->total_ns, pf->nvtx_ns)) {
+		if (!checked_add_i64(&sum, nv->total_ns, pf->nvtx_ns)) {
 			*bad = i;
 			return -1;
 		}

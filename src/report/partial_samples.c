@@ -121,7 +121,7 @@ int partial_merge_samples(struct partial_set *ps, char *err, size_t errsize)
 	int64_t n = 0; /* samples so far: the view shows them as an int64 */
 	for (uint32_t i = 0; i < ps->nfiles && !rc; i++) {
 		parts[i] = ps->files[i].samples;
-		if (__builtin_add_overflow(n, (int64_t)parts[i].samples, &n))
+		if (!checked_add_i64(&n, n, (int64_t)parts[i].samples))
 			rc = -1;
 	}
 	if (!rc)

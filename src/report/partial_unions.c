@@ -505,8 +505,8 @@ static int join_phases(const struct partial_set *ps, struct phases_part *all, ui
 		const struct partial_unions *u = ps->files[i].unions;
 		n += u->ph.ncalls;
 		*bad = i;
-		if (!partial_add_i64(&calls, calls, (int64_t)u->ph.step.calls) ||
-		    !partial_add_i64(&gpu, gpu, u->ph.step.gpu_ns))
+		if (!checked_add_i64(&calls, calls, (int64_t)u->ph.step.calls) ||
+		    !checked_add_i64(&gpu, gpu, u->ph.step.gpu_ns))
 			return -1;
 	}
 	all->calls = malloc((n ? n : 1) * sizeof(*all->calls));
@@ -576,7 +576,7 @@ int partial_unions_finish(struct partial_set *ps, char *err, size_t errsize)
 			parts[i] = ps->files[i].unions->ov;
 			for (int k = 0; k < OPSCOPE_CAT_COUNT_ && rc == 0; k++)
 				for (int g = 0; g < 2 && rc == 0; g++)
-					if (!partial_add_i64(
+					if (!checked_add_i64(
 						    &sum[g][k], sum[g][k],
 						    (int64_t)(g ? parts[i].gpu[k].ranges
 								: parts[i].host[k].ranges))) {
