@@ -411,7 +411,8 @@ if [ -x "$PROGRAMS/prog_sample_abc" ]; then
 		OPSCOPE_QUIET=1 "$OPSCOPE" record -q -f -o "$T/abc/abc$i.opscope" --sample=499 -- \
 			"$PROGRAMS/prog_sample_abc" abc 300 >/dev/null 2>&1
 	done
-	[ -s "$T/abc/abc1.opscope" ] && [ -s "$T/abc/abc2.opscope" ] && same abc "$T/abc"
+	check "abc: both recordings made" '[ -s "$T/abc/abc1.opscope" ] && [ -s "$T/abc/abc2.opscope" ]'
+	same abc "$T/abc"
 fi
 
 # --- negative sample weights (pprof -diff_base writes them; the report prints them): three

@@ -611,13 +611,18 @@ TEST(merge_gpumem)
 	free(text);
 }
 
-/* A two-file set's totals and ranges read from `text`; 0 or the reader's error. */
-static int read_finish(struct partial_set *ps, const char *text, char *err, size_t n)
+/* A two-file set's totals and ranges read from `text`; 0, or the reader's error (printed). */
+static int read_finish(struct partial_set *ps, const char *text)
 {
 	if (partial_set_init(ps) != 0)
 		return -2;
-	int rc = read_text(ps, text, "t", err, n);
-	return rc ? rc : partial_finish(ps, err, n);
+	char err[256] = "";
+	int rc = read_text(ps, text, "t", err, sizeof(err));
+	if (!rc)
+		rc = partial_finish(ps, err, sizeof(err));
+	if (rc)
+		printf("# %s\n", err);
+	return rc;
 }
 
 /*
@@ -644,8 +649,7 @@ TEST(merge_host)
 				 "h\t3\t=f\t1\t5\t5\t5\t0\t0\t0\t2\n"
 				 "end\t2\n";
 	struct partial_set ps;
-	char err[256] = "";
-	REQUIRE(read_finish(&ps, ab, err, sizeof(err)) == 0);
+	REQUIRE(read_finish(&ps, ab) == 0);
 	REQUIRE(ps.pre.has_host);
 	CHECK_EQ_I(ps.pre.total_ns, 80);
 	CHECK_EQ_I(ps.pre.step_kernel_ns, 12);
@@ -670,7 +674,7 @@ TEST(merge_host)
 				 "file\t=d.json\t=x\t1\t0\t0\t1\t-\n"
 				 "tv\t1\t5\t15\t0\t0\n"
 				 "end\t2\n";
-	REQUIRE(read_finish(&ps, cd, err, sizeof(err)) == 0);
+	REQUIRE(read_finish(&ps, cd) == 0);
 	CHECK_EQ_I(ps.pre.total_ns, 15);
 	partial_set_free(&ps);
 }
@@ -697,8 +701,7 @@ TEST(merge_modules)
 				 "mo\t0\t=Linear\t1\t30\t30\t30\t0\t0\t0\t30\t0\n"
 				 "end\t2\n";
 	struct partial_set ps;
-	char err[256] = "";
-	REQUIRE(read_finish(&ps, ab, err, sizeof(err)) == 0);
+	REQUIRE(read_finish(&ps, ab) == 0);
 	REQUIRE(ps.pre.has_modules);
 	const struct agg *a = &ps.pre.modules;
 	REQUIRE(a->n == 3);
@@ -716,6 +719,7 @@ TEST(merge_modules)
 	CHECK_STR(model_str(ps.m, a->v[lin->next].name), "Conv");
 	CHECK(partial_carries(&ps, "module"));
 	partial_set_free(&ps);
+	char err[256] = "";
 	REQUIRE(partial_set_init(&ps) == 0);
 	CHECK(read_text(&ps,
 			"opscope-partial\t9\nfile\t=c\t=x\t1\t0\t0\t1\t-\nmm\n"
@@ -786,8 +790,7 @@ TEST(merge_perf)
 				 "pt\t0\t1000000000\t50\n"
 				 "end\t2\n";
 	struct partial_set ps;
-	char err[256] = "";
-	REQUIRE(read_finish(&ps, ab, err, sizeof(err)) == 0);
+	REQUIRE(read_finish(&ps, ab) == 0);
 	REQUIRE(ps.pre.has_perf);
 	const struct throughput *tp = &ps.pre.perf;
 	CHECK_EQ_U(tp->steps, 3);
@@ -825,8 +828,7 @@ TEST(merge_samples)
 				 "sae\t2\t1\t30\n"
 				 "end\t2\n";
 	struct partial_set ps;
-	char err[256] = "";
-	REQUIRE(read_finish(&ps, ab, err, sizeof(err)) == 0);
+	REQUIRE(read_finish(&ps, ab) == 0);
 	REQUIRE(partial_carries(&ps, "samples"));
 	const struct samples_profile *p = ps.pre.samples;
 	CHECK_EQ_I(p->total, 70);
@@ -873,8 +875,7 @@ TEST(merge_flops)
 		"flr\t=aten::mm\t=[[8, 8], [8, 8]]\t=[\"float\", \"float\"]\t-\t2\t1\t2\t=K = 3 not a multiple of 8\t1\t700\t0\t0\t0\t0\t2000000\t300000\t-1\t-\n"
 		"end\t2\n";
 	struct partial_set ps;
-	char err[256] = "";
-	REQUIRE(read_finish(&ps, ab, err, sizeof(err)) == 0);
+	REQUIRE(read_finish(&ps, ab) == 0);
 	REQUIRE(partial_carries(&ps, "flops"));
 	const struct flops_result *f = ps.pre.flops;
 	CHECK(f->device_time);
