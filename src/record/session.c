@@ -53,10 +53,13 @@
 #include "util/bytes.h"
 #include "util/error.h"
 
-#define SESSION_DEFAULT_BUFFER	  (64u << 20)
-#define SESSION_DEFAULT_CHUNK	  (64u << 10)
-#define SESSION_DEFAULT_FLUSH_MS  100u
-#define SESSION_SAMPLES_BATCH	  4096u /* queued samples written without waiting */
+#define SESSION_DEFAULT_BUFFER	 (64u << 20)
+#define SESSION_DEFAULT_CHUNK	 (64u << 10)
+#define SESSION_DEFAULT_FLUSH_MS 100u
+#define SESSION_SAMPLES_BATCH	 4096u /* queued samples written without waiting */
+/* A snapshot round writes the queued samples once this long has passed since their last
+ * writing (and a flush or the stop writes them at once): writer_samples says why. */
+#define SESSION_SAMPLES_EVERY_NS  1000000000ull
 #define SESSION_BUSY_POLL_MS	  1u
 #define SESSION_IDLE_POLL_MS	  8u
 #define SESSION_CLOCK_INTERVAL_NS 1000000000ull
@@ -110,15 +113,16 @@ struct session {
 	uint32_t mappings_written, frames_written, stacks_written;
 	/* the writer's CPU time writing samples and their tables, the samples, the writings */
 	uint64_t samples_write_ns, samples_written, samples_writings;
-	int min_reader_raised;	      /* the header says a reader of version 3 is needed */
-	int min_reader_gpu;	      /* ... or of version 4 (GPU records written) */
-	uint64_t gpu_dropped_written; /* GPU drops (process total) when last written */
-	uint64_t gpu_dropped_base;    /* GPU drops (process total) when the session began */
-	struct track_state *tracks;   /* per track */
-	uint32_t tracks_cap;	      /* entries allocated in `tracks` */
-	uint64_t last_clock_mono_ns;  /* when the last CLOCK record was written */
-	struct buf rec;		      /* record payload being built */
-	struct encode_state enc;      /* the EVENTS2 encoder's streams (writer thread) */
+	uint64_t samples_written_at_ns; /* CLOCK_MONOTONIC of their last writing */
+	int min_reader_raised;		/* the header says a reader of version 3 is needed */
+	int min_reader_gpu;		/* ... or of version 4 (GPU records written) */
+	uint64_t gpu_dropped_written;	/* GPU drops (process total) when last written */
+	uint64_t gpu_dropped_base;	/* GPU drops (process total) when the session began */
+	struct track_state *tracks;	/* per track */
+	uint32_t tracks_cap;		/* entries allocated in `tracks` */
+	uint64_t last_clock_mono_ns;	/* when the last CLOCK record was written */
+	struct buf rec;			/* record payload being built */
+	struct encode_state enc;	/* the EVENTS2 encoder's streams (writer thread) */
 
 	/* Set at launch, read-only while the session runs. */
 	uint64_t *drops_baseline;  /* per track: drop counter when the session started */
@@ -537,6 +541,7 @@ static void writer_samples(uint64_t gen, size_t min)
 	the_session.samples_write_ns += clock_thread_cpu_ns() - cpu_at;
 	the_session.samples_written += n;
 	the_session.samples_writings++;
+	the_session.samples_written_at_ns = clock_mono_ns();
 }
 
 /* The writer's share of sampling (docs/sampling.md), for the metadata and, with
@@ -608,10 +613,15 @@ struct snapshot {
 	uint32_t committed;  /* its committed count when taken */
 };
 
-/* One round: full chunks go to the file, and with `snapshot` also the committed part of
- * every thread's current chunk. Returns 1 if it wrote events. */
-static int writer_round(int snapshot)
+/* What a writer round writes: full chunks (and a batch of samples) always; at a snapshot
+ * also the committed part of every thread's current chunk, and the samples when their last
+ * writing is SESSION_SAMPLES_EVERY_NS old; at a flush or the stop, everything. */
+enum round_kind { ROUND_FULL, ROUND_SNAPSHOT, ROUND_ALL };
+
+/* One round of `kind`. Returns 1 if it wrote events. */
+static int writer_round(enum round_kind kind)
 {
+	int snapshot = kind != ROUND_FULL;
 	uint64_t gen = the_session.gen;
 	struct chunk *full = buffers_take_full();
 
@@ -678,12 +688,17 @@ static int writer_round(int snapshot)
 		writer_events(c, c->written, snaps[i].committed);
 		wrote = 1;
 	}
-	/* Samples wait for a snapshot round (every flush_interval_ms), as the threads' current
-	 * chunks do, or for a batch: a round that writes them pays for a record per table with
-	 * new entries and one of samples (100-130 us on this VM). Writing in every round what
-	 * the sampler had handed over (about 60 samples at 1 kHz) cost the writer 1.6-2.0 us of
-	 * CPU a sample; at the snapshots, 1.2. */
-	writer_samples(gen, snapshot ? 0 : SESSION_SAMPLES_BATCH);
+	/* Samples wait for a batch, a flush or the stop, or a second: a writing pays for a
+	 * record per table with new entries and one of samples, compressed (100-130 us on this
+	 * VM, mostly cache misses of the compressor's tables). At 1 kHz, writing in every round
+	 * what the sampler had handed over (about 60 samples) cost the writer 1.6-2.0 us of CPU
+	 * a sample, at every 100 ms snapshot 1.05-1.2, once a second 0.27-0.32. A fatal signal
+	 * or exit that the session sees writes the queue; SIGKILL loses up to its last second. */
+	int samples_due =
+		kind == ROUND_ALL ||
+		(kind == ROUND_SNAPSHOT &&
+		 clock_mono_ns() - the_session.samples_written_at_ns >= SESSION_SAMPLES_EVERY_NS);
+	writer_samples(gen, samples_due ? 0 : SESSION_SAMPLES_BATCH);
 	writer_gpu(gen);
 out:
 	if (snaps != stack_snaps)
@@ -809,7 +824,7 @@ static void record_cpu_use(void)
 
 static void writer_finish(void)
 {
-	writer_round(1);
+	writer_round(ROUND_ALL);
 	if (!the_session.file_open && !the_session.lazy_open)
 		writer_open();
 	if (!the_session.file_open)
@@ -881,7 +896,9 @@ static void *writer_main(void *arg)
 		if (snapshot)
 			last_snapshot_ns = now;
 		pthread_mutex_lock(&the_session.round_lock);
-		int busy = writer_round(snapshot);
+		int busy = writer_round(flush_target > flush_done ? ROUND_ALL
+					: snapshot		  ? ROUND_SNAPSHOT
+								  : ROUND_FULL);
 		if (the_session.file_open &&
 		    now - the_session.last_clock_mono_ns >= SESSION_CLOCK_INTERVAL_NS)
 			writer_clock();
@@ -1067,6 +1084,7 @@ static int session_launch(void)
 	the_session.samples_write_ns = 0;
 	the_session.samples_written = 0;
 	the_session.samples_writings = 0;
+	the_session.samples_written_at_ns = clock_mono_ns();
 	the_session.min_reader_raised = 0;
 	the_session.min_reader_gpu = 0;
 	the_session.gpu_dropped_base = gpu_dropped_total(); /* counted from this session on */
