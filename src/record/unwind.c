@@ -951,6 +951,44 @@ static int apply(const struct unwind_rule *r, unsigned self, const struct frame 
 	}
 }
 
+/* Forms of struct unwind_quick, and its bits. */
+enum { QUICK_NONE, QUICK_RSP, QUICK_RBP, QUICK_END };
+#define QUICK_RBP_SAVED 1u
+#define QUICK_EXACT	2u
+
+static int fits_i16(int32_t v)
+{
+	return v >= INT16_MIN && v <= INT16_MAX;
+}
+
+/* The quick form of a resolved row: QUICK_NONE where the walk needs the row itself. */
+static struct unwind_quick quick_of(const struct unwind_row *row)
+{
+	struct unwind_quick q = { 0, 0, 0, QUICK_NONE, 0 };
+	if (row->what & (UROW_NO_FDE | UROW_BAD))
+		return q;
+	if (row->rip.kind == R_UNDEF) {
+		q.form = QUICK_END;
+		return q;
+	}
+	if (row->cfa.kind != C_REG || (row->cfa.reg != DW_RSP && row->cfa.reg != DW_RBP) ||
+	    !fits_i16(row->cfa.off) || row->rip.kind != R_OFFSET || !fits_i16(row->rip.off) ||
+	    row->rsp.kind != R_UNSET)
+		return q;
+	if (row->rbp.kind == R_OFFSET && fits_i16(row->rbp.off)) {
+		q.bits |= QUICK_RBP_SAVED;
+		q.rbp_off = (int16_t)row->rbp.off;
+	} else if (row->rbp.kind != R_UNSET && row->rbp.kind != R_SAME) {
+		return q;
+	}
+	if (row->what & UROW_SIGNAL)
+		q.bits |= QUICK_EXACT;
+	q.cfa_off = (int16_t)row->cfa.off;
+	q.rip_off = (int16_t)row->rip.off;
+	q.form = row->cfa.reg == DW_RSP ? QUICK_RSP : QUICK_RBP;
+	return q;
+}
+
 uint32_t unwind_walk(const struct unwind_regs *regs, const struct unwind_window *win,
 		     struct unwind_cache *cache, uint64_t *pcs, uint32_t max, uint32_t *flags)
 {
@@ -961,7 +999,7 @@ uint32_t unwind_walk(const struct unwind_regs *regs, const struct unwind_window 
 	uint64_t gen = t ? t->gen : 0;
 	if (cache && atomic_load_explicit(&cache->modules_gen, memory_order_relaxed) != gen) {
 		/* rows of another table may point into unloaded modules: start afresh */
-		memset(cache->pcs, 0, sizeof(cache->pcs));
+		memset(cache->sets, 0, sizeof(cache->sets));
 		atomic_store_explicit(&cache->modules_gen, gen, memory_order_relaxed);
 	}
 	uint64_t hits = 0, misses = 0, bad = 0, fp = 0;
@@ -980,14 +1018,16 @@ uint32_t unwind_walk(const struct unwind_regs *regs, const struct unwind_window 
 		 * associative: pcs of one walk that share a set do not evict each other unless
 		 * five do. Only a miss pays for the module search and the CFI program. */
 		struct unwind_row local, *row = &local;
+		const struct unwind_quick *quick = NULL;
 		size_t set = (size_t)((look * 0x9e3779b97f4a7c15ull) >> 56);
-		const uint64_t *tags = cache ? &cache->pcs[set * UNWIND_CACHE_WAYS] : NULL;
+		struct unwind_set *s = cache ? &cache->sets[set] : NULL;
 		unsigned k = UNWIND_CACHE_WAYS;
-		if (tags)
-			for (k = 0; k < UNWIND_CACHE_WAYS && tags[k] != look; k++)
+		if (s)
+			for (k = 0; k < UNWIND_CACHE_WAYS && s->pcs[k] != look; k++)
 				;
 		if (k < UNWIND_CACHE_WAYS) {
-			row = &cache->rows[set * UNWIND_CACHE_WAYS + k];
+			quick = &s->quick[k];
+			row = &cache->rows[set * UNWIND_CACHE_WAYS + k]; /* read only if needed */
 			hits++;
 		} else {
 			const struct umodule *m = t ? module_of(t, look) : NULL;
@@ -997,26 +1037,50 @@ uint32_t unwind_walk(const struct unwind_regs *regs, const struct unwind_window 
 				if (module_from_link_map(look, &late) == 0)
 					m = &late;
 			}
-			size_t at = 0;
-			if (m && cache) {
-				at = set * UNWIND_CACHE_WAYS +
-				     cache->next[set]++ % UNWIND_CACHE_WAYS;
-				cache->pcs[at] = 0; /* empty until resolved */
-				row = &cache->rows[at];
+			if (m && s) {
+				k = cache->next[set]++ % UNWIND_CACHE_WAYS;
+				s->pcs[k] = 0; /* empty until resolved */
+				row = &cache->rows[set * UNWIND_CACHE_WAYS + k];
 			}
 			if (m)
 				misses++;
 			resolve(m, look, row);
-			if (m && cache)
-				cache->pcs[at] = look;
+			if (m && s) {
+				s->quick[k] = quick_of(row);
+				quick = &s->quick[k];
+				s->pcs[k] = look;
+			}
 		}
 		uint64_t nrip, nrsp, nrbp;
-		if (row->what & UROW_BAD) {
+		if (quick && quick->form == QUICK_END)
+			break; /* the outermost frame: complete */
+		if (quick && (quick->form == QUICK_RSP ||
+			      (quick->form == QUICK_RBP && (f.known & (1u << DW_RBP))))) {
+			/* the common frame from its set's line alone: no row, no rule dispatch */
+			uint64_t cfa = f.reg[quick->form == QUICK_RSP ? DW_RSP : DW_RBP] +
+				       (uint64_t)(int64_t)quick->cfa_off;
+			if (win_read(win, cfa + (uint64_t)(int64_t)quick->rip_off, &nrip) != 0) {
+				*flags |= UNWIND_TRUNCATED;
+				break;
+			}
+			nrsp = cfa;
+			unsigned known = 1u << DW_RIP | 1u << DW_RSP;
+			nrbp = 0;
+			if (quick->bits & QUICK_RBP_SAVED) {
+				if (win_read(win, cfa + (uint64_t)(int64_t)quick->rbp_off, &nrbp) ==
+				    0)
+					known |= 1u << DW_RBP;
+			} else if (f.known & (1u << DW_RBP)) {
+				nrbp = f.reg[DW_RBP];
+				known |= 1u << DW_RBP;
+			}
+			f.known = known;
+			exact = (quick->bits & QUICK_EXACT) != 0;
+		} else if (row->what & UROW_BAD) {
 			bad++;
 			*flags |= UNWIND_BAD_CFI | UNWIND_TRUNCATED;
 			break;
-		}
-		if (row->what & UROW_NO_FDE) {
+		} else if (row->what & UROW_NO_FDE) {
 			/* no CFI: one frame-pointer step if rbp looks like a frame above rsp */
 			uint64_t bp = f.reg[DW_RBP];
 			if (!(f.known & (1u << DW_RBP)) || bp < f.reg[DW_RSP] || (bp & 7) ||

@@ -53,18 +53,37 @@ struct unwind_row {
  * 60 distinct pcs, hit 86% of its lookups in one run of three (a set holding three of one
  * walk's pcs misses on all of them every walk) against 98.7-99.0% in the others. */
 #define UNWIND_CACHE_WAYS  4
-#define UNWIND_CACHE_SLOTS 1024
+#define UNWIND_CACHE_SETS  256
+#define UNWIND_CACHE_SLOTS (UNWIND_CACHE_SETS * UNWIND_CACHE_WAYS)
+
+/* A resolved row in 8 bytes, for the frames nearly every walk meets (the CFA is rsp or rbp
+ * plus an offset, the caller's rip saved at an offset from it, rbp saved there too or left
+ * as it is, rsp = CFA) and for the outermost frame; `form` 0: the full row is needed. */
+struct unwind_quick {
+	int16_t cfa_off, rip_off, rbp_off;
+	uint8_t form; /* enum in unwind.c: full row, CFA on rsp, CFA on rbp, outermost */
+	uint8_t bits; /* rbp saved at CFA + rbp_off; the caller's pc is exact (signal frame) */
+};
+
+/* A set of the cache in one cache line: its four pcs and their quick rows. */
+struct unwind_set {
+	uint64_t pcs[UNWIND_CACHE_WAYS]; /* each row's pc, 0 when empty */
+	struct unwind_quick quick[UNWIND_CACHE_WAYS];
+};
 
 /* A small four-way set-associative cache of pc -> resolved row, in memory the caller owns (one
  * per thread for the signal path, one for the sampler thread). Zero-initialized is empty. The
- * counters are written by the cache's one user and may be read by another thread. A set's
- * four pcs share one cache line (a lookup reads that line and the one row it finds); a miss
- * replaces the set's rows in turn (`next`), and a hit moves nothing. */
+ * counters are written by the cache's one user and may be read by another thread. A lookup
+ * reads one cache line, its set's, and a frame with a quick row needs nothing else: a walk
+ * that runs after the program has had the caches to itself (a sample every millisecond) pays
+ * a memory access per line it touches, and with rows apart from the pcs a frame touched
+ * three (pcs, a 72-byte row, the stack) instead of two. A miss replaces the set's rows in
+ * turn (`next`), and a hit moves nothing. */
 struct unwind_cache {
 	_Atomic uint64_t hits, misses;
 	_Atomic uint64_t modules_gen; /* generation of the module table the rows came from */
-	_Alignas(64) uint64_t pcs[UNWIND_CACHE_SLOTS];	      /* each row's pc, 0 when empty */
-	uint8_t next[UNWIND_CACHE_SLOTS / UNWIND_CACHE_WAYS]; /* per set, the row a miss takes */
+	_Alignas(64) struct unwind_set sets[UNWIND_CACHE_SETS];
+	uint8_t next[UNWIND_CACHE_SETS]; /* per set, the row a miss takes */
 	struct unwind_row rows[UNWIND_CACHE_SLOTS];
 };
 

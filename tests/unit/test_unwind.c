@@ -59,6 +59,13 @@ static void walk_ctx(const ucontext_t *uc, uint64_t hi, struct capture *cap)
 	struct unwind_window w = { r.rsp, hi, (const unsigned char *)(uintptr_t)r.rsp };
 	cap->rsp = r.rsp;
 	cap->n = unwind_walk(&r, &w, &cache, cap->pcs, MAXF, &cap->flags);
+	/* Without a cache every frame goes through its full row: the cache's quick rows
+	 * (struct unwind_quick) must give the same walk, frame for frame. */
+	uint64_t pcs[MAXF];
+	uint32_t flags, n = unwind_walk(&r, &w, NULL, pcs, MAXF, &flags);
+	CHECK_EQ_U(n, cap->n);
+	CHECK_EQ_U(flags & ~UNWIND_NO_MODULE, cap->flags & ~UNWIND_NO_MODULE);
+	CHECK(memcmp(pcs, cap->pcs, (n < cap->n ? n : cap->n) * sizeof(pcs[0])) == 0);
 }
 
 /* Our pcs[1..] (the callers of the captured frame) against backtrace()'s bt[from..]. Under
@@ -150,6 +157,16 @@ TEST(cache_hits_on_a_second_walk)
 	CHECK_EQ_U(m[1], m[0]); /* then every frame found */
 	CHECK_EQ_U(h[1], chain_cap.n);
 	check_same_callers(&chain_cap, 1);
+	/* gcc's frames (CFA on rsp) and the outermost have quick rows: each in its set's line */
+	uint32_t quick = 0;
+	for (uint32_t i = 0; i < chain_cap.n; i++) {
+		uint64_t look = i == 0 ? chain_cap.pcs[i] : chain_cap.pcs[i] - 1;
+		for (int s = 0; s < UNWIND_CACHE_SETS; s++)
+			for (int k = 0; k < UNWIND_CACHE_WAYS; k++)
+				quick += cache.sets[s].pcs[k] == look &&
+					 cache.sets[s].quick[k].form != 0;
+	}
+	CHECK_EQ_U(quick, chain_cap.n);
 }
 
 /* ---- Through libc: a qsort callback. ---- */
