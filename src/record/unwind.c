@@ -449,10 +449,11 @@ static void set_rule(struct unwind_rule *r, uint8_t kind, int64_t off)
 }
 
 /* Run CFA instructions [c) until the location passes pc. `init` is the state after the
- * CIE's instructions (for DW_CFA_restore), NULL while running them. 0, or -1 on anything we
- * do not know. */
+ * CIE's instructions (for DW_CFA_restore), NULL while running them. When the location would
+ * pass pc, *next (if not NULL) gets where the row that holds at pc ends. 0, or -1 on anything
+ * we do not know. */
 static int run_cfa(struct cur *c, const struct cie *ci, uint64_t *loc, uint64_t pc,
-		   struct rowstate *s, const struct rowstate *init)
+		   struct rowstate *s, const struct rowstate *init, uint64_t *next)
 {
 	struct rowstate stack[STATE_DEPTH];
 	unsigned depth = 0;
@@ -593,8 +594,11 @@ static int run_cfa(struct cur *c, const struct cie *ci, uint64_t *loc, uint64_t 
 			return -1;
 		}
 advance:
-		if (*loc + delta > pc)
+		if (*loc + delta > pc) {
+			if (next)
+				*next = *loc + delta;
 			return 0; /* the row for pc is complete */
+		}
 		*loc += delta;
 		continue;
 restore:
@@ -681,10 +685,14 @@ static int parse_cie(const uint8_t *p, struct cie *ci)
 	return 0;
 }
 
-/* Resolve the CFI row of `pc` into `row` (row->what gets UROW_NO_FDE or UROW_BAD). */
-static void resolve(const struct umodule *m, uint64_t pc, struct unwind_row *row)
+/* Resolve the CFI row of `pc` into `row` (row->what gets UROW_NO_FDE or UROW_BAD), and the
+ * addresses [*lo, *hi) that share it (pc alone for a row without CFI). */
+static void resolve(const struct umodule *m, uint64_t pc, struct unwind_row *row, uint64_t *lo,
+		    uint64_t *hi)
 {
 	memset(row, 0, sizeof(*row));
+	*lo = pc;
+	*hi = pc + 1;
 	const uint8_t *fde = m && m->table ? fde_of(m, pc) : NULL;
 	if (!fde) {
 		row->what = UROW_NO_FDE;
@@ -722,13 +730,14 @@ static void resolve(const struct umodule *m, uint64_t pc, struct unwind_row *row
 	memset(&s, 0, sizeof(s));
 	uint64_t loc = begin;
 	struct cur ic = { ci.insns, ci.end, 0 };
-	if (run_cfa(&ic, &ci, &loc, ~0ull, &s, NULL) != 0) {
+	if (run_cfa(&ic, &ci, &loc, ~0ull, &s, NULL, NULL) != 0) {
 		row->what = UROW_BAD;
 		return;
 	}
 	init = s;
 	loc = begin;
-	if (run_cfa(&c, &ci, &loc, pc, &s, &init) != 0 || s.cfa.kind == 0) {
+	uint64_t next = begin + range; /* the last row holds to the FDE's end */
+	if (run_cfa(&c, &ci, &loc, pc, &s, &init, &next) != 0 || s.cfa.kind == 0) {
 		row->what = UROW_BAD;
 		return;
 	}
@@ -737,6 +746,8 @@ static void resolve(const struct umodule *m, uint64_t pc, struct unwind_row *row
 	row->rip = s.rip;
 	row->rsp = s.rsp;
 	row->rbp = s.rbp;
+	*lo = loc;
+	*hi = next;
 }
 
 /* ---- The walk. ---- */
@@ -989,6 +1000,35 @@ static struct unwind_quick quick_of(const struct unwind_row *row)
 	return q;
 }
 
+/* The set of spans of `pc`'s page. */
+static size_t span_set_of(uint64_t pc)
+{
+	return (size_t)(((pc >> 12) * 0x9e3779b97f4a7c15ull) >> 57);
+}
+
+/* The index in span_rows of the span of `pc`'s page that holds it, or -1. */
+static long span_of(const struct unwind_cache *cache, uint64_t pc)
+{
+	size_t set = span_set_of(pc);
+	for (unsigned k = 0; k < UNWIND_CACHE_WAYS; k++)
+		if (cache->spans[set].way[k].lo <= pc && pc < cache->spans[set].way[k].hi)
+			return (long)(set * UNWIND_CACHE_WAYS + k);
+	return -1;
+}
+
+/* Put `row` for `pc` in its set (the set's next way in turn); its quick form there. */
+static const struct unwind_quick *set_put(struct unwind_cache *cache, size_t set, uint64_t pc,
+					  const struct unwind_row *row)
+{
+	struct unwind_set *s = &cache->sets[set];
+	unsigned k = cache->next[set]++ % UNWIND_CACHE_WAYS;
+	s->pcs[k] = 0; /* empty until complete */
+	cache->rows[set * UNWIND_CACHE_WAYS + k] = *row;
+	s->quick[k] = quick_of(row);
+	s->pcs[k] = pc;
+	return &s->quick[k];
+}
+
 uint32_t unwind_walk(const struct unwind_regs *regs, const struct unwind_window *win,
 		     struct unwind_cache *cache, uint64_t *pcs, uint32_t max, uint32_t *flags)
 {
@@ -1000,6 +1040,7 @@ uint32_t unwind_walk(const struct unwind_regs *regs, const struct unwind_window 
 	if (cache && atomic_load_explicit(&cache->modules_gen, memory_order_relaxed) != gen) {
 		/* rows of another table may point into unloaded modules: start afresh */
 		memset(cache->sets, 0, sizeof(cache->sets));
+		memset(cache->spans, 0, sizeof(cache->spans));
 		atomic_store_explicit(&cache->modules_gen, gen, memory_order_relaxed);
 	}
 	uint64_t hits = 0, misses = 0, bad = 0, fp = 0;
@@ -1016,19 +1057,32 @@ uint32_t unwind_walk(const struct unwind_regs *regs, const struct unwind_window 
 		uint64_t pc = f.reg[DW_RIP], look = exact ? pc : pc - 1;
 		/* The cache first (it holds only rows of known modules), four-way set
 		 * associative: pcs of one walk that share a set do not evict each other unless
-		 * five do. Only a miss pays for the module search and the CFI program. */
+		 * five do. The interrupted pc (the walk's first) is looked for in the spans
+		 * instead, and never put in the sets: where a thread runs differs from sample to
+		 * sample (a hot loop's many instructions share one row), and each such pc would
+		 * take a row of the sets from the return addresses that come back every walk.
+		 * Only a miss in both pays for the module search and the CFI program. */
 		struct unwind_row local, *row = &local;
 		const struct unwind_quick *quick = NULL;
+		int first = n == 1;
 		size_t set = (size_t)((look * 0x9e3779b97f4a7c15ull) >> 56);
-		struct unwind_set *s = cache ? &cache->sets[set] : NULL;
+		struct unwind_set *s = cache && !first ? &cache->sets[set] : NULL;
 		unsigned k = UNWIND_CACHE_WAYS;
 		if (s)
 			for (k = 0; k < UNWIND_CACHE_WAYS && s->pcs[k] != look; k++)
 				;
+		long span = -1;
 		if (k < UNWIND_CACHE_WAYS) {
 			quick = &s->quick[k];
 			row = &cache->rows[set * UNWIND_CACHE_WAYS + k]; /* read only if needed */
 			hits++;
+		} else if (cache && (span = span_of(cache, look)) >= 0) {
+			/* a row seen at another pc of the same span */
+			row = &cache->span_rows[span];
+			hits++;
+			quick = s ? set_put(cache, set, look, row)
+				  : &cache->spans[span / UNWIND_CACHE_WAYS]
+						.quick[span % UNWIND_CACHE_WAYS];
 		} else {
 			const struct umodule *m = t ? module_of(t, look) : NULL;
 			struct umodule late;
@@ -1037,18 +1091,25 @@ uint32_t unwind_walk(const struct unwind_regs *regs, const struct unwind_window 
 				if (module_from_link_map(look, &late) == 0)
 					m = &late;
 			}
-			if (m && s) {
-				k = cache->next[set]++ % UNWIND_CACHE_WAYS;
-				s->pcs[k] = 0; /* empty until resolved */
-				row = &cache->rows[set * UNWIND_CACHE_WAYS + k];
-			}
 			if (m)
 				misses++;
-			resolve(m, look, row);
-			if (m && s) {
-				s->quick[k] = quick_of(row);
-				quick = &s->quick[k];
-				s->pcs[k] = look;
+			uint64_t lo, hi;
+			if (m && cache && first) {
+				/* the interrupted pc's row into its page's spans (only: a deeper frame's
+				 * would evict them, the frames of a chain of calls often share a page) */
+				size_t sset = span_set_of(look);
+				unsigned sk = cache->span_next[sset]++ % UNWIND_CACHE_WAYS;
+				cache->spans[sset].way[sk].hi = 0; /* empty until resolved */
+				row = &cache->span_rows[sset * UNWIND_CACHE_WAYS + sk];
+				resolve(m, look, row, &lo, &hi);
+				cache->spans[sset].quick[sk] = quick_of(row);
+				quick = &cache->spans[sset].quick[sk];
+				cache->spans[sset].way[sk].lo = lo;
+				cache->spans[sset].way[sk].hi = hi;
+			} else {
+				resolve(m, look, row, &lo, &hi);
+				if (m && s)
+					quick = set_put(cache, set, look, row);
 			}
 		}
 		uint64_t nrip, nrsp, nrbp;

@@ -55,6 +55,7 @@ struct unwind_row {
 #define UNWIND_CACHE_WAYS  4
 #define UNWIND_CACHE_SETS  256
 #define UNWIND_CACHE_SLOTS (UNWIND_CACHE_SETS * UNWIND_CACHE_WAYS)
+#define UNWIND_SPAN_SETS   128
 
 /* A resolved row in 8 bytes, for the frames nearly every walk meets (the CFA is rsp or rbp
  * plus an offset, the caller's rip saved at an offset from it, rbp saved there too or left
@@ -85,6 +86,18 @@ struct unwind_cache {
 	_Alignas(64) struct unwind_set sets[UNWIND_CACHE_SETS];
 	uint8_t next[UNWIND_CACHE_SETS]; /* per set, the row a miss takes */
 	struct unwind_row rows[UNWIND_CACHE_SLOTS];
+	/* The rows of interrupted pcs (a walk's first), each with the addresses [lo, hi) it
+	 * holds for (hi 0: empty), by the page of the pc that resolved it: UNWIND_SPAN_SETS
+	 * sets of UNWIND_CACHE_WAYS, replaced in turn (span_next). An interrupted pc is looked
+	 * for here only, and a return address the sets do not have here next. */
+	_Alignas(128) struct unwind_span_set {
+		struct {
+			uint64_t lo, hi;
+		} way[UNWIND_CACHE_WAYS];
+		struct unwind_quick quick[UNWIND_CACHE_WAYS]; /* in the line after (a pair) */
+	} spans[UNWIND_SPAN_SETS];
+	uint8_t span_next[UNWIND_SPAN_SETS];
+	struct unwind_row span_rows[UNWIND_SPAN_SETS * UNWIND_CACHE_WAYS];
 };
 
 /* Bits of unwind_walk()'s *flags. */

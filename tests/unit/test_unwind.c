@@ -91,8 +91,12 @@ static void check_same_callers(const struct capture *cap, int from)
 /* ---- A chain of noinline functions without frame pointers. ---- */
 
 static struct capture chain_cap;
-static int cut_windows;		 /* chain4 also walks with windows cut short */
-static int cuts_tried, cuts_bad; /* walks with a cut window; those that were not a truncated
+static int cut_windows;		  /* chain4 also walks with windows cut short */
+static int span_walk;		  /* chain4 also walks from another pc of its row's span */
+static struct capture span_cap;	  /* that walk */
+static uint64_t span_lo, span_hi; /* the span pcs[0] was found in */
+static uint64_t span_misses;	  /* the cache's misses before that walk */
+static int cuts_tried, cuts_bad;  /* walks with a cut window; those that were not a truncated
 				  * prefix of the full walk */
 
 __attribute__((noinline)) static void chain4(int k)
@@ -101,6 +105,21 @@ __attribute__((noinline)) static void chain4(int k)
 	getcontext(&uc);
 	chain_cap.nbt = backtrace(chain_cap.bt, MAXF);
 	walk_ctx(&uc, stack_hi, &chain_cap);
+	if (span_walk) {
+		span_lo = span_hi = 0;
+		for (int i = 0; i < UNWIND_SPAN_SETS; i++)
+			for (int w = 0; w < UNWIND_CACHE_WAYS; w++)
+				if (cache.spans[i].way[w].lo <= chain_cap.pcs[0] &&
+				    chain_cap.pcs[0] < cache.spans[i].way[w].hi) {
+					span_lo = cache.spans[i].way[w].lo;
+					span_hi = cache.spans[i].way[w].hi;
+				}
+		span_misses = cache.misses;
+		ucontext_t other = uc;
+		other.uc_mcontext.gregs[REG_RIP] =
+			(greg_t)(chain_cap.pcs[0] != span_lo ? span_lo : span_hi - 1);
+		walk_ctx(&other, stack_hi, &span_cap);
+	}
 	for (uint64_t hi = chain_cap.rsp; cut_windows && hi < stack_hi; hi += 24) {
 		struct capture cut;
 		walk_ctx(&uc, hi, &cut);
@@ -157,7 +176,8 @@ TEST(cache_hits_on_a_second_walk)
 	CHECK_EQ_U(m[1], m[0]); /* then every frame found */
 	CHECK_EQ_U(h[1], chain_cap.n);
 	check_same_callers(&chain_cap, 1);
-	/* gcc's frames (CFA on rsp) and the outermost have quick rows: each in its set's line */
+	/* gcc's frames (CFA on rsp) and the outermost have quick rows, each in its set's line;
+	 * the interrupted pc is in none of the sets (in the spans only) */
 	uint32_t quick = 0;
 	for (uint32_t i = 0; i < chain_cap.n; i++) {
 		uint64_t look = i == 0 ? chain_cap.pcs[i] : chain_cap.pcs[i] - 1;
@@ -166,7 +186,27 @@ TEST(cache_hits_on_a_second_walk)
 				quick += cache.sets[s].pcs[k] == look &&
 					 cache.sets[s].quick[k].form != 0;
 	}
-	CHECK_EQ_U(quick, chain_cap.n);
+	CHECK_EQ_U(quick, chain_cap.n - 1);
+}
+
+/* Another pc where the interrupted frame's CFI row holds (the first or last address of the
+ * row's span) is found in the spans: the same callers, nothing resolved. */
+TEST(interrupted_pc_found_in_its_span)
+{
+	memset(&cache, 0, sizeof(cache));
+	span_walk = 1;
+	chain1(1);
+	span_walk = 0;
+	printf("#   pcs[0] 0x%llx in the span [0x%llx, 0x%llx)\n",
+	       (unsigned long long)chain_cap.pcs[0], (unsigned long long)span_lo,
+	       (unsigned long long)span_hi);
+	REQUIRE(span_hi > span_lo + 1); /* getcontext's return: inside a function's body */
+	CHECK_EQ_U(cache.misses, span_misses);
+	CHECK_EQ_U(span_cap.n, chain_cap.n);
+	CHECK(span_cap.pcs[0] != chain_cap.pcs[0]);
+	CHECK(memcmp(span_cap.pcs + 1, chain_cap.pcs + 1,
+		     (chain_cap.n - 1) * sizeof(chain_cap.pcs[0])) == 0);
+	CHECK_EQ_U(span_cap.flags, chain_cap.flags);
 }
 
 /* ---- Through libc: a qsort callback. ---- */
@@ -367,5 +407,6 @@ __attribute__((constructor)) static void setup(void)
 	unwind_modules_refresh();
 }
 
-TEST_MAIN(chain_matches_backtrace, cache_hits_on_a_second_walk, through_qsort, signal_in_libc,
-	  small_window_truncated, plt_stub_expression, module_loaded_later)
+TEST_MAIN(chain_matches_backtrace, cache_hits_on_a_second_walk, interrupted_pc_found_in_its_span,
+	  through_qsort, signal_in_libc, small_window_truncated, plt_stub_expression,
+	  module_loaded_later)
