@@ -60,7 +60,6 @@
 #include <elf.h>
 #include <fcntl.h>
 #include <link.h>
-#include <linux/futex.h>
 #include <linux/perf_event.h>
 #include <pthread.h>
 #include <semaphore.h>
@@ -80,6 +79,7 @@
 #include "record/samples.h"
 #include "record/stackcache.h"
 #include "record/unwind.h"
+#include "record/wakeword.h"
 #include "util/grow.h"
 #include "util/hashmap.h"
 
@@ -236,11 +236,9 @@ static struct {
 	uint64_t wakeups, woken; /* the sampler thread's rounds, and those a handler asked for */
 } S = { .lock = PTHREAD_MUTEX_INITIALIZER, .task_fd = -1 };
 
-/* The sampler thread sleeps on this word between rounds (FUTEX_WAIT_BITSET, to the round's
- * deadline); sampler_wake bumps it and wakes the thread. wake_asked keeps all but the first
- * caller of a round from making the system call. */
-static _Atomic uint32_t wake_seq;
-static _Atomic int wake_asked;
+/* The sampler thread sleeps on this between rounds, to the round's deadline; sampler_wake
+ * ends the sleep. */
+static struct wakeword sampler_wakeword;
 
 /* MECH_PERF_SIGNAL: the ring of the thread whose perf event has fd i (the overflow signal
  * names the fd, not the ring); mmap'd once, entries set before the fd may signal and
@@ -299,10 +297,7 @@ static void sig_stack_bounds(uintptr_t sp, uintptr_t *lo, uintptr_t *hi)
  * call, made by the first caller since the thread's last round began. */
 static void sampler_wake(void)
 {
-	if (atomic_exchange_explicit(&wake_asked, 1, memory_order_acq_rel))
-		return;
-	atomic_fetch_add_explicit(&wake_seq, 1, memory_order_release);
-	syscall(SYS_futex, &wake_seq, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	wakeword_wake(&sampler_wakeword);
 }
 
 /* At most once per SAMPLER_CHECK_NS across the threads, a handler looks at the thread count
@@ -1177,17 +1172,6 @@ static uint64_t drain_all(void)
 	return n;
 }
 
-/* Sleep until CLOCK_MONOTONIC reaches `deadline_ns` or sampler_wake bumps wake_seq from
- * `seq`: 1 when woken. */
-static int sampler_sleep(uint32_t seq, uint64_t deadline_ns)
-{
-	struct timespec ts = { (time_t)(deadline_ns / 1000000000u),
-			       (long)(deadline_ns % 1000000000u) };
-	long rc = syscall(SYS_futex, &wake_seq, FUTEX_WAIT_BITSET_PRIVATE, seq, &ts, NULL,
-			  FUTEX_BITSET_MATCH_ANY);
-	return rc == 0 || (rc < 0 && errno == EAGAIN);
-}
-
 /* The sampler thread: a round (threads looked for, rings drained) every SAMPLER_ROUND_NS,
  * or a busy round's time after a round that drained signal samples (or sooner: a handler saw
  * the thread count move, or the session stops), and in wall mode a tick signalling every
@@ -1208,11 +1192,11 @@ static void *sampler_main(void *arg)
 	threads_scan(1, now);
 	pthread_mutex_unlock(&S.lock);
 	while (!atomic_load(&S.stop)) {
-		atomic_store_explicit(&wake_asked, 0, memory_order_release);
-		uint32_t seq = atomic_load_explicit(&wake_seq, memory_order_acquire);
+		uint32_t seq = wakeword_prepare(&sampler_wakeword);
 		if (atomic_load(&S.stop))
 			break;
-		int woken = sampler_sleep(seq, wall && tick < round ? tick : round);
+		int woken =
+			wakeword_sleep(&sampler_wakeword, seq, wall && tick < round ? tick : round);
 		if (atomic_load(&S.stop))
 			break; /* sampler_stop's wake: the last drain follows */
 		now = clock_mono_ns();
@@ -1496,7 +1480,7 @@ void sampler_stop(void)
 	S.running = 0;
 	atomic_store(&S.stop, 1);
 	pthread_mutex_unlock(&S.lock);
-	atomic_store(&wake_asked, 0);
+	wakeword_prepare(&sampler_wakeword); /* a handler may have asked this round: call anyway */
 	sampler_wake();
 	pthread_join(S.thread, NULL);
 	S.hz = 0;

@@ -1,0 +1,59 @@
+/*
+ * wakeword.h: one thread sleeps to a deadline, and any thread or signal handler may wake it
+ * sooner: a futex word. The sampler thread (sampler.c) and the session writer (session.c)
+ * sleep on one each.
+ *
+ * Not a semaphore: a semaphore posted after sem_destroy is undefined, and a late waker (a
+ * handler, a thread retiring a chunk as the session stops) cannot know; the word lives as
+ * long as the process. Waking costs an atomic exchange, and a system call only for the first
+ * waker since the sleeper last looked for work (wakeword_prepare).
+ */
+#ifndef OPSCOPE_RECORD_WAKEWORD_H
+#define OPSCOPE_RECORD_WAKEWORD_H
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <time.h>
+
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+struct wakeword {
+	_Atomic uint32_t seq; /* bumped by each waker that makes the system call */
+	_Atomic int asked;    /* a waker came since wakeword_prepare */
+};
+
+/* Before the sleeper looks for work: the value to sleep on. A wake from here on ends the
+ * next wakeword_sleep at once, so work published before a wake is never slept through. */
+static inline uint32_t wakeword_prepare(struct wakeword *w)
+{
+	atomic_store_explicit(&w->asked, 0, memory_order_release);
+	return atomic_load_explicit(&w->seq, memory_order_acquire);
+}
+
+/* Sleep until CLOCK_MONOTONIC reaches `deadline_ns` or a wake since `seq` (from
+ * wakeword_prepare). 1 when woken. */
+static inline int wakeword_sleep(struct wakeword *w, uint32_t seq, uint64_t deadline_ns)
+{
+	struct timespec ts = { (time_t)(deadline_ns / 1000000000u),
+			       (long)(deadline_ns % 1000000000u) };
+	long rc = syscall(SYS_futex, &w->seq, FUTEX_WAIT_BITSET_PRIVATE, seq, &ts, NULL,
+			  FUTEX_BITSET_MATCH_ANY);
+	return rc == 0 || (rc < 0 && errno == EAGAIN);
+}
+
+/* Wake the sleeper. Async-signal-safe (errno kept): atomics, and one raw system call by the
+ * first waker since the sleeper's wakeword_prepare. */
+static inline void wakeword_wake(struct wakeword *w)
+{
+	if (atomic_exchange_explicit(&w->asked, 1, memory_order_acq_rel))
+		return;
+	atomic_fetch_add_explicit(&w->seq, 1, memory_order_release);
+	int saved = errno;
+	syscall(SYS_futex, &w->seq, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	errno = saved;
+}
+
+#endif
