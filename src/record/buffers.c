@@ -39,6 +39,7 @@
 OPSCOPE_API uint64_t opscope_recording_word;
 
 struct pool buffers_pool;
+struct wakeword buffers_writer_wake;
 struct rthread *_Atomic buffers_threads;
 _Atomic uint32_t buffers_thread_count;
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -117,14 +118,21 @@ static struct chunk *pool_get(void)
 	struct chunk *c;
 	do {
 		uint32_t idx = (uint32_t)head;
-		if (!idx)
+		if (!idx) {
+			wakeword_wake(&buffers_writer_wake); /* events are being dropped */
 			return NULL;
+		}
 		c = pool_chunk(idx - 1);
 		uint32_t after = atomic_load_explicit(&c->next_free, memory_order_relaxed);
 		next = (((head >> 32) + 1) << 32) | after;
 	} while (!atomic_compare_exchange_weak_explicit(
 		&buffers_pool.free_head, &head, next, memory_order_acquire, memory_order_acquire));
-	atomic_fetch_sub_explicit(&buffers_pool.free_count, 1, memory_order_relaxed);
+	uint32_t left =
+		atomic_fetch_sub_explicit(&buffers_pool.free_count, 1, memory_order_relaxed) - 1;
+	/* A quarter of the pool left: the writer (which sleeps up to a flush interval when it
+	 * had nothing to write) should take the full chunks now, not when it wakes. */
+	if (left <= buffers_pool.nchunks / 4)
+		wakeword_wake(&buffers_writer_wake);
 	return c;
 }
 

@@ -22,6 +22,7 @@
 
 #include <sys/types.h>
 
+#include "record/wakeword.h"
 #include "trace/encode.h"
 
 struct chunk {
@@ -49,6 +50,11 @@ struct pool {
 };
 
 extern struct pool buffers_pool;
+
+/* The session writer sleeps on this between rounds (up to a flush interval while it has
+ * nothing to write); a thread that takes one of the last quarter of the pool's chunks, or
+ * finds none, wakes it. */
+extern struct wakeword buffers_writer_wake;
 
 /* A thread that has recorded. Never freed: the registry only grows, so the writer can walk
  * it without a lock. */

@@ -2,10 +2,10 @@
  * session.c: a recording session and its writer thread.
  *
  * A session owns one trace file. Threads fill chunks (buffers.c); the writer thread wakes
- * every few milliseconds (more often while there is work, up to flush_interval_ms when
- * idle), takes the full chunks, snapshots the committed prefix of every thread's current
- * chunk, and appends records to the file. Producers never signal the writer: waking it would
- * be a system call on their path.
+ * every millisecond while there is work, backing off to flush_interval_ms when idle, takes
+ * the full chunks, snapshots the committed prefix of every thread's current chunk, and
+ * appends records to the file. Producers signal the writer only when the pool of free chunks
+ * runs low (a quarter left): a system call on their path, but only then.
  *
  * Ordering rules that make a file readable at any cut:
  *   - STRINGS and THREAD records for everything an EVENTS record references are written
@@ -61,7 +61,6 @@
  * writing (and a flush or the stop writes them at once): writer_samples says why. */
 #define SESSION_SAMPLES_EVERY_NS  1000000000ull
 #define SESSION_BUSY_POLL_MS	  1u
-#define SESSION_IDLE_POLL_MS	  8u
 #define SESSION_CLOCK_INTERVAL_NS 1000000000ull
 
 /* Per-track state kept by the writer for the current session. */
@@ -92,7 +91,6 @@ struct session {
 	int exec_removed_root;		/* an exec removed the empty root file (see exec) */
 	pthread_t writer;		/* the writer thread */
 	int writer_running;		/* writer was started and not joined */
-	sem_t wake;			/* posted to wake the writer early */
 	sem_t writer_started;		/* posted by the writer as it starts (session_launch) */
 	_Atomic int stop_requested;	/* writer: final round and exit */
 	_Atomic int writer_done;	/* writer finished its final round */
@@ -870,19 +868,22 @@ static void *writer_main(void *arg)
 	pthread_mutex_lock(&the_session.round_lock);
 	cpu_snapshot(&cpu_at_start);
 	pthread_mutex_unlock(&the_session.round_lock);
-	/* Full chunks are taken every few ms (so buffers free up during a burst); partial
-	 * chunks are snapshotted every flush interval (and on flush requests). */
+	/* Full chunks are taken every millisecond while they come, and when the pool runs low
+	 * (buffers.c wakes the writer); partial chunks are snapshotted every flush interval (and
+	 * on flush requests). An idle writer sleeps to the next snapshot: waking every 8 ms,
+	 * as it did, cost a session that recorded nothing 0.4% of a CPU on this VM (617
+	 * wake-ups and 20 ms of CPU in 5 s). */
 	unsigned poll_ms = SESSION_BUSY_POLL_MS;
+	uint64_t interval_ns = the_session.opts.flush_interval_ms * 1000000ull;
 	uint64_t last_snapshot_ns = clock_mono_ns();
 	uint64_t flush_done = 0;
+	uint32_t seq = wakeword_prepare(&buffers_writer_wake);
 	for (;;) {
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		uint64_t ns = (uint64_t)ts.tv_nsec + (uint64_t)poll_ms * 1000000u;
-		ts.tv_sec += (time_t)(ns / 1000000000u);
-		ts.tv_nsec = (long)(ns % 1000000000u);
-		while (sem_timedwait(&the_session.wake, &ts) != 0 && errno == EINTR)
-			;
+		uint64_t deadline = clock_mono_ns() + poll_ms * 1000000ull;
+		if (deadline > last_snapshot_ns + interval_ns)
+			deadline = last_snapshot_ns + interval_ns;
+		wakeword_sleep(&buffers_writer_wake, seq, deadline);
+		seq = wakeword_prepare(&buffers_writer_wake); /* wakes from here on: next round */
 		if (atomic_load(&the_session.stop_requested))
 			break;
 		pthread_mutex_lock(&the_session.lock);
@@ -904,9 +905,7 @@ static void *writer_main(void *arg)
 			writer_clock();
 		pthread_mutex_unlock(&the_session.round_lock);
 		/* Poll fast while chunks keep coming, back off when idle. */
-		unsigned idle_ms = the_session.opts.flush_interval_ms < SESSION_IDLE_POLL_MS
-					   ? the_session.opts.flush_interval_ms
-					   : SESSION_IDLE_POLL_MS;
+		unsigned idle_ms = the_session.opts.flush_interval_ms;
 		poll_ms = busy ? SESSION_BUSY_POLL_MS
 			       : (poll_ms * 2 < idle_ms ? poll_ms * 2 : idle_ms);
 		flush_done = flush_target;
@@ -1097,10 +1096,8 @@ static int session_launch(void)
 	atomic_store(&the_session.writer_done, 0);
 	atomic_store(&the_session.terminating_signal, 0);
 	the_session.flush_requested = the_session.flush_completed = 0;
-	sem_init(&the_session.wake, 0, 0);
 
 	if (!the_session.lazy_open && !writer_open()) {
-		sem_destroy(&the_session.wake);
 		return error_set(OPSCOPE_EOPEN, "cannot create %s: %s", the_session.path,
 				 strerror(the_session.open_errno));
 	}
@@ -1110,7 +1107,6 @@ static int session_launch(void)
 		if (the_session.file_open)
 			tracefile_close(&the_session.tf);
 		the_session.file_open = 0;
-		sem_destroy(&the_session.wake);
 		sem_destroy(&the_session.writer_started);
 		return error_set(OPSCOPE_ETHREAD, "cannot start the writer thread");
 	}
@@ -1189,13 +1185,12 @@ static void session_join_writer(void)
 {
 	__atomic_store_n(&opscope_recording_word, the_session.gen * 2 + 2, __ATOMIC_RELEASE);
 	atomic_store(&the_session.stop_requested, 1);
-	sem_post(&the_session.wake);
+	wakeword_wake(&buffers_writer_wake);
 	pthread_mutex_unlock(&the_session.lock); /* the writer takes it while finishing */
 	pthread_join(the_session.writer, NULL);
 	pthread_mutex_lock(&the_session.lock);
 	the_session.writer_running = 0;
 	the_session.active = 0;
-	sem_destroy(&the_session.wake);
 	buf_free(&the_session.rec);
 	encode_free(&the_session.enc);
 }
@@ -1230,7 +1225,7 @@ OPSCOPE_API int opscope_session_flush(void)
 		return error_set(OPSCOPE_ENOTACTIVE, "no session is recording");
 	}
 	uint64_t target = ++the_session.flush_requested;
-	sem_post(&the_session.wake);
+	wakeword_wake(&buffers_writer_wake);
 	while (the_session.flush_completed < target && !atomic_load(&the_session.writer_done))
 		pthread_cond_wait(&the_session.flush_cond, &the_session.lock);
 	int rc = the_session.file_failed
@@ -1373,7 +1368,7 @@ void session_stop_from_signal(int sig)
 	__atomic_store_n(&opscope_recording_word, the_session.gen * 2 + 2, __ATOMIC_RELEASE);
 	atomic_store(&the_session.terminating_signal, sig);
 	atomic_store(&the_session.stop_requested, 1);
-	sem_post(&the_session.wake);
+	wakeword_wake(&buffers_writer_wake);
 	for (int i = 0; i < 2000 && !atomic_load(&the_session.writer_done); i++) {
 		struct timespec ts = { 0, 1000000 };
 		nanosleep(&ts, NULL);
