@@ -23,6 +23,22 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* A session into a new file at `path` (a mkstemp template) with a 1 MiB pool of 64 KiB
+ * chunks (the first session of the process makes the pool), flushing every flush_ms (0: the
+ * default, 100 ms). */
+static int start_small(char *path, uint32_t flush_ms)
+{
+	int fd = mkstemp(path);
+	if (fd < 0)
+		return -1;
+	close(fd);
+	struct opscope_options o = { .output = path,
+				     .buffer_bytes = 1u << 20,
+				     .chunk_bytes = 64u << 10,
+				     .flush_interval_ms = flush_ms };
+	return opscope_session_start(&o);
+}
+
 /* After 1.2 s without events the writer sleeps half a second or more at a time (its sleeps
  * double up to the 5 s flush interval). Then a range every 4 us or so (about 490,000 events
  * a second in 16-byte slots, 7.8 MB/s) for 0.6 s: 4.4 MB through a pool of 1 MiB, which the
@@ -32,14 +48,7 @@ static double now_s(void)
 TEST(low_pool_wakes_a_sleeping_writer)
 {
 	char path[] = "/tmp/opscope_test_writer_wake_XXXXXX";
-	int fd = mkstemp(path);
-	REQUIRE(fd >= 0);
-	close(fd);
-	struct opscope_options o = { .output = path,
-				     .buffer_bytes = 1u << 20,
-				     .chunk_bytes = 64u << 10,
-				     .flush_interval_ms = 5000 };
-	REQUIRE(opscope_session_start(&o) == 0);
+	REQUIRE(start_small(path, 5000) == 0);
 	double idle_until = now_s() + 1.2;
 	while (now_s() < idle_until) {
 		struct timespec ts = { 0, 50000000 };
@@ -97,13 +106,7 @@ static long writer_switches(void)
 TEST(idle_writer_wakes_rarely)
 {
 	char path[] = "/tmp/opscope_test_writer_wake_XXXXXX";
-	int fd = mkstemp(path);
-	REQUIRE(fd >= 0);
-	close(fd);
-	struct opscope_options o = { .output = path,
-				     .buffer_bytes = 1u << 20,
-				     .chunk_bytes = 64u << 10 };
-	REQUIRE(opscope_session_start(&o) == 0);
+	REQUIRE(start_small(path, 0) == 0);
 	long before = writer_switches();
 	struct timespec ts = { 1, 0 };
 	nanosleep(&ts, NULL);
