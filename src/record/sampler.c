@@ -1480,8 +1480,7 @@ void sampler_stop(void)
 	S.running = 0;
 	atomic_store(&S.stop, 1);
 	pthread_mutex_unlock(&S.lock);
-	wakeword_prepare(&sampler_wakeword); /* a handler may have asked this round: call anyway */
-	sampler_wake();
+	wakeword_wake_now(&sampler_wakeword);
 	pthread_join(S.thread, NULL);
 	S.hz = 0;
 	unwind_report();

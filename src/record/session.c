@@ -907,7 +907,7 @@ static void *writer_main(void *arg)
 		/* Poll fast while chunks keep coming, back off when idle. */
 		unsigned idle_ms = the_session.opts.flush_interval_ms;
 		poll_ms = busy ? SESSION_BUSY_POLL_MS
-			       : (poll_ms * 2 < idle_ms ? poll_ms * 2 : idle_ms);
+			       : (poll_ms < idle_ms / 2 ? poll_ms * 2 : idle_ms);
 		flush_done = flush_target;
 
 		pthread_mutex_lock(&the_session.lock);
@@ -1185,7 +1185,7 @@ static void session_join_writer(void)
 {
 	__atomic_store_n(&opscope_recording_word, the_session.gen * 2 + 2, __ATOMIC_RELEASE);
 	atomic_store(&the_session.stop_requested, 1);
-	wakeword_wake(&buffers_writer_wake);
+	wakeword_wake_now(&buffers_writer_wake);
 	pthread_mutex_unlock(&the_session.lock); /* the writer takes it while finishing */
 	pthread_join(the_session.writer, NULL);
 	pthread_mutex_lock(&the_session.lock);
@@ -1225,7 +1225,7 @@ OPSCOPE_API int opscope_session_flush(void)
 		return error_set(OPSCOPE_ENOTACTIVE, "no session is recording");
 	}
 	uint64_t target = ++the_session.flush_requested;
-	wakeword_wake(&buffers_writer_wake);
+	wakeword_wake_now(&buffers_writer_wake);
 	while (the_session.flush_completed < target && !atomic_load(&the_session.writer_done))
 		pthread_cond_wait(&the_session.flush_cond, &the_session.lock);
 	int rc = the_session.file_failed
@@ -1368,7 +1368,7 @@ void session_stop_from_signal(int sig)
 	__atomic_store_n(&opscope_recording_word, the_session.gen * 2 + 2, __ATOMIC_RELEASE);
 	atomic_store(&the_session.terminating_signal, sig);
 	atomic_store(&the_session.stop_requested, 1);
-	wakeword_wake(&buffers_writer_wake);
+	wakeword_wake_now(&buffers_writer_wake);
 	for (int i = 0; i < 2000 && !atomic_load(&the_session.writer_done); i++) {
 		struct timespec ts = { 0, 1000000 };
 		nanosleep(&ts, NULL);

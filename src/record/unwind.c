@@ -747,7 +747,7 @@ static void resolve(const struct umodule *m, uint64_t pc, struct unwind_row *row
 	row->rsp = s.rsp;
 	row->rbp = s.rbp;
 	*lo = loc;
-	*hi = next;
+	*hi = next < begin + range ? next : begin + range; /* an advance past the FDE's end */
 }
 
 /* ---- The walk. ---- */

@@ -26,11 +26,17 @@ struct wakeword {
 };
 
 /* Before the sleeper looks for work: the value to sleep on. A wake from here on ends the
- * next wakeword_sleep at once, so work published before a wake is never slept through. */
+ * next wakeword_sleep at once, so work published before a wake is never slept through. The
+ * value is read before `asked` is cleared: a waker in between bumps it after the read (the
+ * sleep returns at once) instead of into it (its bump would be in the value slept on, and
+ * wakers after it, seeing `asked`, would not call). The fence keeps the clear ahead of the
+ * sleeper's loads of its work. */
 static inline uint32_t wakeword_prepare(struct wakeword *w)
 {
-	atomic_store_explicit(&w->asked, 0, memory_order_release);
-	return atomic_load_explicit(&w->seq, memory_order_acquire);
+	uint32_t seq = atomic_load_explicit(&w->seq, memory_order_acquire);
+	atomic_store_explicit(&w->asked, 0, memory_order_relaxed);
+	atomic_thread_fence(memory_order_seq_cst);
+	return seq;
 }
 
 /* Sleep until CLOCK_MONOTONIC reaches `deadline_ns` or a wake since `seq` (from
@@ -44,16 +50,25 @@ static inline int wakeword_sleep(struct wakeword *w, uint32_t seq, uint64_t dead
 	return rc == 0 || (rc < 0 && errno == EAGAIN);
 }
 
-/* Wake the sleeper. Async-signal-safe (errno kept): atomics, and one raw system call by the
- * first waker since the sleeper's wakeword_prepare. */
-static inline void wakeword_wake(struct wakeword *w)
+/* Wake the sleeper whatever other wakers did: a bump and a raw system call. For a stop or a
+ * flush, which must not rely on a waker that another got to first: that one may be stopped
+ * between the two, by the very signal handler that waits for the stop. Async-signal-safe
+ * (errno kept). */
+static inline void wakeword_wake_now(struct wakeword *w)
 {
-	if (atomic_exchange_explicit(&w->asked, 1, memory_order_acq_rel))
-		return;
-	atomic_fetch_add_explicit(&w->seq, 1, memory_order_release);
+	atomic_fetch_add_explicit(&w->seq, 1, memory_order_seq_cst);
 	int saved = errno;
 	syscall(SYS_futex, &w->seq, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 	errno = saved;
+}
+
+/* Wake the sleeper, where a late wake costs only a delay: the first waker since the
+ * sleeper's wakeword_prepare makes the call, the others return. Async-signal-safe. */
+static inline void wakeword_wake(struct wakeword *w)
+{
+	if (atomic_exchange_explicit(&w->asked, 1, memory_order_seq_cst))
+		return;
+	wakeword_wake_now(w);
 }
 
 #endif
