@@ -29,13 +29,13 @@ struct wakeword {
  * next wakeword_sleep at once, so work published before a wake is never slept through. The
  * value is read before `asked` is cleared: a waker in between bumps it after the read (the
  * sleep returns at once) instead of into it (its bump would be in the value slept on, and
- * wakers after it, seeing `asked`, would not call). The fence keeps the clear ahead of the
- * sleeper's loads of its work. */
+ * wakers after it, seeing `asked`, would not call). The clear is a sequentially consistent
+ * exchange, not a store: a full barrier that keeps it ahead of the sleeper's loads of its
+ * work (a fence would do, but GCC's ThreadSanitizer does not support fences). */
 static inline uint32_t wakeword_prepare(struct wakeword *w)
 {
 	uint32_t seq = atomic_load_explicit(&w->seq, memory_order_acquire);
-	atomic_store_explicit(&w->asked, 0, memory_order_relaxed);
-	atomic_thread_fence(memory_order_seq_cst);
+	atomic_exchange_explicit(&w->asked, 0, memory_order_seq_cst);
 	return seq;
 }
 
