@@ -1000,26 +1000,22 @@ static struct unwind_quick quick_of(const struct unwind_row *row)
 	return q;
 }
 
-/* The set of spans of `pc`'s page. */
+/* The set of `pc` among the cache's sets, and among its spans (by the pc's page). */
+static size_t set_of(uint64_t pc)
+{
+	return (size_t)((pc * 0x9e3779b97f4a7c15ull) >> 56);
+}
+
 static size_t span_set_of(uint64_t pc)
 {
 	return (size_t)(((pc >> 12) * 0x9e3779b97f4a7c15ull) >> 57);
 }
 
-/* The index in span_rows of the span of `pc`'s page that holds it, or -1. */
-static long span_of(const struct unwind_cache *cache, uint64_t pc)
-{
-	size_t set = span_set_of(pc);
-	for (unsigned k = 0; k < UNWIND_CACHE_WAYS; k++)
-		if (cache->spans[set].way[k].lo <= pc && pc < cache->spans[set].way[k].hi)
-			return (long)(set * UNWIND_CACHE_WAYS + k);
-	return -1;
-}
-
 /* Put `row` for `pc` in its set (the set's next way in turn); its quick form there. */
-static const struct unwind_quick *set_put(struct unwind_cache *cache, size_t set, uint64_t pc,
+static const struct unwind_quick *set_put(struct unwind_cache *cache, uint64_t pc,
 					  const struct unwind_row *row)
 {
+	size_t set = set_of(pc);
 	struct unwind_set *s = &cache->sets[set];
 	unsigned k = cache->next[set]++ % UNWIND_CACHE_WAYS;
 	s->pcs[k] = 0; /* empty until complete */
@@ -1027,6 +1023,55 @@ static const struct unwind_quick *set_put(struct unwind_cache *cache, size_t set
 	s->quick[k] = quick_of(row);
 	s->pcs[k] = pc;
 	return &s->quick[k];
+}
+
+/* Put `row`, which holds for [lo, hi), in the spans of `pc`'s page (the next way in turn); its
+ * quick form there. */
+static const struct unwind_quick *span_put(struct unwind_cache *cache, uint64_t pc, uint64_t lo,
+					   uint64_t hi, const struct unwind_row *row)
+{
+	size_t set = span_set_of(pc);
+	struct unwind_span_set *s = &cache->spans[set];
+	unsigned k = cache->span_next[set]++ % UNWIND_CACHE_WAYS;
+	s->way[k].hi = 0; /* empty until complete */
+	cache->span_rows[set * UNWIND_CACHE_WAYS + k] = *row;
+	s->quick[k] = quick_of(row);
+	s->way[k].lo = lo;
+	s->way[k].hi = hi;
+	return &s->quick[k];
+}
+
+/* A row found in the cache and its quick form; row NULL: not there. */
+struct found {
+	const struct unwind_row *row;
+	const struct unwind_quick *quick;
+};
+
+/* The cache's row for `look`. A return address (`first` 0) is looked for in its set, then in
+ * the spans, whose row then goes into the set too; the interrupted pc (`first`) in the spans
+ * only: where a thread runs differs from sample to sample (a hot loop's many instructions
+ * share one row), and each such pc would take a row of the sets from the return addresses
+ * that come back every walk. */
+static struct found cache_find(struct unwind_cache *cache, uint64_t look, int first)
+{
+	if (!first) {
+		size_t set = set_of(look);
+		const struct unwind_set *s = &cache->sets[set];
+		for (unsigned k = 0; k < UNWIND_CACHE_WAYS; k++)
+			if (s->pcs[k] == look)
+				return (struct found){ &cache->rows[set * UNWIND_CACHE_WAYS + k],
+						       &s->quick[k] };
+	}
+	size_t set = span_set_of(look);
+	const struct unwind_span_set *s = &cache->spans[set];
+	for (unsigned k = 0; k < UNWIND_CACHE_WAYS; k++) {
+		if (look < s->way[k].lo || look >= s->way[k].hi)
+			continue;
+		/* a row seen at another pc of the same span */
+		const struct unwind_row *row = &cache->span_rows[set * UNWIND_CACHE_WAYS + k];
+		return (struct found){ row, first ? &s->quick[k] : set_put(cache, look, row) };
+	}
+	return (struct found){ NULL, NULL };
 }
 
 uint32_t unwind_walk(const struct unwind_regs *regs, const struct unwind_window *win,
@@ -1055,34 +1100,15 @@ uint32_t unwind_walk(const struct unwind_regs *regs, const struct unwind_window 
 	pcs[n++] = regs->rip;
 	for (;;) {
 		uint64_t pc = f.reg[DW_RIP], look = exact ? pc : pc - 1;
-		/* The cache first (it holds only rows of known modules), four-way set
-		 * associative: pcs of one walk that share a set do not evict each other unless
-		 * five do. The interrupted pc (the walk's first) is looked for in the spans
-		 * instead, and never put in the sets: where a thread runs differs from sample to
-		 * sample (a hot loop's many instructions share one row), and each such pc would
-		 * take a row of the sets from the return addresses that come back every walk.
-		 * Only a miss in both pays for the module search and the CFI program. */
-		struct unwind_row local, *row = &local;
-		const struct unwind_quick *quick = NULL;
+		/* The cache first (it holds only rows of known modules, cache_find says where).
+		 * Only a miss pays for the module search and the CFI program. */
 		int first = n == 1;
-		size_t set = (size_t)((look * 0x9e3779b97f4a7c15ull) >> 56);
-		struct unwind_set *s = cache && !first ? &cache->sets[set] : NULL;
-		unsigned k = UNWIND_CACHE_WAYS;
-		if (s)
-			for (k = 0; k < UNWIND_CACHE_WAYS && s->pcs[k] != look; k++)
-				;
-		long span = -1;
-		if (k < UNWIND_CACHE_WAYS) {
-			quick = &s->quick[k];
-			row = &cache->rows[set * UNWIND_CACHE_WAYS + k]; /* read only if needed */
+		struct unwind_row local;
+		struct found got = cache ? cache_find(cache, look, first) : (struct found){ 0 };
+		const struct unwind_row *row = got.row;
+		const struct unwind_quick *quick = got.quick;
+		if (row) {
 			hits++;
-		} else if (cache && (span = span_of(cache, look)) >= 0) {
-			/* a row seen at another pc of the same span */
-			row = &cache->span_rows[span];
-			hits++;
-			quick = s ? set_put(cache, set, look, row)
-				  : &cache->spans[span / UNWIND_CACHE_WAYS]
-						.quick[span % UNWIND_CACHE_WAYS];
 		} else {
 			const struct umodule *m = t ? module_of(t, look) : NULL;
 			struct umodule late;
@@ -1091,26 +1117,14 @@ uint32_t unwind_walk(const struct unwind_regs *regs, const struct unwind_window 
 				if (module_from_link_map(look, &late) == 0)
 					m = &late;
 			}
+			uint64_t lo, hi;
+			resolve(m, look, &local, &lo, &hi);
+			row = &local;
 			if (m)
 				misses++;
-			uint64_t lo, hi;
-			if (m && cache && first) {
-				/* the interrupted pc's row into its page's spans (only: a deeper frame's
-				 * would evict them, the frames of a chain of calls often share a page) */
-				size_t sset = span_set_of(look);
-				unsigned sk = cache->span_next[sset]++ % UNWIND_CACHE_WAYS;
-				cache->spans[sset].way[sk].hi = 0; /* empty until resolved */
-				row = &cache->span_rows[sset * UNWIND_CACHE_WAYS + sk];
-				resolve(m, look, row, &lo, &hi);
-				cache->spans[sset].quick[sk] = quick_of(row);
-				quick = &cache->spans[sset].quick[sk];
-				cache->spans[sset].way[sk].lo = lo;
-				cache->spans[sset].way[sk].hi = hi;
-			} else {
-				resolve(m, look, row, &lo, &hi);
-				if (m && s)
-					quick = set_put(cache, set, look, row);
-			}
+			if (m && cache)
+				quick = first ? span_put(cache, look, lo, hi, row)
+					      : set_put(cache, look, row);
 		}
 		uint64_t nrip, nrsp, nrbp;
 		if (quick && quick->form == QUICK_END)
