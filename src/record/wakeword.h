@@ -5,8 +5,9 @@
  *
  * Not a semaphore: a semaphore posted after sem_destroy is undefined, and a late waker (a
  * handler, a thread retiring a chunk as the session stops) cannot know; the word lives as
- * long as the process. Waking costs an atomic exchange, and a system call only for the first
- * waker since the sleeper last looked for work (wakeword_prepare).
+ * long as the process. Waking costs a load (an exchange for the first waker since the sleeper
+ * last looked for work, wakeword_prepare, and a system call for it), or, for a stop or a
+ * flush, always the system call (wakeword_wake_now).
  */
 #ifndef OPSCOPE_RECORD_WAKEWORD_H
 #define OPSCOPE_RECORD_WAKEWORD_H
@@ -63,10 +64,13 @@ static inline void wakeword_wake_now(struct wakeword *w)
 }
 
 /* Wake the sleeper, where a late wake costs only a delay: the first waker since the
- * sleeper's wakeword_prepare makes the call, the others return. Async-signal-safe. */
+ * sleeper's wakeword_prepare makes the call, the others return. A load before the exchange:
+ * threads that find the chunk pool empty call this for every event they drop, and a locked
+ * exchange each on one shared line would slow them all. Async-signal-safe. */
 static inline void wakeword_wake(struct wakeword *w)
 {
-	if (atomic_exchange_explicit(&w->asked, 1, memory_order_seq_cst))
+	if (atomic_load_explicit(&w->asked, memory_order_seq_cst) ||
+	    atomic_exchange_explicit(&w->asked, 1, memory_order_seq_cst))
 		return;
 	wakeword_wake_now(w);
 }
