@@ -342,11 +342,11 @@ TEST(new_thread_wakes_a_busy_sampler)
 	unlink(path);
 }
 
-/* The writer holds samples until a snapshot round (every flush_interval_ms) or a batch of
- * 4,096: with a 10 s interval, the file of a session that sampled this thread for 0.2 s of
- * CPU (about 100-200 samples at 997 Hz) has none of them yet; opscope_session_flush writes
- * them. The first snapshot is at the start, before any sample. At the stop the writer says
- * what writing them cost (`samples_write_cost`), over every sample of the file. */
+/* The writer holds samples until a snapshot round (every flush_interval_ms) a second after
+ * their last writing, a flush, or a batch of 4,096: with a 10 s interval, the file of a
+ * session that sampled this thread for 0.2 s of CPU (about 100-200 samples at 997 Hz) has
+ * none of them yet; opscope_session_flush writes them. At the stop the writer says what
+ * writing them cost (`samples_write_cost`), over every sample of the file. */
 TEST(samples_reach_the_file_at_a_snapshot)
 {
 	char path[] = "/tmp/opscope_test_sampler_XXXXXX";
